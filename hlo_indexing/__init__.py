@@ -1,0 +1,29 @@
+"""hlo-indexing: XLA-style indexing maps and tiled layouts for StableHLO/MHLO.
+
+The public API is re-exported here lazily, so that ``import hlo_indexing`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "parse_module": "hlo_indexing.dialect_glue.parsing",
+    "make_context": "hlo_indexing.dialect_glue.context",
+    "default_context": "hlo_indexing.dialect_glue.context",
+    "Interval": "hlo_indexing.interval",
+    "IndexingMap": "hlo_indexing.indexing_map",
+    "Variable": "hlo_indexing.indexing_map",
+    "HloIndexingError": "hlo_indexing.errors",
+    "ParseError": "hlo_indexing.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hlo_indexing' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

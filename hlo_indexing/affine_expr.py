@@ -1,0 +1,209 @@
+"""Small, exact operations on ``ir.AffineExpr`` trees: classification, evaluation,
+substitution, interval bounds and size. They walk the trees of the upstream bindings;
+nothing here builds a second expression representation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.interval import Interval
+
+AffineExpr = Any  # ir.AffineExpr; the bindings' classes are not usable in annotations
+
+Add, Mul, Mod, FloorDiv, CeilDiv = (
+    ir.AffineAddExpr,
+    ir.AffineMulExpr,
+    ir.AffineModExpr,
+    ir.AffineFloorDivExpr,
+    ir.AffineCeilDivExpr,
+)
+Const, Dim, Sym, Binary = ir.AffineConstantExpr, ir.AffineDimExpr, ir.AffineSymbolExpr, ir.AffineBinaryExpr
+
+
+def constant(value: int, context: "ir.Context") -> AffineExpr:
+    return ir.AffineConstantExpr.get(value, context)
+
+
+def dim(position: int, context: "ir.Context") -> AffineExpr:
+    return ir.AffineDimExpr.get(position, context)
+
+
+def symbol(position: int, context: "ir.Context") -> AffineExpr:
+    return ir.AffineSymbolExpr.get(position, context)
+
+
+def floordiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    return ir.AffineFloorDivExpr.get(lhs, _as_expr(rhs, lhs.context))
+
+
+def ceildiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    return ir.AffineCeilDivExpr.get(lhs, _as_expr(rhs, lhs.context))
+
+
+def mod(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    return ir.AffineModExpr.get(lhs, _as_expr(rhs, lhs.context))
+
+
+def _as_expr(value: AffineExpr | int, context: "ir.Context") -> AffineExpr:
+    return constant(value, context) if isinstance(value, int) else value
+
+
+def constant_value(expr: AffineExpr) -> int | None:
+    """The value of a constant expression, else None."""
+    return expr.value if isinstance(expr, Const) else None
+
+
+def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
+    """A binary expression of the same kind as ``expr`` with new operands."""
+    if isinstance(expr, Add):
+        return lhs + rhs
+    if isinstance(expr, Mul):
+        return lhs * rhs
+    if isinstance(expr, Mod):
+        return ir.AffineModExpr.get(lhs, rhs)
+    if isinstance(expr, FloorDiv):
+        return ir.AffineFloorDivExpr.get(lhs, rhs)
+    return ir.AffineCeilDivExpr.get(lhs, rhs)
+
+
+def substitute(
+    expr: AffineExpr,
+    dims: Sequence[AffineExpr],
+    symbols: Sequence[AffineExpr],
+    memo: dict | None = None,
+) -> AffineExpr:
+    """Replace ``d_i`` by ``dims[i]`` and ``s_j`` by ``symbols[j]`` (MLIR folds as it
+    rebuilds)."""
+    memo = {} if memo is None else memo
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    if isinstance(expr, Dim):
+        out = dims[expr.position]
+    elif isinstance(expr, Sym):
+        out = symbols[expr.position]
+    elif isinstance(expr, Binary):
+        out = rebuild(expr, substitute(expr.lhs, dims, symbols, memo), substitute(expr.rhs, dims, symbols, memo))
+    else:
+        out = expr
+    memo[expr] = out
+    return out
+
+
+def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
+    """The value of ``expr`` at a point (floor semantics for ``floordiv``/``mod``)."""
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Dim):
+        return dims[expr.position]
+    if isinstance(expr, Sym):
+        return symbols[expr.position]
+    lhs = evaluate(expr.lhs, dims, symbols)
+    rhs = evaluate(expr.rhs, dims, symbols)
+    if isinstance(expr, Add):
+        return lhs + rhs
+    if isinstance(expr, Mul):
+        return lhs * rhs
+    if isinstance(expr, Mod):
+        return lhs % rhs
+    if isinstance(expr, FloorDiv):
+        return lhs // rhs
+    return -((-lhs) // rhs)
+
+
+def evaluate_array(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> np.ndarray:
+    """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape."""
+    if isinstance(expr, Const):
+        return np.int64(expr.value)
+    if isinstance(expr, Dim):
+        return dims[expr.position]
+    if isinstance(expr, Sym):
+        return symbols[expr.position]
+    lhs = evaluate_array(expr.lhs, dims, symbols)
+    rhs = evaluate_array(expr.rhs, dims, symbols)
+    if isinstance(expr, Add):
+        return lhs + rhs
+    if isinstance(expr, Mul):
+        return lhs * rhs
+    if isinstance(expr, Mod):
+        return np.mod(lhs, rhs)
+    if isinstance(expr, FloorDiv):
+        return np.floor_divide(lhs, rhs)
+    return -np.floor_divide(-lhs, rhs)
+
+
+def bounds(
+    expr: AffineExpr,
+    dim_ranges: Sequence[Interval],
+    symbol_ranges: Sequence[Interval],
+    memo: dict | None = None,
+) -> Interval:
+    """An interval holding every value of ``expr`` over the given variable ranges
+    (exact for sums of distinct variables, a sound over-approximation otherwise)."""
+    memo = {} if memo is None else memo
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    if isinstance(expr, Const):
+        out = Interval.point(expr.value)
+    elif isinstance(expr, Dim):
+        out = dim_ranges[expr.position]
+    elif isinstance(expr, Sym):
+        out = symbol_ranges[expr.position]
+    else:
+        lhs = bounds(expr.lhs, dim_ranges, symbol_ranges, memo)
+        rhs = bounds(expr.rhs, dim_ranges, symbol_ranges, memo)
+        if isinstance(expr, Add):
+            out = lhs + rhs
+        elif isinstance(expr, Mul):
+            out = lhs * rhs
+        elif not rhs.is_point or rhs.lower == 0:
+            out = _semi_affine_bounds(expr, lhs, rhs)
+        elif isinstance(expr, Mod):
+            out = lhs.mod(rhs.lower)
+        elif isinstance(expr, FloorDiv):
+            out = lhs.floordiv(rhs.lower)
+        else:
+            out = lhs.ceildiv(rhs.lower)
+    memo[expr] = out
+    return out
+
+
+def _semi_affine_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Interval:
+    """Bounds when the divisor is not a single constant (semi-affine maps)."""
+    magnitude = max(abs(lhs.lower), abs(lhs.upper))
+    if isinstance(expr, Mod):
+        top = max(abs(rhs.lower), abs(rhs.upper))
+        return Interval(-top + 1 if rhs.lower < 0 else 0, top - 1 if rhs.upper > 0 else 0)
+    return Interval(-magnitude, magnitude)
+
+
+def node_count(expr: AffineExpr) -> int:
+    """The number of nodes of the expression tree (constants and variables count 1)."""
+    if isinstance(expr, Binary):
+        return 1 + node_count(expr.lhs) + node_count(expr.rhs)
+    return 1
+
+
+def used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
+    """Add the positions of the dimensions and symbols ``expr`` uses to the two sets."""
+    if isinstance(expr, Dim):
+        dims.add(expr.position)
+    elif isinstance(expr, Sym):
+        symbols.add(expr.position)
+    elif isinstance(expr, Binary):
+        used_variables(expr.lhs, dims, symbols)
+        used_variables(expr.rhs, dims, symbols)
+
+
+def walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
+    """Call ``visit`` on every node, children before parents."""
+    if isinstance(expr, Binary):
+        walk(expr.lhs, visit)
+        walk(expr.rhs, visit)
+    visit(expr)

@@ -1,0 +1,469 @@
+"""XLA's indexing map on top of ``mlir.ir.AffineMap``.
+
+An :class:`IndexingMap` is ``f(d, s)`` -- an ``ir.AffineMap`` -- together with an
+inclusive range for every dimension ``d_i`` and every symbol ``s_j`` and a set of
+constraints ``lo <= g(d, s) <= hi``. For a point ``d`` of its domain, the set of
+points it maps to is ``{ f(d, s) : s in its ranges and every constraint holds }``.
+
+Symbols come in two kinds, as in XLA: *range variables* (``s0, s1, ...``), which
+enumerate a range (e.g. the reduced dimension of a reduce), and *runtime variables*
+(``rt0, rt1, ...``), values read from another tensor at run time (e.g. the offsets of
+a dynamic slice). In the underlying affine map, range variables come first.
+
+Maps are immutable and hashable; two maps are equal when their affine maps, variable
+ranges (and runtime-variable origins) and constraints are equal, which is what
+de-duplication needs after :meth:`IndexingMap.simplify`.
+
+Example::
+
+    m = IndexingMap.parse("(d0, d1)[s0] -> (d0, s0), "
+                          "domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 255]")
+    str(m)  # the same text back
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.context import current_or_default_context
+from hlo_indexing.errors import DomainTooLargeError
+from hlo_indexing.interval import Interval, check_int64
+
+#: Default limit on the number of domain points :meth:`IndexingMap.enumerate` visits.
+DEFAULT_MAX_POINTS = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """A dimension, range or runtime variable: its inclusive range, an optional custom
+    name (printed instead of ``d0``/``s0``/``rt0``) and, for runtime variables, where the
+    value comes from (e.g. ``"operand 1 of stablehlo.dynamic_slice"``).
+
+    Names are cosmetic: they take no part in equality or hashing."""
+
+    bounds: Interval
+    name: str = ""
+    origin: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Variable) and (self.bounds, self.origin) == (other.bounds, other.origin)
+
+    def __hash__(self) -> int:
+        return hash((self.bounds, self.origin))
+
+
+RangeLike = Variable | Interval | tuple[int, int]
+
+
+def _variable(value: RangeLike, what: str) -> Variable:
+    if isinstance(value, Variable):
+        variable = value
+    elif isinstance(value, Interval):
+        variable = Variable(value)
+    else:
+        lower, upper = value
+        variable = Variable(Interval(int(lower), int(upper)))
+    check_int64(variable.bounds.lower, f"lower bound of {what}")
+    check_int64(variable.bounds.upper, f"upper bound of {what}")
+    if variable.bounds.is_empty:
+        raise ValueError(f"range of {what} is empty: {variable.bounds} (lower > upper)")
+    return variable
+
+
+def _interval(value: Interval | tuple[int, int]) -> Interval:
+    return value if isinstance(value, Interval) else Interval(int(value[0]), int(value[1]))
+
+
+class IndexingMap:
+    """An affine map with ranges for its variables and constraints on expressions.
+
+    Construct with :meth:`__init__`, :meth:`parse`, :meth:`identity`,
+    :meth:`known_empty` or :meth:`undefined`. All operations return new maps.
+    """
+
+    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash")
+
+    def __init__(
+        self,
+        affine_map: "ir.AffineMap",
+        dims: Sequence[RangeLike],
+        range_vars: Sequence[RangeLike] = (),
+        runtime_vars: Sequence[RangeLike] = (),
+        constraints: Mapping[Any, Interval | tuple[int, int]] | Iterable[tuple[Any, Interval | tuple[int, int]]] = (),
+    ):
+        """``dims``/``range_vars``/``runtime_vars`` give one range each (a
+        :class:`Variable`, an :class:`Interval` or a ``(lower, upper)`` pair, inclusive);
+        ``constraints`` maps ``ir.AffineExpr`` over the same variables to intervals.
+
+        Raises ``ValueError`` for a variable count that does not match the affine map,
+        an empty range or a bound that overflows int64."""
+        dim_vars = tuple(_variable(v, f"d{i}") for i, v in enumerate(dims))
+        range_list = tuple(_variable(v, f"s{i}") for i, v in enumerate(range_vars))
+        runtime_list = tuple(_variable(v, f"rt{i}") for i, v in enumerate(runtime_vars))
+        if len(dim_vars) != affine_map.n_dims:
+            raise ValueError(f"the affine map has {affine_map.n_dims} dimensions but {len(dim_vars)} ranges were given")
+        if len(range_list) + len(runtime_list) != affine_map.n_symbols:
+            raise ValueError(
+                f"the affine map has {affine_map.n_symbols} symbols but {len(range_list)} range and "
+                f"{len(runtime_list)} runtime variables were given"
+            )
+        items = constraints.items() if isinstance(constraints, Mapping) else constraints
+        table: dict[Any, Interval] = {}
+        for expr, interval in items:
+            interval = _interval(interval)
+            check_int64(interval.lower, f"lower bound of constraint {expr}")
+            check_int64(interval.upper, f"upper bound of constraint {expr}")
+            previous = table.get(expr)
+            table[expr] = interval if previous is None else previous.intersect(interval)
+        self._init(affine_map, dim_vars, range_list, runtime_list, table, empty=False, reason="")
+
+    def _init(self, affine_map, dims, ranges, runtimes, constraints, *, empty: bool, reason: str) -> None:
+        self._map = affine_map
+        self._dims = dims
+        self._ranges = ranges
+        self._runtimes = runtimes
+        self._constraints = constraints
+        self._empty = empty
+        self._reason = reason
+        self._hash = None
+
+    @classmethod
+    def _make(cls, affine_map, dims, ranges, runtimes, constraints, *, empty=False, reason="") -> "IndexingMap":
+        """Build without validation (internal: callers guarantee consistency)."""
+        out = cls.__new__(cls)
+        out._init(affine_map, tuple(dims), tuple(ranges), tuple(runtimes), dict(constraints), empty=empty, reason=reason)
+        return out
+
+    # ----------------------------------------------------------------- factories
+
+    @staticmethod
+    def parse(text: str, context: "ir.Context | None" = None, *, allow_empty_ranges: bool = False) -> "IndexingMap":
+        """Read XLA's text format (one- or multi-line); see
+        :func:`hlo_indexing.map_text.parse_indexing_map`."""
+        from hlo_indexing.map_text import parse_indexing_map
+
+        return parse_indexing_map(text, context, allow_empty_ranges=allow_empty_ranges)
+
+    @classmethod
+    def identity(cls, shape: Sequence[int], context: "ir.Context | None" = None) -> "IndexingMap":
+        """``(d0, ..., dn) -> (d0, ..., dn)`` over the index space of ``shape``."""
+        context = context or current_or_default_context()
+        affine_map = ir.AffineMap.get_identity(len(shape), context)
+        return cls(affine_map, [Interval.of_size(n) for n in shape])
+
+    @classmethod
+    def from_exprs(
+        cls,
+        dims: Sequence[RangeLike],
+        results: Sequence[Any],
+        range_vars: Sequence[RangeLike] = (),
+        runtime_vars: Sequence[RangeLike] = (),
+        constraints: Mapping[Any, Interval | tuple[int, int]] = MappingProxyType({}),
+        context: "ir.Context | None" = None,
+    ) -> "IndexingMap":
+        """Build from result expressions (``ir.AffineExpr`` or ints)."""
+        context = context or current_or_default_context()
+        exprs = [ax.constant(r, context) if isinstance(r, int) else r for r in results]
+        affine_map = ir.AffineMap.get(len(dims), len(range_vars) + len(runtime_vars), exprs, context)
+        return cls(affine_map, dims, range_vars, runtime_vars, constraints)
+
+    @classmethod
+    def known_empty(cls, num_dims: int, num_symbols: int, num_results: int, context: "ir.Context | None" = None) -> "IndexingMap":
+        """The map whose domain is proven empty (``KNOWN EMPTY``); results are all 0."""
+        context = context or current_or_default_context()
+        zero = ax.constant(0, context)
+        affine_map = ir.AffineMap.get(num_dims, num_symbols, [zero] * num_results, context)
+        dims = [Variable(Interval(0, -1))] * num_dims
+        ranges = [Variable(Interval(0, -1))] * num_symbols
+        return cls._make(affine_map, dims, ranges, (), {}, empty=True)
+
+    @classmethod
+    def undefined(cls, reason: str) -> "IndexingMap":
+        """The explicit *unknown* map of an op the analysis cannot describe; prints as
+        ``UNDEFINED`` and carries the reason."""
+        return cls._make(None, (), (), (), {}, reason=reason or "unknown indexing")
+
+    # ----------------------------------------------------------------- accessors
+
+    @property
+    def affine_map(self) -> "ir.AffineMap":
+        return self._map
+
+    @property
+    def context(self) -> "ir.Context":
+        return self._map.context
+
+    @property
+    def dim_vars(self) -> tuple[Variable, ...]:
+        return self._dims
+
+    @property
+    def range_vars(self) -> tuple[Variable, ...]:
+        return self._ranges
+
+    @property
+    def runtime_vars(self) -> tuple[Variable, ...]:
+        return self._runtimes
+
+    @property
+    def symbol_vars(self) -> tuple[Variable, ...]:
+        """Range variables then runtime variables, in the affine map's symbol order."""
+        return self._ranges + self._runtimes
+
+    @property
+    def dim_ranges(self) -> tuple[Interval, ...]:
+        return tuple(v.bounds for v in self._dims)
+
+    @property
+    def symbol_ranges(self) -> tuple[Interval, ...]:
+        return tuple(v.bounds for v in self.symbol_vars)
+
+    @property
+    def constraints(self) -> Mapping[Any, Interval]:
+        """Read-only ``{ir.AffineExpr: Interval}``."""
+        return MappingProxyType(self._constraints)
+
+    @property
+    def num_dims(self) -> int:
+        return len(self._dims)
+
+    @property
+    def num_symbols(self) -> int:
+        return len(self._ranges) + len(self._runtimes)
+
+    @property
+    def num_results(self) -> int:
+        return 0 if self._map is None else len(self._map.results)
+
+    @property
+    def results(self) -> list[Any]:
+        return list(self._map.results)
+
+    @property
+    def is_undefined(self) -> bool:
+        return self._map is None
+
+    @property
+    def reason(self) -> str:
+        """Why the map is undefined ('' for a defined map)."""
+        return self._reason
+
+    def is_known_empty(self) -> bool:
+        """True when the domain is proven empty (see :meth:`simplify`)."""
+        return self._empty
+
+    # ----------------------------------------------------------------- identity
+
+    def _key(self) -> tuple:
+        if self._map is None:
+            return ("undefined", self._reason)
+        if self._empty:
+            return ("empty", self.num_dims, self.num_symbols, self.num_results)
+        return (self._map, self._dims, self._ranges, self._runtimes, frozenset(self._constraints.items()))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IndexingMap) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(self._key())
+        return self._hash
+
+    def __str__(self) -> str:
+        from hlo_indexing.map_text import print_indexing_map
+
+        return print_indexing_map(self)
+
+    def __repr__(self) -> str:
+        return f"IndexingMap({str(self)!r})"
+
+    # ----------------------------------------------------------------- rebuilding
+
+    def replace(
+        self,
+        affine_map: "ir.AffineMap | None" = None,
+        dims: Sequence[Variable] | None = None,
+        ranges: Sequence[Variable] | None = None,
+        runtimes: Sequence[Variable] | None = None,
+        constraints: Mapping[Any, Interval] | None = None,
+    ) -> "IndexingMap":
+        """A copy with some parts replaced (no validation beyond the constructor's own)."""
+        return IndexingMap._make(
+            self._map if affine_map is None else affine_map,
+            self._dims if dims is None else dims,
+            self._ranges if ranges is None else ranges,
+            self._runtimes if runtimes is None else runtimes,
+            self._constraints if constraints is None else constraints,
+        )
+
+    def add_constraint(self, expr: Any, interval: Interval | tuple[int, int]) -> "IndexingMap":
+        """Add ``lo <= expr <= hi`` (intersected with an existing bound on the same
+        expression); a bound on a bare variable narrows its range instead. The result is
+        :meth:`is_known_empty` when a range or constraint becomes empty."""
+        if self._map is None or self._empty:
+            return self
+        interval = _interval(interval)
+        if isinstance(expr, ax.Const):
+            return self if interval.contains(expr.value) else self._as_known_empty()
+        if isinstance(expr, (ax.Dim, ax.Sym)):
+            return self._narrow_variable(expr, interval)
+        constraints = dict(self._constraints)
+        previous = constraints.get(expr)
+        constraints[expr] = interval if previous is None else previous.intersect(interval)
+        if constraints[expr].is_empty:
+            return self._as_known_empty()
+        return self.replace(constraints=constraints)
+
+    def _narrow_variable(self, expr: Any, interval: Interval) -> "IndexingMap":
+        is_dim = isinstance(expr, ax.Dim)
+        variables = list(self._dims if is_dim else self.symbol_vars)
+        old = variables[expr.position]
+        narrowed = old.bounds.intersect(interval)
+        if narrowed.is_empty:
+            return self._as_known_empty()
+        variables[expr.position] = Variable(narrowed, old.name, old.origin)
+        if is_dim:
+            return self.replace(dims=variables)
+        n = len(self._ranges)
+        return self.replace(ranges=variables[:n], runtimes=variables[n:])
+
+    def _as_known_empty(self) -> "IndexingMap":
+        return IndexingMap.known_empty(self.num_dims, self.num_symbols, self.num_results, self.context)
+
+    # ----------------------------------------------------------------- evaluation
+
+    def evaluate(self, dims: Sequence[int], symbols: Sequence[int] = ()) -> tuple[int, ...]:
+        """The results at one point (domain membership is not checked: see
+        :meth:`contains_point`)."""
+        if len(dims) != self.num_dims or len(symbols) != self.num_symbols:
+            raise ValueError(f"expected {self.num_dims} dims and {self.num_symbols} symbols")
+        return tuple(ax.evaluate(e, dims, symbols) for e in self._map.results)
+
+    def contains_point(self, dims: Sequence[int], symbols: Sequence[int] = ()) -> bool:
+        """Whether ``(dims, symbols)`` lies in the ranges and satisfies every constraint."""
+        if self._empty:
+            return False
+        for value, var in zip(itertools.chain(dims, symbols), self._dims + self.symbol_vars):
+            if not var.bounds.contains(value):
+                return False
+        return all(c.contains(ax.evaluate(e, dims, symbols)) for e, c in self._constraints.items())
+
+    def expr_bounds(self, expr: Any) -> Interval:
+        """Interval bounds of any expression over the variable ranges (constraints are
+        not used, so the bound is sound but may be loose)."""
+        return ax.bounds(expr, self.dim_ranges, self.symbol_ranges)
+
+    def domain_size(self) -> int:
+        """The number of points of the box of variable ranges (before constraints)."""
+        size = 1
+        for var in self._dims + self.symbol_vars:
+            size *= var.bounds.size
+        return size
+
+    def enumerate(self, max_points: int = DEFAULT_MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+        """All feasible points and their images, vectorised with numpy.
+
+        Returns ``(points, images)``: ``points`` is an int64 array of shape
+        ``(n, num_dims + num_symbols)`` (dims first), ``images`` of shape
+        ``(n, num_results)``. Raises :class:`DomainTooLargeError` when the box of
+        variable ranges holds more than ``max_points`` points."""
+        if self._map is None:
+            raise ValueError(f"cannot enumerate an undefined map ({self._reason})")
+        total = self.num_dims + self.num_symbols
+        if self._empty:
+            return np.zeros((0, total), np.int64), np.zeros((0, self.num_results), np.int64)
+        size = self.domain_size()
+        if size > max_points:
+            raise DomainTooLargeError(
+                f"domain of {size} points exceeds the enumeration limit of {max_points} (max_points)"
+            )
+        axes = [np.arange(v.bounds.lower, v.bounds.upper + 1, dtype=np.int64) for v in self._dims + self.symbol_vars]
+        if total:
+            grids = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
+        else:
+            grids = []
+        count = size
+        dims, syms = grids[: self.num_dims], grids[self.num_dims :]
+        keep = np.ones(count, dtype=bool)
+        for expr, interval in self._constraints.items():
+            values = np.broadcast_to(ax.evaluate_array(expr, dims, syms), (count,))
+            keep &= (values >= interval.lower) & (values <= interval.upper)
+        points = np.stack(grids, axis=1)[keep] if total else np.zeros((int(keep.sum()), 0), np.int64)
+        dims = [g[keep] for g in dims]
+        syms = [g[keep] for g in syms]
+        n = points.shape[0]
+        images = [np.broadcast_to(ax.evaluate_array(e, dims, syms), (n,)) for e in self._map.results]
+        images_array = np.stack(images, axis=1) if images else np.zeros((n, 0), np.int64)
+        return points, images_array.astype(np.int64, copy=False)
+
+    def relation(self, max_points: int = DEFAULT_MAX_POINTS) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """The relation ``{(d, f(d, s))}`` over the feasible domain, symbols projected out."""
+        points, images = self.enumerate(max_points)
+        dims = points[:, : self.num_dims]
+        pairs = np.concatenate([dims, images], axis=1)
+        unique = np.unique(pairs, axis=0) if len(pairs) else pairs
+        return {(tuple(row[: self.num_dims].tolist()), tuple(row[self.num_dims :].tolist())) for row in unique}
+
+    # ----------------------------------------------------------------- algebra
+
+    def compose(self, producer: "IndexingMap") -> "IndexingMap":
+        """``x -> producer(self(x))``: ``self`` is the consumer's map (its results index
+        the producer's dimensions). Symbols are concatenated as XLA does: the
+        producer's range variables, self's range variables, the producer's runtime
+        variables, self's runtime variables. Constraints of both are kept, plus the
+        producer's dimension ranges as constraints on self's results."""
+        from hlo_indexing.map_algebra import compose
+
+        return compose(self, producer)
+
+    def simplify(self) -> "IndexingMap":
+        """Range-aware simplification (see :mod:`hlo_indexing.simplifier`); never
+        changes the relation."""
+        from hlo_indexing.simplifier import simplify
+
+        return simplify(self)
+
+    def remove_unused_symbols(self) -> "IndexingMap":
+        """Drop symbols used neither by results nor by constraints (a constraint on
+        only unused symbols is dropped with them when it is satisfiable)."""
+        from hlo_indexing.map_algebra import remove_unused_symbols
+
+        return remove_unused_symbols(self)
+
+    def remove_unused_dims(self) -> "IndexingMap":
+        """Drop dimensions used neither by results nor by constraints."""
+        from hlo_indexing.map_algebra import remove_unused_dims
+
+        return remove_unused_dims(self)
+
+    def rescale_symbols(self) -> "IndexingMap":
+        """Replace a symbol ``s`` constrained by ``s mod k in [r, r]`` by ``s' * k + r``."""
+        from hlo_indexing.map_algebra import rescale_symbols
+
+        return rescale_symbols(self)
+
+    def convert_symbols_to_dims(self) -> "IndexingMap":
+        """Turn every symbol into a trailing dimension with the same range."""
+        from hlo_indexing.map_algebra import convert_symbols_to_dims
+
+        return convert_symbols_to_dims(self)
+
+    def to_attribute(self, context: "ir.Context | None" = None) -> "ir.Attribute":
+        """The builtin-attribute form (see :mod:`hlo_indexing.map_attr`)."""
+        from hlo_indexing.map_attr import indexing_map_to_attribute
+
+        return indexing_map_to_attribute(self, context)
+
+    @staticmethod
+    def from_attribute(attribute: "ir.Attribute") -> "IndexingMap":
+        from hlo_indexing.map_attr import indexing_map_from_attribute
+
+        return indexing_map_from_attribute(attribute)

@@ -1,0 +1,347 @@
+"""XLA's text format for indexing maps: printer and parser.
+
+Grammar (whitespace and newlines are insignificant)::
+
+    map      := 'UNDEFINED' | 'unknown indexing' | 'KNOWN EMPTY'
+              | vars '->' '(' [expr (',' expr)*] ')' [',' 'domain' ':' domain]
+    vars     := '(' names ')' ['[' names ']'] ['{' names '}']     dims, range vars, runtime vars
+    domain   := entry (',' entry)*
+    entry    := expr 'in' '[' int ',' int ']'      first one per variable, in order; then constraints
+    expr     := sum; sum := term (('+' | '-') term)*
+    term     := unary (('*' | 'floordiv' | '/' | 'floorDiv' | 'ceildiv' | 'ceilDiv' | 'mod') unary)*
+    unary    := '-' unary | int | name | '(' expr ')'
+
+The printer writes the affine-era form (``floordiv``, MLIR's term order and
+parentheses, as ``mlir::AffineExpr`` prints), with custom variable names substituted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.context import current_or_default_context
+from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.indexing_map import IndexingMap, Variable
+from hlo_indexing.interval import Interval, check_int64
+
+_MLIR_NAME = re.compile(r"\b([ds])(\d+)\b")
+
+
+def variable_names(m: IndexingMap) -> tuple[list[str], list[str]]:
+    """Printed names of the dimensions and of the symbols (range then runtime vars)."""
+    dims = [v.name or f"d{i}" for i, v in enumerate(m.dim_vars)]
+    symbols = [v.name or f"s{i}" for i, v in enumerate(m.range_vars)]
+    symbols += [v.name or f"rt{i}" for i, v in enumerate(m.runtime_vars)]
+    return dims, symbols
+
+
+def print_expr(expr, dim_names: list[str], symbol_names: list[str]) -> str:
+    """An ``ir.AffineExpr`` as MLIR prints it, with the given variable names."""
+
+    def rename(match: re.Match) -> str:
+        names = dim_names if match.group(1) == "d" else symbol_names
+        return names[int(match.group(2))]
+
+    return _MLIR_NAME.sub(rename, str(expr))
+
+
+def print_indexing_map(m: IndexingMap) -> str:
+    """One-line XLA form, e.g.
+    ``(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 255]``."""
+    if m.is_undefined:
+        return "UNDEFINED"
+    if m.is_known_empty():
+        return "KNOWN EMPTY"
+    dims, symbols = variable_names(m)
+    n_range = len(m.range_vars)
+    header = f"({', '.join(dims)})"
+    if m.range_vars:
+        header += f"[{', '.join(symbols[:n_range])}]"
+    if m.runtime_vars:
+        header += "{" + ", ".join(symbols[n_range:]) + "}"
+    results = ", ".join(print_expr(e, dims, symbols) for e in m.results)
+    text = f"{header} -> ({results})"
+    entries = [f"{name} in {var.bounds}" for name, var in zip(dims + symbols, m.dim_vars + m.symbol_vars)]
+    entries += sorted(f"{print_expr(e, dims, symbols)} in {c}" for e, c in m.constraints.items())
+    if entries:
+        text += ", domain: " + ", ".join(entries)
+    return text
+
+
+# --------------------------------------------------------------------- parser
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<int>\d+)|(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|(?P<arrow>->)|(?P<punct>[()\[\]{},:+\-*/]))"
+)
+_MUL_OPS = {"*", "/", "floordiv", "floorDiv", "ceildiv", "ceilDiv", "mod"}
+
+
+@dataclass
+class _Token:
+    kind: str  # 'int', 'name', 'punct', 'end'
+    text: str
+    offset: int
+
+
+class _MapParser:
+    def __init__(self, text: str, context: "ir.Context", filename: str, allow_empty_ranges: bool):
+        self.text = text
+        self.context = context
+        self.filename = filename
+        self.allow_empty_ranges = allow_empty_ranges
+        self.tokens = self._tokenize(text)
+        self.pos = 0
+        self.names: dict[str, ax.AffineExpr] = {}
+
+    # -- tokens
+
+    def _tokenize(self, text: str) -> list[_Token]:
+        tokens, offset = [], 0
+        while True:
+            while offset < len(text) and text[offset].isspace():
+                offset += 1
+            if offset >= len(text):
+                tokens.append(_Token("end", "end of input", offset))
+                return tokens
+            match = _TOKEN.match(text, offset)
+            if match is None or match.end() == offset:
+                raise self._error_at(offset, f"unexpected character {text[offset]!r}")
+            kind = match.lastgroup
+            kind = "punct" if kind == "arrow" else kind
+            start = match.start(match.lastgroup)
+            tokens.append(_Token(kind, match.group(match.lastgroup), start))
+            offset = match.end()
+
+    def _error_at(self, offset: int, message: str) -> ParseError:
+        line = self.text.count("\n", 0, offset) + 1
+        column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+        return ParseError(message, SourceLocation(self.filename, line, column))
+
+    def error(self, message: str, token: _Token | None = None) -> ParseError:
+        token = token or self.peek()
+        return self._error_at(token.offset, f"{message}, found {token.text!r}" if token.kind != "end" else f"{message}, found end of input")
+
+    def peek(self) -> _Token:
+        return self.tokens[self.pos]
+
+    def next(self) -> _Token:
+        token = self.tokens[self.pos]
+        self.pos += 1
+        return token
+
+    def accept(self, text: str) -> bool:
+        if self.peek().kind in ("punct", "name") and self.peek().text == text:
+            self.pos += 1
+            return True
+        return False
+
+    def expect(self, text: str) -> _Token:
+        if not self.accept(text):
+            raise self.error(f"expected {text!r}")
+        return self.tokens[self.pos - 1]
+
+    # -- grammar
+
+    def parse(self) -> IndexingMap:
+        first = self.peek()
+        if first.kind == "name" and first.text in ("UNDEFINED", "unknown"):
+            self.next()
+            if first.text == "unknown":
+                self.expect("indexing")
+            self._expect_end()
+            return IndexingMap.undefined("unknown indexing")
+        if first.kind == "name" and first.text == "KNOWN":
+            self.next()
+            self.expect("EMPTY")
+            self._expect_end()
+            return IndexingMap.known_empty(0, 0, 0, self.context)
+        dim_names = self._name_list("(", ")")
+        range_names = self._name_list("[", "]") if self.peek().text == "[" else []
+        runtime_names = self._name_list("{", "}") if self.peek().text == "{" else []
+        all_names = dim_names + range_names + runtime_names
+        for i, name in enumerate(dim_names):
+            self.names[name] = ax.dim(i, self.context)
+        for i, name in enumerate(range_names + runtime_names):
+            self.names[name] = ax.symbol(i, self.context)
+        self.expect("->")
+        self.expect("(")
+        results = []
+        if not self.accept(")"):
+            results.append(self.expr())
+            while self.accept(","):
+                results.append(self.expr())
+            self.expect(")")
+        bounds: list[Interval] = []
+        constraints: list[tuple[ax.AffineExpr, Interval, _Token]] = []
+        if self.accept(","):
+            self.expect("domain")
+            self.expect(":")
+            for i, name in enumerate(all_names):
+                if i and not self.accept(","):
+                    raise self.error(f"expected ', {name} in [lo, hi]'")
+                if not self.accept(name):
+                    raise self.error(f"expected the range of variable {name!r}")
+                self.expect("in")
+                bounds.append(self._interval())
+            if not all_names or self.accept(","):
+                while True:
+                    token = self.peek()
+                    expr = self.expr()
+                    self.expect("in")
+                    constraints.append((expr, self._interval(), token))
+                    if not self.accept(","):
+                        break
+        elif all_names:
+            raise self.error("expected ', domain:' with the range of every variable")
+        self._expect_end()
+        return self._build(dim_names, range_names, runtime_names, results, bounds, constraints)
+
+    def _build(self, dim_names, range_names, runtime_names, results, bounds, constraints) -> IndexingMap:
+        n_dims, n_syms = len(dim_names), len(range_names) + len(runtime_names)
+        affine_map = ir.AffineMap.get(n_dims, n_syms, results, self.context)
+
+        def var(name: str, default: str, interval: Interval) -> Variable:
+            return Variable(interval, "" if name == default else name)
+
+        dims = [var(n, f"d{i}", b) for i, (n, b) in enumerate(zip(dim_names, bounds))]
+        ranges = [var(n, f"s{i}", b) for i, (n, b) in enumerate(zip(range_names, bounds[n_dims:]))]
+        runtimes = [var(n, f"rt{i}", b) for i, (n, b) in enumerate(zip(runtime_names, bounds[n_dims + len(ranges) :]))]
+        empty = any(b.is_empty for b in bounds)
+        table: dict = {}
+        for expr, interval, token in constraints:
+            if interval.is_empty:
+                empty = True
+                continue
+            value = ax.constant_value(expr)
+            if value is not None:
+                empty = empty or not interval.contains(value)
+                continue
+            previous = table.get(expr)
+            table[expr] = interval if previous is None else previous.intersect(interval)
+            empty = empty or table[expr].is_empty
+        if empty:
+            return IndexingMap.known_empty(n_dims, n_syms, len(results), self.context)
+        m = IndexingMap._make(affine_map, dims, ranges, runtimes, {})
+        for expr, interval in table.items():
+            m = m.add_constraint(expr, interval)
+        return m
+
+    def _expect_end(self) -> None:
+        if self.peek().kind != "end":
+            raise self.error("expected end of indexing map")
+
+    def _name_list(self, open_: str, close: str) -> list[str]:
+        self.expect(open_)
+        names: list[str] = []
+        if self.accept(close):
+            return names
+        while True:
+            token = self.next()
+            if token.kind != "name":
+                raise self.error("expected a variable name", token)
+            if token.text in names or token.text in self.names:
+                raise self.error("duplicate variable name", token)
+            names.append(token.text)
+            if self.accept(close):
+                return names
+            self.expect(",")
+
+    def _interval(self) -> Interval:
+        open_token = self.expect("[")
+        lower = self._int()
+        self.expect(",")
+        upper = self._int()
+        self.expect("]")
+        if lower > upper and not self.allow_empty_ranges:
+            raise self._error_at(open_token.offset, f"empty interval [{lower}, {upper}]: lower bound exceeds upper bound")
+        return Interval(lower, upper)
+
+    def _int(self) -> int:
+        negative = self.accept("-")
+        token = self.next()
+        if token.kind != "int":
+            raise self.error("expected an integer", token)
+        value = -int(token.text) if negative else int(token.text)
+        try:
+            return check_int64(value, "bound")
+        except ValueError as exc:
+            raise self._error_at(token.offset, str(exc)) from None
+
+    def expr(self):
+        lhs = self.term()
+        while self.peek().text in ("+", "-") and self.peek().kind == "punct":
+            op = self.next().text
+            rhs = self.term()
+            lhs = lhs + rhs if op == "+" else lhs - rhs
+        return lhs
+
+    def term(self):
+        lhs = self.unary()
+        while self.peek().text in _MUL_OPS and self.peek().kind in ("punct", "name"):
+            op_token = self.next()
+            rhs = self.unary()
+            op = op_token.text
+            if op == "*":
+                if not (_is_symbolic(lhs) or _is_symbolic(rhs)):
+                    raise self.error("non-affine product: one factor must be a constant or use symbols only", op_token)
+                lhs = lhs * rhs
+            elif op in ("/", "floordiv", "floorDiv"):
+                lhs = ax.floordiv(lhs, rhs)
+            elif op in ("ceildiv", "ceilDiv"):
+                lhs = ax.ceildiv(lhs, rhs)
+            else:
+                lhs = ax.mod(lhs, rhs)
+        return lhs
+
+    def unary(self):
+        token = self.next()
+        if token.kind == "punct" and token.text == "-":
+            return self.unary() * -1
+        if token.kind == "int":
+            try:
+                return ax.constant(check_int64(int(token.text), "constant"), self.context)
+            except ValueError as exc:
+                raise self._error_at(token.offset, str(exc)) from None
+        if token.kind == "name":
+            if token.text in ("min", "max"):
+                raise self.error(f"'{token.text}' is not an affine expression (XLA's symbolic maps only)", token)
+            found = self.names.get(token.text)
+            if found is None:
+                raise self.error("unknown variable", token)
+            return found
+        if token.kind == "punct" and token.text == "(":
+            inner = self.expr()
+            self.expect(")")
+            return inner
+        raise self.error("expected an expression", token)
+
+
+def _is_symbolic(expr) -> bool:
+    """True if ``expr`` uses no dimension (MLIR's condition for a semi-affine factor)."""
+    dims: set[int] = set()
+    ax.used_variables(expr, dims, set())
+    return not dims
+
+
+def parse_indexing_map(
+    text: str,
+    context: "ir.Context | None" = None,
+    *,
+    filename: str = "<indexing map>",
+    allow_empty_ranges: bool = False,
+) -> IndexingMap:
+    """Parse XLA's text form into an :class:`IndexingMap`.
+
+    Errors raise :class:`ParseError` naming the offending token with its line and
+    column. An interval ``[lo, hi]`` with ``lo > hi`` is rejected unless
+    ``allow_empty_ranges`` is set, in which case -- as in XLA -- it makes the map
+    ``KNOWN EMPTY``. Example::
+
+        parse_indexing_map("(d0) -> (d0 floordiv 8), domain: d0 in [0, 31]")
+    """
+    context = context or current_or_default_context()
+    with context:
+        return _MapParser(text, context, filename, allow_empty_ranges).parse()

@@ -1,0 +1,137 @@
+"""The pass interface shared by every hlo-indexing pass.
+
+A pass is a frozen dataclass with class variables ``name`` (its pipeline name, e.g.
+``hlo-attach-indexing-maps``) and ``description`` (one line), and dataclass fields for
+its options, each with a default and a ``metadata={"help": ...}`` entry. Options are
+spelled with dashes in pipelines (``simplify=false``, ``max-maps=8``); field names use
+underscores.
+
+``run(module, diagnostics)`` transforms or inspects a ``builtin.module`` operation in
+place. It reports through ``diagnostics``:
+
+* ``diagnostics.remark(location, message)`` / ``warning`` / ``note``: collected and
+  printed by the driver (Python cannot emit remarks through MLIR itself);
+* ``diagnostics.error(location, message)``: the pass fails; the driver prints
+  ``file:line:col: error: message`` and exits 1, and a ``PassManager`` run fails.
+
+Example::
+
+    @dataclass(frozen=True)
+    class CountOps(ModulePass):
+        name: ClassVar[str] = "count-ops"
+        description: ClassVar[str] = "Remark the number of ops in the module"
+
+        def run(self, module, diagnostics):
+            diagnostics.remark(module.location, f"{count(module)} ops")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from hlo_indexing.dialect_glue.bindings import ir
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One message of a pass: severity is ``error``, ``warning``, ``remark`` or ``note``."""
+
+    severity: str
+    location: Any  # ir.Location
+    message: str
+
+
+@dataclass
+class Diagnostics:
+    """Collects the diagnostics of a pass run, in emission order."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def emit(self, severity: str, location: "ir.Location", message: str) -> None:
+        self.items.append(Diagnostic(severity, location, message))
+
+    def error(self, location: "ir.Location", message: str) -> None:
+        self.emit("error", location, message)
+
+    def warning(self, location: "ir.Location", message: str) -> None:
+        self.emit("warning", location, message)
+
+    def remark(self, location: "ir.Location", message: str) -> None:
+        self.emit("remark", location, message)
+
+    def note(self, location: "ir.Location", message: str) -> None:
+        self.emit("note", location, message)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.items)
+
+
+class PassOptionError(ValueError):
+    """An unknown option or a value of the wrong type in ``name{opt=value}``."""
+
+
+@dataclass(frozen=True)
+class ModulePass:
+    """Base class of hlo-indexing passes (see the module docstring)."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        raise NotImplementedError(f"pass {self.name} does not implement run()")
+
+    # -- options
+
+    @classmethod
+    def options(cls) -> list[dataclasses.Field]:
+        return list(dataclasses.fields(cls))
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> "ModulePass":
+        """Build from textual options (``{"max-maps": "8"}``); raises
+        :class:`PassOptionError` naming the bad option."""
+        known = {f.name.replace("_", "-"): f for f in cls.options()}
+        values: dict[str, Any] = {}
+        for key, text in options.items():
+            option = known.get(key)
+            if option is None:
+                raise PassOptionError(
+                    f"no such option '{key}' for pass '{cls.name}'"
+                    + (f"; options are: {', '.join(sorted(known))}" if known else "")
+                )
+            values[option.name] = _convert(cls.name, key, option, text)
+        return cls(**values)
+
+    def option_text(self) -> str:
+        """The options in pipeline syntax, e.g. ``{direction=input-to-output simplify=false}``."""
+        parts = []
+        for option in self.options():
+            value = getattr(self, option.name)
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            parts.append(f"{option.name.replace('_', '-')}={value}")
+        return "{" + " ".join(parts) + "}" if parts else ""
+
+
+def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> Any:
+    kind = option.type if isinstance(option.type, str) else getattr(option.type, "__name__", str(option.type))
+    choices = option.metadata.get("choices")
+    if choices is not None and text not in choices:
+        raise PassOptionError(
+            f"invalid value '{text}' for option '{key}' of pass '{pass_name}'; expected one of: {', '.join(choices)}"
+        )
+    if kind == "bool":
+        if text in ("true", "1", "on", ""):
+            return True
+        if text in ("false", "0", "off"):
+            return False
+        raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects true or false, got '{text}'")
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects an integer, got '{text}'") from None
+    return text
