@@ -10,6 +10,7 @@ from hlo_indexing.passes.base import ModulePass
 
 #: pass name -> "module:ClassName" (module relative to ``hlo_indexing.passes``)
 PASSES: dict[str, str] = {
+    "hlo-simplify-indexing-maps": "simplify_maps:SimplifyIndexingMaps",
 }
 
 

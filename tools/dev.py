@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Developer bootstrap: one command to set up and test hlo-indexing on a fresh machine.
+
+Standard library only, so it runs before anything is installed::
+
+    python3 tools/dev.py test       # lit over lit_tests/ and pytest over python_tests/
+    python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
+
+Both create ``.venv`` in the repository when it is missing and install the project
+into it with ``pip install -e '.[test]'``. The install is skipped when a stamp file
+(``.venv/.hlo-indexing-stamp``) holds the SHA-256 of the current ``pyproject.toml``.
+
+Tests always run against the installed package, from the repository root but without it
+on ``sys.path`` (pytest uses ``--import-mode=importlib``): ``import passes`` would
+otherwise load the bare folder instead of ``hlo_indexing.passes``.
+
+Exit status: 0 when every stage succeeds, otherwise non-zero. ``test`` runs both suites
+even when the first fails. pytest's exit code 5 ("no tests collected") counts as a
+failure only when lit ran no test either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".hlo-indexing-stamp"
+EXAMPLE = ROOT / "examples" / "simplify_maps.mlir"
+EXAMPLE_PIPELINE = "builtin.module(hlo-simplify-indexing-maps)"
+PYTEST_NO_TESTS = 5
+
+
+def venv_bin(name: str) -> Path:
+    """Path of an executable installed in the repository's virtual environment."""
+    folder = "Scripts" if os.name == "nt" else "bin"
+    suffix = ".exe" if os.name == "nt" else ""
+    return VENV / folder / f"{name}{suffix}"
+
+
+def pyproject_hash() -> str:
+    return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def ensure_environment() -> None:
+    """Create ``.venv`` and install the project with its test extra, unless up to date."""
+    python = venv_bin("python")
+    if not python.exists():
+        print(f"dev: creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    wanted = pyproject_hash()
+    if STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return
+    print("dev: installing hlo-indexing with its test extra (first run takes about a minute)", flush=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", f"{ROOT}[test]"], check=True)
+    STAMP.write_text(wanted + "\n")
+
+
+def clean_env() -> dict[str, str]:
+    """The environment for child processes: the venv first on PATH, no PYTHONPATH."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env["PATH"] = str(venv_bin("python").parent) + os.pathsep + env.get("PATH", "")
+    env["VIRTUAL_ENV"] = str(VENV)
+    return env
+
+
+def run_lit(env: dict[str, str]) -> tuple[int, int]:
+    """Run lit over ``lit_tests/``; return (exit code, number of tests that ran)."""
+    command = [str(venv_bin("lit")), "-sv", str(ROOT / "lit_tests")]
+    print("dev: " + " ".join(command), flush=True)
+    completed = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    sys.stdout.write(completed.stdout)
+    sys.stdout.flush()
+    return completed.returncode, count_lit_tests(completed.stdout)
+
+
+def count_lit_tests(output: str) -> int:
+    """Number of tests lit executed, from its summary lines (``Passed: 12`` ...)."""
+    pattern = r"^\s*(?:Passed|Failed|Expectedly Failed|Unexpectedly Passed|Timed Out)\s*:\s*(\d+)"
+    return sum(int(number) for number in re.findall(pattern, output, re.MULTILINE))
+
+
+def run_pytest(env: dict[str, str]) -> int:
+    command = [str(venv_bin("python")), "-m", "pytest", "-q", str(ROOT / "python_tests")]
+    print("dev: " + " ".join(command), flush=True)
+    return subprocess.run(command, cwd=ROOT, env=env).returncode
+
+
+def command_test() -> int:
+    ensure_environment()
+    env = clean_env()
+    lit_code, lit_count = run_lit(env)
+    pytest_code = run_pytest(env)
+    if pytest_code == PYTEST_NO_TESTS and lit_count > 0:
+        pytest_code = 0
+    failed = [name for name, code in (("lit", lit_code), ("pytest", pytest_code)) if code != 0]
+    if failed:
+        print(f"dev: FAILED: {', '.join(failed)}", flush=True)
+        return 1
+    print("dev: all tests passed", flush=True)
+    return 0
+
+
+def command_example() -> int:
+    ensure_environment()
+    command = [str(venv_bin("hlo-indexing-opt")), str(EXAMPLE), f"--pass-pipeline={EXAMPLE_PIPELINE}"]
+    print(f"dev: {' '.join(command[:1] + [os.path.relpath(EXAMPLE, ROOT)] + command[2:])}", flush=True)
+    print(f"dev: input:\n{EXAMPLE.read_text()}", flush=True)
+    print("dev: output:", flush=True)
+    return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
+
+
+COMMANDS = {"test": command_test, "example": command_example}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or argv[0] not in COMMANDS:
+        print(f"usage: python3 tools/dev.py {{{'|'.join(COMMANDS)}}}", file=sys.stderr)
+        return 2
+    try:
+        return COMMANDS[argv[0]]()
+    except subprocess.CalledProcessError as exc:
+        print(f"dev: error: command failed with exit code {exc.returncode}: {' '.join(map(str, exc.cmd))}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
