@@ -3,38 +3,33 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Union
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
+from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import ParseError, SourceLocation
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
 ANONYMOUS_BUFFER = "-"
 
+# A file position inside a printed location: "name":line:col.
+_FILE_POSITION = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
+
 ModuleLike = Union[str, bytes, os.PathLike, "ir.Module", "ir.Operation", "ir.OpView"]
 
 
 def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocation | None:
-    """The file:line:col of an MLIR location (the first file position inside fused or
-    call-site locations); ``filename`` replaces MLIR's anonymous buffer name ``-``."""
-    text = str(loc)
-    start = text.find('"')
-    if start < 0:
+    """The file:line:col of an MLIR location (the first file position inside name, fused
+    or call-site locations); ``filename`` replaces MLIR's anonymous buffer name ``-``."""
+    match = _FILE_POSITION.search(str(loc))
+    if match is None:
         return None
-    end = text.find('"', start + 1)
-    rest = text[end + 1 :].split(":")
-    if len(rest) < 3:
-        return None
-    try:
-        line = int(rest[1])
-        column = int("".join(ch for ch in rest[2] if ch.isdigit()))
-    except ValueError:
-        return None
-    name = text[start + 1 : end]
+    name = match.group(1)
     if name == ANONYMOUS_BUFFER and filename is not None:
         name = filename
-    return SourceLocation(name, line, column)
+    return SourceLocation(name, int(match.group(2)), int(match.group(3)))
 
 
 def _parse_error(exc: "ir.MLIRError", filename: str) -> ParseError:
@@ -51,6 +46,7 @@ def parse_module(
     *,
     filename: str | None = None,
     context: "ir.Context | None" = None,
+    input_format: str | None = None,
 ) -> "ir.Module | ir.Operation":
     """Parse StableHLO/MHLO/CHLO text (pretty or generic form) into an ``ir.Module``.
 
@@ -62,15 +58,24 @@ def parse_module(
       ``jit(f).lower(x).compiler_ir('stablehlo')``): returned unchanged, in the caller's
       context, never re-parsed. Clone it first if it must not be modified.
 
+    XLA's HLO text is read too, through XLA's own parser and translator (see
+    :mod:`hlo_indexing.dialect_glue.hlo_import`): when ``input_format="hlo"``, when the
+    path or ``filename`` ends in ``.hlo``, or when the text starts with ``HloModule``
+    (after whitespace and comments). ``input_format="mlir"`` forces MLIR.
+
     Raises :class:`hlo_indexing.errors.ParseError` carrying ``file:line:col`` and
-    MLIR's message. Example::
+    MLIR's (or XLA's) message. Example::
 
         module = parse_module("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {"
                               " return %a : tensor<4xf32> }")
     """
     if isinstance(source, (ir.Module, ir.Operation, ir.OpView)):
         return source
+    if input_format not in (None, "mlir", "hlo"):
+        raise ValueError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
     context = context or current_or_default_context()
+    if _is_hlo(source, filename, input_format):
+        return _import_hlo(source, filename, context)
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
         try:
@@ -84,3 +89,38 @@ def parse_module(
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as exc:
         raise _parse_error(exc, name) from None
+
+
+def _is_hlo(source: str | bytes | os.PathLike, filename: str | None, input_format: str | None) -> bool:
+    """HLO text: asked for, named ``*.hlo``, or starting with ``HloModule``."""
+    if input_format is not None:
+        return input_format == "hlo"
+    name = os.fspath(source) if isinstance(source, os.PathLike) else filename
+    if name is not None and str(name).endswith(".hlo"):
+        return True
+    if isinstance(source, os.PathLike):
+        try:
+            with open(source, "rb") as handle:
+                return looks_like_hlo_text(handle.read(4096))
+        except OSError:
+            return False
+    return isinstance(source, (str, bytes)) and looks_like_hlo_text(source)
+
+
+def _import_hlo(
+    source: str | bytes | os.PathLike, filename: str | None, context: "ir.Context"
+) -> "ir.Module":
+    from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
+
+    if isinstance(source, os.PathLike):
+        path = os.fspath(source)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ParseError(f"cannot read HLO file: {exc}", SourceLocation(path, 1, 1)) from None
+        return import_hlo_text(text, path, context)
+    if not isinstance(source, (str, bytes)):
+        raise TypeError(f"parse_module: cannot parse a {type(source).__name__} as HLO")
+    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
+    return import_hlo_text(text, filename or "<string>", context)

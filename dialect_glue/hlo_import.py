@@ -1,0 +1,369 @@
+"""Import XLA's HLO text through XLA's own parser and HLO -> StableHLO translator.
+
+jaxlib ships both as private entry points: ``jaxlib._hlo.hlo_module_from_text`` (the real
+HLO parser) and ``jaxlib._jax.mlir.hlo_to_stablehlo`` (serialized ``HloModuleProto`` ->
+MLIR bytecode). They are looked up on first use; a jaxlib without them gives an
+:class:`~hlo_indexing.errors.UnsupportedError` naming the missing entry point.
+
+What the translator gives: the ENTRY computation becomes the public ``func.func @main``,
+every other computation a private ``func.func``; fusions become ``mhlo.fusion`` ops whose
+region is the fused computation; tuple parameters/results of the entry are flattened;
+each op carries a ``NameLoc`` with XLA's (uniquified) instruction name.
+
+What this importer adds, because the translator loses or refuses it:
+
+* layouts: each layout written in the text (tiles and all other fields included) is put
+  back as ``hlo_indexing.layout = "{1,0:T(8,128)(2,1)}"`` on the op (an ``ArrayAttr`` of
+  strings, one per result, for ops with several results; the default major-to-minor
+  layout fills results whose layout is not written), and on ``func.func`` arguments and
+  results (``arg_attrs``/``res_attrs``). The translator itself only sees a copy of the
+  text with layout fields after ``minor_to_major`` blanked (it refuses some tiles);
+* locations: each op, argument and function is located at its instruction in the text,
+  as ``loc("<name as written>"("<file>":line:col))``, so diagnostics point into the HLO
+  file and users find ``%fusion.3`` by name.
+
+Example::
+
+    module = import_hlo_text(open("softmax.hlo").read(), "softmax.hlo", default_context())
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.hlo_text import (
+    HloComputation,
+    HloInstruction,
+    scan_hlo_text,
+    strip_layout_fields,
+)
+from hlo_indexing.errors import ParseError, SourceLocation, UnsupportedError
+
+LAYOUT_ATTR = "hlo_indexing.layout"
+
+_XLA_POSITION = re.compile(r"(\d+):(\d+): error: ")
+_NAME_LOC = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\)$')
+
+
+@dataclass(frozen=True)
+class _EntryPoints:
+    parse_text: Callable[[str], object]
+    to_stablehlo: Callable[[bytes], bytes]
+    error_type: type[BaseException]
+
+
+def _jaxlib_version() -> str:
+    try:
+        import jaxlib
+
+        return str(getattr(jaxlib, "__version__", "unknown"))
+    except ImportError:
+        return "not installed"
+
+
+@functools.cache
+def _entry_points() -> _EntryPoints:
+    """jaxlib's private HLO parser and translator, or UnsupportedError naming what is missing."""
+    try:
+        from jaxlib import _hlo, _jax  # private: kept behind this module
+    except ImportError as exc:
+        raise UnsupportedError(
+            f"HLO text input needs jaxlib._hlo and jaxlib._jax, which jaxlib "
+            f"{_jaxlib_version()} does not provide ({exc})"
+        ) from None
+    parse_text = getattr(_hlo, "hlo_module_from_text", None)
+    to_stablehlo = getattr(getattr(_jax, "mlir", None), "hlo_to_stablehlo", None)
+    for entry, value in (
+        ("jaxlib._hlo.hlo_module_from_text", parse_text),
+        ("jaxlib._jax.mlir.hlo_to_stablehlo", to_stablehlo),
+    ):
+        if value is None:
+            raise UnsupportedError(
+                f"HLO text input needs {entry}, which jaxlib {_jaxlib_version()} does not provide"
+            )
+    return _EntryPoints(parse_text, to_stablehlo, getattr(_jax, "JaxRuntimeError", RuntimeError))
+
+
+def _xla_parse_error(message: str, filename: str) -> ParseError:
+    """XLA's parser message at its first ``line:col`` as a :class:`ParseError`.
+
+    XLA writes one block per error: ``was parsing L:C: error: <message, possibly on
+    several lines>`` followed by the source line and a caret line."""
+    blocks = []
+    for block in message.split("was parsing ")[1:]:
+        match = _XLA_POSITION.match(block)
+        if match is None:
+            continue
+        lines = block[match.end() :].rstrip("\n").split("\n")
+        text_lines = lines[:-2] if len(lines) > 2 and lines[-2].strip() and "^" in lines[-1] else lines
+        text = " ".join(line.strip() for line in text_lines if line.strip())
+        blocks.append((int(match.group(1)), int(match.group(2)), text))
+    if not blocks:
+        return ParseError(message.strip(), SourceLocation(filename, 1, 1))
+    line, column = blocks[0][0], blocks[0][1]
+    texts = [text for l, c, text in blocks if (l, c) == (line, column)]
+    return ParseError("; ".join(dict.fromkeys(texts)), SourceLocation(filename, line, column))
+
+
+@contextlib.contextmanager
+def _native_stderr_captured() -> Iterator[None]:
+    """Keep XLA's C++ logging (stack traces of RET_CHECK failures) off the user's stderr;
+    the failure itself is reported through the Python exception."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _parse_hlo(text: str, filename: str) -> object:
+    entry = _entry_points()
+    try:
+        return entry.parse_text(text)
+    except entry.error_type as exc:
+        raise _xla_parse_error(str(exc), filename) from None
+
+
+def _translate(hlo_module: object, filename: str) -> bytes:
+    entry = _entry_points()
+    proto = hlo_module.as_serialized_hlo_module_proto()  # type: ignore[attr-defined]
+    try:
+        with _native_stderr_captured():
+            return entry.to_stablehlo(proto)
+    except entry.error_type as exc:
+        raise UnsupportedError(
+            f"XLA's HLO -> StableHLO translator failed: {str(exc).strip()}",
+            SourceLocation(filename, 1, 1),
+        ) from None
+
+
+def _translation_error(
+    exc: "ir.MLIRError", instructions: dict[str, HloInstruction], filename: str
+) -> UnsupportedError:
+    """The translator's output did not load (it writes ``mhlo.unknown`` for instructions it
+    cannot translate): name the instruction at its place in the text."""
+    diagnostics = list(getattr(exc, "error_diagnostics", []) or [])
+    if not diagnostics:
+        return UnsupportedError(str(exc), SourceLocation(filename, 1, 1))
+    first = diagnostics[0]
+    instruction = instructions.get(_name_of(first.location) or "")
+    if instruction is None:
+        return UnsupportedError(first.message, SourceLocation(filename, 1, 1))
+    return UnsupportedError(
+        f"XLA's HLO -> StableHLO translator cannot translate instruction "
+        f"'{instruction.name}' ({instruction.opcode}): {first.message}",
+        SourceLocation(filename, instruction.line, instruction.column),
+    )
+
+
+def _align(
+    xla_module: object, computations: tuple[HloComputation, ...]
+) -> tuple[dict[str, HloInstruction], dict[str, HloComputation]]:
+    """Map XLA's uniquified instruction and computation names to the scanned text.
+
+    XLA keeps text order and renames duplicates ``name`` -> ``name.N``; computations and
+    instructions are matched in order under that rule."""
+    instructions: dict[str, HloInstruction] = {}
+    by_computation: dict[str, HloComputation] = {}
+    texts = iter(computations)
+    for xla_computation in xla_module.computations():  # type: ignore[attr-defined]
+        text = _next_matching(texts, xla_computation.name, lambda c: c.name)
+        if text is None:
+            break
+        by_computation[xla_computation.name] = text
+        text_instructions = iter(text.instructions)
+        for xla_instruction in xla_computation.instructions():
+            match = _next_matching(text_instructions, xla_instruction.name, lambda i: i.name)
+            if match is None:
+                break
+            instructions[xla_instruction.name] = match
+    return instructions, by_computation
+
+
+def _next_matching(items: Iterator, xla_name: str, name_of: Callable) -> object | None:
+    for item in items:
+        written = name_of(item)
+        if xla_name == written or (
+            xla_name.startswith(written + ".") and xla_name[len(written) + 1 :].isdigit()
+        ):
+            return item
+    return None
+
+
+def _default_layout(rank: int) -> str:
+    return "{" + ",".join(str(d) for d in range(rank - 1, -1, -1)) + "}"
+
+
+def _ranks(types: list["ir.Type"]) -> tuple[int, ...] | None:
+    ranks = []
+    for type_ in types:
+        if not isinstance(type_, ir.RankedTensorType):
+            return None
+        ranks.append(ir.RankedTensorType(type_).rank)
+    return tuple(ranks)
+
+
+def _layout_attr(instruction: HloInstruction, types: list["ir.Type"]) -> "ir.Attribute | None":
+    """The layout attribute for values of ``types`` produced by ``instruction``, if the
+    text writes a layout and the values are the instruction's arrays (same ranks)."""
+    if all(layout is None for layout in instruction.layouts):
+        return None
+    if _ranks(types) != instruction.ranks:
+        return None
+    texts = [
+        layout if layout is not None else _default_layout(rank)
+        for layout, rank in zip(instruction.layouts, instruction.ranks)
+    ]
+    if len(texts) == 1:
+        return ir.StringAttr.get(texts[0])
+    return ir.ArrayAttr.get([ir.StringAttr.get(t) for t in texts])
+
+
+def _text_location(name: str, line: int, column: int, filename: str) -> "ir.Location":
+    return ir.Location.name(name, ir.Location.file(filename, line, column))
+
+
+def _with_attr(dictionary: "ir.Attribute | None", key: str, value: "ir.Attribute") -> "ir.Attribute":
+    entries = {}
+    if dictionary is not None:
+        for named in ir.DictAttr(dictionary):
+            entries[named.name] = named.attr
+    entries[key] = value
+    return ir.DictAttr.get(entries)
+
+
+def _set_value_attrs(func_op: "ir.Operation", key: str, attrs: dict[int, "ir.Attribute"], count: int) -> None:
+    """Add ``hlo_indexing.layout`` to some entries of ``arg_attrs``/``res_attrs``."""
+    if not attrs:
+        return
+    existing = func_op.attributes[key] if key in func_op.attributes else None
+    current = list(ir.ArrayAttr(existing)) if existing is not None else [None] * count
+    updated = [
+        _with_attr(current[i], LAYOUT_ATTR, attrs[i]) if i in attrs else (current[i] or ir.DictAttr.get({}))
+        for i in range(count)
+    ]
+    func_op.attributes[key] = ir.ArrayAttr.get(updated)
+
+
+def _annotate_function(
+    func_op: "ir.Operation",
+    computation: HloComputation | None,
+    instructions: dict[str, HloInstruction],
+    filename: str,
+) -> None:
+    """Locations and layouts on a function's arguments and results, and on its ops."""
+    if computation is not None:
+        func_op.location = ir.Location.name(
+            computation.name, ir.Location.file(filename, computation.line, computation.column)
+        )
+        root = next((i for i in computation.instructions if i.is_root), None)
+        function_type = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
+        if root is not None:
+            results = list(function_type.results)
+            layout = _layout_attr(root, results)
+            if layout is not None and len(results) == 1:
+                _set_value_attrs(func_op, "res_attrs", {0: layout}, 1)
+            elif layout is not None:
+                per_result = {
+                    i: element
+                    for i, (text, element) in enumerate(zip(root.layouts, ir.ArrayAttr(layout)))
+                    if text is not None
+                }
+                _set_value_attrs(func_op, "res_attrs", per_result, len(results))
+        block = func_op.regions[0].blocks[0]
+        # A tuple parameter of the entry is flattened into one argument per element,
+        # all named after the parameter.
+        by_parameter: dict[str, list[ir.BlockArgument]] = {}
+        for argument in block.arguments:
+            by_parameter.setdefault(_name_of(argument.location) or "", []).append(argument)
+        arg_layouts: dict[int, ir.Attribute] = {}
+        for name, arguments in by_parameter.items():
+            parameter = instructions.get(name)
+            if parameter is None:
+                continue
+            for argument in arguments:
+                argument.set_location(
+                    _text_location(parameter.name, parameter.line, parameter.column, filename)
+                )
+            layout = _layout_attr(parameter, [a.type for a in arguments])
+            if layout is not None and len(arguments) == 1:
+                arg_layouts[arguments[0].arg_number] = layout
+            elif layout is not None:
+                for argument, text, element in zip(arguments, parameter.layouts, ir.ArrayAttr(layout)):
+                    if text is not None:
+                        arg_layouts[argument.arg_number] = element
+        _set_value_attrs(func_op, "arg_attrs", arg_layouts, len(block.arguments))
+    for region in func_op.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                _annotate_op(op.operation, instructions, filename)
+
+
+def _annotate_op(op: "ir.Operation", instructions: dict[str, HloInstruction], filename: str) -> None:
+    instruction = instructions.get(_name_of(op.location) or "")
+    if instruction is not None:
+        op.location = _text_location(instruction.name, instruction.line, instruction.column, filename)
+        layout = _layout_attr(instruction, [r.type for r in op.results])
+        if layout is not None:
+            op.attributes[LAYOUT_ATTR] = layout
+    for region in op.regions:
+        for block in region.blocks:
+            for argument in block.arguments:
+                owner = instructions.get(_name_of(argument.location) or "")
+                if owner is not None:
+                    argument.set_location(
+                        _text_location(owner.name, owner.line, owner.column, filename)
+                    )
+            for inner in block.operations:
+                _annotate_op(inner.operation, instructions, filename)
+
+
+def _name_of(location: "ir.Location") -> str | None:
+    match = _NAME_LOC.match(str(location))
+    return match.group(1) if match else None
+
+
+def import_hlo_text(text: str, filename: str, context: "ir.Context") -> "ir.Module":
+    """Parse HLO text with XLA's parser and translate it to a StableHLO/MHLO module in
+    ``context``, keeping layouts and instruction names (see the module docstring).
+
+    Raises :class:`ParseError` (XLA's message at ``filename:line:col``) for text XLA's
+    parser rejects, and :class:`UnsupportedError` when jaxlib lacks the entry points or
+    the translator refuses the module.
+    """
+    hlo_module = _parse_hlo(text, filename)
+    stripped, changed = strip_layout_fields(text)
+    translatable = _parse_hlo(stripped, filename) if changed else hlo_module
+    bytecode = _translate(translatable, filename)
+    scan = scan_hlo_text(text)
+    instructions, computations = _align(hlo_module, scan.computations)
+    try:
+        module = ir.Module.parse(bytecode, context=context)
+    except ir.MLIRError as exc:
+        raise _translation_error(exc, instructions, filename) from None
+    entry = next((c for c in scan.computations if c.is_entry), None)
+    with context, ir.Location.unknown(context):
+        for op in module.body.operations:
+            if op.operation.name != "func.func":
+                continue
+            func_op = op.operation
+            name = ir.StringAttr(func_op.attributes["sym_name"]).value
+            is_public = "sym_visibility" not in func_op.attributes
+            computation = entry if is_public else computations.get(name)
+            _annotate_function(func_op, computation, instructions, filename)
+        module.operation.location = ir.Location.file(filename, 1, 1)
+    return module

@@ -1,0 +1,225 @@
+"""A small scanner over XLA's HLO text: where computations, instructions and layouts are.
+
+It does not parse HLO (XLA's own parser does that, see :mod:`hlo_import`); it finds, in
+the user's text, what XLA's HLO -> StableHLO translator loses or refuses:
+
+* each instruction's name, line and column, and the layouts written in its shape;
+* every layout's *extra fields* (tiles, ``L``, ``E``, ``S``, ``SC``, ``M``, ...), which
+  :func:`strip_layout_fields` blanks out so that the translator accepts the text while
+  every line and column stays where it was.
+
+Layouts are the ``{...}`` written right after an array shape ``type[dims]``; braces
+elsewhere (``dimensions={1,0}``, ``slice={[0:2]}``, ``window={...}``) are not layouts.
+
+Example::
+
+    >>> scan = scan_hlo_text("HloModule m\\nENTRY e {\\n"
+    ...                      "  ROOT p = f32[2,3]{0,1:T(2,2)} parameter(0)\\n}\\n")
+    >>> inst = scan.computations[0].instructions[0]
+    >>> (inst.name, inst.line, inst.column, inst.layouts)
+    ('p', 3, 3, ('{0,1:T(2,2)}',))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# An array shape followed directly by a layout: group 1 = element type, 2 = dims, 3 = layout body.
+_ARRAY_WITH_LAYOUT = re.compile(
+    r"\b(pred|bf16|tf32|token|[suf]\d+[a-z0-9]*|c64|c128)\[([^\[\]]*)\](?:\{([^{}\n]*)\})?"
+)
+_INSTRUCTION = re.compile(
+    r"^[ \t]*(ROOT[ \t]+)?%?([A-Za-z_][\w.\-]*)[ \t]*=[ \t]*", re.MULTILINE
+)
+_COMPUTATION = re.compile(
+    r"^[ \t]*(ENTRY[ \t]+)?%?(?!ROOT\b|HloModule\b)([A-Za-z_][\w.\-]*)(?![\w.\-])(?![ \t]*=)"
+    r"[^\n]*\{[ \t]*$",
+    re.MULTILINE,
+)
+_HEADER = re.compile(r"^\s*(?://[^\n]*\n\s*|/\*.*?\*/\s*)*HloModule\b", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class HloInstruction:
+    """One instruction of the text: its name as written (without ``%``), the 1-based
+    position where the statement starts (``ROOT`` or the name), its opcode, and the layouts written in its shape, one entry per array of
+    the shape in order (``None`` where an array has no written layout; a tuple shape has
+    several entries, a scalar without braces has ``(None,)``)."""
+
+    name: str
+    line: int
+    column: int
+    opcode: str
+    is_root: bool
+    layouts: tuple[str | None, ...]
+    ranks: tuple[int, ...]
+    parameter_number: int | None
+
+
+@dataclass(frozen=True)
+class HloComputation:
+    """A computation of the text (1-based position of its header) with its instructions
+    in text order."""
+
+    name: str
+    is_entry: bool
+    line: int
+    column: int
+    instructions: tuple[HloInstruction, ...]
+
+
+@dataclass(frozen=True)
+class HloTextScan:
+    """Computations in text order."""
+
+    computations: tuple[HloComputation, ...]
+
+
+def looks_like_hlo_text(text: str | bytes) -> bool:
+    """True when the first token after whitespace and comments is ``HloModule``."""
+    if isinstance(text, bytes):
+        text = text[:4096].decode("utf-8", errors="replace")
+    return _HEADER.match(text) is not None
+
+
+def _blank_comments(text: str) -> str:
+    """The text with ``//`` and ``/* */`` comments replaced by spaces (newlines kept),
+    leaving string literals (``"..."``) alone."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out[i:end] = " " * (end - i)
+            i = end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out[i:end] = [c if c == "\n" else " " for c in text[i:end]]
+            i = end
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
+    return starts
+
+
+def _shape_end(text: str, start: int) -> int:
+    """Offset just past the shape starting at ``start`` (an array or a tuple)."""
+    if text.startswith("(", start):
+        depth = 0
+        for i in range(start, len(text)):
+            if text[i] == "(":
+                depth += 1
+            elif text[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+        return len(text)
+    match = _ARRAY_WITH_LAYOUT.match(text, start)
+    return match.end() if match else start
+
+
+def _rank(dims: str) -> int:
+    return 0 if not dims.strip() else dims.count(",") + 1
+
+
+def scan_hlo_text(text: str) -> HloTextScan:
+    """Find computations, instructions and written layouts in HLO text (see module doc)."""
+    clean = _blank_comments(text)
+    starts = _line_starts(clean)
+    headers = list(_COMPUTATION.finditer(clean))
+    computations = []
+    for index, header in enumerate(headers):
+        body_end = headers[index + 1].start() if index + 1 < len(headers) else len(clean)
+        instructions = []
+        for match in _INSTRUCTION.finditer(clean, header.end(), body_end):
+            shape_start = match.end()
+            shape_end = _shape_end(clean, shape_start)
+            shape = clean[shape_start:shape_end]
+            arrays = list(_ARRAY_WITH_LAYOUT.finditer(shape))
+            opcode_match = re.match(r"\s*([\w\-]+)", clean[shape_end:])
+            opcode = opcode_match.group(1) if opcode_match else ""
+            parameter = None
+            if opcode == "parameter":
+                number = re.match(r"\s*parameter\s*\(\s*(\d+)", clean[shape_end:])
+                parameter = int(number.group(1)) if number else None
+            name_offset = match.start(1) if match.group(1) else match.start(2)
+            if clean[name_offset - 1 : name_offset] == "%":
+                name_offset -= 1
+            line = _line_of(starts, name_offset)
+            instructions.append(
+                HloInstruction(
+                    name=match.group(2),
+                    line=line + 1,
+                    column=name_offset - starts[line] + 1,
+                    opcode=opcode,
+                    is_root=match.group(1) is not None,
+                    layouts=tuple(
+                        None if a.group(3) is None else "{" + a.group(3).strip() + "}"
+                        for a in arrays
+                    ),
+                    ranks=tuple(_rank(a.group(2)) for a in arrays),
+                    parameter_number=parameter,
+                )
+            )
+        header_offset = header.start(1) if header.group(1) else header.start(2)
+        header_line = _line_of(starts, header_offset)
+        computations.append(
+            HloComputation(
+                name=header.group(2),
+                is_entry=header.group(1) is not None,
+                line=header_line + 1,
+                column=header_offset - starts[header_line] + 1,
+                instructions=tuple(instructions),
+            )
+        )
+    return HloTextScan(tuple(computations))
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    """0-based line index containing ``offset``."""
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def strip_layout_fields(text: str) -> tuple[str, bool]:
+    """Blank every layout's fields after ``minor_to_major`` (``:T(8,128)(2,1)S(1)``) with
+    spaces, and a whole layout whose ``minor_to_major`` is empty (``f32[]{:T(128)}``).
+
+    Lines and columns are unchanged. Returns the new text and whether anything changed.
+    """
+    clean = _blank_comments(text)
+    out = list(text)
+    changed = False
+    for match in _ARRAY_WITH_LAYOUT.finditer(clean):
+        body = match.group(3)
+        if body is None or ":" not in body:
+            continue
+        body_start = match.start(3)
+        colon = body_start + body.index(":")
+        if not body[: body.index(":")].strip():
+            blank_from, blank_to = body_start - 1, match.end()
+        else:
+            blank_from, blank_to = colon, match.end() - 1
+        out[blank_from:blank_to] = " " * (blank_to - blank_from)
+        changed = True
+    return "".join(out), changed
