@@ -1,0 +1,362 @@
+"""XLA's layout notation: the :class:`Layout` and :class:`Shape` values and their text.
+
+Grammar (XLA's printer and parser agree; fields are optional but must come in this order)::
+
+    layout := '{' [int (',' int)*] [':' ['D' paren] ['T' tile+] ['L(' n ')'] ['#(' type ')']
+              ['*(' type ')'] ['E(' n ')'] ['S(' n ')'] ['SC' ('(' n ':' n,... ')')+]
+              ['P(' shape ')'] ['M(' n ')']] '}'
+    tile   := '(' dim (',' dim)* ')'     dim := positive int | '*'
+    shape  := dtype '[' [int (',' int)*] ']' [layout]
+
+``D(...)`` (legacy dim level types) is parsed and dropped, as XLA does. ``*`` in a tile
+(combine with the next more-minor dimension) is stored as :data:`COMBINE` (-1).
+
+Example::
+
+    >>> s = Shape.parse("bf16[16,256]{1,0:T(8,128)(2,1)}")
+    >>> s.dtype, s.dims, s.layout.tiles
+    ('bf16', (16, 256), ((8, 128), (2, 1)))
+    >>> str(Layout.parse("{1,0 : T(8, 128)(2,1)L(1024)}"))
+    '{1,0:T(8,128)(2,1)L(1024)}'
+
+Malformed text raises :class:`LayoutParseError` naming the offending token and its column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hlo_indexing.errors import ParseError, SourceLocation
+
+#: tile entry meaning "combine this dimension with the next more-minor one" (XLA's ``*``)
+COMBINE = -1
+INT64_MAX = 2**63 - 1
+
+
+class LayoutParseError(ParseError):
+    """Malformed or invalid layout/shape text; ``location.column`` is the 1-based column
+    of the offending token."""
+
+    def __init__(self, message: str, text: str, column: int):
+        super().__init__(message, SourceLocation("<layout>", 1, column))
+        self.text = text
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An XLA layout. ``minor_to_major`` lists logical dims from fastest to slowest;
+    ``tiles`` apply left to right (entries > 0, or :data:`COMBINE`). The other fields are
+    kept for printing; only ``tail_padding_alignment`` (``L``) changes sizes, none moves
+    an element. ``has_braces`` is False only for the untiled scalar (``f32[]``)."""
+
+    minor_to_major: tuple[int, ...] = ()
+    tiles: tuple[tuple[int, ...], ...] = ()
+    tail_padding_alignment: int = 1
+    index_type: str | None = None
+    pointer_type: str | None = None
+    element_size_bits: int = 0
+    memory_space: int = 0
+    split_configs: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    physical_shape: str | None = None
+    dynamic_metadata_bytes: int = 0
+    has_braces: bool = field(default=True, compare=False)
+
+    @staticmethod
+    def parse(text: str) -> "Layout":
+        """Parse a layout alone (``{1,0:T(2,2)}``) or the layout of a shape text
+        (``f32[3,5]{1,0:T(2,2)}``); see :meth:`Shape.parse`."""
+        stripped = text.strip()
+        if stripped.startswith("{"):
+            parser = _Parser(text)
+            layout = parser.layout(rank=None)
+            parser.end()
+            return layout
+        return Shape.parse(text).layout
+
+    @staticmethod
+    def row_major(rank: int) -> "Layout":
+        """The default layout ``{rank-1,...,1,0}``."""
+        return Layout(tuple(range(rank - 1, -1, -1)), has_braces=rank > 0)
+
+    @property
+    def rank(self) -> int:
+        return len(self.minor_to_major)
+
+    # placement (see hlo_indexing.layout.tiling); ``dims`` is a dims sequence or a Shape
+
+    def physical_shape(self, dims: "Sequence[int] | Shape") -> tuple[int, ...]:
+        """The padded, tiled shape, major to minor."""
+        from hlo_indexing.layout import tiling
+
+        return tiling.physical_shape(dims, self)
+
+    def padded_size(self, dims: "Sequence[int] | Shape") -> int:
+        """Element slots of the buffer, ``L(n)`` tail padding included."""
+        from hlo_indexing.layout import tiling
+
+        return tiling.padded_size(dims, self)
+
+    def linear_index(self, dims: "Sequence[int] | Shape", index: Sequence[int]) -> int:
+        """The buffer offset (in elements) of logical ``index``."""
+        from hlo_indexing.layout import tiling
+
+        return tiling.linear_index(dims, index, self)
+
+    def logical_index(self, dims: "Sequence[int] | Shape", offset: int) -> tuple[int, ...] | None:
+        """The logical index at buffer ``offset``, or None for a padding slot."""
+        from hlo_indexing.layout import tiling
+
+        return tiling.logical_index(dims, offset, self)
+
+    def __str__(self) -> str:
+        fields = []
+        if self.tiles:
+            fields.append("T" + "".join("(" + ",".join("*" if t == COMBINE else str(t) for t in tile) + ")" for tile in self.tiles))
+        if self.tail_padding_alignment != 1:
+            fields.append(f"L({self.tail_padding_alignment})")
+        if self.index_type is not None:
+            fields.append(f"#({self.index_type})")
+        if self.pointer_type is not None:
+            fields.append(f"*({self.pointer_type})")
+        if self.element_size_bits:
+            fields.append(f"E({self.element_size_bits})")
+        if self.memory_space:
+            fields.append(f"S({self.memory_space})")
+        if self.split_configs:
+            fields.append("SC" + "".join(f"({d}:{','.join(map(str, idx))})" for d, idx in self.split_configs))
+        if self.physical_shape is not None:
+            fields.append(f"P({self.physical_shape})")
+        if self.dynamic_metadata_bytes:
+            fields.append(f"M({self.dynamic_metadata_bytes})")
+        body = ",".join(map(str, self.minor_to_major))
+        if fields:
+            body += ":" + "".join(fields)
+        return "{" + body + "}"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An array shape: XLA element type name (lower case), dims (dim 0 first), layout."""
+
+    dtype: str
+    dims: tuple[int, ...]
+    layout: Layout
+
+    @staticmethod
+    def parse(text: str) -> "Shape":
+        """Parse ``dtype[d0,...]{layout}``; the layout defaults to row-major. The layout
+        is checked against the dims (a permutation of them, padded size within int64)."""
+        parser = _Parser(text)
+        shape = parser.shape()
+        parser.end()
+        return shape
+
+    def __str__(self) -> str:
+        layout = str(self.layout) if self.layout.has_braces else ""
+        return f"{self.dtype}[{','.join(map(str, self.dims))}]{layout}"
+
+
+_TOKEN = re.compile(r"\s*(?:(?P<int>-?\d+)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<punct>\S))")
+
+
+class _Parser:
+    """A tokenizer + recursive-descent parser that remembers token columns for errors."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens: list[tuple[str, str, int]] = []  # (kind, text, 1-based column)
+        pos = 0
+        while True:
+            match = _TOKEN.match(text, pos)
+            if match is None:
+                break
+            kind = match.lastgroup
+            self.tokens.append((kind, match.group(kind), match.start(kind) + 1))
+            pos = match.end()
+        self.tokens.append(("end", "end of text", len(text) + 1))
+        self.i = 0
+
+    # -- token helpers
+
+    def peek(self) -> tuple[str, str, int]:
+        return self.tokens[self.i]
+
+    def error(self, message: str, token: tuple[str, str, int] | None = None) -> LayoutParseError:
+        kind, value, column = token or self.peek()
+        shown = value if kind == "end" else f"'{value}'"
+        return LayoutParseError(f"{message} at column {column}, found {shown}", self.text, column)
+
+    def take(self, value: str) -> tuple[str, str, int]:
+        token = self.peek()
+        if token[1] != value or token[0] == "end":
+            raise self.error(f"expected '{value}'")
+        self.i += 1
+        return token
+
+    def accept(self, value: str) -> bool:
+        if self.peek()[1] == value and self.peek()[0] != "end":
+            self.i += 1
+            return True
+        return False
+
+    def integer(self, what: str, minimum: int = 0) -> int:
+        token = self.peek()
+        if token[0] != "int":
+            raise self.error(f"expected {what}")
+        value = int(token[1])
+        if value < minimum or value > INT64_MAX:
+            raise self.error(f"{what} must be in [{minimum}, {INT64_MAX}]")
+        self.i += 1
+        return value
+
+    def end(self) -> None:
+        if self.peek()[0] != "end":
+            raise self.error("unexpected trailing text")
+
+    def balanced(self) -> str:
+        """The text inside a parenthesised group (nested parens allowed), consumed."""
+        start = self.take("(")
+        depth = 1
+        while depth:
+            token = self.peek()
+            if token[0] == "end":
+                raise self.error("unbalanced '('", start)
+            depth += {"(": 1, ")": -1}.get(token[1], 0) if token[0] == "punct" else 0
+            self.i += 1
+        return self.text[start[2] : self.tokens[self.i - 1][2] - 1].strip()
+
+    # -- grammar
+
+    def shape(self) -> Shape:
+        kind, dtype, _ = self.peek()
+        if kind != "word":
+            raise self.error("expected an element type")
+        self.i += 1
+        self.take("[")
+        dims: list[int] = []
+        if not self.accept("]"):
+            while True:
+                dims.append(self.integer("a dimension size"))
+                if self.accept("]"):
+                    break
+                self.take(",")
+        if self.peek()[1] == "{" and self.peek()[0] == "punct":
+            brace = self.peek()
+            if not dims and self.tokens[self.i + 1][1] == "}":
+                raise self.error("an untiled scalar has no layout braces ('f32[]')", brace)
+            layout = self.layout(rank=len(dims))
+        else:
+            layout = Layout.row_major(len(dims))
+        shape = Shape(dtype.lower(), tuple(dims), layout)
+        from hlo_indexing.layout.tiling import check_padded_size
+
+        try:
+            check_padded_size(shape.dims, layout)
+        except OverflowError as exc:
+            raise LayoutParseError(f"{exc} (shape '{self.text.strip()}')", self.text, self.tokens[0][2]) from None
+        return shape
+
+    def layout(self, rank: int | None) -> Layout:
+        open_brace = self.take("{")
+        m2m: list[int] = []
+        if self.peek()[0] == "int":
+            while True:
+                token = self.peek()
+                value = self.integer("a dimension number")
+                if value in m2m:
+                    raise self.error("repeated dimension in minor_to_major", token)
+                m2m.append(value)
+                if not self.accept(","):
+                    break
+        bad = [d for d in m2m if d >= len(m2m)]
+        if bad or (rank is not None and len(m2m) != rank):
+            expected = len(m2m) if rank is None else rank
+            raise self.error(
+                f"minor_to_major {{{','.join(map(str, m2m))}}} is not a permutation of 0..{expected - 1}", open_brace
+            )
+        values: dict[str, object] = {}
+        if self.accept(":"):
+            self.fields(values)
+        self.take("}")
+        return Layout(tuple(m2m), **values)
+
+    # fields in XLA's fixed order; each key is the field's introducer
+    _ORDER = ("D", "T", "L", "#", "*", "E", "S", "SC", "P", "M")
+
+    def fields(self, values: dict[str, object]) -> None:
+        last = -1
+        while self.peek()[1] != "}" and self.peek()[0] != "end":
+            token = self.peek()
+            name = token[1]
+            if name not in self._ORDER:
+                raise self.error(f"unknown layout field (expected one of {' '.join(self._ORDER)})")
+            position = self._ORDER.index(name)
+            if position <= last:
+                raise self.error(f"layout field '{name}' is repeated or out of order (order is {' '.join(self._ORDER)})")
+            last = position
+            self.i += 1
+            if name == "D":
+                self.balanced()
+            elif name == "T":
+                values["tiles"] = self.tiles()
+            elif name == "L":
+                values["tail_padding_alignment"] = self.paren_int("an L(n) alignment", 1)
+            elif name == "#":
+                values["index_type"] = self.balanced()
+            elif name == "*":
+                values["pointer_type"] = self.balanced()
+            elif name == "E":
+                values["element_size_bits"] = self.paren_int("an element size in bits", 0)
+            elif name == "S":
+                values["memory_space"] = self.paren_int("a memory space", 0)
+            elif name == "SC":
+                values["split_configs"] = self.split_configs()
+            elif name == "P":
+                values["physical_shape"] = self.balanced()
+            else:
+                values["dynamic_metadata_bytes"] = self.paren_int("a metadata size in bytes", 0)
+
+    def paren_int(self, what: str, minimum: int) -> int:
+        self.take("(")
+        value = self.integer(what, minimum)
+        self.take(")")
+        return value
+
+    def tiles(self) -> tuple[tuple[int, ...], ...]:
+        tiles = []
+        while self.peek()[1] == "(":
+            self.i += 1
+            tile: list[int] = []
+            while True:
+                token = self.peek()
+                if token[1] == "*" and token[0] == "punct":
+                    self.i += 1
+                    tile.append(COMBINE)
+                else:
+                    tile.append(self.integer("a tile size (a positive integer or '*')", 1))
+                if self.accept(")"):
+                    break
+                self.take(",")
+            if tile[-1] == COMBINE:
+                raise self.error("'*' cannot be the last (most minor) entry of a tile", token)
+            tiles.append(tuple(tile))
+        if not tiles:
+            raise self.error("expected '(' starting a tile after 'T'")
+        return tuple(tiles)
+
+    def split_configs(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        configs = []
+        while self.accept("("):
+            dimension = self.integer("a split dimension")
+            self.take(":")
+            indices = [self.integer("a split index")]
+            while self.accept(","):
+                indices.append(self.integer("a split index"))
+            self.take(")")
+            configs.append((dimension, tuple(indices)))
+        if not configs:
+            raise self.error("expected '(' starting a split config after 'SC'")
+        return tuple(configs)

@@ -1,0 +1,271 @@
+"""Placement of array elements under a tiled layout.
+
+A :class:`TilingPlan` describes how a logical index becomes a physical position, as a
+sequence of steps (XLA's tiled-layout semantics, ``spec/tiled-layout.md``):
+
+1. permute the logical dims into physical order (``minor_to_major`` reversed);
+2. for each tile, left to right: prepend size-1 dims if the tile is longer than the
+   current shape, combine every ``*`` dim with the next more-minor one, then pad each
+   covered dim to a multiple of its tile size, split it into (tile index, in-tile
+   index) and move all in-tile parts, in order, to the minor end;
+3. the linear offset is the row-major index over the final (tiled) shape; ``L(n)``
+   rounds the buffer size up to a multiple of ``n``.
+
+The steps are written once, generically over an arithmetic (:class:`Arith`), so the same
+code computes Python ints, numpy arrays (vectorised) and affine expressions
+(:mod:`hlo_indexing.layout.lowering`).
+
+Example::
+
+    >>> from hlo_indexing.layout.layout_text import Shape
+    >>> s = Shape.parse("f32[3,5]{1,0:T(2,2)}")
+    >>> physical_shape(s), padded_size(s), linear_index(s, (2, 3)), logical_index(s, 17)
+    ((2, 3, 2, 2), 24, 17, (2, 3))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from hlo_indexing.layout.layout_text import COMBINE, INT64_MAX, Layout, Shape
+
+#: returned by :func:`logical_index` for a buffer position that holds no element
+PADDING = None
+
+
+@dataclass(frozen=True)
+class TileStep:
+    """One tile level. ``groups`` partitions the dims of ``input_shape`` (after
+    ``ones`` size-1 dims are prepended) into runs combined by ``*``; ``combined`` is the
+    resulting shape, whose last ``len(tile)`` dims are tiled into ``output_shape``."""
+
+    input_shape: tuple[int, ...]
+    ones: int
+    groups: tuple[tuple[int, ...], ...]
+    combined: tuple[int, ...]
+    tile: tuple[int, ...]
+    output_shape: tuple[int, ...]
+
+    @property
+    def expanded(self) -> tuple[int, ...]:
+        """``input_shape`` with the prepended size-1 dims."""
+        return (1,) * self.ones + self.input_shape
+
+
+@dataclass(frozen=True)
+class TilingPlan:
+    """How ``dims`` (logical, dim 0 first) are placed by ``layout``."""
+
+    dims: tuple[int, ...]
+    layout: Layout
+    permutation: tuple[int, ...]  # physical dim j (major to minor) is logical dim permutation[j]
+    steps: tuple[TileStep, ...]
+
+    @property
+    def physical_dims(self) -> tuple[int, ...]:
+        return tuple(self.dims[p] for p in self.permutation)
+
+    @property
+    def tiled_shape(self) -> tuple[int, ...]:
+        """The physical shape after all tiles, major to minor; ``(1,)`` for an untiled
+        scalar (a buffer always has at least one dimension)."""
+        if self.steps:
+            return self.steps[-1].output_shape
+        return self.physical_dims or (1,)
+
+    @property
+    def element_count(self) -> int:
+        return math.prod(self.dims)
+
+    @property
+    def padded_size(self) -> int:
+        size = math.prod(self.tiled_shape)
+        align = self.layout.tail_padding_alignment
+        return -(-size // align) * align
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Row-major strides (in elements) of :attr:`tiled_shape`."""
+        strides, acc = [], 1
+        for extent in reversed(self.tiled_shape):
+            strides.append(acc)
+            acc *= extent
+        return tuple(reversed(strides))
+
+
+def plan(shape: Shape | Sequence[int], layout: Layout | None = None) -> TilingPlan:
+    """The :class:`TilingPlan` of a :class:`Shape`, or of ``dims`` and a ``layout``.
+    Raises ``ValueError`` when the layout does not fit the dims."""
+    dims, layout = _dims_and_layout(shape, layout)
+    if sorted(layout.minor_to_major) != list(range(len(dims))):
+        raise ValueError(f"minor_to_major {list(layout.minor_to_major)} is not a permutation of the {len(dims)} dims")
+    current = tuple(dims[p] for p in reversed(layout.minor_to_major))
+    steps = []
+    for tile in layout.tiles:
+        if any(t != COMBINE and t < 1 for t in tile) or tile[-1] == COMBINE:
+            raise ValueError(f"invalid tile {tile}: sizes must be positive and '*' not last")
+        ones = max(0, len(tile) - len(current))
+        expanded = (1,) * ones + current
+        base = len(expanded) - len(tile)
+        groups: list[tuple[int, ...]] = [(i,) for i in range(base)]
+        sizes: list[int] = []
+        run: list[int] = []
+        for j, t in enumerate(tile):
+            run.append(base + j)
+            if t != COMBINE:
+                groups.append(tuple(run))
+                sizes.append(t)
+                run = []
+        combined = tuple(math.prod(expanded[i] for i in g) for g in groups)
+        k = len(sizes)
+        head, covered = combined[: len(combined) - k], combined[len(combined) - k :]
+        output = head + tuple(-(-d // t) for d, t in zip(covered, sizes)) + tuple(sizes)
+        steps.append(TileStep(current, ones, tuple(groups), combined, tuple(sizes), output))
+        current = output
+    return TilingPlan(tuple(dims), layout, tuple(reversed(layout.minor_to_major)), tuple(steps))
+
+
+def _dims_and_layout(shape: Shape | Sequence[int], layout: Layout | None) -> tuple[tuple[int, ...], Layout]:
+    if isinstance(shape, Shape):
+        return shape.dims, layout or shape.layout
+    dims = tuple(int(d) for d in shape)
+    return dims, layout or Layout.row_major(len(dims))
+
+
+def check_padded_size(dims: Sequence[int], layout: Layout) -> None:
+    """Raise ``OverflowError`` when the padded buffer size exceeds int64."""
+    size = plan(dims, layout).padded_size
+    if size > INT64_MAX:
+        raise OverflowError(f"padded size {size} elements overflows int64")
+
+
+def physical_shape(shape: Shape | Sequence[int], layout: Layout | None = None) -> tuple[int, ...]:
+    """The padded, tiled shape, major to minor (``(2, 3, 2, 2)`` for ``f32[3,5]{1,0:T(2,2)}``)."""
+    return plan(shape, layout).tiled_shape
+
+
+def padded_size(shape: Shape | Sequence[int], layout: Layout | None = None) -> int:
+    """Element slots of the buffer: data, tile padding and ``L(n)`` tail padding."""
+    return plan(shape, layout).padded_size
+
+
+class Arith(Protocol):
+    """The operations the placement formulas need, on some value type."""
+
+    def zero(self) -> Any: ...
+    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any: ...  # major * extent + minor
+    def div(self, value: Any, divisor: int) -> Any: ...  # floor division
+    def mod(self, value: Any, divisor: int) -> Any: ...
+
+
+class IntArith:
+    """:class:`Arith` on Python ints or numpy integer arrays (elementwise)."""
+
+    def zero(self) -> Any:
+        return 0
+
+    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any:
+        return major * minor_extent + minor
+
+    def div(self, value: Any, divisor: int) -> Any:
+        return value // divisor
+
+    def mod(self, value: Any, divisor: int) -> Any:
+        return value % divisor
+
+
+def tiled_coordinates(p: TilingPlan, index: Sequence[Any], arith: Arith) -> list[Any]:
+    """The coordinates of logical ``index`` in :attr:`TilingPlan.tiled_shape`."""
+    coords = [index[q] for q in p.permutation]
+    for step in p.steps:
+        coords = [arith.zero()] * step.ones + coords
+        merged = []
+        for group in step.groups:
+            value = coords[group[0]]
+            for i in group[1:]:
+                value = arith.combine(value, coords[i], step.expanded[i])
+            merged.append(value)
+        k = len(step.tile)
+        head, covered = merged[: len(merged) - k], merged[len(merged) - k :]
+        coords = (
+            head
+            + [arith.div(c, t) for c, t in zip(covered, step.tile)]
+            + [arith.mod(c, t) for c, t in zip(covered, step.tile)]
+        )
+    return coords or [arith.zero()]
+
+
+def linear_from_coordinates(p: TilingPlan, coords: Sequence[Any], arith: Arith) -> Any:
+    """The row-major offset of tiled coordinates."""
+    value = arith.zero()
+    for coord, extent in zip(coords, p.tiled_shape):
+        value = arith.combine(value, coord, extent)
+    return value
+
+
+def logical_from_offset(p: TilingPlan, offset: Any, arith: Arith) -> tuple[list[Any], list[tuple[Any, int]]]:
+    """Invert the placement of a buffer ``offset``: returns the logical index and the
+    checks ``(value, extent)`` that hold (``0 <= value < extent``) exactly when the
+    offset holds an element rather than padding."""
+    checks: list[tuple[Any, int]] = []
+    shape = p.tiled_shape
+    coords = []
+    for j, extent in enumerate(shape):
+        stride = math.prod(shape[j + 1 :])
+        value = arith.div(offset, stride) if stride != 1 else offset
+        coords.append(arith.mod(value, extent) if j else value)
+    checks.append((coords[0], shape[0]))
+    for step in reversed(p.steps):
+        k = len(step.tile)
+        n = len(step.combined) - k
+        merged = coords[:n] + [arith.combine(q, r, t) for q, r, t in zip(coords[n : n + k], coords[n + k :], step.tile)]
+        for value, extent in zip(merged[n:], step.combined[n:]):
+            checks.append((value, extent))
+        coords = []
+        for group, value in zip(step.groups, merged):
+            parts = []
+            for i in reversed(group[1:]):
+                parts.append(arith.mod(value, step.expanded[i]))
+                value = arith.div(value, step.expanded[i])
+            coords.extend([value] + parts[::-1])
+        for value in coords[: step.ones]:
+            checks.append((value, 1))
+        coords = coords[step.ones :]
+    logical = [None] * len(p.dims)
+    for j, q in enumerate(p.permutation):
+        logical[q] = coords[j]
+    return logical, checks
+
+
+def linear_index(shape: Shape | Sequence[int], index: Sequence[int], layout: Layout | None = None) -> int:
+    """The buffer offset (in elements) of logical ``index`` (dim 0 first)."""
+    p = plan(shape, layout)
+    if len(index) != len(p.dims) or any(not 0 <= i < d for i, d in zip(index, p.dims)):
+        raise IndexError(f"index {tuple(index)} is out of bounds for shape {list(p.dims)}")
+    arith = IntArith()
+    return linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith)
+
+
+def logical_index(shape: Shape | Sequence[int], offset: int, layout: Layout | None = None) -> tuple[int, ...] | None:
+    """The logical index stored at buffer ``offset``, or :data:`PADDING` (None) when the
+    slot is padding."""
+    p = plan(shape, layout)
+    if not 0 <= offset < p.padded_size:
+        raise IndexError(f"offset {offset} is outside the buffer of {p.padded_size} elements")
+    index, checks = logical_from_offset(p, offset, IntArith())
+    if all(0 <= value < extent for value, extent in checks):
+        return tuple(index)
+    return PADDING
+
+
+def offsets_array(p: TilingPlan) -> np.ndarray:
+    """The buffer offset of every element, as an int64 array of the logical shape."""
+    grids = np.indices(p.dims, dtype=np.int64) if p.dims else []
+    arith = IntArith()
+    result = linear_from_coordinates(p, tiled_coordinates(p, list(grids), arith), arith)
+    return np.broadcast_to(np.asarray(result, dtype=np.int64), p.dims)
