@@ -1,6 +1,14 @@
 """Small, exact operations on ``ir.AffineExpr`` trees: classification, evaluation,
 substitution, interval bounds and size. They walk the trees of the upstream bindings;
 nothing here builds a second expression representation.
+
+Caution (jaxlib 0.10.2 bindings): an expression built by an operator or a ``get``
+keeps the Python class of the *requested* operation even when MLIR folded it, e.g.
+``AffineConstantExpr(11) * -1`` is an ``AffineMulExpr`` object holding the constant
+``-11``, and reading its ``.lhs`` crashes the process. Every constructor here returns
+:func:`typed` results and every public function re-types its argument, so code that
+goes through this module is safe; children read through ``.lhs``/``.rhs`` and
+``AffineMap.results`` are always typed correctly.
 """
 
 from __future__ import annotations
@@ -25,6 +33,11 @@ Add, Mul, Mod, FloorDiv, CeilDiv = (
 Const, Dim, Sym, Binary = ir.AffineConstantExpr, ir.AffineDimExpr, ir.AffineSymbolExpr, ir.AffineBinaryExpr
 
 
+def typed(expr: AffineExpr) -> AffineExpr:
+    """``expr`` as an object of the Python class matching its real kind."""
+    return expr.maybe_downcast()
+
+
 def constant(value: int, context: "ir.Context") -> AffineExpr:
     return ir.AffineConstantExpr.get(value, context)
 
@@ -37,16 +50,24 @@ def symbol(position: int, context: "ir.Context") -> AffineExpr:
     return ir.AffineSymbolExpr.get(position, context)
 
 
+def add(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    return typed(lhs + rhs)
+
+
+def mul(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    return typed(lhs * rhs)
+
+
 def floordiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
-    return ir.AffineFloorDivExpr.get(lhs, _as_expr(rhs, lhs.context))
+    return typed(ir.AffineFloorDivExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
 def ceildiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
-    return ir.AffineCeilDivExpr.get(lhs, _as_expr(rhs, lhs.context))
+    return typed(ir.AffineCeilDivExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
 def mod(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
-    return ir.AffineModExpr.get(lhs, _as_expr(rhs, lhs.context))
+    return typed(ir.AffineModExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
 def _as_expr(value: AffineExpr | int, context: "ir.Context") -> AffineExpr:
@@ -55,20 +76,21 @@ def _as_expr(value: AffineExpr | int, context: "ir.Context") -> AffineExpr:
 
 def constant_value(expr: AffineExpr) -> int | None:
     """The value of a constant expression, else None."""
+    expr = typed(expr)
     return expr.value if isinstance(expr, Const) else None
 
 
 def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
     """A binary expression of the same kind as ``expr`` with new operands."""
     if isinstance(expr, Add):
-        return lhs + rhs
+        return typed(lhs + rhs)
     if isinstance(expr, Mul):
-        return lhs * rhs
+        return typed(lhs * rhs)
     if isinstance(expr, Mod):
-        return ir.AffineModExpr.get(lhs, rhs)
+        return mod(lhs, rhs)
     if isinstance(expr, FloorDiv):
-        return ir.AffineFloorDivExpr.get(lhs, rhs)
-    return ir.AffineCeilDivExpr.get(lhs, rhs)
+        return floordiv(lhs, rhs)
+    return ceildiv(lhs, rhs)
 
 
 def substitute(
@@ -83,6 +105,7 @@ def substitute(
     found = memo.get(expr)
     if found is not None:
         return found
+    expr = typed(expr)
     if isinstance(expr, Dim):
         out = dims[expr.position]
     elif isinstance(expr, Sym):
@@ -91,20 +114,25 @@ def substitute(
         out = rebuild(expr, substitute(expr.lhs, dims, symbols, memo), substitute(expr.rhs, dims, symbols, memo))
     else:
         out = expr
+    out = typed(out)
     memo[expr] = out
     return out
 
 
 def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
     """The value of ``expr`` at a point (floor semantics for ``floordiv``/``mod``)."""
+    return _evaluate(typed(expr), dims, symbols)
+
+
+def _evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
     if isinstance(expr, Const):
         return expr.value
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
-    lhs = evaluate(expr.lhs, dims, symbols)
-    rhs = evaluate(expr.rhs, dims, symbols)
+    lhs = _evaluate(expr.lhs, dims, symbols)
+    rhs = _evaluate(expr.rhs, dims, symbols)
     if isinstance(expr, Add):
         return lhs + rhs
     if isinstance(expr, Mul):
@@ -118,14 +146,18 @@ def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> i
 
 def evaluate_array(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> np.ndarray:
     """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape."""
+    return _evaluate_array(typed(expr), dims, symbols)
+
+
+def _evaluate_array(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> np.ndarray:
     if isinstance(expr, Const):
         return np.int64(expr.value)
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
-    lhs = evaluate_array(expr.lhs, dims, symbols)
-    rhs = evaluate_array(expr.rhs, dims, symbols)
+    lhs = _evaluate_array(expr.lhs, dims, symbols)
+    rhs = _evaluate_array(expr.rhs, dims, symbols)
     if isinstance(expr, Add):
         return lhs + rhs
     if isinstance(expr, Mul):
@@ -149,6 +181,7 @@ def bounds(
     found = memo.get(expr)
     if found is not None:
         return found
+    expr = typed(expr)
     if isinstance(expr, Const):
         out = Interval.point(expr.value)
     elif isinstance(expr, Dim):
@@ -185,25 +218,37 @@ def _semi_affine_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Inter
 
 def node_count(expr: AffineExpr) -> int:
     """The number of nodes of the expression tree (constants and variables count 1)."""
+    return _node_count(typed(expr))
+
+
+def _node_count(expr: AffineExpr) -> int:
     if isinstance(expr, Binary):
-        return 1 + node_count(expr.lhs) + node_count(expr.rhs)
+        return 1 + _node_count(expr.lhs) + _node_count(expr.rhs)
     return 1
 
 
 def used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
     """Add the positions of the dimensions and symbols ``expr`` uses to the two sets."""
+    _used_variables(typed(expr), dims, symbols)
+
+
+def _used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
     if isinstance(expr, Dim):
         dims.add(expr.position)
     elif isinstance(expr, Sym):
         symbols.add(expr.position)
     elif isinstance(expr, Binary):
-        used_variables(expr.lhs, dims, symbols)
-        used_variables(expr.rhs, dims, symbols)
+        _used_variables(expr.lhs, dims, symbols)
+        _used_variables(expr.rhs, dims, symbols)
 
 
 def walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
     """Call ``visit`` on every node, children before parents."""
+    _walk(typed(expr), visit)
+
+
+def _walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
     if isinstance(expr, Binary):
-        walk(expr.lhs, visit)
-        walk(expr.rhs, visit)
+        _walk(expr.lhs, visit)
+        _walk(expr.rhs, visit)
     visit(expr)

@@ -118,6 +118,7 @@ class IndexingMap:
         items = constraints.items() if isinstance(constraints, Mapping) else constraints
         table: dict[Any, Interval] = {}
         for expr, interval in items:
+            expr = ax.typed(expr)
             interval = _interval(interval)
             check_int64(interval.lower, f"lower bound of constraint {expr}")
             check_int64(interval.upper, f"upper bound of constraint {expr}")
@@ -311,6 +312,7 @@ class IndexingMap:
         if self._map is None or self._empty:
             return self
         interval = _interval(interval)
+        expr = ax.typed(expr)
         if isinstance(expr, ax.Const):
             return self if interval.contains(expr.value) else self._as_known_empty()
         if isinstance(expr, (ax.Dim, ax.Sym)):
