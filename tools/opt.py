@@ -1,0 +1,449 @@
+"""``hlo-indexing-opt``: an ``mlir-opt``-style driver for hlo-indexing's passes.
+
+Flags keep MLIR's spellings (one or two leading dashes, ``--flag=value`` or
+``--flag value``), so RUN lines copied from ``mlir-opt``/``stablehlo-opt``/``iree-opt``
+work::
+
+    hlo-indexing-opt in.mlir --pass-pipeline='builtin.module(canonicalize, hlo-simplify-indexing-maps)'
+    hlo-indexing-opt in.mlir --hlo-simplify-indexing-maps='report=true' -split-input-file -verify-diagnostics
+
+Every failure exits 1 with ``file:line:col: error: message`` on stderr (usage errors
+point into ``<command line>``, pipeline errors into ``MLIR Textual PassPipeline
+Parser``); ``-o`` is written only on success. Python tracebacks are shown only with
+``--debug``. Passes run in one ``PassManager`` per invocation
+(:mod:`hlo_indexing.passes.pass_manager`), so IR printing and timing are MLIR's own.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass, field
+
+from hlo_indexing.errors import HloIndexingError, SourceLocation
+
+PROGRAM = "hlo-indexing-opt"
+COMMAND_LINE = "<command line>"
+DEFAULT_SPLIT_MARKER = "// -----"
+STDIN_NAME = "<stdin>"
+
+# flag -> (kind, help). Kinds: "bool" (optionally =true/false), "value" (needs a value),
+# "optional" (bare, or =value: the value's meaning is in the help).
+FLAGS: dict[str, tuple[str, str]] = {
+    "o": ("value", "Output filename (default: stdout); written only on success"),
+    "split-input-file": ("optional", "Split the input into chunks at '// -----' (or =MARKER) and process each"),
+    "output-split-marker": ("value", "Marker between output chunks (default '// -----')"),
+    "pass-pipeline": ("value", "A textual pipeline 'builtin.module(pass1, pass2{opt=v}, func.func(cse))'"),
+    "verify-diagnostics": ("optional", "Check expected-* comments against diagnostics (=all or =only-expected)"),
+    "mlir-print-op-generic": ("bool", "Print operations in the generic form"),
+    "mlir-print-debuginfo": ("bool", "Print locations"),
+    "mlir-print-local-scope": ("bool", "Print affine maps and types inline instead of as #aliases"),
+    "allow-unregistered-dialect": ("bool", "Allow operations of unregistered dialects"),
+    "mlir-print-ir-before-all": ("bool", "Print the IR before each pass (stderr)"),
+    "mlir-print-ir-after-all": ("bool", "Print the IR after each pass (stderr)"),
+    "mlir-print-ir-after-change": ("bool", "With --mlir-print-ir-after-all, print only when the pass changed the IR"),
+    "mlir-print-ir-module-scope": ("bool", "Print the whole module when printing IR of nested passes"),
+    "mlir-timing": ("bool", "Report the time of each pass (stderr)"),
+    "dump-pass-pipeline": ("bool", "Print the pass pipeline before running it (stderr)"),
+    "list-passes": ("bool", "List hlo-indexing's passes with their options"),
+    "input-format": ("value", "Input format: mlir or hlo (default: by suffix .hlo / 'HloModule' header)"),
+    "show-layout": ("value", "Show an XLA layout, e.g. 'f32[3,5]{1,0:T(2,2)}', as a grid of memory positions"),
+    "format": ("value", "Format of --show-layout: text or svg"),
+    "debug": ("bool", "Show Python tracebacks of internal errors"),
+    "help": ("bool", "Show this help"),
+    "version": ("bool", "Show the version"),
+}
+_ALIASES = {"h": "help"}
+
+
+class UsageError(HloIndexingError):
+    """A bad command line; ``location`` points into ``<command line>``."""
+
+
+@dataclass
+class PassFlag:
+    """A ``--<pass-name>[=options]`` flag: its pipeline element text and its column."""
+
+    element: str
+    column: int
+    spelling: str
+
+
+@dataclass
+class Options:
+    inputs: list[str] = field(default_factory=list)
+    flags: dict[str, str | bool] = field(default_factory=dict)
+    pass_flags: list[PassFlag] = field(default_factory=list)
+    columns: dict[str, int] = field(default_factory=dict)
+
+    def get(self, name: str, default=None):
+        return self.flags.get(name, default)
+
+
+def parse_command_line(argv: list[str]) -> Options:
+    """Split ``argv`` into flags, per-pass flags and input files (see :data:`FLAGS`)."""
+    options = Options()
+    column = 1
+    columns = []
+    for arg in argv:
+        columns.append(column)
+        column += len(arg) + 1
+    index = 0
+    while index < len(argv):
+        arg, where = argv[index], columns[index]
+        index += 1
+        if arg == "-" or not arg.startswith("-"):
+            options.inputs.append(arg)
+            options.columns.setdefault("input", where)
+            continue
+        body = arg[2:] if arg.startswith("--") else arg[1:]
+        name, has_value, value = body.partition("=")
+        name = _ALIASES.get(name, name)
+        if name not in FLAGS:
+            options.pass_flags.append(PassFlag(f"{name}{{{value}}}" if has_value else name, where, arg))
+            continue
+        kind = FLAGS[name][0]
+        if kind == "value" and not has_value:
+            if index >= len(argv):
+                raise UsageError(f"option '{arg}' requires a value", SourceLocation(COMMAND_LINE, 1, where))
+            value, has_value = argv[index], True
+            index += 1
+        if kind == "bool" and has_value:
+            if value not in ("true", "false", "1", "0"):
+                raise UsageError(
+                    f"'{value}' is invalid value for boolean argument! Try 0 or 1", SourceLocation(COMMAND_LINE, 1, where)
+                )
+            options.flags[name] = value in ("true", "1")
+        else:
+            options.flags[name] = value if has_value else True
+        options.columns[name] = where
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the driver on ``argv`` (without the program name); return the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or "-debug" in argv
+    try:
+        return _run(parse_command_line(argv))
+    except HloIndexingError as exc:
+        _print_error(exc.location, exc.message)
+    except Exception as exc:  # a bug: say so, traceback only on request
+        if debug:
+            traceback.print_exc()
+        _print_error(
+            SourceLocation(COMMAND_LINE, 1, 1),
+            f"internal error: {type(exc).__name__}: {exc}" + ("" if debug else " (run with --debug for the traceback)"),
+        )
+    return 1
+
+
+def cli_main() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+def _print_error(location: SourceLocation | None, message: str) -> None:
+    where = location if location is not None else SourceLocation(COMMAND_LINE, 1, 1)
+    sys.stdout.flush()
+    print(f"{where}: error: {message}", file=sys.stderr, flush=True)
+
+
+def _run(options: Options) -> int:
+    if options.get("help"):
+        print(help_text())
+        return 0
+    if options.get("version"):
+        print(version_text())
+        return 0
+    if options.get("list-passes"):
+        print(list_passes_text())
+        return 0
+    if options.get("show-layout") is not None:
+        return _show_layout(options)
+    return _process(options)
+
+
+def _show_layout(options: Options) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("hlo_indexing.tools.show_layout") is None:
+        raise UsageError(
+            "--show-layout is not available: hlo_indexing.tools.show_layout is not installed",
+            SourceLocation(COMMAND_LINE, 1, options.columns["show-layout"]),
+        )
+    from hlo_indexing.tools import show_layout
+
+    args = [str(options.get("show-layout")), f"--format={options.get('format', 'text')}"]
+    if options.get("o", "-") != "-":
+        args += ["-o", str(options.get("o"))]
+    return show_layout.main(args)
+
+
+def version_text() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("hlo-indexing")
+    except PackageNotFoundError:
+        ours = "unknown"
+    provider = os.environ.get("HLO_INDEXING_BINDINGS", "jaxlib")
+    try:
+        bindings = version(provider if provider != "iree" else "iree-base-compiler")
+    except PackageNotFoundError:
+        bindings = "unknown"
+    return f"{PROGRAM} {ours}\n  MLIR Python bindings: {provider} {bindings}"
+
+
+def help_text() -> str:
+    lines = [
+        "OVERVIEW: hlo-indexing optimizer driver (mlir-opt flag names)",
+        "",
+        f"USAGE: {PROGRAM} [options] <input file | - >",
+        "",
+        "OPTIONS:",
+    ]
+    for name, (kind, text) in FLAGS.items():
+        spelling = f"-{name}" if name == "o" else f"--{name}"
+        if kind == "value":
+            spelling += "=<value>"
+        elif kind == "optional":
+            spelling += "[=<value>]"
+        lines.append(f"  {spelling:<36} - {text}")
+    lines += ["", list_passes_text()]
+    return "\n".join(lines)
+
+
+def list_passes_text() -> str:
+    from hlo_indexing.passes import registry
+
+    lines = ["Available Passes:"]
+    for name in registry.pass_names():
+        cls = registry.lookup(name)
+        lines.append(f"  --{name:<34} - {cls.description}")
+        for option in cls.options():
+            kind = option.type if isinstance(option.type, str) else option.type.__name__
+            default = option.default
+            if isinstance(default, bool):
+                default = "true" if default else "false"
+            choices = option.metadata.get("choices")
+            value = "|".join(choices) if choices else kind
+            help_ = option.metadata.get("help", "")
+            lines.append(f"    --{option.name.replace('_', '-')}=<{value}>".ljust(38) + f" - {help_} (default: {default})")
+    lines += [
+        "",
+        "Upstream MLIR passes known to the bindings (canonicalize, cse, inline, symbol-dce,",
+        "the stablehlo/mhlo/chlo conversions, ...) are accepted too, in --pass-pipeline and as",
+        "--<pass-name> flags; see mlir-opt --help for their options.",
+    ]
+    return "\n".join(lines)
+
+
+# -- processing inputs
+
+
+def _process(options: Options) -> int:
+    from hlo_indexing.dialect_glue.bindings import ir
+    from hlo_indexing.dialect_glue.context import make_context
+    from hlo_indexing.passes.base import Diagnostics
+
+    if len(options.inputs) > 1:
+        raise UsageError(
+            f"too many positional arguments: {', '.join(options.inputs)} (one input file, or - for stdin)",
+            SourceLocation(COMMAND_LINE, 1, 1),
+        )
+    input_format = options.get("input-format")
+    if input_format not in (None, "mlir", "hlo"):
+        raise UsageError(
+            f"invalid value '{input_format}' for --input-format: expected mlir or hlo",
+            SourceLocation(COMMAND_LINE, 1, options.columns["input-format"]),
+        )
+    mode = options.get("verify-diagnostics")
+    if mode is True:
+        mode = "all"
+    if mode not in (None, "all", "only-expected"):
+        raise UsageError(
+            f"invalid value '{mode}' for --verify-diagnostics: expected all or only-expected",
+            SourceLocation(COMMAND_LINE, 1, options.columns["verify-diagnostics"]),
+        )
+    context = make_context(allow_unregistered_dialects=bool(options.get("allow-unregistered-dialect")))
+    sink = Diagnostics()
+    with context:
+        pm = _pass_manager(options, context, sink)
+        _configure_instrumentation(pm, options)
+        name, text = _read_input(options)
+        chunks = _split(text, options.get("split-input-file"))
+        outputs: list[str] = []
+        failed = False
+        for chunk in chunks:
+            output, reported = _process_chunk(chunk, name, input_format, pm, sink, options)
+            if mode is None:
+                _print_diagnostics(reported)
+                failed |= output is None or any(d.severity == "error" for d in reported)
+            else:
+                from hlo_indexing.tools.diagnostics_check import parse_expectations, verify
+
+                failures = verify(parse_expectations(chunk, name), reported, mode)
+                _print_diagnostics(failures)
+                failed |= bool(failures)
+            if output is not None:
+                outputs.append(output)
+        marker = options.get("output-split-marker", DEFAULT_SPLIT_MARKER)
+        result = (marker + "\n").join(outputs) if marker else "".join(outputs)
+        del pm  # MLIR prints the --mlir-timing report when the PassManager goes away
+    destination = str(options.get("o", "-"))
+    if failed and destination != "-":
+        return 1  # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
+    _write_output(destination, result)
+    return 1 if failed else 0
+
+
+def _pass_manager(options: Options, context, sink):
+    """The PassManager for ``--pass-pipeline`` or the per-pass flags (empty without)."""
+    from hlo_indexing.dialect_glue.bindings import passmanager
+    from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager
+    from hlo_indexing.tools.pipeline import PipelineError
+
+    pipeline = options.get("pass-pipeline")
+    if pipeline is not None and options.pass_flags:
+        raise UsageError(
+            "'-pass-pipeline' option can't be used with individual pass options",
+            SourceLocation(COMMAND_LINE, 1, options.pass_flags[0].column),
+        )
+    if pipeline is not None:
+        pm = build_pass_manager(str(pipeline), context, sink)
+    else:
+        pm = passmanager.PassManager(MODULE_ANCHOR, context=context)
+        for flag in options.pass_flags:
+            try:
+                add_to(pm, flag.element, sink)
+            except PipelineError as exc:
+                message = exc.message
+                if "does not refer to a registered pass" in message:
+                    message = f"Unknown command line argument '{flag.spelling}'.  Try: '{PROGRAM} --help'"
+                raise UsageError(message, SourceLocation(COMMAND_LINE, 1, flag.column)) from None
+    if options.get("dump-pass-pipeline"):
+        count = len(_top_level_passes(str(pm)))
+        sys.stdout.flush()
+        print(f"Pass Manager with {count} passes:\n{pm}\n", file=sys.stderr, flush=True)
+    return pm
+
+
+def _top_level_passes(pipeline: str) -> list[str]:
+    from hlo_indexing.tools.pipeline import parse_pipeline
+
+    return [element.name for element in parse_pipeline(pipeline).elements]
+
+
+def _configure_instrumentation(pm, options: Options) -> None:
+    before = bool(options.get("mlir-print-ir-before-all"))
+    after = bool(options.get("mlir-print-ir-after-all"))
+    if before or after:
+        pm.enable_ir_printing(
+            print_before_all=before,
+            print_after_all=after,
+            print_module_scope=bool(options.get("mlir-print-ir-module-scope")),
+            print_after_change=bool(options.get("mlir-print-ir-after-change")),
+            enable_debug_info=bool(options.get("mlir-print-debuginfo")),
+            print_generic_op_form=bool(options.get("mlir-print-op-generic")),
+        )
+    if options.get("mlir-timing"):
+        pm.enable_timing()
+
+
+def _read_input(options: Options) -> tuple[str, str]:
+    """(display name, text) of the input file, or of stdin for ``-``/no file."""
+    path = options.inputs[0] if options.inputs else "-"
+    if path == "-":
+        return STDIN_NAME, sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return path, handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(
+            f"could not open input file '{path}': {reason}", SourceLocation(COMMAND_LINE, 1, options.columns["input"])
+        ) from None
+
+
+def _split(text: str, marker) -> list[str]:
+    """The chunks of ``text`` between marker lines, each prefixed with newlines so that
+    its line numbers stay those of the whole file."""
+    if not marker:
+        return [text]
+    marker = DEFAULT_SPLIT_MARKER if marker is True else str(marker)
+    chunks: list[str] = []
+    current: list[str] = []
+    first_line = 0
+    for number, line in enumerate(text.split("\n")):
+        if line.strip() == marker:
+            chunks.append("\n" * first_line + "\n".join(current))
+            current, first_line = [], number + 1
+        else:
+            current.append(line)
+    chunks.append("\n" * first_line + "\n".join(current))
+    return chunks
+
+
+def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Options):
+    """Parse, run the pipeline, print: (output text or None on failure, diagnostics)."""
+    from hlo_indexing.dialect_glue.bindings import ir
+    from hlo_indexing.dialect_glue.parsing import location_of, parse_module
+    from hlo_indexing.errors import ParseError
+    from hlo_indexing.tools.diagnostics_check import Reported
+
+    try:
+        module = parse_module(chunk, filename=name, input_format=input_format)
+    except ParseError as exc:
+        return None, [Reported("error", exc.location, exc.message)]
+    sink.items.clear()
+    mlir_error = None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as exc:
+        mlir_error = exc
+    reported = [Reported(d.severity, location_of(d.location, name), d.message) for d in sink.items]
+    if mlir_error is not None and not any(d.severity == "error" for d in sink.items):
+        for diagnostic in mlir_error.error_diagnostics:
+            reported.append(Reported("error", location_of(diagnostic.location, name), diagnostic.message))
+            for note in diagnostic.notes:
+                reported.append(Reported("note", location_of(note.location, name), note.message))
+    if mlir_error is not None:
+        return None, reported
+    asm = module.operation.get_asm(
+        enable_debug_info=bool(options.get("mlir-print-debuginfo")),
+        print_generic_op_form=bool(options.get("mlir-print-op-generic")),
+        use_local_scope=bool(options.get("mlir-print-local-scope")),
+    )
+    return asm, reported
+
+
+def _print_diagnostics(reported) -> None:
+    sys.stdout.flush()
+    for diagnostic in reported:
+        print(str(diagnostic), file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _write_output(path: str, text: str) -> None:
+    """Write to stdout, or atomically to ``path`` (temporary file + rename)."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".hlo-indexing-opt-", dir=directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write output file '{path}': {exc.strerror or exc}", SourceLocation(COMMAND_LINE, 1, 1)) from None
+
+
+if __name__ == "__main__":
+    cli_main()
