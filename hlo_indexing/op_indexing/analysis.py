@@ -1,0 +1,153 @@
+"""Per-op indexing maps of StableHLO/MHLO/CHLO ops, in both directions.
+
+Example::
+
+    module = parse_module('''
+      func.func @f(%a: tensor<20xf32>) -> tensor<10x20x30xf32> {
+        %0 = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<20xf32>) -> tensor<10x20x30xf32>
+        return %0 : tensor<10x20x30xf32>
+      }''')
+    op = module.body.operations[0].regions[0].blocks[0].operations[0]
+    print(output_to_input_indexing(op))
+    # operand id = 0 (d0, d1, d2) -> (d1), domain: d0 in [0, 9], d1 in [0, 19], d2 in [0, 29]
+    print(input_to_output_indexing(op))
+    # operand id = 0 (d0)[s0, s1] -> (s0, d0, s1), domain: d0 in [0, 19], s0 in [0, 9], s1 in [0, 29]
+
+Results are cached per (op name, operand and result types, attributes, direction,
+index, simplify): big modules repeat the same op instance shapes many times.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.indexing_map import IndexingMap
+from hlo_indexing.op_indexing.builders import Entry, OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.op_indexing.result import InstructionIndexing, RuntimeSource
+from hlo_indexing.op_indexing.rules import rule_for
+
+OUTPUT_TO_INPUT = "output_to_input"
+INPUT_TO_OUTPUT = "input_to_output"
+
+#: Maximum number of cached results (least recently used ones are dropped).
+CACHE_SIZE = 4096
+_cache: OrderedDict = OrderedDict()
+
+
+def output_to_input_indexing(op: Any, result_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
+    """For result ``result_index`` of ``op``, one set of maps per operand: from the
+    result's index space to the operand elements each result element reads."""
+    return _indexing(op, OUTPUT_TO_INPUT, result_index, simplify)
+
+
+def input_to_output_indexing(op: Any, operand_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
+    """For operand ``operand_index`` of ``op``, one set of maps per result: from the
+    operand's index space to the result elements each operand element contributes to."""
+    return _indexing(op, INPUT_TO_OUTPUT, operand_index, simplify)
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
+def _indexing(op: Any, direction: str, index: int, simplify: bool) -> InstructionIndexing:
+    operation = op.operation if hasattr(op, "operation") else op
+    count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operation.operands)
+    what = "result" if direction == OUTPUT_TO_INPUT else "operand"
+    if not 0 <= index < count:
+        raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
+    key = (
+        id(operation.context),
+        operation.name,
+        tuple(str(v.type) for v in operation.operands),
+        tuple(str(v.type) for v in operation.results),
+        op_attrs.attribute_dictionary_text(operation),
+        direction,
+        index,
+        simplify,
+    )
+    cached = _cache.get(key)
+    if cached is None:
+        cached = _compute(operation, direction, index, simplify)
+        _cache[key] = cached
+        if len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    else:
+        _cache.move_to_end(key)
+    return _with_sources(cached, operation)
+
+
+def _compute(operation: Any, direction: str, index: int, simplify: bool) -> InstructionIndexing:
+    _, kind = op_attrs.op_kind(operation)
+    info = OpInfo(
+        operation,
+        kind,
+        tuple(value_shape(v.type) for v in operation.operands),
+        tuple(value_shape(v.type) for v in operation.results),
+        operation.context,
+    )
+    rule = rule_for(kind)
+    width = info.num_operands if direction == OUTPUT_TO_INPUT else info.num_results
+    replicas: tuple = ()
+    try:
+        with operation.context:
+            if direction == OUTPUT_TO_INPUT:
+                entries = rule.output_to_input(info, index)
+                if rule.replicas is not None:
+                    replicas = tuple(
+                        _simplified(rule.replicas(info, index), simplify) if k == index else None for k in range(width)
+                    )
+            else:
+                entries = rule.input_to_output(info, index)
+    except UnknownIndexing as exc:
+        undefined = IndexingMap.undefined(f"{operation.name}: {exc}")
+        entries = [[undefined]] * width
+    maps, runtime = [], []
+    for entry in entries:
+        if not isinstance(entry, Entry):
+            entry = Entry(tuple(entry))
+        maps.append(frozenset(_simplified(m, simplify) for m in entry.maps))
+        runtime.append(tuple(RuntimeSource(s.operand, _simplified(s.index_map, simplify)) for s in entry.runtime))
+    return InstructionIndexing(tuple(maps), tuple(runtime), replicas, direction)
+
+
+def _simplified(m: IndexingMap, simplify: bool) -> IndexingMap:
+    if not simplify or m.is_undefined or m.is_known_empty():
+        return m
+    return m.simplify()
+
+
+def _with_sources(indexing: InstructionIndexing, operation: Any) -> InstructionIndexing:
+    """Fill in the producer names of runtime variables (not part of the cache key)."""
+    if not any(indexing.runtime):
+        return indexing
+    runtime = tuple(
+        tuple(RuntimeSource(s.operand, s.index_map, describe_source(operation.operands[s.operand])) for s in sources)
+        for sources in indexing.runtime
+    )
+    return InstructionIndexing(indexing.maps, runtime, indexing.replica_maps, indexing.direction)
+
+
+def describe_source(value: Any) -> str:
+    """XLA's name for the producer of a runtime value: ``parameter(N)`` for a block
+    argument, ``constant(V)`` for a scalar constant, ``constant`` for another constant,
+    else the producing op's name."""
+    if isinstance(value, ir.BlockArgument):
+        return f"parameter({value.arg_number})"
+    producer = value.owner
+    name = producer.name
+    if name.endswith(".constant"):
+        attribute = producer.attributes["value"] if "value" in producer.attributes else None
+        if attribute is not None and isinstance(attribute, ir.DenseElementsAttr) and not value.type.shape:
+            return f"constant({_scalar_text(attribute)})"
+        return "constant"
+    return name
+
+
+def _scalar_text(attribute: Any) -> str:
+    text = str(attribute)  # dense<3> : tensor<i32>
+    return text[text.index("<") + 1 : text.index(">")]

@@ -1,0 +1,222 @@
+"""What every op rule needs: the op's shapes, map construction that copes with
+zero-sized shapes, row-major (de)linearisation, reshape expressions and the generic
+inversion of a map.
+
+A rule receives an :class:`OpInfo` and returns, for each operand (output -> input) or
+each result (input -> output), a list of maps or an :class:`Entry` (maps plus
+runtime-variable sources).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.indexing_map import IndexingMap, Variable
+from hlo_indexing.interval import Interval
+from hlo_indexing.op_indexing.result import RuntimeSource
+
+Shape = tuple[int, ...]
+
+
+class UnknownIndexing(Exception):
+    """Raised by a rule that cannot describe an op instance (dynamic shapes, missing
+    layouts, ...); the analysis turns it into undefined maps carrying the message."""
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """The op (for attribute reads), its kind and the static shapes of its operands
+    and results (``None`` for a value that is not a statically shaped tensor)."""
+
+    op: Any
+    kind: str
+    operand_shapes: tuple[Shape | None, ...]
+    result_shapes: tuple[Shape | None, ...]
+    context: Any
+
+    def operand(self, index: int) -> Shape:
+        return _static(self.operand_shapes[index], f"operand {index}")
+
+    def result(self, index: int) -> Shape:
+        return _static(self.result_shapes[index], f"result {index}")
+
+    @property
+    def num_operands(self) -> int:
+        return len(self.operand_shapes)
+
+    @property
+    def num_results(self) -> int:
+        return len(self.result_shapes)
+
+
+def _static(shape: Shape | None, what: str) -> Shape:
+    if shape is None:
+        raise UnknownIndexing(f"{what} is not a statically shaped tensor")
+    return shape
+
+
+def value_shape(value_type: Any) -> Shape | None:
+    """The static shape of a ranked tensor type, else None."""
+    if not isinstance(value_type, ir.RankedTensorType) or not value_type.has_static_shape:
+        return None
+    return tuple(value_type.shape)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The maps of one operand/result and the sources of their runtime variables."""
+
+    maps: tuple[IndexingMap, ...]
+    runtime: tuple[RuntimeSource, ...] = field(default=())
+
+
+def dims(n: int, context: Any) -> list:
+    return [ax.dim(i, context) for i in range(n)]
+
+
+def syms(n: int, context: Any, start: int = 0) -> list:
+    return [ax.symbol(start + i, context) for i in range(n)]
+
+
+def _range(value: Any) -> Variable:
+    if isinstance(value, Variable):
+        return value
+    if isinstance(value, Interval):
+        return Variable(value)
+    if isinstance(value, int):
+        return Variable(Interval.of_size(value))
+    return Variable(Interval(*value))
+
+
+def make_map(
+    context: Any,
+    dim_ranges: Sequence[Any],
+    results: Sequence[Any],
+    range_vars: Sequence[Any] = (),
+    runtime_vars: Sequence[Any] = (),
+    constraints: dict | None = None,
+) -> IndexingMap:
+    """An :class:`IndexingMap`; ranges are sizes (``n`` -> ``[0, n-1]``), ``(lo, hi)``
+    pairs, Intervals or Variables. A map with an empty range (a zero-sized dimension, or
+    an empty slice of an index space) is ``KNOWN EMPTY``."""
+    dim_vars = [_range(v) for v in dim_ranges]
+    range_list = [_range(v) for v in range_vars]
+    runtime_list = [_range(v) for v in runtime_vars]
+    if any(v.bounds.is_empty for v in dim_vars + range_list + runtime_list):
+        return IndexingMap.known_empty(len(dim_vars), len(range_list) + len(runtime_list), len(results), context)
+    return IndexingMap.from_exprs(dim_vars, results, range_list, runtime_list, constraints or {}, context)
+
+
+def scalar_map(context: Any, dim_ranges: Sequence[Any]) -> IndexingMap:
+    """``(d...) -> ()``: every point reads the single element of a rank-0 tensor."""
+    return make_map(context, dim_ranges, [])
+
+
+def spread_map(context: Any, input_shape: Shape, results_of: Any, output_shape: Shape) -> IndexingMap:
+    """``(d...)[s...] -> (results_of(d, s))`` with one range variable per output dim."""
+    d = dims(len(input_shape), context)
+    s = syms(len(output_shape), context)
+    return make_map(context, input_shape, results_of(d, s), output_shape)
+
+
+def linearize(exprs: Sequence[Any], shape: Shape, context: Any) -> Any:
+    """Row-major linear index of ``exprs`` in ``shape``."""
+    linear = ax.constant(0, context)
+    for expr, size in zip(exprs, shape):
+        linear = linear * size + expr
+    return linear
+
+
+def delinearize(linear: Any, shape: Shape) -> list:
+    """Row-major multi-index of ``linear`` in ``shape`` (the outermost index needs no
+    ``mod``: the linear index lies within the shape)."""
+    out = []
+    stride = 1
+    for position in range(len(shape) - 1, -1, -1):
+        size = shape[position]
+        if size == 1:
+            out.append(ax.constant(0, linear.context))
+        else:
+            expr = ax.floordiv(linear, stride) if stride != 1 else linear
+            out.append(ax.mod(expr, size) if position > 0 else expr)
+        stride *= size
+    out.reverse()
+    return out
+
+
+def reshape_groups(src: Shape, dst: Shape) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Split a reshape into minimal groups of source and destination dimensions with
+    equal element counts (``[4, 8] -> [2, 4, 4]`` is one group; ``[4, 8, 12] ->
+    [32, 3, 4]`` is ``((0, 1), (0,))`` and ``((2,), (1, 2))``). Size-1 dimensions join
+    the group before them (or the first group)."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        gi, gj = [], []
+        psrc = pdst = 1
+        while True:
+            if (psrc == pdst and gi and gj) or (i >= len(src) and j >= len(dst)):
+                break
+            if (psrc <= pdst and i < len(src)) or j >= len(dst):
+                psrc *= src[i]
+                gi.append(i)
+                i += 1
+            else:
+                pdst *= dst[j]
+                gj.append(j)
+                j += 1
+        # trailing size-1 dimensions stay with this group
+        while i < len(src) and src[i] == 1 and (j >= len(dst) or dst[j] != 1):
+            gi.append(i)
+            i += 1
+        while j < len(dst) and dst[j] == 1 and (i >= len(src) or src[i] != 1):
+            gj.append(j)
+            j += 1
+        groups.append((gi, gj))
+    return [(tuple(a), tuple(b)) for a, b in groups]
+
+
+def reshape_exprs(src_exprs: Sequence[Any], src: Shape, dst: Shape, context: Any) -> list:
+    """Expressions of the ``dst`` index for a ``src`` index given as ``src_exprs``
+    (row-major reshape), group by group."""
+    out: list = [None] * len(dst)
+    for gi, gj in reshape_groups(src, dst):
+        if not gj:
+            continue
+        linear = linearize([src_exprs[i] for i in gi], tuple(src[i] for i in gi), context)
+        parts = delinearize(linear, tuple(dst[j] for j in gj))
+        for j, expr in zip(gj, parts):
+            out[j] = expr
+    return [ax.constant(0, context) if e is None else e for e in out]
+
+
+def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
+    """The inverse relation of ``m`` as a map over ``target_shape`` (the index space
+    ``m``'s results live in): ``(x)[d..., s...]{rt...} -> (d...)`` subject to
+    ``m(d, s) == x`` and ``m``'s own ranges and constraints. Exact, but with one range
+    variable per dimension of ``m`` (the simplifier may remove some)."""
+    context = m.context
+    if m.is_undefined or m.is_known_empty():
+        return m if m.is_undefined else IndexingMap.known_empty(len(target_shape), 0, m.num_dims, context)
+    n_x, n_d, n_s = len(target_shape), m.num_dims, len(m.range_vars)
+    n_rt = len(m.runtime_vars)
+    new_dims = syms(n_d, context)
+    new_syms = syms(n_s, context, n_d) + syms(n_rt, context, n_d + n_s)
+    x = dims(n_x, context)
+    constraints: dict = {}
+    for expr, interval in m.constraints.items():
+        constraints[ax.substitute(expr, new_dims, new_syms)] = interval
+    for i, expr in enumerate(m.results):
+        constraints[ax.substitute(expr, new_dims, new_syms) - x[i]] = Interval(0, 0)
+    return make_map(
+        context,
+        target_shape,
+        new_dims,
+        list(m.dim_vars) + list(m.range_vars),
+        list(m.runtime_vars),
+        constraints,
+    )

@@ -1,0 +1,123 @@
+"""Contractions: dot / dot_general and convolution (strides, padding, lhs/rhs
+dilation, window reversal, feature and batch groups)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.op_attrs import Window
+from hlo_indexing.op_indexing.builders import OpInfo, dims, invert, make_map, syms
+from hlo_indexing.op_indexing.reduction import window_map
+
+
+def _dot_layout(info: OpInfo):
+    """Output dims are batch dims, then lhs free dims, then rhs free dims."""
+    lhs, rhs = info.operand(0), info.operand(1)
+    dn = op_attrs.dot_dimensions(info.op, len(lhs))
+    lhs_free = [i for i in range(len(lhs)) if i not in dn.lhs_batch and i not in dn.lhs_contracting]
+    rhs_free = [i for i in range(len(rhs)) if i not in dn.rhs_batch and i not in dn.rhs_contracting]
+    return dn, lhs_free, rhs_free
+
+
+def dot(info: OpInfo, result_index: int) -> list:
+    """Contracting dims become range variables shared by both operands."""
+    lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
+    dn, lhs_free, rhs_free = _dot_layout(info)
+    d, s = dims(len(result), info.context), syms(len(dn.lhs_contracting), info.context)
+    n_batch = len(dn.lhs_batch)
+    lhs_exprs, rhs_exprs = [None] * len(lhs), [None] * len(rhs)
+    for k, (i, j) in enumerate(zip(dn.lhs_batch, dn.rhs_batch)):
+        lhs_exprs[i] = rhs_exprs[j] = d[k]
+    for k, (i, j) in enumerate(zip(dn.lhs_contracting, dn.rhs_contracting)):
+        lhs_exprs[i] = rhs_exprs[j] = s[k]
+    for k, i in enumerate(lhs_free):
+        lhs_exprs[i] = d[n_batch + k]
+    for k, j in enumerate(rhs_free):
+        rhs_exprs[j] = d[n_batch + len(lhs_free) + k]
+    ranges = [lhs[i] for i in dn.lhs_contracting]
+    return [
+        [make_map(info.context, result, lhs_exprs, ranges)],
+        [make_map(info.context, result, rhs_exprs, ranges)],
+    ]
+
+
+def dot_inverse(info: OpInfo, operand_index: int) -> list:
+    """An lhs element reaches every output with its batch and free indices; the rhs's
+    free dims are range variables (and symmetrically for the rhs)."""
+    shape = info.operand(operand_index)
+    dn, lhs_free, rhs_free = _dot_layout(info)
+    batch = dn.lhs_batch if operand_index == 0 else dn.rhs_batch
+    own_free, other_free = (lhs_free, rhs_free) if operand_index == 0 else (rhs_free, lhs_free)
+    other = info.operand(1 - operand_index)
+    d, s = dims(len(shape), info.context), syms(len(other_free), info.context)
+    free_exprs = [d[i] for i in own_free]
+    batch_exprs = [d[i] for i in batch]
+    results = batch_exprs + (free_exprs + s if operand_index == 0 else s + free_exprs)
+    return [[make_map(info.context, shape, results, [other[i] for i in other_free])]]
+
+
+def _conv_maps(info: OpInfo):
+    """output -> (input, kernel) maps, sharing range variables: the spatial window
+    positions, then the input feature within its group."""
+    lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
+    dn = op_attrs.conv_dimensions(info.op)
+    kernel_sizes = tuple(rhs[k] for k in dn.kernel_spatial)
+    window = op_attrs.conv_window(info.op, kernel_sizes)
+    feature_groups = op_attrs.int_attr(info.op, "feature_group_count", 1)
+    batch_groups = op_attrs.int_attr(info.op, "batch_group_count", 1)
+    context = info.context
+    # spatial part: reuse the window map over the spatial dims only
+    spatial_out = tuple(result[k] for k in dn.output_spatial)
+    spatial_in = tuple(lhs[k] for k in dn.input_spatial)
+    # reversal flips the kernel index, not the input position
+    spatial = window_map(context, spatial_out, spatial_in, replace(window, reversal=(False,) * len(kernel_sizes)))
+    d = dims(len(result), context)
+    n_spatial_syms = len(spatial.range_vars)
+    group_features = rhs[dn.kernel_input_feature]
+    feature_sym = ax.symbol(n_spatial_syms, context) if group_features > 1 else ax.constant(0, context)
+    spatial_dims = [d[k] for k in dn.output_spatial]
+    in_exprs = [None] * len(lhs)
+    for k, expr in zip(dn.input_spatial, spatial.results):
+        in_exprs[k] = ax.substitute(expr, spatial_dims, syms(n_spatial_syms, context))
+    out_features = result[dn.output_feature]
+    out_batch = result[dn.output_batch]
+    in_exprs[dn.input_batch] = d[dn.output_batch]
+    if batch_groups > 1:
+        group = ax.floordiv(d[dn.output_feature], out_features // batch_groups)
+        in_exprs[dn.input_batch] = group * out_batch + d[dn.output_batch]
+    in_exprs[dn.input_feature] = feature_sym
+    if feature_groups > 1:
+        group = ax.floordiv(d[dn.output_feature], out_features // feature_groups)
+        in_exprs[dn.input_feature] = group * group_features + feature_sym
+    kernel_exprs = [None] * len(rhs)
+    for position, k in enumerate(dn.kernel_spatial):
+        if kernel_sizes[position] == 1:
+            kernel_exprs[k] = ax.constant(0, context)
+            continue
+        s = ax.symbol(_window_symbol(window, position), context)
+        kernel_exprs[k] = s * -1 + (kernel_sizes[position] - 1) if window.reversal[position] else s
+    kernel_exprs[dn.kernel_input_feature] = feature_sym
+    kernel_exprs[dn.kernel_output_feature] = d[dn.output_feature]
+    ranges = list(spatial.range_vars) + ([group_features] if group_features > 1 else [])
+    constraints = {ax.substitute(e, spatial_dims, syms(n_spatial_syms, context)): c for e, c in spatial.constraints.items()}
+    return [
+        make_map(context, result, in_exprs, ranges, constraints=constraints),
+        make_map(context, result, kernel_exprs, ranges),
+    ]
+
+
+def _window_symbol(window: Window, position: int) -> int:
+    """Index of the range variable of window dimension ``position`` (size-1 window
+    dimensions have none)."""
+    return sum(1 for size in window.sizes[:position] if size > 1)
+
+
+def convolution(info: OpInfo, result_index: int) -> list:
+    return [[m] for m in _conv_maps(info)]
+
+
+def convolution_inverse(info: OpInfo, operand_index: int) -> list:
+    maps = _conv_maps(info)
+    return [[invert(maps[operand_index], info.operand(operand_index))]]

@@ -1,0 +1,144 @@
+"""Reductions and windows: reduce (variadic, with inits), reduce_window, sort,
+select_and_scatter."""
+
+from __future__ import annotations
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.interval import Interval
+from hlo_indexing.op_indexing.builders import OpInfo, dims, invert, make_map, scalar_map, spread_map, syms
+
+
+def _reduced(info: OpInfo) -> tuple[int, ...]:
+    return tuple(sorted(op_attrs.int_array(info.op, "dimensions")))
+
+
+def reduce(info: OpInfo, result_index: int) -> list:
+    """Input ``j``: the kept dims from the output, reduced dims as range variables
+    (every input is read, as the reducer combines all of them); init ``j``: ``() ``."""
+    n = info.num_operands // 2
+    reduced, result = _reduced(info), info.result(result_index)
+    operand = info.operand(0)
+    d, s = dims(len(result), info.context), syms(len(reduced), info.context)
+    exprs, kept = [], iter(d)
+    for i in range(len(operand)):
+        exprs.append(s[reduced.index(i)] if i in reduced else next(kept))
+    input_map = make_map(info.context, result, exprs, [operand[i] for i in reduced])
+    return [[input_map]] * n + [[scalar_map(info.context, result)]] * n
+
+
+def reduce_inverse(info: OpInfo, operand_index: int) -> list:
+    n = info.num_operands // 2
+    reduced, operand = _reduced(info), info.operand(0)
+    if operand_index >= n:
+        return [[spread_map(info.context, (), lambda d, s: s, info.result(r))] for r in range(info.num_results)]
+    d = dims(len(operand), info.context)
+    kept = [d[i] for i in range(len(operand)) if i not in reduced]
+    return [[make_map(info.context, operand, kept)] for _ in range(info.num_results)]
+
+
+def window_map(context, result, operand, window) -> "IndexingMap":
+    """output -> input of a window: ``(d)[s] -> ((d * stride + s * dilation - low) floordiv
+    base_dilation)``, restricted to positions on real (not padded, not dilation-hole)
+    input elements. Window dimensions of size 1 take no range variable."""
+    d = dims(len(result), context)
+    windowed = [i for i, size in enumerate(window.sizes) if size > 1]
+    s = syms(len(windowed), context)
+    exprs, constraints = [], {}
+    for i in range(len(result)):
+        position = d[i] * window.strides[i]
+        if i in windowed:
+            offset = s[windowed.index(i)]
+            if window.reversal[i]:
+                offset = offset * -1 + (window.sizes[i] - 1)
+            position = position + offset * window.window_dilations[i]
+        low, base = window.padding[i][0], window.base_dilations[i]
+        constraints[position] = Interval(low, low + (operand[i] - 1) * base)
+        shifted = position - low
+        if base > 1:
+            constraints[ax.mod(shifted, base)] = Interval(0, 0)
+            exprs.append(ax.floordiv(shifted, base))
+        else:
+            exprs.append(shifted)
+    ranges = [window.sizes[i] for i in windowed]
+    return _drop_implied(make_map(context, result, exprs, ranges, constraints=constraints))
+
+
+def _drop_implied(m):
+    """Remove constraints on sums that the variable ranges already imply."""
+    if m.is_known_empty():
+        return m
+    kept = {e: c for e, c in m.constraints.items() if not c.contains(m.expr_bounds(e))}
+    return m if len(kept) == len(m.constraints) else m.replace(constraints=kept)
+
+
+def reduce_window(info: OpInfo, result_index: int) -> list:
+    n = info.num_operands // 2
+    operand, result = info.operand(0), info.result(result_index)
+    window = op_attrs.reduce_window(info.op, len(operand))
+    input_map = window_map(info.context, result, operand, window)
+    return [[input_map]] * n + [[scalar_map(info.context, result)]] * n
+
+
+def reduce_window_inverse(info: OpInfo, operand_index: int) -> list:
+    n = info.num_operands // 2
+    operand = info.operand(0)
+    out = []
+    for r in range(info.num_results):
+        result = info.result(r)
+        if operand_index >= n:
+            out.append([spread_map(info.context, (), lambda d, s: s, result)])
+        else:
+            window = op_attrs.reduce_window(info.op, len(operand))
+            out.append([invert(window_map(info.context, result, operand, window), operand)])
+    return out
+
+
+def _sort_dimension(info: OpInfo) -> int:
+    return op_attrs.int_attr(info.op, "dimension", -1) % max(1, len(info.operand(0)))
+
+
+def _sort_map(info: OpInfo, shape):
+    """Every element along the sorted dimension may land anywhere along it."""
+    dimension = _sort_dimension(info)
+    d, s = dims(len(shape), info.context), syms(1, info.context)
+    exprs = [s[0] if i == dimension else d[i] for i in range(len(shape))]
+    return make_map(info.context, shape, exprs, [shape[dimension]])
+
+
+def sort(info: OpInfo, result_index: int) -> list:
+    return [[_sort_map(info, info.result(result_index))]] * info.num_operands
+
+
+def sort_inverse(info: OpInfo, operand_index: int) -> list:
+    return [[_sort_map(info, info.operand(operand_index))]] * info.num_results
+
+
+def _select_and_scatter_maps(info: OpInfo):
+    """source position -> operand positions of its window, and its inverse."""
+    operand, source = info.operand(0), info.operand(1)
+    window = op_attrs.reduce_window(info.op, len(operand))
+    window_of_source = window_map(info.context, source, operand, window)
+    return window_of_source, invert(window_of_source, operand)
+
+
+def select_and_scatter(info: OpInfo, result_index: int) -> list:
+    """Output element ``o`` receives the source values whose window contains ``o``
+    (which of them is data-dependent: an over-approximation), selected by comparing
+    the operand over those windows."""
+    window_of_source, sources_of_output = _select_and_scatter_maps(info)
+    result = info.result(0)
+    return [
+        [sources_of_output.compose(window_of_source)],
+        [sources_of_output],
+        [scalar_map(info.context, result)],
+    ]
+
+
+def select_and_scatter_inverse(info: OpInfo, operand_index: int) -> list:
+    window_of_source, sources_of_output = _select_and_scatter_maps(info)
+    if operand_index == 0:
+        return [[sources_of_output.compose(window_of_source)]]
+    if operand_index == 1:
+        return [[window_of_source]]
+    return [[spread_map(info.context, (), lambda d, s: s, info.result(0))]]

@@ -1,0 +1,83 @@
+"""The result of the per-op analysis: one set of maps per operand (output -> input) or
+per result (input -> output), with the runtime variables' sources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hlo_indexing.indexing_map import IndexingMap
+
+
+@dataclass(frozen=True)
+class RuntimeSource:
+    """Where a runtime variable ``rtN`` of a map is read at run time.
+
+    ``operand`` is the index of the op's operand holding the value, ``index_map`` maps
+    the analysed index space (the map's dimensions) to the element of that operand, and
+    ``source`` names the producer as XLA prints it (``parameter(1)``, ``constant(3)``,
+    ``constant`` or an op name)."""
+
+    operand: int
+    index_map: IndexingMap
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class InstructionIndexing:
+    """Per-op indexing maps.
+
+    ``maps[k]`` is the set of maps of operand ``k`` (output -> input) or of result ``k``
+    (input -> output); an empty set means "no dependence". ``runtime[k]`` describes the
+    runtime variables of the maps in ``maps[k]`` in order (``()`` when they have none).
+    ``replica_maps[k]`` (collectives only) maps the index space to the replica that
+    holds the element.
+
+    ``str()`` prints XLA's operand-level form, e.g.::
+
+        operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 9], d1 in [0, 19]
+        operand id = 1 unknown indexing
+    """
+
+    maps: tuple[frozenset[IndexingMap], ...]
+    runtime: tuple[tuple[RuntimeSource, ...], ...] = ()
+    replica_maps: tuple[IndexingMap | None, ...] = ()
+    direction: str = field(default="output_to_input", compare=False)
+
+    @property
+    def is_unknown(self) -> bool:
+        """True when some entry holds an undefined map."""
+        return any(m.is_undefined for maps in self.maps for m in maps)
+
+    @property
+    def reason(self) -> str:
+        """Why some map is undefined ('' when every map is known)."""
+        reasons = sorted({m.reason for maps in self.maps for m in maps if m.is_undefined})
+        return "; ".join(reasons)
+
+    def __len__(self) -> int:
+        return len(self.maps)
+
+    def __getitem__(self, index: int) -> frozenset[IndexingMap]:
+        return self.maps[index]
+
+    def __str__(self) -> str:
+        lines = []
+        for k, maps in enumerate(self.maps):
+            if not maps:
+                lines.append(f"operand id = {k} no dependence")
+            for text in sorted(_map_text(m) for m in maps):
+                lines.append(f"operand id = {k} {text}")
+            runtime = self.runtime[k] if k < len(self.runtime) else ()
+            if runtime:
+                lines.append("runtime variables:")
+                for i, source in enumerate(runtime):
+                    lines.append(f"rt{i}: {source.source or f'operand {source.operand}'}; {source.index_map}")
+            replica = self.replica_maps[k] if k < len(self.replica_maps) else None
+            if replica is not None:
+                lines.append("replica id:")
+                lines.append(str(replica))
+        return "\n".join(lines)
+
+
+def _map_text(m: IndexingMap) -> str:
+    return "unknown indexing" if m.is_undefined else str(m)

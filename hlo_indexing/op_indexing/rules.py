@@ -1,0 +1,115 @@
+"""The table op kind -> indexing rule, shared by StableHLO, MHLO and CHLO (a kind is the
+op name without its dialect: ``stablehlo.add`` and ``mhlo.add`` are both ``add``).
+Ops missing from the table get ``unknown indexing``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hlo_indexing.op_indexing import contraction, dynamic, elementwise, misc, reduction, shape_ops
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``output_to_input(info, result_index)`` returns one entry per operand,
+    ``input_to_output(info, operand_index)`` one per result; each entry is a list of
+    maps or an :class:`~hlo_indexing.op_indexing.builders.Entry`. ``replicas`` (for
+    collectives) gives the replica-id map of a result."""
+
+    output_to_input: Callable
+    input_to_output: Callable
+    replicas: Callable | None = None
+
+
+ELEMENTWISE_KINDS = frozenset(
+    """abs acos acosh add and asin asinh atan atan2 atanh bessel_i1e cbrt ceil clamp compare
+    complex conj convert copy cosh cosine count_leading_zeros digamma divide erf erf_inv erfc
+    exponential exponential_minus_one floor imag is_finite is_inf is_neg_inf is_pos_inf lgamma
+    log log_plus_one logistic map maximum minimum mulhi multiply negate next_after not or
+    polygamma popcnt power real reduce_precision remainder round_nearest_afz
+    round_nearest_even rsqrt select shift_left shift_right_arithmetic shift_right_logical sign
+    sine sinh sqrt square stochastic_convert subtract tan tanh uniform_dequantize
+    uniform_quantize xor zeta""".split()
+)
+
+#: Kinds known to be beyond per-op affine indexing, with the reason.
+UNKNOWN_KINDS = {
+    "custom_call": "opaque custom call",
+    "while": "control flow",
+    "case": "control flow",
+    "if": "control flow",
+    "fft": "every output element reads the whole transformed dimensions",
+    "triangular_solve": "not an affine access pattern",
+    "cholesky": "not an affine access pattern",
+    "rng": "random number generation",
+    "rng_bit_generator": "random number generation",
+    "all_reduce": "collective",
+    "all_to_all": "collective",
+    "collective_permute": "collective",
+    "collective_broadcast": "collective",
+    "reduce_scatter": "collective",
+    "cross-replica-sum": "collective",
+    "dynamic_broadcast_in_dim": "dynamic shapes",
+    "dynamic_conv": "dynamic shapes",
+    "dynamic_gather": "dynamic shapes",
+    "dynamic_iota": "dynamic shapes",
+    "dynamic_pad": "dynamic shapes",
+    "dynamic_reshape": "dynamic shapes",
+    "real_dynamic_slice": "dynamic shapes",
+    "set_dimension_size": "dynamic shapes",
+    "get_dimension_size": "dynamic shapes",
+}
+
+RULES: dict[str, Rule] = {}
+
+
+def _register(kinds, forward, inverse, replicas=None) -> None:
+    for kind in kinds if isinstance(kinds, (list, tuple, frozenset, set)) else [kinds]:
+        RULES[kind] = Rule(forward, inverse, replicas)
+
+
+_register(ELEMENTWISE_KINDS, elementwise.elementwise, elementwise.elementwise_inverse)
+_register(
+    [k for k in """broadcast_add broadcast_and broadcast_atan2 broadcast_compare broadcast_complex
+    broadcast_divide broadcast_maximum broadcast_minimum broadcast_multiply broadcast_next_after
+    broadcast_or broadcast_polygamma broadcast_power broadcast_remainder broadcast_select
+    broadcast_shift_left broadcast_shift_right_arithmetic broadcast_shift_right_logical
+    broadcast_subtract broadcast_xor broadcast_zeta""".split()],
+    elementwise.broadcasting,
+    elementwise.broadcasting_inverse,
+)
+_register("optimization_barrier", elementwise.pairwise, elementwise.pairwise_inverse)
+_register("bitcast_convert", elementwise.bitcast_convert, elementwise.bitcast_convert_inverse)
+_register(["broadcast_in_dim", "broadcast"], shape_ops.broadcast, shape_ops.broadcast_inverse)
+_register("transpose", shape_ops.transpose, shape_ops.transpose_inverse)
+_register("reverse", shape_ops.reverse, shape_ops.reverse_inverse)
+_register("slice", shape_ops.slice_, shape_ops.slice_inverse)
+_register("reshape", shape_ops.reshape, shape_ops.reshape_inverse)
+_register("bitcast", shape_ops.bitcast, shape_ops.bitcast_inverse)
+_register("concatenate", shape_ops.concatenate, shape_ops.concatenate_inverse)
+_register("pad", shape_ops.pad, shape_ops.pad_inverse)
+_register(["constant", "iota"], shape_ops.no_operands, shape_ops.no_operands)
+_register("get_tuple_element", shape_ops.get_tuple_element, shape_ops.get_tuple_element_inverse)
+_register("tuple", shape_ops.tuple_, shape_ops.tuple_inverse)
+_register("reduce", reduction.reduce, reduction.reduce_inverse)
+_register("reduce_window", reduction.reduce_window, reduction.reduce_window_inverse)
+_register("sort", reduction.sort, reduction.sort_inverse)
+_register("select_and_scatter", reduction.select_and_scatter, reduction.select_and_scatter_inverse)
+_register(["dot", "dot_general"], contraction.dot, contraction.dot_inverse)
+_register("convolution", contraction.convolution, contraction.convolution_inverse)
+_register("dynamic_slice", dynamic.dynamic_slice, dynamic.dynamic_slice_inverse)
+_register("dynamic_update_slice", dynamic.dynamic_update_slice, dynamic.dynamic_update_slice_inverse)
+_register("gather", dynamic.gather, dynamic.gather_inverse)
+_register("scatter", dynamic.scatter, dynamic.scatter_inverse)
+_register("all_gather", misc.all_gather, misc.all_gather_inverse, misc.all_gather_replicas)
+for _kind, _reason in UNKNOWN_KINDS.items():
+    _register(_kind, *misc.unknown(_reason))
+
+
+def rule_for(kind: str) -> Rule:
+    """The rule of an op kind; an *unknown* rule for kinds without one."""
+    rule = RULES.get(kind)
+    if rule is None:
+        rule = Rule(*misc.unknown("no indexing rule for this op"))
+    return rule

@@ -1,0 +1,299 @@
+"""Ops that move elements without reading more than one: broadcasts, transpose,
+reverse, slice, reshape, bitcast (with layouts), concatenate, pad, tuples."""
+
+from __future__ import annotations
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.indexing_map import IndexingMap
+from hlo_indexing.interval import Interval
+from hlo_indexing.op_indexing.builders import (
+    OpInfo,
+    UnknownIndexing,
+    dims,
+    make_map,
+    reshape_exprs,
+    syms,
+)
+from hlo_indexing.op_indexing.elementwise import broadcast_operand_map, broadcast_result_map
+
+
+def _broadcast_dims(info: OpInfo) -> tuple[int, ...]:
+    if op_attrs.has_attr(info.op, "broadcast_sizes"):  # broadcast: new dims are prepended
+        added = len(op_attrs.int_array(info.op, "broadcast_sizes"))
+        return tuple(range(added, added + len(info.operand(0))))
+    return op_attrs.int_array(info.op, "broadcast_dimensions")
+
+
+def broadcast(info: OpInfo, result_index: int) -> list:
+    return [[broadcast_operand_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
+
+
+def broadcast_inverse(info: OpInfo, operand_index: int) -> list:
+    return [[broadcast_result_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
+
+
+def _permutation(info: OpInfo) -> tuple[int, ...]:
+    return op_attrs.int_array(info.op, "permutation")
+
+
+def transpose(info: OpInfo, result_index: int) -> list:
+    """Result dim ``i`` is operand dim ``perm[i]``: operand dim ``perm[i]`` reads ``d_i``."""
+    perm, result = _permutation(info), info.result(0)
+    d = dims(len(result), info.context)
+    exprs = [None] * len(perm)
+    for i, p in enumerate(perm):
+        exprs[p] = d[i]
+    return [[make_map(info.context, result, exprs)]]
+
+
+def transpose_inverse(info: OpInfo, operand_index: int) -> list:
+    perm, operand = _permutation(info), info.operand(0)
+    d = dims(len(operand), info.context)
+    return [[make_map(info.context, operand, [d[p] for p in perm])]]
+
+
+def _reverse_map(info: OpInfo, shape) -> IndexingMap:
+    reversed_dims = set(op_attrs.int_array(info.op, "dimensions"))
+    d = dims(len(shape), info.context)
+    exprs = [d[i] * -1 + (shape[i] - 1) if i in reversed_dims else d[i] for i in range(len(shape))]
+    return make_map(info.context, shape, exprs)
+
+
+def reverse(info: OpInfo, result_index: int) -> list:
+    return [[_reverse_map(info, info.result(0))]]
+
+
+def reverse_inverse(info: OpInfo, operand_index: int) -> list:
+    return [[_reverse_map(info, info.operand(0))]]
+
+
+def _slice_params(info: OpInfo):
+    rank = len(info.operand(0))
+    return op_attrs.int_array(info.op, "start_indices"), op_attrs.int_array(info.op, "strides", (1,) * rank)
+
+
+def slice_(info: OpInfo, result_index: int) -> list:
+    starts, strides = _slice_params(info)
+    result = info.result(0)
+    d = dims(len(result), info.context)
+    return [[make_map(info.context, result, [d[i] * strides[i] + starts[i] for i in range(len(result))])]]
+
+
+def slice_inverse(info: OpInfo, operand_index: int) -> list:
+    """Only operand elements on the stride grid have an image."""
+    starts, strides = _slice_params(info)
+    result = info.result(0)
+    d = dims(len(result), info.context)
+    ranges, exprs, constraints = [], [], {}
+    for i, n in enumerate(result):
+        ranges.append((starts[i], starts[i] + (n - 1) * strides[i]))
+        offset = d[i] - starts[i]
+        if strides[i] == 1:
+            exprs.append(offset)
+        else:
+            exprs.append(ax.floordiv(offset, strides[i]))
+            constraints[ax.mod(offset, strides[i])] = Interval(0, 0)
+    return [[make_map(info.context, ranges, exprs, constraints=constraints)]]
+
+
+def reshape(info: OpInfo, result_index: int) -> list:
+    operand, result = info.operand(0), info.result(0)
+    exprs = reshape_exprs(dims(len(result), info.context), result, operand, info.context)
+    return [[make_map(info.context, result, exprs)]]
+
+
+def reshape_inverse(info: OpInfo, operand_index: int) -> list:
+    operand, result = info.operand(0), info.result(0)
+    exprs = reshape_exprs(dims(len(operand), info.context), operand, result, info.context)
+    return [[make_map(info.context, operand, exprs)]]
+
+
+def _element_width(value) -> int | str:
+    """Bit width of a tensor's element type (its text when the type has no width)."""
+    element = value.type.element_type
+    width = getattr(element, "width", None)
+    return width if width is not None else str(element)
+
+
+def _bitcast_exprs(info: OpInfo, src, dst, src_layout, dst_layout, src_exprs):
+    """Logical ``src`` index -> physical src -> (row-major reshape) physical dst ->
+    logical ``dst`` index. Layouts are minor-to-major."""
+    src_major = list(reversed(src_layout))
+    dst_major = list(reversed(dst_layout))
+    physical_src = [src_exprs[k] for k in src_major]
+    physical_dst = reshape_exprs(
+        physical_src, tuple(src[k] for k in src_major), tuple(dst[k] for k in dst_major), info.context
+    )
+    exprs = [None] * len(dst)
+    for position, k in enumerate(dst_major):
+        exprs[k] = physical_dst[position]
+    return exprs
+
+
+def _bitcast_layouts(info: OpInfo):
+    if not (op_attrs.has_attr(info.op, "source_layout") and op_attrs.has_attr(info.op, "result_layout")):
+        raise UnknownIndexing("bitcast without source_layout/result_layout: its element order is unknown")
+    operation = info.op.operation
+    if _element_width(operation.operands[0]) != _element_width(operation.results[0]):
+        raise UnknownIndexing("bitcast between element types of different widths")
+    return op_attrs.int_array(info.op, "source_layout"), op_attrs.int_array(info.op, "result_layout")
+
+
+def bitcast(info: OpInfo, result_index: int) -> list:
+    """A layout-changing no-op: transpose to physical order, reshape, transpose back."""
+    src_layout, dst_layout = _bitcast_layouts(info)
+    operand, result = info.operand(0), info.result(0)
+    exprs = _bitcast_exprs(info, result, operand, dst_layout, src_layout, dims(len(result), info.context))
+    return [[make_map(info.context, result, exprs)]]
+
+
+def bitcast_inverse(info: OpInfo, operand_index: int) -> list:
+    src_layout, dst_layout = _bitcast_layouts(info)
+    operand, result = info.operand(0), info.result(0)
+    exprs = _bitcast_exprs(info, operand, result, src_layout, dst_layout, dims(len(operand), info.context))
+    return [[make_map(info.context, operand, exprs)]]
+
+
+def _concat_offsets(info: OpInfo) -> tuple[int, list[int]]:
+    axis = op_attrs.int_attr(info.op, "dimension")
+    offsets, total = [], 0
+    for k in range(info.num_operands):
+        offsets.append(total)
+        total += info.operand(k)[axis]
+    return axis, offsets
+
+
+def concatenate(info: OpInfo, result_index: int) -> list:
+    """Operand ``k`` covers only its own part of the output along the axis."""
+    axis, offsets = _concat_offsets(info)
+    result = info.result(0)
+    d = dims(len(result), info.context)
+    out = []
+    for k, offset in enumerate(offsets):
+        ranges = list(result)
+        ranges[axis] = (offset, offset + info.operand(k)[axis] - 1)
+        exprs = [d[i] - offset if i == axis else d[i] for i in range(len(result))]
+        out.append([make_map(info.context, ranges, exprs)])
+    return out
+
+
+def concatenate_inverse(info: OpInfo, operand_index: int) -> list:
+    axis, offsets = _concat_offsets(info)
+    operand = info.operand(operand_index)
+    d = dims(len(operand), info.context)
+    exprs = [d[i] + offsets[operand_index] if i == axis else d[i] for i in range(len(operand))]
+    return [[make_map(info.context, operand, exprs)]]
+
+
+def _pad_params(info: OpInfo):
+    rank = len(info.operand(0))
+    low = op_attrs.int_array(info.op, "edge_padding_low")
+    interior = op_attrs.int_array(info.op, "interior_padding", (0,) * rank)
+    return low, interior
+
+
+def _floor_div(a: int, b: int) -> int:
+    return a // b
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def pad(info: OpInfo, result_index: int) -> list:
+    """Operand: output positions ``low + x * (interior + 1)`` inside the output; padding
+    value: exactly the other positions, as a union of maps (one per dimension and kind
+    of padding: low edge, high edge, interior)."""
+    low, interior = _pad_params(info)
+    operand, result = info.operand(0), info.result(0)
+    d = dims(len(result), info.context)
+    ranges, exprs, constraints = [], [], {}
+    for i, n in enumerate(result):
+        step = interior[i] + 1
+        first, last = low[i], low[i] + (operand[i] - 1) * step
+        lo, hi = max(first, 0), min(last, n - 1)
+        if step > 1:
+            lo = first + _ceil_div(lo - first, step) * step
+            hi = first + _floor_div(hi - first, step) * step
+        ranges.append((lo, hi))
+        offset = d[i] - low[i]
+        if step == 1:
+            exprs.append(offset)
+        else:
+            exprs.append(ax.floordiv(offset, step))
+            if lo < hi:
+                constraints[ax.mod(offset, step)] = Interval(0, 0)
+    operand_map = make_map(info.context, ranges, exprs, constraints=constraints)
+    return [[operand_map], _padding_value_maps(info, result, low, interior, operand, scalar=True)]
+
+
+def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar: bool) -> list:
+    """Output positions holding the padding value, as maps from the output (``scalar``:
+    output -> padding value) or from the padding value (-> output)."""
+    maps = []
+    rank = len(result)
+    for i, n in enumerate(result):
+        step = interior[i] + 1
+        first, last = low[i], low[i] + (operand[i] - 1) * step
+        pieces = []
+        if first > 0:
+            pieces.append(((0, min(first - 1, n - 1)), None))
+        if last < n - 1:
+            pieces.append(((max(last + 1, 0), n - 1), None))
+        if step > 1 and operand[i] > 1:
+            lo, hi = max(first + 1, 0), min(last - 1, n - 1)
+            if lo <= hi:
+                pieces.append(((lo, hi), (1, step - 1)))
+        if operand[i] == 0:
+            pieces = [((0, n - 1), None)]
+        for bounds, residue in pieces:
+            ranges = [(0, m - 1) for m in result]
+            ranges[i] = bounds
+            if scalar:
+                v = dims(rank, info.context)
+                constraints = {ax.mod(v[i] - first, step): Interval(*residue)} if residue else {}
+                maps.append(make_map(info.context, ranges, [], constraints=constraints))
+            else:
+                s = syms(rank, info.context)
+                constraints = {ax.mod(s[i] - first, step): Interval(*residue)} if residue else {}
+                maps.append(make_map(info.context, [], s, ranges, constraints=constraints))
+    return [m for m in maps if not m.is_known_empty()]
+
+
+def pad_inverse(info: OpInfo, operand_index: int) -> list:
+    low, interior = _pad_params(info)
+    operand, result = info.operand(0), info.result(0)
+    if operand_index == 1:
+        return [_padding_value_maps(info, result, low, interior, operand, scalar=False)]
+    d = dims(len(operand), info.context)
+    ranges, exprs = [], []
+    for i, n in enumerate(operand):
+        step = interior[i] + 1
+        ranges.append((max(0, _ceil_div(-low[i], step)), min(n - 1, _floor_div(result[i] - 1 - low[i], step))))
+        exprs.append(d[i] * step + low[i])
+    return [[make_map(info.context, ranges, exprs)]]
+
+
+def no_operands(info: OpInfo, result_index: int) -> list:
+    """constant, iota: nothing is read."""
+    return []
+
+
+def get_tuple_element(info: OpInfo, result_index: int) -> list:
+    result = info.result(0)
+    return [[make_map(info.context, result, dims(len(result), info.context))]]
+
+
+def get_tuple_element_inverse(info: OpInfo, operand_index: int) -> list:
+    result = info.result(0)
+    return [[make_map(info.context, result, dims(len(result), info.context))]]
+
+
+def tuple_(info: OpInfo, result_index: int) -> list:
+    raise UnknownIndexing("a tuple has no index space")
+
+
+def tuple_inverse(info: OpInfo, operand_index: int) -> list:
+    raise UnknownIndexing("a tuple has no index space")
+
