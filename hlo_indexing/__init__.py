@@ -17,6 +17,9 @@ _EXPORTS = {
     "Variable": "hlo_indexing.indexing_map",
     "HloIndexingError": "hlo_indexing.errors",
     "ParseError": "hlo_indexing.errors",
+    "output_to_input_indexing": "hlo_indexing.op_indexing.analysis",
+    "input_to_output_indexing": "hlo_indexing.op_indexing.analysis",
+    "InstructionIndexing": "hlo_indexing.op_indexing.result",
 }
 
 __all__ = sorted(_EXPORTS)
