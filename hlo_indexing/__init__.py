@@ -20,6 +20,7 @@ _EXPORTS = {
     "output_to_input_indexing": "hlo_indexing.op_indexing.analysis",
     "input_to_output_indexing": "hlo_indexing.op_indexing.analysis",
     "InstructionIndexing": "hlo_indexing.op_indexing.result",
+    "Layout": "hlo_indexing.layout.layout_text",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -60,7 +60,7 @@ class Layout:
     element_size_bits: int = 0
     memory_space: int = 0
     split_configs: tuple[tuple[int, tuple[int, ...]], ...] = ()
-    physical_shape: str | None = None
+    sparse_physical_shape: str | None = None
     dynamic_metadata_bytes: int = 0
     has_braces: bool = field(default=True, compare=False)
 
@@ -127,8 +127,8 @@ class Layout:
             fields.append(f"S({self.memory_space})")
         if self.split_configs:
             fields.append("SC" + "".join(f"({d}:{','.join(map(str, idx))})" for d, idx in self.split_configs))
-        if self.physical_shape is not None:
-            fields.append(f"P({self.physical_shape})")
+        if self.sparse_physical_shape is not None:
+            fields.append(f"P({self.sparse_physical_shape})")
         if self.dynamic_metadata_bytes:
             fields.append(f"M({self.dynamic_metadata_bytes})")
         body = ",".join(map(str, self.minor_to_major))
@@ -243,8 +243,9 @@ class _Parser:
                 if self.accept("]"):
                     break
                 self.take(",")
-        if self.peek()[1] == "{" and self.peek()[0] == "punct":
-            brace = self.peek()
+        brace = self.peek()
+        explicit = brace[1] == "{" and brace[0] == "punct"
+        if explicit:
             if not dims and self.tokens[self.i + 1][1] == "}":
                 raise self.error("an untiled scalar has no layout braces ('f32[]')", brace)
             layout = self.layout(rank=len(dims))
@@ -256,7 +257,7 @@ class _Parser:
         try:
             check_padded_size(shape.dims, layout)
         except OverflowError as exc:
-            raise LayoutParseError(f"{exc} (shape '{self.text.strip()}')", self.text, self.tokens[0][2]) from None
+            raise self.error(f"{exc} for shape '{shape}'", brace if explicit else self.tokens[0]) from None
         return shape
 
     def layout(self, rank: int | None) -> Layout:
@@ -315,7 +316,7 @@ class _Parser:
             elif name == "SC":
                 values["split_configs"] = self.split_configs()
             elif name == "P":
-                values["physical_shape"] = self.balanced()
+                values["sparse_physical_shape"] = self.balanced()
             else:
                 values["dynamic_metadata_bytes"] = self.paren_int("a metadata size in bytes", 0)
 
