@@ -109,7 +109,31 @@ def build(linear: Linear, context) -> object:
         expr = term if expr is None else expr + term
     if expr is None:
         return ax.constant(linear.constant, context)
-    return ax.typed(expr + linear.constant if linear.constant else expr)
+    return _left_associated(ax.typed(expr + linear.constant if linear.constant else expr))
+
+
+def _left_associated(expr):
+    """The tree MLIR builds when it parses the printed form of ``expr``: the summands in
+    printed order, added left to right (repeated until MLIR's folding is stable), so
+    that equal texts give equal (uniqued) expressions."""
+    for _ in range(4):
+        summands: list = []
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ax.Add):
+                stack.append(node.rhs)
+                stack.append(node.lhs)
+            else:
+                summands.append(node)
+        rebuilt = summands[0]
+        for term in summands[1:]:
+            rebuilt = rebuilt + term
+        rebuilt = ax.typed(rebuilt)
+        if rebuilt == expr:
+            break
+        expr = rebuilt
+    return expr
 
 
 # --------------------------------------------------------------------- expressions

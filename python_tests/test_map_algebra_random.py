@@ -1,0 +1,215 @@
+"""Randomised equivalence checks of the simplifier and of composition.
+
+Random maps are generated here as expression trees of plain tuples, printed as XLA
+text, and parsed by the code under test. The oracle evaluates the *tuples* with Python
+integers, so neither the parser nor the evaluator of hlo_indexing is trusted: every
+check compares the library's maps, point by point over the whole domain, with the
+oracle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from hlo_indexing import IndexingMap
+from hlo_indexing.dialect_glue.bindings import ir
+
+# ----------------------------------------------------------------- oracle
+
+
+def oracle_eval(tree, dims, symbols) -> int:
+    """Evaluate a tuple tree: ("d", i) | ("s", i) | ("c", v) | (op, lhs, rhs)."""
+    kind = tree[0]
+    if kind == "d":
+        return dims[tree[1]]
+    if kind == "s":
+        return symbols[tree[1]]
+    if kind == "c":
+        return tree[1]
+    a, b = oracle_eval(tree[1], dims, symbols), oracle_eval(tree[2], dims, symbols)
+    if kind == "+":
+        return a + b
+    if kind == "*":
+        return a * b
+    if kind == "floordiv":
+        return a // b
+    assert kind == "mod"
+    return a - b * (a // b)
+
+
+def to_text(tree) -> str:
+    kind = tree[0]
+    if kind in ("d", "s"):
+        return f"{kind}{tree[1]}"
+    if kind == "c":
+        return str(tree[1])
+    return f"({to_text(tree[1])} {kind} {to_text(tree[2])})"
+
+
+def map_eval(expr, dims, symbols) -> int:
+    """An evaluator of ``ir.AffineExpr`` written for the tests (not the library's)."""
+    expr = expr.maybe_downcast()
+    if isinstance(expr, ir.AffineConstantExpr):
+        return expr.value
+    if isinstance(expr, ir.AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return symbols[expr.position]
+    a, b = map_eval(expr.lhs, dims, symbols), map_eval(expr.rhs, dims, symbols)
+    if isinstance(expr, ir.AffineAddExpr):
+        return a + b
+    if isinstance(expr, ir.AffineMulExpr):
+        return a * b
+    if isinstance(expr, ir.AffineFloorDivExpr):
+        return a // b
+    if isinstance(expr, ir.AffineCeilDivExpr):
+        return -((-a) // b)
+    return a % b
+
+
+def feasible(m: IndexingMap, dims, symbols) -> bool:
+    for value, var in zip(list(dims) + list(symbols), m.dim_vars + m.symbol_vars):
+        if not var.bounds.lower <= value <= var.bounds.upper:
+            return False
+    return all(c.lower <= map_eval(e, dims, symbols) <= c.upper for e, c in m.constraints.items())
+
+
+def image_sets(m: IndexingMap, dim_box, symbol_box) -> dict:
+    """dims -> set of images, over the boxes (points outside ``m``'s domain skipped)."""
+    out: dict = {}
+    if m.is_known_empty():
+        return out
+    for dims in itertools.product(*dim_box):
+        for symbols in itertools.product(*symbol_box):
+            if feasible(m, dims, symbols):
+                out.setdefault(dims, set()).add(tuple(map_eval(e, dims, symbols) for e in m.results))
+    return out
+
+
+# ----------------------------------------------------------------- generators
+
+
+def random_tree(rng: random.Random, n_dims: int, n_symbols: int, depth: int):
+    if depth == 0 or rng.random() < 0.25:
+        choices = [("d", i) for i in range(n_dims)] + [("s", i) for i in range(n_symbols)]
+        if rng.random() < 0.2 or not choices:
+            return ("c", rng.randint(-20, 20))
+        return rng.choice(choices)
+    op = rng.choice(["+", "+", "*", "floordiv", "mod"])
+    lhs = random_tree(rng, n_dims, n_symbols, depth - 1)
+    if op == "+":
+        return ("+", lhs, random_tree(rng, n_dims, n_symbols, depth - 1))
+    if op == "*":
+        return ("*", lhs, ("c", rng.choice([-3, -1, 2, 3, 4, 8, 16])))
+    return (op, lhs, ("c", rng.choice([2, 3, 4, 5, 8, 16, 64])))
+
+
+def random_map(rng: random.Random, with_constraint: bool = True):
+    n_dims, n_symbols = rng.randint(1, 2), rng.randint(0, 2)
+    ranges = []
+    for _ in range(n_dims + n_symbols):
+        lower = rng.choice([0, 0, 0, rng.randint(-6, 6)])
+        ranges.append((lower, lower + rng.randint(0, 11)))
+    results = [random_tree(rng, n_dims, n_symbols, rng.randint(1, 4)) for _ in range(rng.randint(1, 2))]
+    dim_names = [f"d{i}" for i in range(n_dims)]
+    sym_names = [f"s{i}" for i in range(n_symbols)]
+    header = f"({', '.join(dim_names)})" + (f"[{', '.join(sym_names)}]" if sym_names else "")
+    domain = [f"{n} in [{lo}, {hi}]" for n, (lo, hi) in zip(dim_names + sym_names, ranges)]
+    constraints = []
+    if with_constraint and rng.random() < 0.5:
+        tree = random_tree(rng, n_dims, n_symbols, 2)
+        lo = rng.randint(-10, 10)
+        constraints.append((tree, (lo, lo + rng.randint(0, 15))))
+        domain.append(f"{to_text(tree)} in [{lo}, {lo + constraints[0][1][1] - lo}]")
+    text = f"{header} -> ({', '.join(to_text(t) for t in results)}), domain: {', '.join(domain)}"
+    return text, results, ranges[:n_dims], ranges[n_dims:], constraints
+
+
+def oracle_images(results, dim_ranges, symbol_ranges, constraints) -> dict:
+    out: dict = {}
+    for dims in itertools.product(*(range(lo, hi + 1) for lo, hi in dim_ranges)):
+        for symbols in itertools.product(*(range(lo, hi + 1) for lo, hi in symbol_ranges)):
+            if all(lo <= oracle_eval(t, dims, symbols) <= hi for t, (lo, hi) in constraints):
+                out.setdefault(dims, set()).add(tuple(oracle_eval(t, dims, symbols) for t in results))
+    return out
+
+
+def boxes(dim_ranges, symbol_ranges):
+    return [range(lo, hi + 1) for lo, hi in dim_ranges], [range(lo, hi + 1) for lo, hi in symbol_ranges]
+
+
+# ----------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parse_then_simplify_matches_oracle(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(60):
+        text, results, dim_ranges, symbol_ranges, constraints = random_map(rng)
+        expected = oracle_images(results, dim_ranges, symbol_ranges, constraints)
+        parsed = IndexingMap.parse(text)
+        dim_box, symbol_box = boxes(dim_ranges, symbol_ranges)
+        assert image_sets(parsed, dim_box, symbol_box) == expected, text
+        simplified = parsed.simplify()
+        assert image_sets(simplified, dim_box, symbol_box) == expected, f"{text}\n-> {simplified}"
+        assert simplified.simplify() == simplified, f"not idempotent: {simplified}"
+        reparsed = IndexingMap.parse(str(simplified), allow_empty_ranges=True)
+        if simplified.is_known_empty():  # the text form keeps no variable counts
+            assert reparsed.is_known_empty()
+        else:
+            assert reparsed == simplified
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_compose_matches_oracle(seed: int) -> None:
+    """consumer: (d) -> (e_1..e_n) over a box; producer: n dims -> results. The composite
+    relation is {(d, producer(y)) : y = consumer(d, s) in producer's domain, ...}."""
+    rng = random.Random(100 + seed)
+    checked = 0
+    while checked < 40:
+        n_mid = rng.randint(1, 2)
+        consumer_results = [random_tree(rng, 1, 1, 2) for _ in range(n_mid)]
+        consumer_text = (
+            f"(d0)[s0] -> ({', '.join(to_text(t) for t in consumer_results)}), domain: d0 in [0, 5], s0 in [0, 2]"
+        )
+        mid_ranges = [(rng.randint(-3, 2), rng.randint(3, 12)) for _ in range(n_mid)]
+        producer_results = [random_tree(rng, n_mid, 1, 2)]
+        mid_names = [f"d{i}" for i in range(n_mid)]
+        producer_text = (
+            f"({', '.join(mid_names)})[s0] -> ({to_text(producer_results[0])}), domain: "
+            + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in zip(mid_names, mid_ranges))
+            + ", s0 in [0, 1]"
+        )
+        consumer, producer = IndexingMap.parse(consumer_text), IndexingMap.parse(producer_text)
+        expected: dict = {}
+        for d0 in range(6):
+            for s_consumer in range(3):
+                mid = tuple(oracle_eval(t, (d0,), (s_consumer,)) for t in consumer_results)
+                if not all(lo <= v <= hi for v, (lo, hi) in zip(mid, mid_ranges)):
+                    continue
+                for s_producer in range(2):
+                    image = (oracle_eval(producer_results[0], mid, (s_producer,)),)
+                    expected.setdefault((d0,), set()).add(image)
+        composed = consumer.compose(producer)
+        assert composed.num_symbols == 2
+        box = [range(0, 6)], [range(0, 2), range(0, 3)]  # producer's symbol first (XLA order)
+        assert image_sets(composed, *box) == expected, f"{consumer_text}\n{producer_text}\n-> {composed}"
+        assert image_sets(composed.simplify(), *box) == expected, f"-> {composed.simplify()}"
+        checked += 1
+
+
+def test_remove_unused_symbols_keeps_relation() -> None:
+    rng = random.Random(7)
+    for _ in range(80):
+        text, results, dim_ranges, symbol_ranges, constraints = random_map(rng)
+        parsed = IndexingMap.parse(text)
+        expected = oracle_images(results, dim_ranges, symbol_ranges, constraints)
+        reduced = parsed.remove_unused_symbols()
+        kept = []
+        for var in reduced.symbol_vars:
+            kept.append(range(var.bounds.lower, var.bounds.upper + 1))
+        dim_box, _ = boxes(dim_ranges, symbol_ranges)
+        assert image_sets(reduced, dim_box, kept) == expected, f"{text}\n-> {reduced}"
