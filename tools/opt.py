@@ -16,6 +16,7 @@ Parser``); ``-o`` is written only on success. Python tracebacks are shown only w
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -419,6 +420,8 @@ def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Optio
         print_generic_op_form=bool(options.get("mlir-print-op-generic")),
         use_local_scope=bool(options.get("mlir-print-local-scope")),
     )
+    if options.get("mlir-print-debuginfo") and name != STDIN_NAME:
+        asm = asm.replace('loc("-":', f"loc({json.dumps(name)}:")  # Module.parse names the buffer "-"
     return asm, reported
 
 
