@@ -1,0 +1,493 @@
+"""Run XLA's indexing-analysis conformance corpus through hlo-indexing.
+
+Usage::
+
+    python -m hlo_indexing.tools.conformance FILE.jsonl [FILE.jsonl ...] [--only SUBSTRING]
+
+Each record of ``cases*.jsonl`` (format: ``conformance/xla_indexing/README.md``) is run
+and compared *semantically*: two maps agree when their relations ``{(d, f(d, s))}`` are
+equal by enumeration (symbols projected out); a set of maps per operand is compared as
+a set of relations, order-insensitive. ``simplify`` cases also require our simplified
+map to be no larger (expression node count of results and constraints) than XLA's
+expected text. Per-op and fusion cases import the HLO with XLA's parser and translator
+(:mod:`hlo_indexing.dialect_glue.hlo_import`) and analyse the ROOT instruction's op.
+
+Prints one row per case (id, kind, op, PASS/FAIL/SKIP, reason) and a final line
+``conformance: P passed, F failed, S skipped``; exits 1 when a case fails. A skip always
+names its reason; an API that does not exist yet is a failure ("not implemented: name").
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import random
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.errors import DomainTooLargeError, HloIndexingError
+from hlo_indexing.indexing_map import IndexingMap, Variable
+from hlo_indexing.interval import Interval
+
+# Above this many points a map is compared on sampled dimension points instead.
+FULL_ENUMERATION_LIMIT = 200_000
+SAMPLED_POINTS = 16
+POINTWISE_SAMPLES = 20_000
+PER_POINT_LIMIT = 200_000
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+
+# Features the project cannot express: MLIR affine maps have no min/max.
+UNSUPPORTED_REQUIREMENTS = {"min_max": "requires: min_max (MLIR affine maps cannot express min/max)"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on one record."""
+
+    case_id: str
+    kind: str
+    op: str
+    status: str
+    reason: str = ""
+
+
+class CaseFailure(Exception):
+    """A semantic mismatch; the message is the table's reason."""
+
+
+class NotImplementedApi(Exception):
+    """An hlo-indexing entry point the case needs does not exist (yet)."""
+
+
+# --------------------------------------------------------------------------- maps
+
+
+def _api(name: str) -> Callable[..., Any]:
+    """``hlo_indexing.<name>``, or :class:`NotImplementedApi`."""
+    module = importlib.import_module("hlo_indexing")
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise NotImplementedApi(name) from None
+
+
+def parse_map(text: str) -> IndexingMap:
+    """XLA's map text, including the ``KNOWN EMPTY``/``UNDEFINED`` forms."""
+    stripped = " ".join(text.split())
+    if stripped in ("UNDEFINED", "unknown indexing"):
+        return IndexingMap.undefined("expected by XLA")
+    return IndexingMap.parse(text, allow_empty_ranges=True)
+
+
+def _narrowed(m: IndexingMap, point: Sequence[int]) -> IndexingMap:
+    dims = [Variable(Interval(v, v), var.name) for v, var in zip(point, m.dim_vars)]
+    return m.replace(dims=dims)
+
+
+def relation_difference(ours: IndexingMap, expected: IndexingMap, rng: random.Random) -> str:
+    """'' when both maps have the same relation, else a description of a difference.
+
+    Small domains are enumerated in full; larger ones on ``SAMPLED_POINTS`` random
+    dimension points (plus the box corners), each enumerated over its symbols."""
+    if expected.is_undefined or ours.is_undefined:
+        if expected.is_undefined and ours.is_undefined:
+            return ""
+        return "expected an undefined map" if expected.is_undefined else f"ours is undefined ({ours.reason})"
+    if expected.is_known_empty() or ours.is_known_empty():
+        empty_ours = ours.is_known_empty() or not _has_points(ours)
+        empty_expected = expected.is_known_empty() or not _has_points(expected)
+        return "" if empty_ours == empty_expected else f"emptiness differs (ours empty: {empty_ours})"
+    if ours.num_dims != expected.num_dims or ours.num_results != expected.num_results:
+        return (
+            f"arity differs: ours {ours.num_dims} dims -> {ours.num_results} results, "
+            f"expected {expected.num_dims} -> {expected.num_results}"
+        )
+    if _pointwise_equal(ours, expected, rng):
+        return ""
+    if max(ours.domain_size(), expected.domain_size()) <= FULL_ENUMERATION_LIMIT:
+        return _describe(ours.relation(FULL_ENUMERATION_LIMIT), expected.relation(FULL_ENUMERATION_LIMIT))
+    box = [
+        Interval(min(a.lower, b.lower), max(a.upper, b.upper))
+        for a, b in zip(ours.dim_ranges, expected.dim_ranges)
+    ]
+    points = {tuple(r.lower for r in box), tuple(r.upper for r in box)}
+    points.update(tuple(rng.randint(r.lower, r.upper) for r in box) for _ in range(SAMPLED_POINTS))
+    for point in sorted(points):
+        try:
+            mismatch = _describe(
+                _narrowed(ours, point).relation(PER_POINT_LIMIT),
+                _narrowed(expected, point).relation(PER_POINT_LIMIT),
+            )
+        except DomainTooLargeError as exc:
+            return f"cannot compare: {exc.message}"
+        if mismatch:
+            return f"at dims {point}: {mismatch}"
+    return ""
+
+
+def _pointwise_equal(ours: IndexingMap, expected: IndexingMap, rng: random.Random) -> bool:
+    """True when both maps have the same variables (ranges) and, at every point of that
+    box (or at ``POINTWISE_SAMPLES`` random points of a larger box), the same feasibility
+    and the same results: equality as functions, which implies equal relations."""
+    ours_box = ours.dim_ranges + ours.symbol_ranges
+    if ours_box != expected.dim_ranges + expected.symbol_ranges or ours.num_dims != expected.num_dims:
+        return False
+    if ours.domain_size() <= POINTWISE_SAMPLES:
+        axes = [np.arange(r.lower, r.upper + 1, dtype=np.int64) for r in ours_box]
+        columns = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
+    else:
+        generator = np.random.default_rng(rng.randrange(2**32))
+        columns = [generator.integers(r.lower, r.upper + 1, POINTWISE_SAMPLES) for r in ours_box]
+    count = len(columns[0]) if columns else 1
+    dims, symbols = columns[: ours.num_dims], columns[ours.num_dims :]
+
+    def feasible_and_images(m: IndexingMap) -> tuple[np.ndarray, list[np.ndarray]]:
+        keep = np.ones(count, dtype=bool)
+        for expr, interval in m.constraints.items():
+            values = np.broadcast_to(ax.evaluate_array(expr, dims, symbols), keep.shape)
+            keep &= (values >= interval.lower) & (values <= interval.upper)
+        images = [np.broadcast_to(ax.evaluate_array(e, dims, symbols), keep.shape)[keep] for e in m.results]
+        return keep, images
+
+    ours_keep, ours_images = feasible_and_images(ours)
+    expected_keep, expected_images = feasible_and_images(expected)
+    return bool(
+        np.array_equal(ours_keep, expected_keep)
+        and all(np.array_equal(a, b) for a, b in zip(ours_images, expected_images))
+    )
+
+
+def _has_points(m: IndexingMap) -> bool:
+    try:
+        return len(m.enumerate(FULL_ENUMERATION_LIMIT)[0]) > 0
+    except DomainTooLargeError:
+        return True
+
+
+def _describe(ours: set, expected: set) -> str:
+    if ours == expected:
+        return ""
+    missing = sorted(expected - ours)[:1]
+    extra = sorted(ours - expected)[:1]
+    parts = []
+    if missing:
+        parts.append(f"misses {missing[0]}")
+    if extra:
+        parts.append(f"adds {extra[0]}")
+    return f"relation differs ({len(ours)} vs {len(expected)} pairs; " + ", ".join(parts) + ")"
+
+
+def compare_map_sets(
+    ours: Sequence[frozenset[IndexingMap] | set[IndexingMap]],
+    expected: Sequence[Sequence[str]],
+    rng: random.Random,
+    what: str = "operand",
+) -> None:
+    """Raise :class:`CaseFailure` unless, for each operand, the set of our maps equals the
+    expected set as a set of relations (order-insensitive; equal relations count once)."""
+    if len(ours) != len(expected):
+        raise CaseFailure(f"{len(ours)} {what}s, expected {len(expected)}")
+    for index, (our_maps, texts) in enumerate(zip(ours, expected)):
+        wanted = [parse_map(t) for t in texts]
+        mine = list(our_maps)
+        differences = {(i, j): relation_difference(m, t, rng) for i, m in enumerate(mine) for j, t in enumerate(wanted)}
+        for j, target in enumerate(wanted):
+            if all(differences[i, j] for i in range(len(mine))):
+                details = differences[0, j] if len(mine) == 1 else ""
+                raise CaseFailure(
+                    f"{what} {index}: no map of ours ({len(mine)}) matches expected "
+                    f"{' '.join(str(target).split())!r}" + (f": {details}" if details else "")
+                )
+        for i, m in enumerate(mine):
+            if all(differences[i, j] for j in range(len(wanted))):
+                raise CaseFailure(f"{what} {index}: our map {' '.join(str(m).split())!r} is not expected")
+
+
+def node_total(m: IndexingMap) -> int:
+    """Expression nodes of the results and the constraints."""
+    if m.is_undefined or m.is_known_empty():
+        return 0
+    return sum(ax.node_count(e) for e in m.results) + sum(ax.node_count(e) for e in m.constraints)
+
+
+# --------------------------------------------------------------------------- map operations
+
+_MAP_OPS: dict[str, str] = {
+    "Simplify": "simplify",
+    "RemoveUnusedSymbols": "remove_unused_symbols",
+    "RescaleSymbols": "rescale_symbols",
+    "ConvertSymbolsToDimensions": "convert_symbols_to_dims",
+}
+
+
+def apply_ops(m: IndexingMap, ops: Sequence[dict]) -> IndexingMap:
+    """Apply XLA's map operations of a record in order (booleans are not compared, except
+    by ``IsKnownEmpty``)."""
+    for op in ops:
+        name = op["op"]
+        if name == "IsKnownEmpty":
+            if m.is_known_empty() != op.get("returns"):
+                raise CaseFailure(f"is_known_empty() is {m.is_known_empty()}, expected {op.get('returns')}")
+        elif name == "RemoveUnusedVars":
+            m = m.remove_unused_dims().remove_unused_symbols()
+        elif name in _MAP_OPS:
+            method = getattr(m, _MAP_OPS[name], None)
+            if method is None:
+                raise NotImplementedApi(f"IndexingMap.{_MAP_OPS[name]}")
+            m = method()
+        else:
+            raise NotImplementedApi(f"IndexingMap operation {name}")
+    return m
+
+
+# --------------------------------------------------------------------------- case kinds
+
+
+def _check_map_result(record: dict, ours: IndexingMap, before: IndexingMap, rng: random.Random) -> None:
+    expected = record.get("expected")
+    if expected is None:
+        # Only booleans are checked by XLA: the operations must keep the relation and
+        # simplification must be idempotent.
+        mismatch = relation_difference(ours, before, rng)
+        if mismatch:
+            raise CaseFailure(f"the operations changed the relation: {mismatch}")
+        if any(op["op"] == "Simplify" for op in record.get("ops", [])) and ours.simplify() != ours:
+            raise CaseFailure("simplify() is not idempotent")
+        return
+    target = parse_map(expected[0])
+    mismatch = relation_difference(ours, target, rng)
+    if mismatch:
+        raise CaseFailure(f"{mismatch}; ours: {' '.join(str(ours).split())}")
+
+
+def run_simplify(record: dict, rng: random.Random) -> None:
+    before = parse_map(record["input"])
+    ours = apply_ops(before, record.get("ops") or [{"op": "Simplify"}])
+    _check_map_result(record, ours, before, rng)
+    if record.get("expected") is not None:
+        ours_nodes, xla_nodes = node_total(ours), node_total(parse_map(record["expected"][0]))
+        if ours_nodes > xla_nodes:
+            raise CaseFailure(
+                f"larger than XLA's: {ours_nodes} > {xla_nodes} nodes; ours: {' '.join(str(ours).split())}"
+            )
+
+
+def run_compose(record: dict, rng: random.Random) -> None:
+    first, second = (parse_map(t) for t in record["input"])
+    composed = first.compose(second)
+    ours = apply_ops(composed, record.get("ops") or [])
+    _check_map_result(record, ours, composed, rng)
+
+
+def run_parse_print(record: dict, rng: random.Random) -> None:
+    parsed = parse_map(record["input"])
+    reparsed = parse_map(str(parsed))
+    mismatch = relation_difference(reparsed, parsed, rng)
+    if mismatch:
+        raise CaseFailure(f"print/parse round trip changes the map: {mismatch}")
+    _check_map_result(record, reparsed, parsed, rng)
+
+
+def run_map_other(record: dict, rng: random.Random) -> None:
+    before = parse_map(record["input"])
+    ours = apply_ops(before, record.get("ops") or [])
+    _check_map_result(record, ours, before, rng)
+
+
+def run_queries(record: dict, rng: random.Random) -> None:
+    for query in record["expected"]:
+        m = parse_map(query["map"])
+        args, want = query["args"], query["result"]
+        kind = query["query"]
+        if kind == "Evaluate":
+            got: Any = list(m.evaluate(args["dims"], args["symbols"]))
+        elif kind == "ConstraintsSatisfied":
+            got = all(
+                interval.lower <= ax.evaluate(expr, args["dims"], args["symbols"]) <= interval.upper
+                for expr, interval in m.constraints.items()
+            )
+        elif kind in ("IsAlwaysPositiveOrZero", "ComputeExpressionRange"):
+            bounds = m.expr_bounds(_expression_of(m, args["expr"]))
+            got = bounds.lower >= 0 if kind == "IsAlwaysPositiveOrZero" else [bounds.lower, bounds.upper]
+        else:
+            raise NotImplementedApi(f"query {kind}")
+        if got != want:
+            raise CaseFailure(f"{kind}({args}) = {got}, expected {want}")
+
+
+def _expression_of(m: IndexingMap, text: str) -> Any:
+    """An expression over the map's variables, read with the map parser."""
+    printed = str(m)
+    head, rest = printed.split(" -> (", 1)
+    domain = rest.split("), domain:", 1)[1]
+    return IndexingMap.parse(f"{head} -> ({text}), domain:{domain}", m.context).results[0]
+
+
+def _expected_texts(record: dict) -> list[list[str]]:
+    expected = record["expected"]
+    substitutions = record.get("format_args") or {}
+    value = substitutions.get("hlo") if isinstance(substitutions, dict) else None
+    if value is None:
+        return expected
+    values = value if isinstance(value, list) else [value]
+    out = []
+    for texts in expected:
+        replaced = []
+        for text in texts:
+            for v in values:
+                text = text.replace("%s", str(v), 1)
+            replaced.append(text)
+        out.append(replaced)
+    return out
+
+
+def _root_op(record: dict) -> tuple[Any, Any]:
+    """Import the record's HLO; return the module (keep it alive while the op is used)
+    and the op of the ENTRY's ROOT instruction."""
+    from hlo_indexing.dialect_glue.context import default_context
+    from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
+    from hlo_indexing.dialect_glue.hlo_text import scan_hlo_text
+
+    text = record["hlo"]
+    module = import_hlo_text(text, f"{record['id']}.hlo", default_context())
+    entry = next((c for c in scan_hlo_text(text).computations if c.is_entry), None)
+    root = next((i for i in entry.instructions if i.is_root), None) if entry else None
+    if root is None:
+        raise CaseFailure("no ROOT instruction in the ENTRY computation")
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and "sym_visibility" not in op.operation.attributes:
+            for inner in op.regions[0].blocks[0].operations:
+                if str(inner.location).startswith(f'loc("{root.name}"('):
+                    return module, inner.operation
+    raise CaseFailure(f"ROOT instruction '{root.name}' ({root.opcode}) has no op after translation")
+
+
+def run_per_op(record: dict, rng: random.Random) -> None:
+    _module, op = _root_op(record)
+    if record["kind"] == "output_to_input":
+        result = _api("output_to_input_indexing")(op, record.get("root_output") or 0)
+        what = "operand"
+    else:
+        result = _api("input_to_output_indexing")(op, record.get("operand") or 0)
+        what = "result"
+    compare_map_sets([result[k] for k in range(len(result))], _expected_texts(record), rng, what)
+
+
+def run_fusion(record: dict, rng: random.Random) -> None:
+    _module, op = _root_op(record)
+    if op.name != "mhlo.fusion":
+        raise CaseFailure(f"ROOT translated to {op.name}, not mhlo.fusion")
+    result = _api("fusion_indexing")(op.regions[0], record.get("root_output") or 0)
+    compare_map_sets([result[k] for k in range(len(result))], _expected_texts(record), rng)
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+def skip_reason(record: dict) -> str:
+    """Why a record does not apply to hlo-indexing ('' when it applies)."""
+    for requirement in record.get("requires") or []:
+        if requirement in UNSUPPORTED_REQUIREMENTS:
+            return UNSUPPORTED_REQUIREMENTS[requirement]
+    subkind = record.get("subkind")
+    if subkind == "docs_example":
+        return "docs example: hand-written, not tested by XLA (README caveats)"
+    if subkind in ("grouped_output_to_input", "epilogue_input_to_output"):
+        return f"XLA-internal API ({record['notes'].split('(')[0]}) with no hlo-indexing counterpart"
+    if record.get("physical_layout"):
+        return "physical-layout test: XLA composes the maps with layout permutations"
+    if record["kind"] == "other" and not subkind and record.get("input") is None:
+        return "no map text: XLA checks a C++ object the corpus does not model"
+    return ""
+
+
+_RUNNERS: dict[str, Callable[[dict, random.Random], None]] = {
+    "simplify": run_simplify,
+    "compose": run_compose,
+    "parse_print": run_parse_print,
+    "output_to_input": run_per_op,
+    "input_to_output": run_per_op,
+    "fusion_output_to_input": run_fusion,
+}
+
+
+def run_record(record: dict, seed: int = 0) -> Outcome:
+    """Run one record; never raises."""
+    op = record.get("root_opcode") or ",".join(o["op"] for o in record.get("ops") or []) or "-"
+    make = lambda status, reason="": Outcome(record["id"], record["kind"], op, status, reason)  # noqa: E731
+    reason = skip_reason(record)
+    if reason:
+        return make(SKIP, reason)
+    runner = _RUNNERS.get(record["kind"])
+    if runner is None:
+        runner = run_queries if record.get("subkind") in ("evaluate", "range_evaluator") else run_map_other
+    try:
+        runner(record, random.Random(seed))
+    except CaseFailure as exc:
+        return make(FAIL, str(exc))
+    except NotImplementedApi as exc:
+        return make(FAIL, f"not implemented: {exc}")
+    except HloIndexingError as exc:
+        return make(FAIL, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug in the code under test must not stop the run
+        return make(FAIL, f"crash: {type(exc).__name__}: {exc}")
+    return make(PASS)
+
+
+def run_file(path: Path | str, only: str | None = None) -> list[Outcome]:
+    """Run every record of a ``.jsonl`` file (those whose id contains ``only``)."""
+    outcomes = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                record = json.loads(line)
+                if only is None or only in record["id"]:
+                    outcomes.append(run_record(record))
+    return outcomes
+
+
+def format_table(outcomes: Sequence[Outcome]) -> str:
+    rows = [("id", "kind", "op", "status", "reason")]
+    rows += [(o.case_id, o.kind, o.op, o.status, " ".join(o.reason.split())) for o in outcomes]
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths)) + "  " + row[4] for row in rows
+    )
+
+
+def summary(outcomes: Sequence[Outcome]) -> str:
+    count = {s: sum(o.status == s for o in outcomes) for s in (PASS, FAIL, SKIP)}
+    return f"conformance: {count[PASS]} passed, {count[FAIL]} failed, {count[SKIP]} skipped"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hlo_indexing.tools.conformance", description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", type=Path, help="conformance .jsonl files")
+    parser.add_argument("--only", help="run only the records whose id contains this text")
+    args = parser.parse_args(argv)
+    outcomes: list[Outcome] = []
+    for path in args.files:
+        try:
+            outcomes += run_file(path, args.only)
+        except (OSError, json.JSONDecodeError) as exc:
+            print(f"{path}: error: {exc}", file=sys.stderr)
+            return 1
+    print(format_table(outcomes))
+    print(summary(outcomes))
+    return 1 if any(o.status == FAIL for o in outcomes) else 0
+
+
+def _cli_main() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    _cli_main()
