@@ -1,0 +1,197 @@
+"""``hlo-indexing-layout``: show where each element of an array sits in memory.
+
+Prints the logical array (the last two dims as a grid, one block per index of the
+leading dims) with each cell's buffer offset, tiles of the first tiling set apart by
+extra space/blank lines, and the padding slots of the first tiling shown as ``(n)``::
+
+    $ hlo-indexing-layout 'f32[3,5]{1,0:T(2,2)}'
+    f32[3,5]{1,0:T(2,2)}: physical shape 2x3x2x2, 24 slots: 15 elements, 9 padding
+    row 0:    0   1     4   5     8  (9)
+    ...
+
+``--format=svg`` writes the same grid as an SVG picture, cells coloured by the memory
+tile (consecutive block of one tile's size) that holds them. ``-o FILE`` writes the
+output to FILE, only on success. Exit code 1 with ``error: ...`` on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.layout.layout_text import Shape
+from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
+
+MAX_CELLS = 20_000
+PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd")
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The cells to draw: ``extents`` per logical dim (padded where the first tile covers
+    that dim alone), each cell's offset, whether it is padding, and tile gap sizes."""
+
+    shape: Shape
+    plan: TilingPlan
+    extents: tuple[int, ...]
+    gaps: tuple[int, ...]  # per logical dim: the first tile's size along it (0: no gaps)
+    offsets: dict[tuple[int, ...], int]
+    chunk: int  # slots per memory tile (for colours)
+
+    def is_padding(self, index: tuple[int, ...]) -> bool:
+        return any(i >= d for i, d in zip(index, self.shape.dims))
+
+
+def build_grid(shape: Shape) -> Grid:
+    """Offsets of every cell of the (first-tile padded) logical grid of ``shape``."""
+    p = plan(shape)
+    extents = list(shape.dims)
+    gaps = [0] * len(extents)
+    chunk = 1
+    if p.steps and 0 not in shape.dims:
+        step = p.steps[0]
+        chunk = math.prod(step.tile)
+        k = len(step.tile)
+        first_covered = len(step.combined) - k
+        for position, group in enumerate(step.groups):
+            tile = step.tile[position - first_covered] if position >= first_covered else 0
+            physical = [i - step.ones for i in group if i >= step.ones]
+            if tile and len(group) == 1 and physical:
+                logical_dim = p.permutation[physical[0]]
+                extents[logical_dim] = -(-extents[logical_dim] // tile) * tile
+                gaps[logical_dim] = tile
+    cells = math.prod(extents)
+    if cells > MAX_CELLS:
+        raise HloIndexingError(f"the grid has {cells} cells, more than the viewer's limit of {MAX_CELLS}")
+    arith = IntArith()
+    offsets = {
+        index: linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith)
+        for index in itertools.product(*(range(e) for e in extents))
+    }
+    return Grid(shape, p, tuple(extents), tuple(gaps), offsets, chunk)
+
+
+def _summary(grid: Grid) -> str:
+    p = grid.plan
+    elements = p.element_count
+    return (
+        f"{grid.shape}: physical shape {'x'.join(map(str, p.tiled_shape))}, {p.padded_size} slots: "
+        f"{elements} elements, {p.padded_size - elements} padding"
+    )
+
+
+def _blocks(grid: Grid) -> list[tuple[str, list[tuple[int, ...]], list[list[tuple[int, ...]]]]]:
+    """``(title, leading index, rows of cell indices)`` per 2-D block."""
+    extents = grid.extents
+    rank = len(extents)
+    rows_extent = extents[-2] if rank >= 2 else 1
+    cols_extent = extents[-1] if rank >= 1 else 1
+    blocks = []
+    for lead in itertools.product(*(range(e) for e in extents[:-2])):
+        title = f"[{', '.join(map(str, lead))}, :, :]" if lead else ""
+        rows = []
+        for r in range(rows_extent):
+            prefix = lead + ((r,) if rank >= 2 else ())
+            rows.append([prefix + ((c,) if rank >= 1 else ()) for c in range(cols_extent)])
+        blocks.append((title, lead, rows))
+    return blocks
+
+
+def render_text(grid: Grid) -> str:
+    """The text picture (see the module docstring)."""
+    width = len(str(max(grid.offsets.values(), default=0))) + 3
+    col_gap = grid.gaps[-1] if grid.gaps else 0
+    row_gap = grid.gaps[-2] if len(grid.gaps) >= 2 else 0
+    lines = [_summary(grid)]
+    for title, _, rows in _blocks(grid):
+        if title:
+            lines.append(title)
+        for r, row in enumerate(rows):
+            if r and row_gap and r % row_gap == 0:
+                lines.append("")
+            cells = []
+            for c, index in enumerate(row):
+                text = str(grid.offsets[index])
+                text = f"({text})" if grid.is_padding(index) else text
+                cells.append((" " if c and col_gap and c % col_gap == 0 else "") + text.rjust(width))
+            label = f"row {r}:" if len(grid.extents) >= 2 else "row:"
+            lines.append(label + "".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def render_svg(grid: Grid) -> str:
+    """An SVG of the grid: cells coloured by memory tile, padding hatched grey."""
+    size, gap, margin = 34, 6, 10
+    col_gap = grid.gaps[-1] if grid.gaps else 0
+    row_gap = grid.gaps[-2] if len(grid.gaps) >= 2 else 0
+    parts, y = [], margin + 20
+    width = margin
+    parts.append(f'<text x="{margin}" y="{margin + 10}" font-family="monospace" font-size="12">{escape(_summary(grid))}</text>')
+    for title, _, rows in _blocks(grid):
+        if title:
+            y += 16
+            parts.append(f'<text x="{margin}" y="{y - 4}" font-family="monospace" font-size="12">{escape(title)}</text>')
+        for r, row in enumerate(rows):
+            if r and row_gap and r % row_gap == 0:
+                y += gap
+            x = margin
+            for c, index in enumerate(row):
+                if c and col_gap and c % col_gap == 0:
+                    x += gap
+                offset = grid.offsets[index]
+                padding = grid.is_padding(index)
+                fill = "url(#pad)" if padding else PALETTE[(offset // grid.chunk) % len(PALETTE)]
+                parts.append(
+                    f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{fill}" stroke="#333"'
+                    + (' stroke-dasharray="3,2"' if padding else "")
+                    + f'><title>{escape(str(index))} -> {offset}{" (padding)" if padding else ""}</title></rect>'
+                )
+                parts.append(
+                    f'<text x="{x + size / 2}" y="{y + size / 2 + 4}" text-anchor="middle" font-family="monospace" '
+                    f'font-size="11">{offset}</text>'
+                )
+                x += size
+            width = max(width, x)
+            y += size
+        y += gap
+    header = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width + margin, 420)}" height="{y + margin}">'
+        '<defs><pattern id="pad" width="6" height="6" patternUnits="userSpaceOnUse">'
+        '<rect width="6" height="6" fill="#eeeeee"/><path d="M0,6 L6,0" stroke="#999"/></pattern></defs>'
+    )
+    return header + "".join(parts) + "</svg>\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the viewer; returns the exit code (0 ok, 1 bad input or output failure)."""
+    parser = argparse.ArgumentParser(prog="hlo-indexing-layout", description="Show the memory position of each array element.")
+    parser.add_argument("shape", help="a shape with layout, e.g. 'f32[3,5]{1,0:T(2,2)}'")
+    parser.add_argument("--format", choices=("text", "svg"), default="text")
+    parser.add_argument("-o", dest="output", default="-", help="output file (default stdout); written only on success")
+    args = parser.parse_args(argv)
+    try:
+        grid = build_grid(Shape.parse(args.shape))
+    except HloIndexingError as error:
+        print(str(error) if error.location else f"error: {error}", file=sys.stderr)
+        return 1
+    rendered = render_svg(grid) if args.format == "svg" else render_text(grid)
+    if args.output == "-":
+        sys.stdout.write(rendered)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(rendered)
+    except OSError as error:
+        print(f"error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cli_main() -> None:
+    sys.exit(main(sys.argv[1:]))
