@@ -102,13 +102,20 @@ def make_map(
 ) -> IndexingMap:
     """An :class:`IndexingMap`; ranges are sizes (``n`` -> ``[0, n-1]``), ``(lo, hi)``
     pairs, Intervals or Variables. A map with an empty range (a zero-sized dimension, or
-    an empty slice of an index space) is ``KNOWN EMPTY``."""
+    an empty slice of an index space) or a constant constraint that fails is ``KNOWN
+    EMPTY``; constant constraints that hold are dropped."""
     dim_vars = [_range(v) for v in dim_ranges]
     range_list = [_range(v) for v in range_vars]
     runtime_list = [_range(v) for v in runtime_vars]
-    if any(v.bounds.is_empty for v in dim_vars + range_list + runtime_list):
+    constraints = dict(constraints or {})
+    # MLIR folds some constraints to constants (``(2 * d0 + 1) mod 2`` is ``1``)
+    folded = {e: c for e, c in constraints.items() if ax.constant_value(e) is not None}
+    infeasible = any(not c.contains(ax.constant_value(e)) for e, c in folded.items())
+    if infeasible or any(v.bounds.is_empty for v in dim_vars + range_list + runtime_list):
         return IndexingMap.known_empty(len(dim_vars), len(range_list) + len(runtime_list), len(results), context)
-    return IndexingMap.from_exprs(dim_vars, results, range_list, runtime_list, constraints or {}, context)
+    for expr in folded:
+        del constraints[expr]
+    return IndexingMap.from_exprs(dim_vars, results, range_list, runtime_list, constraints, context)
 
 
 def scalar_map(context: Any, dim_ranges: Sequence[Any]) -> IndexingMap:

@@ -8,6 +8,7 @@ from dataclasses import replace
 from hlo_indexing import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.op_attrs import Window
+from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.op_indexing.builders import OpInfo, dims, invert, make_map, syms
 from hlo_indexing.op_indexing.reduction import window_map
 
@@ -74,7 +75,7 @@ def _conv_maps(info: OpInfo):
     # reversal flips the kernel index, not the input position
     spatial = window_map(context, spatial_out, spatial_in, replace(window, reversal=(False,) * len(kernel_sizes)))
     d = dims(len(result), context)
-    n_spatial_syms = len(spatial.range_vars)
+    n_spatial_syms = sum(1 for size in kernel_sizes if size > 1)
     group_features = rhs[dn.kernel_input_feature]
     feature_sym = ax.symbol(n_spatial_syms, context) if group_features > 1 else ax.constant(0, context)
     spatial_dims = [d[k] for k in dn.output_spatial]
@@ -100,12 +101,12 @@ def _conv_maps(info: OpInfo):
         kernel_exprs[k] = s * -1 + (kernel_sizes[position] - 1) if window.reversal[position] else s
     kernel_exprs[dn.kernel_input_feature] = feature_sym
     kernel_exprs[dn.kernel_output_feature] = d[dn.output_feature]
-    ranges = list(spatial.range_vars) + ([group_features] if group_features > 1 else [])
+    ranges = [size for size in kernel_sizes if size > 1] + ([group_features] if group_features > 1 else [])
     constraints = {ax.substitute(e, spatial_dims, syms(n_spatial_syms, context)): c for e, c in spatial.constraints.items()}
-    return [
-        make_map(context, result, in_exprs, ranges, constraints=constraints),
-        make_map(context, result, kernel_exprs, ranges),
-    ]
+    kernel_map = make_map(context, result, kernel_exprs, ranges)
+    if spatial.is_known_empty():  # no window position ever meets an input element
+        return [IndexingMap.known_empty(len(result), len(ranges), len(lhs), context), kernel_map]
+    return [make_map(context, result, in_exprs, ranges, constraints=constraints), kernel_map]
 
 
 def _window_symbol(window: Window, position: int) -> int:
