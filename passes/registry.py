@@ -10,7 +10,11 @@ from hlo_indexing.passes.base import ModulePass
 
 #: pass name -> "module:ClassName" (module relative to ``hlo_indexing.passes``)
 PASSES: dict[str, str] = {
+    "hlo-attach-indexing-maps": "attach_indexing_maps:AttachIndexingMaps",
+    "hlo-print-indexing-maps": "print_indexing_maps:PrintIndexingMaps",
     "hlo-simplify-indexing-maps": "simplify_maps:SimplifyIndexingMaps",
+    "hlo-fuse-indexing-maps": "fusion_maps:FuseIndexingMaps",
+    "hlo-print-fusion-indexing": "fusion_maps:PrintFusionIndexing",
 }
 
 

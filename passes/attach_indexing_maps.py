@@ -1,0 +1,97 @@
+"""The pass ``hlo-attach-indexing-maps``: attach every HLO op's per-op indexing maps as
+builtin attributes.
+
+Visited ops: every ``stablehlo.*``/``mhlo.*``/``chlo.*`` op except terminators
+(``return``) and the ops inside the bodies that reductions, sorts, scatters and maps
+apply to each element (reducer computations). Options:
+
+* ``direction=output-to-input`` (default): attribute ``hlo_indexing.output_to_input``,
+  an ``ArrayAttr`` with one entry per *result*, each an ``ArrayAttr`` with one entry per
+  operand, each an ``ArrayAttr`` of map attributes (:mod:`hlo_indexing.map_attr`; an
+  undefined map is ``{unknown = "reason"}``).
+* ``direction=input-to-output``: attribute ``hlo_indexing.input_to_output``, one entry
+  per *operand*, each with one entry per result, each an ``ArrayAttr`` of maps.
+* ``simplify=false`` keeps the maps as built.
+
+Example (output-to-input)::
+
+    %0 = stablehlo.add %a, %b {hlo_indexing.output_to_input = [[
+           [{dims = array<i64: 0, 9>, map = affine_map<(d0) -> (d0)>, text = "..."}],
+           [{dims = array<i64: 0, 9>, map = affine_map<(d0) -> (d0)>, text = "..."}]]]} : tensor<10xf32>
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.map_attr import indexing_maps_to_attribute
+from hlo_indexing.op_indexing.analysis import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.op_indexing.result import InstructionIndexing
+from hlo_indexing.passes.base import Diagnostics, ModulePass
+
+DIRECTIONS = ("output-to-input", "input-to-output")
+ATTRIBUTE_NAMES = {"output-to-input": "hlo_indexing.output_to_input", "input-to-output": "hlo_indexing.input_to_output"}
+
+#: Ops whose regions are computations applied per element, not program code.
+_REDUCER_KINDS = frozenset(
+    {"reduce", "reduce_window", "sort", "scatter", "select_and_scatter", "map", "all_reduce", "reduce_scatter", "scan"}
+)
+
+
+def hlo_ops(module: "ir.Operation") -> Iterator["ir.Operation"]:
+    """The HLO ops of ``module`` that get maps, in program order."""
+    found: list = []
+
+    def visit(op) -> "ir.WalkResult":
+        operation = op.operation
+        dialect, kind = op_kind(operation)
+        if dialect in HLO_DIALECTS and kind != "return":
+            found.append(operation)
+            if kind in _REDUCER_KINDS:
+                return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return iter(found)
+
+
+def indexings(op: "ir.Operation", direction: str, simplify: bool) -> list[InstructionIndexing]:
+    """One indexing per result (output-to-input) or per operand (input-to-output)."""
+    if direction == "output-to-input":
+        return [output_to_input_indexing(op, r, simplify=simplify) for r in range(len(op.results))]
+    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(op.operands))]
+
+
+@dataclass(frozen=True)
+class AttachIndexingMaps(ModulePass):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "hlo-attach-indexing-maps"
+    description: ClassVar[str] = "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes"
+
+    direction: str = field(
+        default="output-to-input", metadata={"help": "output-to-input or input-to-output", "choices": DIRECTIONS}
+    )
+    simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
+
+    def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        context = module.context
+        for op in list(hlo_ops(module)):
+            try:
+                per_index = indexings(op, self.direction, self.simplify)
+            except HloIndexingError as exc:
+                diagnostics.error(op.location, exc.message)
+                continue
+            value = ir.ArrayAttr.get(
+                [
+                    ir.ArrayAttr.get([indexing_maps_to_attribute(maps, context) for maps in indexing.maps], context=context)
+                    for indexing in per_index
+                ],
+                context=context,
+            )
+            op.attributes[ATTRIBUTE_NAMES[self.direction]] = value

@@ -1,0 +1,50 @@
+"""The pass ``hlo-print-indexing-maps``: a remark per HLO op with its per-op indexing
+maps in XLA's text (for lit tests and for reading).
+
+Same ops and options as ``hlo-attach-indexing-maps``. Each remark is, for
+``direction=output-to-input``, one block per result::
+
+    output-to-input indexing of result #0 (stablehlo.add):
+    operand id = 0 (d0) -> (d0), domain: d0 in [0, 9]
+    operand id = 1 (d0) -> (d0), domain: d0 in [0, 9]
+
+and for ``direction=input-to-output`` one block per operand, ``input-to-output indexing
+of operand #k (op):`` followed by one ``operand id = r`` line per result (XLA's wording).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.passes.attach_indexing_maps import DIRECTIONS, hlo_ops, indexings
+from hlo_indexing.passes.base import Diagnostics, ModulePass
+
+
+@dataclass(frozen=True)
+class PrintIndexingMaps(ModulePass):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "hlo-print-indexing-maps"
+    description: ClassVar[str] = "Emit a remark with each HLO op's per-op indexing maps (XLA text)"
+
+    direction: str = field(
+        default="output-to-input", metadata={"help": "output-to-input or input-to-output", "choices": DIRECTIONS}
+    )
+    simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
+
+    def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        what = "result" if self.direction == "output-to-input" else "operand"
+        for op in hlo_ops(module):
+            try:
+                per_index = indexings(op, self.direction, self.simplify)
+            except HloIndexingError as exc:
+                diagnostics.error(op.location, exc.message)
+                continue
+            blocks = [
+                f"{self.direction} indexing of {what} #{k} ({op.name}):\n{indexing}".rstrip()
+                for k, indexing in enumerate(per_index)
+            ]
+            diagnostics.remark(op.location, "\n".join(blocks) if blocks else f"{op.name}: no {what}s")
