@@ -10,6 +10,7 @@ from hlo_indexing.passes.base import ModulePass
 
 #: pass name -> "module:ClassName" (module relative to ``hlo_indexing.passes``)
 PASSES: dict[str, str] = {
+    "hlo-lower-tiled-layouts": "lower_tiled_layouts:LowerTiledLayouts",
     "hlo-attach-indexing-maps": "attach_indexing_maps:AttachIndexingMaps",
     "hlo-print-indexing-maps": "print_indexing_maps:PrintIndexingMaps",
     "hlo-simplify-indexing-maps": "simplify_maps:SimplifyIndexingMaps",

@@ -154,11 +154,12 @@ def _dims_text(dims: Sequence[int], element: str) -> str:
     return "x".join([*map(str, dims), element])
 
 
-def memref_type_text(shape: Shape) -> str:
+def memref_type_text(shape: Shape, element_type: str | None = None) -> str:
     """``memref<3x5xf32, affine_map<(d0, d1) -> (...)>>``: the logical shape with the
     tiled layout as its layout map (results index :func:`physical_shape`). An untiled
-    row-major layout gives the plain memref."""
-    element = mlir_element_type(shape.dtype)
+    row-major layout gives the plain memref. ``element_type`` (MLIR spelling) overrides
+    the one derived from ``shape.dtype``."""
+    element = element_type or mlir_element_type(shape.dtype)
     if not shape.layout.tiles and shape.layout.minor_to_major == Layout.row_major(len(shape.dims)).minor_to_major:
         return f"memref<{_dims_text(shape.dims, element)}>"
     m = tiled_coordinates_map(shape)
