@@ -187,7 +187,8 @@ def _rewrite_argument_type(func: "ir.Operation", index: int, layout_attr: "ir.At
     new_type = ir.Type.parse(memref_type_text(shape, element_type=str(memref.element_type)), func.context)
     inputs = list(function_type.inputs)
     inputs[index] = new_type
-    func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(function_type.results), func.context))
+    new_function_type = ir.FunctionType.get(inputs, list(function_type.results), func.context)
+    func.attributes["function_type"] = ir.TypeAttr.get(new_function_type, context=func.context)
     body = func.regions[0]
     if len(body.blocks):
         body.blocks[0].arguments[index].set_type(new_type)
