@@ -42,7 +42,7 @@ from hlo_indexing.dialect_glue.hlo_text import (
     HloComputation,
     HloInstruction,
     scan_hlo_text,
-    strip_layout_fields,
+    prepare_for_translation,
 )
 from hlo_indexing.errors import ParseError, SourceLocation, UnsupportedError
 
@@ -185,6 +185,8 @@ def _align(
         if text is None:
             break
         by_computation[xla_computation.name] = text
+        # The translator spells function names with '_' where XLA has '-'.
+        by_computation[xla_computation.name.replace("-", "_")] = text
         text_instructions = iter(text.instructions)
         for xla_instruction in xla_computation.instructions():
             match = _next_matching(text_instructions, xla_instruction.name, lambda i: i.name)
@@ -346,7 +348,7 @@ def import_hlo_text(text: str, filename: str, context: "ir.Context") -> "ir.Modu
     the translator refuses the module.
     """
     hlo_module = _parse_hlo(text, filename)
-    stripped, changed = strip_layout_fields(text)
+    stripped, changed = prepare_for_translation(text)
     translatable = _parse_hlo(stripped, filename) if changed else hlo_module
     bytecode = _translate(translatable, filename)
     scan = scan_hlo_text(text)

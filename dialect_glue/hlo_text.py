@@ -5,7 +5,7 @@ the user's text, what XLA's HLO -> StableHLO translator loses or refuses:
 
 * each instruction's name, line and column, and the layouts written in its shape;
 * every layout's *extra fields* (tiles, ``L``, ``E``, ``S``, ``SC``, ``M``, ...), which
-  :func:`strip_layout_fields` blanks out so that the translator accepts the text while
+  :func:`prepare_for_translation` blanks out so that the translator accepts the text while
   every line and column stays where it was.
 
 Layouts are the ``{...}`` written right after an array shape ``type[dims]``; braces
@@ -201,15 +201,42 @@ def _line_of(starts: list[int], offset: int) -> int:
     return lo
 
 
-def strip_layout_fields(text: str) -> tuple[str, bool]:
-    """Blank every layout's fields after ``minor_to_major`` (``:T(8,128)(2,1)S(1)``) with
-    spaces, and a whole layout whose ``minor_to_major`` is empty (``f32[]{:T(128)}``).
+_METADATA = re.compile(r",\s*metadata=\{")
 
-    Lines and columns are unchanged. Returns the new text and whether anything changed.
+
+def _blank_metadata(clean: str, out: list[str]) -> bool:
+    """Blank ``, metadata={...}`` attributes (braces inside quoted strings allowed)."""
+    changed = False
+    for match in _METADATA.finditer(clean):
+        i, depth = match.end(), 1
+        while i < len(clean) and depth:
+            if clean[i] == '"':
+                i += 1
+                while i < len(clean) and clean[i] != '"':
+                    i += 2 if clean[i] == "\\" else 1
+            elif clean[i] == "{":
+                depth += 1
+            elif clean[i] == "}":
+                depth -= 1
+            i += 1
+        out[match.start() : i] = [c if c == "\n" else " " for c in clean[match.start() : i]]
+        changed = True
+    return changed
+
+
+def prepare_for_translation(text: str) -> tuple[str, bool]:
+    """Prepare a copy of the text for XLA's translator, keeping every line and column:
+
+    * blank every layout's fields after ``minor_to_major`` (``:T(8,128)(2,1)S(1)``),
+      and a whole layout whose ``minor_to_major`` is empty (``f32[]{:T(128)}``);
+    * blank ``metadata={...}``: the translator names an op after its metadata's
+      ``op_name`` instead of the instruction when metadata is present.
+
+    Returns the new text and whether anything changed.
     """
     clean = _blank_comments(text)
     out = list(text)
-    changed = False
+    changed = _blank_metadata(clean, out)
     for match in _ARRAY_WITH_LAYOUT.finditer(clean):
         body = match.group(3)
         if body is None or ":" not in body:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hlo_indexing.dialect_glue import hlo_import
-from hlo_indexing.dialect_glue.hlo_text import scan_hlo_text, strip_layout_fields
+from hlo_indexing.dialect_glue.hlo_text import scan_hlo_text, prepare_for_translation
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import ParseError, UnsupportedError
 
@@ -112,7 +112,7 @@ def test_scanner_ignores_braces_that_are_not_layouts():
             "  ROOT s = f32[2,6]{0,1:T(2,2)} slice(p), slice={[0:2], [0:6]}\n}\n")
     (entry,) = scan_hlo_text(text).computations
     assert [(i.name, i.layouts) for i in entry.instructions] == [("p", ("{1,0}",)), ("s", ("{0,1:T(2,2)}",))]
-    stripped, changed = strip_layout_fields(text)
+    stripped, changed = prepare_for_translation(text)
     assert changed and "{0,1       }" in stripped and len(stripped) == len(text)
 
 
@@ -169,3 +169,16 @@ def test_softmax_example_imports():
         pytest.skip("examples/softmax_cpu.hlo not generated")
     module = parse_module(example)
     assert re.search(r'"mhlo\.fusion"', str(module))
+
+
+def test_ops_with_metadata_keep_their_instruction_name_and_layout():
+    text = """HloModule m
+ENTRY e {
+  p0 = f32[4]{0} parameter(0), metadata={op_name="x{y}" source_file="a.py" source_line=3}
+  ROOT n = f32[4]{0:T(4)} negate(p0), metadata={op_name="jit(f)/neg" source_file="a.py" source_line=4}
+}
+"""
+    module = parse_module(text, filename="m.hlo")
+    negate = [op for op in _ops(module) if op.name == "stablehlo.negate"][0]
+    assert str(negate.location) == 'loc("n"("m.hlo":4:3))'
+    assert str(negate.attributes["hlo_indexing.layout"]) == '"{0:T(4)}"'
