@@ -177,6 +177,11 @@ def _show_layout(options: Options) -> int:
         )
     from hlo_indexing.tools import show_layout
 
+    if options.get("format", "text") not in ("text", "svg"):
+        raise UsageError(
+            f"invalid value '{options.get('format')}' for --format: expected text or svg",
+            SourceLocation(COMMAND_LINE, 1, options.columns["format"]),
+        )
     args = [str(options.get("show-layout")), f"--format={options.get('format', 'text')}"]
     if options.get("o", "-") != "-":
         args += ["-o", str(options.get("o"))]
