@@ -111,7 +111,12 @@ def command_test() -> int:
 
 def command_example() -> int:
     ensure_environment()
-    command = [str(venv_bin("hlo-indexing-opt")), str(EXAMPLE), f"--pass-pipeline={EXAMPLE_PIPELINE}"]
+    command = [
+        str(venv_bin("hlo-indexing-opt")),
+        str(EXAMPLE),
+        f"--pass-pipeline={EXAMPLE_PIPELINE}",
+        "--mlir-print-local-scope",
+    ]
     print(f"dev: {' '.join(command[:1] + [os.path.relpath(EXAMPLE, ROOT)] + command[2:])}", flush=True)
     print(f"dev: input:\n{EXAMPLE.read_text()}", flush=True)
     print("dev: output:", flush=True)
