@@ -1,0 +1,123 @@
+"""Passes over fused (whole-computation) indexing maps:
+
+``hlo-fuse-indexing-maps`` attaches, to every argument of every ``func.func`` with a
+body, ``hlo_indexing.fused_maps``: an ``ArrayAttr`` with one entry per function result,
+each an ``ArrayAttr`` of indexing-map attributes (:mod:`hlo_indexing.map_attr`) from
+that result to the argument. Each ``mhlo.fusion`` op gets the same information on the
+op itself, one entry per result, each holding one ``ArrayAttr`` per operand.
+
+``hlo-print-fusion-indexing`` emits, for the same computations, one remark per map at
+the function (or fusion op): ``@f result 0 -> arg 1: (d0) -> (d0), domain: ...``.
+
+Both take ``max-maps`` (the per-value cap beyond which a set is over-approximated by
+one whole-value map; a remark says so). A computation the analysis cannot handle
+(e.g. dynamic shapes) gets an error at its location.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
+from hlo_indexing.map_attr import indexing_maps_to_attribute
+from hlo_indexing.passes.base import Diagnostics, ModulePass
+
+ATTRIBUTE = "hlo_indexing.fused_maps"
+
+
+def _computations(module: "ir.Operation") -> Iterator[tuple[str, Any]]:
+    """(label, op) for each func.func with a body and each mhlo.fusion, in order."""
+    found: list[tuple[str, Any]] = []
+
+    def visit(op: Any) -> Any:
+        name = op.operation.name
+        if name == "func.func" and len(op.operation.regions[0].blocks):
+            found.append((f"@{ir.StringAttr(op.operation.attributes['sym_name']).value}", op.operation))
+        elif name == "mhlo.fusion":
+            found.append((name, op.operation))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return iter(found)
+
+
+def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
+    block = op.regions[0].blocks[0]
+    terminator = list(block.operations)[-1]
+    try:
+        return [fusion_indexing(op, r, max_maps=max_maps) for r in range(len(terminator.operands))]
+    except (HloIndexingError, ValueError, NotImplementedError) as exc:
+        diagnostics.error(op.location, f"cannot compute fused indexing maps: {exc}")
+        return None
+
+
+@dataclass(frozen=True)
+class FuseIndexingMaps(ModulePass):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "hlo-fuse-indexing-maps"
+    description: ClassVar[str] = "Attach result->argument fused indexing maps to functions and mhlo.fusion ops"
+
+    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
+
+    def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        for _, op in _computations(module):
+            results = _fused(op, self.max_maps, diagnostics)
+            if results is None:
+                continue
+            context = op.context
+            n_args = len(op.regions[0].blocks[0].arguments)
+            per_argument = [
+                ir.ArrayAttr.get([indexing_maps_to_attribute(r.maps[a], context) for r in results], context=context)
+                for a in range(n_args)
+            ]
+            if op.name == "func.func":
+                _set_argument_attribute(op, per_argument)
+            else:
+                op.attributes[ATTRIBUTE] = ir.ArrayAttr.get(
+                    [ir.ArrayAttr.get([indexing_maps_to_attribute(s, context) for s in r.maps], context=context) for r in results],
+                    context=context,
+                )
+
+
+def _set_argument_attribute(func: Any, values: list["ir.Attribute"]) -> None:
+    context = func.context
+    old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
+    new = []
+    for index, value in enumerate(values):
+        entries = {}
+        if index < len(old):
+            current = ir.DictAttr(old[index])
+            entries = {current[i].name: current[i].attr for i in range(len(current))}
+        entries[ATTRIBUTE] = value
+        new.append(ir.DictAttr.get(entries, context))
+    func.attributes["arg_attrs"] = ir.ArrayAttr.get(new, context=context)
+
+
+@dataclass(frozen=True)
+class PrintFusionIndexing(ModulePass):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "hlo-print-fusion-indexing"
+    description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
+
+    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
+
+    def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        for label, op in _computations(module):
+            results = _fused(op, self.max_maps, diagnostics)
+            for r, fused in enumerate(results or []):
+                for a, maps in enumerate(fused.maps):
+                    if not maps:
+                        diagnostics.remark(op.location, f"{label} result {r} -> arg {a}: no dependence")
+                    for text in sorted("unknown indexing" if m.is_undefined else str(m) for m in maps):
+                        diagnostics.remark(op.location, f"{label} result {r} -> arg {a}: {text}")
+                if fused.over_approximated:
+                    diagnostics.remark(
+                        op.location,
+                        f"{label} result {r}: map sets capped at {self.max_maps} and over-approximated for "
+                        + ", ".join(fused.over_approximated),
+                    )
