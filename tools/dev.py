@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".hlo-indexing-stamp"
-EXAMPLE = ROOT / "examples" / "simplify_maps.mlir"
-EXAMPLE_PIPELINE = "builtin.module(hlo-simplify-indexing-maps)"
+EXAMPLE = ROOT / "examples" / "softmax.mlir"
+EXAMPLE_PIPELINE = "builtin.module(hlo-print-fusion-indexing, hlo-fuse-indexing-maps)"
 PYTEST_NO_TESTS = 5
 
 
