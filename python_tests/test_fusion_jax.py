@@ -61,19 +61,24 @@ def test_fused_maps_match_jacobian_sparsity(name, f, shapes) -> None:
     assert fused_pairs(f, *shapes) == jacobian_pairs(f, *shapes)
 
 
-def test_deep_chain_is_bounded_and_over_approximation_is_reported() -> None:
-    """1,000 alternating reshapes/transposes (an irregular permutation whose exact map
-    grows exponentially): one map per argument, flagged as over-approximated, and it
-    covers every dependence computed by brute force."""
+def chain_module(steps: int):
+    """A function applying ``steps`` times: reshape 4x6 -> 6x4, then transpose."""
     lines = ["func.func @chain(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {"]
     value = "%arg0"
-    for i in range(500):
+    for i in range(steps):
         lines.append(f"  %r{i} = stablehlo.reshape {value} : (tensor<4x6xf32>) -> tensor<6x4xf32>")
         lines.append(f"  %t{i} = stablehlo.transpose %r{i}, dims = [1, 0] : (tensor<6x4xf32>) -> tensor<4x6xf32>")
         value = f"%t{i}"
     lines.append(f"  return {value} : tensor<4x6xf32>")
     lines.append("}")
-    module = parse_module("\n".join(lines))
+    return parse_module("\n".join(lines))
+
+
+def test_deep_chain_is_bounded_and_over_approximation_is_reported() -> None:
+    """1,000 alternating reshapes/transposes (an irregular permutation whose exact map
+    grows exponentially): one map per argument, flagged as over-approximated, and it
+    covers every dependence computed by brute force."""
+    module = chain_module(500)
     fused = fusion_indexing(next(iter(module.body.operations)))
     (maps,) = fused.maps
     assert len(maps) == 1 and fused.over_approximated
@@ -87,15 +92,7 @@ def test_deep_chain_is_bounded_and_over_approximation_is_reported() -> None:
 
 
 def test_short_chain_is_exact() -> None:
-    lines = ["func.func @chain(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {"]
-    value = "%arg0"
-    for i in range(3):
-        lines.append(f"  %r{i} = stablehlo.reshape {value} : (tensor<4x6xf32>) -> tensor<6x4xf32>")
-        lines.append(f"  %t{i} = stablehlo.transpose %r{i}, dims = [1, 0] : (tensor<6x4xf32>) -> tensor<4x6xf32>")
-        value = f"%t{i}"
-    lines.append(f"  return {value} : tensor<4x6xf32>")
-    lines.append("}")
-    module = parse_module("\n".join(lines))
+    module = chain_module(3)
     fused = fusion_indexing(next(iter(module.body.operations)))
     (maps,) = fused.maps
     assert not fused.over_approximated
