@@ -295,7 +295,7 @@ def _process(options: Options) -> int:
                 _print_diagnostics(failures)
                 failed |= bool(failures)
             if output is not None:
-                outputs.append(output)
+                outputs.append(output + "\n")  # mlir-opt ends each chunk's module with an empty line
         marker = options.get("output-split-marker", DEFAULT_SPLIT_MARKER)
         result = (marker + "\n").join(outputs) if marker else "".join(outputs)
         del pm  # MLIR prints the --mlir-timing report when the PassManager goes away

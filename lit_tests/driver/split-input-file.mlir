@@ -16,6 +16,7 @@
 // The custom marker '// ---' splits before @first only ('// -----' is then a comment).
 // CUSTOM: module {
 // CUSTOM-NEXT: }
+// CUSTOM-EMPTY:
 // CUSTOM-NEXT: // -----
 // CUSTOM-NEXT: module {
 // CUSTOM-NEXT: func.func @first
