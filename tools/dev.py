@@ -7,8 +7,10 @@ Standard library only, so it runs before anything is installed::
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
 
 Both create ``.venv`` in the repository when it is missing and install the project
-into it with ``pip install -e '.[test]'``. The install is skipped when a stamp file
-(``.venv/.hlo-indexing-stamp``) holds the SHA-256 of the current ``pyproject.toml``.
+into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
+C++ ``iree-opt`` that the lit tests marked ``REQUIRES: crosscheck`` compare against). The
+install is skipped when a stamp file
+(``.venv/.hlo-indexing-stamp``) holds the SHA-256 of the current ``pyproject.toml`` and the extras.
 
 Tests always run against the installed package, from the repository root but without it
 on ``sys.path`` (pytest uses ``--import-mode=importlib``): ``import passes`` would
@@ -35,6 +37,7 @@ STAMP = VENV / ".hlo-indexing-stamp"
 EXAMPLE = ROOT / "examples" / "softmax.mlir"
 EXAMPLE_PIPELINE = "builtin.module(hlo-print-fusion-indexing, hlo-fuse-indexing-maps)"
 PYTEST_NO_TESTS = 5
+EXTRAS = "test,crosscheck"
 
 
 def venv_bin(name: str) -> Path:
@@ -54,12 +57,12 @@ def ensure_environment() -> None:
     if not python.exists():
         print(f"dev: creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    wanted = pyproject_hash()
+    wanted = f"{pyproject_hash()} {EXTRAS}"
     if STAMP.exists() and STAMP.read_text().strip() == wanted:
         return
-    print("dev: installing hlo-indexing with its test extra (first run takes about a minute)", flush=True)
+    print("dev: installing hlo-indexing with its test and crosscheck extras (first run takes a minute or two)", flush=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", f"{ROOT}[test]"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{EXTRAS}]"], check=True)
     STAMP.write_text(wanted + "\n")
 
 
