@@ -12,6 +12,16 @@ the function (or fusion op): ``@f result 0 -> arg 1: (d0) -> (d0), domain: ...``
 Both take ``max-maps`` (the per-value cap beyond which a set is over-approximated by
 one whole-value map; a remark says so). A computation the analysis cannot handle
 (e.g. dynamic shapes) gets an error at its location.
+
+With ``analyses=true`` both also give, per argument, the operand utilisation
+(:mod:`hlo_indexing.operand_utilization`) and the coalescing hint
+(:mod:`hlo_indexing.coalescing`, layouts from ``hlo_indexing.layout`` attributes):
+remarks ``@f arg 0: utilization = 0.5 (exact, enumeration)`` (``<= 0.5 (bound, hull)``
+for an upper bound) and
+``@f arg 0: coalesced = true (symbolic)``, or the argument attributes
+``hlo_indexing.utilization`` (f64), ``hlo_indexing.utilization_exact`` and
+``hlo_indexing.coalesced`` (bool) (on an ``mhlo.fusion``, arrays with one entry per
+operand). ``max-points`` bounds the enumeration of both analyses.
 """
 
 from __future__ import annotations
@@ -19,13 +29,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
 
+from hlo_indexing.coalescing import Coalescing, coalescing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
 from hlo_indexing.map_attr import indexing_maps_to_attribute
+from hlo_indexing.operand_utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE = "hlo_indexing.fused_maps"
+UTILIZATION_ATTRIBUTE = "hlo_indexing.utilization"
+UTILIZATION_EXACT_ATTRIBUTE = "hlo_indexing.utilization_exact"
+COALESCED_ATTRIBUTE = "hlo_indexing.coalesced"
 
 
 def _computations(module: "ir.Operation") -> Iterator[tuple[str, Any]]:
@@ -54,6 +69,19 @@ def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndex
         return None
 
 
+def _analyses(
+    op: Any, fused: list[FusionIndexing], max_points: int, diagnostics: Diagnostics
+) -> tuple[tuple[Utilization, ...], tuple[Coalescing, ...]] | None:
+    try:
+        return (
+            operand_utilization(op, fused=fused, max_points=max_points),
+            coalescing(op, fused=fused, max_points=max_points),
+        )
+    except (HloIndexingError, ValueError) as exc:
+        diagnostics.error(op.location, f"cannot compute operand utilization / coalescing: {exc}")
+        return None
+
+
 @dataclass(frozen=True)
 class FuseIndexingMaps(ModulePass):
     """See the module docstring."""
@@ -62,6 +90,8 @@ class FuseIndexingMaps(ModulePass):
     description: ClassVar[str] = "Attach result->argument fused indexing maps to functions and mhlo.fusion ops"
 
     max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
+    analyses: bool = field(default=False, metadata={"help": "also attach operand utilization and coalescing"})
+    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         for _, op in _computations(module):
@@ -74,25 +104,39 @@ class FuseIndexingMaps(ModulePass):
                 ir.ArrayAttr.get([indexing_maps_to_attribute(r.maps[a], context) for r in results], context=context)
                 for a in range(n_args)
             ]
+            attributes = {ATTRIBUTE: per_argument}
+            if self.analyses:
+                found = _analyses(op, results, self.max_points, diagnostics)
+                if found is None:
+                    continue
+                attributes[UTILIZATION_ATTRIBUTE] = [ir.FloatAttr.get_f64(u.fraction, context) for u in found[0]]
+                attributes[UTILIZATION_EXACT_ATTRIBUTE] = [ir.BoolAttr.get(u.exact, context) for u in found[0]]
+                attributes[COALESCED_ATTRIBUTE] = [ir.BoolAttr.get(c.coalesced, context) for c in found[1]]
             if op.name == "func.func":
-                _set_argument_attribute(op, per_argument)
+                _set_argument_attributes(op, attributes)
             else:
                 op.attributes[ATTRIBUTE] = ir.ArrayAttr.get(
                     [ir.ArrayAttr.get([indexing_maps_to_attribute(s, context) for s in r.maps], context=context) for r in results],
                     context=context,
                 )
+                for key, values in attributes.items():
+                    if key != ATTRIBUTE:
+                        op.attributes[key] = ir.ArrayAttr.get(values, context=context)
 
 
-def _set_argument_attribute(func: Any, values: list["ir.Attribute"]) -> None:
+def _set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute"]]) -> None:
+    """Set ``attributes[key][i]`` on argument ``i`` of ``func`` (kept: other entries)."""
     context = func.context
     old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
+    n_args = len(next(iter(attributes.values())))
     new = []
-    for index, value in enumerate(values):
+    for index in range(n_args):
         entries = {}
         if index < len(old):
             current = ir.DictAttr(old[index])
             entries = {current[i].name: current[i].attr for i in range(len(current))}
-        entries[ATTRIBUTE] = value
+        for key, values in attributes.items():
+            entries[key] = values[index]
         new.append(ir.DictAttr.get(entries, context))
     func.attributes["arg_attrs"] = ir.ArrayAttr.get(new, context=context)
 
@@ -105,6 +149,8 @@ class PrintFusionIndexing(ModulePass):
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
 
     max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
+    analyses: bool = field(default=False, metadata={"help": "also print operand utilization and coalescing"})
+    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         for label, op in _computations(module):
@@ -121,3 +167,9 @@ class PrintFusionIndexing(ModulePass):
                         f"{label} result {r}: map sets capped at {self.max_maps} and over-approximated for "
                         + ", ".join(fused.over_approximated),
                     )
+            if results is None or not self.analyses:
+                continue
+            found = _analyses(op, results, self.max_points, diagnostics)
+            for a, (utilization, coalesced) in enumerate(zip(*found) if found else ()):
+                diagnostics.remark(op.location, f"{label} arg {a}: utilization {utilization}")
+                diagnostics.remark(op.location, f"{label} arg {a}: coalesced = {coalesced}")
