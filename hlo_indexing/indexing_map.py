@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -39,6 +40,29 @@ from hlo_indexing.interval import Interval, check_int64
 
 #: Default limit on the number of domain points :meth:`IndexingMap.enumerate` visits.
 DEFAULT_MAX_POINTS = 2_000_000
+
+#: Number of results of :meth:`IndexingMap.compose`, :meth:`~IndexingMap.simplify` and
+#: :meth:`~IndexingMap.remove_unused_symbols` remembered (least recently used dropped):
+#: big modules compose and simplify the same maps over and over.
+MEMO_SIZE = 8192
+_memo: OrderedDict = OrderedDict()
+
+
+def _memoized(key: tuple, compute: Any) -> "IndexingMap":
+    found = _memo.get(key)
+    if found is None:
+        found = compute()
+        _memo[key] = found
+        if len(_memo) > MEMO_SIZE:
+            _memo.popitem(last=False)
+    else:
+        _memo.move_to_end(key)
+    return found
+
+
+def clear_memo() -> None:
+    """Forget every remembered compose/simplify result (e.g. to time a cold run)."""
+    _memo.clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +113,7 @@ class IndexingMap:
     :meth:`known_empty` or :meth:`undefined`. All operations return new maps.
     """
 
-    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash")
+    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_text")
 
     def __init__(
         self,
@@ -135,6 +159,7 @@ class IndexingMap:
         self._empty = empty
         self._reason = reason
         self._hash = None
+        self._text = None
 
     @classmethod
     def _make(cls, affine_map, dims, ranges, runtimes, constraints, *, empty=False, reason="") -> "IndexingMap":
@@ -270,6 +295,11 @@ class IndexingMap:
             return ("empty", self.num_dims, self.num_symbols, self.num_results)
         return (self._map, self._dims, self._ranges, self._runtimes, frozenset(self._constraints.items()))
 
+    def _memo_key(self) -> tuple:
+        """The map and its variable names (cosmetic, so not part of equality, but
+        printed and carried into derived maps)."""
+        return (self, tuple(v.name for v in itertools.chain(self._dims, self._ranges, self._runtimes)))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, IndexingMap) and self._key() == other._key()
 
@@ -279,9 +309,11 @@ class IndexingMap:
         return self._hash
 
     def __str__(self) -> str:
-        from hlo_indexing.map_text import print_indexing_map
+        if self._text is None:
+            from hlo_indexing.map_text import print_indexing_map
 
-        return print_indexing_map(self)
+            self._text = print_indexing_map(self)
+        return self._text
 
     def __repr__(self) -> str:
         return f"IndexingMap({str(self)!r})"
@@ -424,27 +456,41 @@ class IndexingMap:
         producer's dimension ranges as constraints on self's results."""
         from hlo_indexing.map_algebra import compose
 
-        return compose(self, producer)
+        key = ("compose", self._memo_key(), producer._memo_key())
+        return _memoized(key, lambda: compose(self, producer))
 
     def simplify(self) -> "IndexingMap":
         """Range-aware simplification (see :mod:`hlo_indexing.simplifier`); never
         changes the relation."""
         from hlo_indexing.simplifier import simplify
 
-        return simplify(self)
+        return _memoized(("simplify", self._memo_key()), lambda: simplify(self))
 
     def remove_unused_symbols(self) -> "IndexingMap":
-        """Drop symbols used neither by results nor by constraints (a constraint on
-        only unused symbols is dropped with them when it is satisfiable)."""
+        """Drop symbols that no result uses and no constraint ties to a used variable
+        (a constraint on only such symbols is dropped with them when it is satisfiable)."""
         from hlo_indexing.map_algebra import remove_unused_symbols
 
-        return remove_unused_symbols(self)
+        return _memoized(("remove_unused_symbols", self._memo_key()), lambda: remove_unused_symbols(self))
 
     def remove_unused_dims(self) -> "IndexingMap":
-        """Drop dimensions used neither by results nor by constraints."""
+        """Drop dimensions that no result uses and no constraint ties to a used variable
+        (a constraint on only such dimensions is dropped with them when it is satisfiable)."""
         from hlo_indexing.map_algebra import remove_unused_dims
 
         return remove_unused_dims(self)
+
+    def remove_unused_variables(self) -> "IndexingMap":
+        """Remove unused dimensions and symbols at once (see ``map_algebra.remove_unused_variables``)."""
+        from hlo_indexing.map_algebra import remove_unused_variables
+
+        return remove_unused_variables(self)
+
+    def convert_range_variables_to_dims(self, range_vars: "Sequence[int]") -> "IndexingMap":
+        """The listed range variables become trailing dims (``map_algebra.convert_range_variables_to_dims``)."""
+        from hlo_indexing.map_algebra import convert_range_variables_to_dims
+
+        return convert_range_variables_to_dims(self, list(range_vars))
 
     def rescale_symbols(self) -> "IndexingMap":
         """Replace a symbol ``s`` constrained by ``s mod k in [r, r]`` by ``s' * k + r``."""

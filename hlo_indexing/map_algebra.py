@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from hlo_indexing import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import DomainTooLargeError
 from hlo_indexing.indexing_map import IndexingMap, Variable
 from hlo_indexing.interval import Interval
 
@@ -68,98 +69,109 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     return composed
 
 
-def _used(m: IndexingMap, include_constraints: bool = True) -> tuple[set[int], set[int]]:
+def _variables(e) -> tuple[set[int], set[int]]:
     dims: set[int] = set()
     symbols: set[int] = set()
-    for e in m.results:
-        ax.used_variables(e, dims, symbols)
-    if include_constraints:
-        for e in m.constraints:
-            ax.used_variables(e, dims, symbols)
+    ax.used_variables(e, dims, symbols)
     return dims, symbols
 
 
-def remove_unused_symbols(m: IndexingMap) -> IndexingMap:
-    """Drop every symbol that no result uses. A constraint that mentions only such
-    symbols is dropped with them when it is satisfiable on its own (checked by
-    enumeration when small, otherwise kept with its symbols)."""
+def _select(
+    m: IndexingMap, dims: list[int], symbols: list[int], constraints: dict, results: bool = True
+) -> IndexingMap:
+    """The map restricted to the listed dims and symbols (in that order; range variables
+    stay before runtime variables), with ``constraints``, and without results when
+    ``results`` is false. Dropped variables must not occur in what is kept."""
+    context = m.context
+    zero = ax.constant(0, context)
+    dim_index = {old: new for new, old in enumerate(dims)}
+    symbol_index = {old: new for new, old in enumerate(symbols)}
+    dim_repl = [ax.dim(dim_index[i], context) if i in dim_index else zero for i in range(m.num_dims)]
+    sym_repl = [ax.symbol(symbol_index[i], context) if i in symbol_index else zero for i in range(m.num_symbols)]
+    memo: dict = {}
+    kept_results = [ax.substitute(e, dim_repl, sym_repl, memo) for e in m.results] if results else []
+    kept_constraints = {ax.substitute(e, dim_repl, sym_repl, memo): c for e, c in constraints.items()}
+    n_range = len(m.range_vars)
+    variables = m.symbol_vars
+    return IndexingMap._make(
+        _affine_map(len(dims), len(symbols), kept_results, context),
+        [m.dim_vars[i] for i in dims],
+        [variables[i] for i in symbols if i < n_range],
+        [variables[i] for i in symbols if i >= n_range],
+        kept_constraints,
+    )
+
+
+def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool) -> IndexingMap:
+    """Drop the removable variables that no result uses and that no constraint ties to a
+    used variable. Constraints over dropped variables only are dropped with them when they
+    are satisfiable on their own (decided by enumeration; assumed when too large to
+    enumerate, as XLA does); when they are not, the map is known empty."""
     if m.is_undefined or m.is_known_empty():
         return m
-    _, used_by_results = _used(m, include_constraints=False)
-    keep = set(used_by_results)
-    # Symbols tied by constraints to kept variables must stay.
+    keep_dims: set[int] = set(range(m.num_dims)) if not removable_dims else set()
+    keep_symbols: set[int] = set(range(m.num_symbols)) if not removable_symbols else set()
+    for e in m.results:
+        ax.used_variables(e, keep_dims, keep_symbols)
+    constraint_vars = {e: _variables(e) for e in m.constraints}
     changed = True
     while changed:
         changed = False
-        for e in m.constraints:
-            dims: set[int] = set()
-            symbols: set[int] = set()
-            ax.used_variables(e, dims, symbols)
-            if (dims or symbols & keep) and not symbols <= keep:
-                keep |= symbols
+        for dims, symbols in constraint_vars.values():
+            if (dims & keep_dims or symbols & keep_symbols) and not (dims <= keep_dims and symbols <= keep_symbols):
+                keep_dims |= dims
+                keep_symbols |= symbols
                 changed = True
-    if len(keep) == m.num_symbols:
+    if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m
-    dropped_constraints = {}
+    kept, detached = {}, {}
     for e, c in m.constraints.items():
-        dims: set[int] = set()
-        symbols: set[int] = set()
-        ax.used_variables(e, dims, symbols)
-        if not dims and not symbols & keep:
-            dropped_constraints[e] = c
-    if dropped_constraints and not _satisfiable(m, dropped_constraints):
-        return IndexingMap.known_empty(m.num_dims, len(keep), m.num_results, m.context)
-    return _keep_symbols(m, sorted(keep), excluded=dropped_constraints)
+        dims, symbols = constraint_vars[e]
+        (kept if dims & keep_dims or symbols & keep_symbols else detached)[e] = c
+    out = _select(m, sorted(keep_dims), sorted(keep_symbols), kept)
+    if detached and not _satisfiable(m, detached, constraint_vars):
+        return IndexingMap.known_empty(out.num_dims, out.num_symbols, out.num_results, m.context)
+    return out
 
 
-def _satisfiable(m: IndexingMap, constraints: dict) -> bool:
-    """Whether some symbol assignment meets ``constraints`` (which use symbols only)."""
-    probe = IndexingMap._make(
-        _affine_map(0, m.num_symbols, [], m.context), (), m.range_vars, m.runtime_vars, constraints
-    )
+def _satisfiable(m: IndexingMap, constraints: dict, constraint_vars: dict) -> bool:
+    """Whether some assignment of the variables of ``constraints`` meets them all."""
+    dims: set[int] = set()
+    symbols: set[int] = set()
+    for e in constraints:
+        dims |= constraint_vars[e][0]
+        symbols |= constraint_vars[e][1]
+    probe = _select(m, sorted(dims), sorted(symbols), constraints, results=False)
     try:
         points, _ = probe.enumerate(max_points=1_000_000)
-    except Exception:  # too large to decide: assume satisfiable, as XLA does
+    except DomainTooLargeError:
         return True
     return len(points) > 0
 
 
-def _keep_symbols(m: IndexingMap, keep: list[int], excluded: dict | None = None) -> IndexingMap:
-    context = m.context
-    index = {old: new for new, old in enumerate(keep)}
-    zero = ax.constant(0, context)
-    replacement = [ax.symbol(index[i], context) if i in index else zero for i in range(m.num_symbols)]
-    dims = [ax.dim(i, context) for i in range(m.num_dims)]
-    results = [ax.substitute(e, dims, replacement) for e in m.results]
-    symbols = m.symbol_vars
-    n_range = len(m.range_vars)
-    ranges = [symbols[i] for i in keep if i < n_range]
-    runtimes = [symbols[i] for i in keep if i >= n_range]
-    constraints = {
-        ax.substitute(e, dims, replacement): c for e, c in m.constraints.items() if not excluded or e not in excluded
-    }
-    return IndexingMap._make(_affine_map(m.num_dims, len(keep), results, context), m.dim_vars, ranges, runtimes, constraints)
+def remove_unused_symbols(m: IndexingMap) -> IndexingMap:
+    """Drop every symbol that no result uses and no constraint ties to a used variable.
+
+    ``(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 9], s0 in [0, 3], s1 in [0, 1],
+    s0 mod 2 in [0, 0]`` becomes ``(d0)[s0] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 1]``
+    (the constraint on the dropped ``s0`` is satisfiable, so it goes with it)."""
+    return _remove_unused(m, removable_dims=False, removable_symbols=True)
 
 
 def remove_unused_dims(m: IndexingMap) -> IndexingMap:
-    """Drop every dimension used neither by a result nor by a constraint."""
-    if m.is_undefined or m.is_known_empty():
-        return m
-    used, _ = _used(m)
-    keep = sorted(used)
-    if len(keep) == m.num_dims:
-        return m
-    context = m.context
-    index = {old: new for new, old in enumerate(keep)}
-    zero = ax.constant(0, context)
-    replacement = [ax.dim(index[i], context) if i in index else zero for i in range(m.num_dims)]
-    symbols = [ax.symbol(i, context) for i in range(m.num_symbols)]
-    results = [ax.substitute(e, replacement, symbols) for e in m.results]
-    constraints = {ax.substitute(e, replacement, symbols): c for e, c in m.constraints.items()}
-    dims = [m.dim_vars[i] for i in keep]
-    return IndexingMap._make(
-        _affine_map(len(keep), m.num_symbols, results, context), dims, m.range_vars, m.runtime_vars, constraints
-    )
+    """Drop every dimension that no result uses and no constraint ties to a used variable
+    (a constraint on dropped dimensions only goes with them, as in
+    :func:`remove_unused_symbols`)."""
+    return _remove_unused(m, removable_dims=True, removable_symbols=False)
+
+
+def remove_unused_variables(m: IndexingMap) -> IndexingMap:
+    """XLA's ``RemoveUnusedVars``: :func:`remove_unused_dims` and
+    :func:`remove_unused_symbols` at once.
+
+    ``(d0, d1)[s0] -> (s0, d1), domain: d0 in [0, 49], d1 in [0, 59], s0 in [0, 69],
+    d0 mod 3 in [0, 0]`` becomes ``(d0)[s0] -> (s0, d0), domain: d0 in [0, 59], s0 in [0, 69]``."""
+    return _remove_unused(m, removable_dims=True, removable_symbols=True)
 
 
 def rescale_symbols(m: IndexingMap) -> IndexingMap:
@@ -219,3 +231,38 @@ def convert_symbols_to_dims(m: IndexingMap) -> IndexingMap:
     constraints = {ax.substitute(e, dims, symbols): c for e, c in m.constraints.items()}
     new_dims = list(m.dim_vars) + [Variable(v.bounds, v.name) for v in m.symbol_vars]
     return IndexingMap._make(_affine_map(n + m.num_symbols, 0, results, context), new_dims, (), (), constraints)
+
+
+def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> IndexingMap:
+    """The listed range variables become trailing dimensions, in the order given; the
+    other symbols keep their order (XLA's ``ConvertRangeVariablesToDimensions``).
+
+    ``(d0)[s0, s1] -> (d0 + s0, s1), domain: d0 in [0, 3], s0 in [0, 1], s1 in [0, 2]``
+    with ``[1]`` becomes ``(d0, d1)[s0] -> (d0 + s0, d1), domain: d0 in [0, 3],
+    d1 in [0, 2], s0 in [0, 1]``."""
+    if m.is_undefined or m.is_known_empty():
+        return m
+    n_range = len(m.range_vars)
+    if len(set(range_vars)) != len(range_vars) or any(not 0 <= i < n_range for i in range_vars):
+        raise ValueError(f"range variables to convert must be distinct indices in [0, {n_range}), got {list(range_vars)}")
+    context = m.context
+    n = m.num_dims
+    remaining = [i for i in range(m.num_symbols) if i not in range_vars]
+    dims = [ax.dim(i, context) for i in range(n)]
+    symbols = [ax.constant(0, context)] * m.num_symbols
+    for k, i in enumerate(range_vars):
+        symbols[i] = ax.dim(n + k, context)
+    for k, i in enumerate(remaining):
+        symbols[i] = ax.symbol(k, context)
+    memo: dict = {}
+    results = [ax.substitute(e, dims, symbols, memo) for e in m.results]
+    constraints = {ax.substitute(e, dims, symbols, memo): c for e, c in m.constraints.items()}
+    converted = [Variable(m.range_vars[i].bounds, m.range_vars[i].name) for i in range_vars]
+    ranges = [m.range_vars[i] for i in range(n_range) if i not in range_vars]
+    return IndexingMap._make(
+        _affine_map(n + len(range_vars), len(remaining), results, context),
+        list(m.dim_vars) + converted,
+        ranges,
+        m.runtime_vars,
+        constraints,
+    )

@@ -213,3 +213,103 @@ def test_remove_unused_symbols_keeps_relation() -> None:
             kept.append(range(var.bounds.lower, var.bounds.upper + 1))
         dim_box, _ = boxes(dim_ranges, symbol_ranges)
         assert image_sets(reduced, dim_box, kept) == expected, f"{text}\n-> {reduced}"
+
+
+def expr_variables(expr, dims: set, symbols: set) -> None:
+    """The dims and symbols an ``ir.AffineExpr`` mentions (the test's own walker)."""
+    expr = expr.maybe_downcast()
+    if isinstance(expr, ir.AffineDimExpr):
+        dims.add(expr.position)
+    elif isinstance(expr, ir.AffineSymbolExpr):
+        symbols.add(expr.position)
+    elif isinstance(expr, ir.AffineBinaryExpr):
+        expr_variables(expr.lhs, dims, symbols)
+        expr_variables(expr.rhs, dims, symbols)
+
+
+def tied_dims(m: IndexingMap) -> list[int]:
+    """Dims used by a result or linked to one (through constraints sharing variables)."""
+    dims: set = set()
+    symbols: set = set(range(m.num_symbols))
+    for e in m.results:
+        expr_variables(e, dims, symbols)
+    grew = True
+    while grew:
+        grew = False
+        for e in m.constraints:
+            cd, cs = set(), set()
+            expr_variables(e, cd, cs)
+            if (cd & dims or cs & symbols) and not cd <= dims:
+                dims |= cd
+                grew = True
+    return sorted(dims)
+
+
+def map_text(results, dim_ranges, symbol_ranges, constraints) -> str:
+    dims = [f"d{i}" for i in range(len(dim_ranges))]
+    syms = [f"s{i}" for i in range(len(symbol_ranges))]
+    header = f"({', '.join(dims)})" + (f"[{', '.join(syms)}]" if syms else "")
+    domain = [f"{n} in [{lo}, {hi}]" for n, (lo, hi) in zip(dims + syms, dim_ranges + symbol_ranges)]
+    domain += [f"{to_text(t)} in [{lo}, {hi}]" for t, (lo, hi) in constraints]
+    return f"{header} -> ({', '.join(to_text(t) for t in results)}), domain: {', '.join(domain)}"
+
+
+def test_remove_unused_dims_projects_the_relation() -> None:
+    """Dropping dims that only detached constraints use is the projection of the relation
+    onto the kept dims (empty when those constraints cannot be met)."""
+    rng = random.Random(11)
+    dropped = 0
+    for _ in range(150):
+        text, results, dim_ranges, symbol_ranges, constraints = random_map(rng)
+        # an extra dim, used by a constraint only, so that removal has work to do
+        n = len(dim_ranges)
+        lo = rng.randint(-3, 3)
+        extra = ("mod", ("d", n), ("c", rng.choice([2, 3, 5])))
+        want = rng.randint(0, 2)
+        constraints = constraints + [(extra, (want, want))]
+        text = map_text(results, dim_ranges + [(lo, lo + rng.randint(0, 6))], symbol_ranges, constraints)
+        parsed = IndexingMap.parse(text)
+        all_dim_ranges = [(r.lower, r.upper) for r in parsed.dim_ranges]
+        expected_full = oracle_images(results, all_dim_ranges, symbol_ranges, constraints)
+        keep = tied_dims(parsed)
+        expected: dict = {}
+        for dims, images in expected_full.items():
+            expected.setdefault(tuple(dims[i] for i in keep), set()).update(images)
+        reduced = parsed.remove_unused_dims()
+        dropped += reduced.num_dims < parsed.num_dims
+        if reduced.is_known_empty():
+            assert not expected, f"{text}\n-> known empty"
+            continue
+        assert reduced.num_dims == len(keep), f"{text}\n-> {reduced}"
+        dim_box = [range(all_dim_ranges[i][0], all_dim_ranges[i][1] + 1) for i in keep]
+        _, symbol_box = boxes(dim_ranges, symbol_ranges)
+        assert image_sets(reduced, dim_box, symbol_box) == expected, f"{text}\n-> {reduced}"
+    assert dropped > 50
+
+
+def test_convert_range_variables_to_dims_moves_them_into_the_domain() -> None:
+    rng = random.Random(12)
+    converted = 0
+    while converted < 60:
+        text, results, dim_ranges, symbol_ranges, constraints = random_map(rng)
+        if not symbol_ranges:
+            continue
+        which = rng.sample(range(len(symbol_ranges)), rng.randint(1, len(symbol_ranges)))
+        parsed = IndexingMap.parse(text)
+        if parsed.is_known_empty():
+            continue
+        out = parsed.convert_range_variables_to_dims(which)
+        assert (out.num_dims, out.num_symbols) == (parsed.num_dims + len(which), parsed.num_symbols - len(which))
+        rest = [i for i in range(len(symbol_ranges)) if i not in which]
+        expected: dict = {}
+        dim_box, symbol_box = boxes(dim_ranges, symbol_ranges)
+        for dims in itertools.product(*dim_box):
+            for symbols in itertools.product(*symbol_box):
+                if all(lo <= oracle_eval(t, dims, symbols) <= hi for t, (lo, hi) in constraints):
+                    key = tuple(dims) + tuple(symbols[i] for i in which)
+                    expected.setdefault(key, set()).add(tuple(oracle_eval(t, dims, symbols) for t in results))
+        new_dim_box = dim_box + [symbol_box[i] for i in which]
+        assert image_sets(out, new_dim_box, [symbol_box[i] for i in rest]) == expected, f"{text} {which}\n-> {out}"
+        converted += 1
+    with pytest.raises(ValueError, match="distinct indices"):
+        IndexingMap.parse("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 1]").convert_range_variables_to_dims([1])

@@ -262,7 +262,9 @@ def apply_ops(m: IndexingMap, ops: Sequence[dict]) -> IndexingMap:
             if m.is_known_empty() != op.get("returns"):
                 raise CaseFailure(f"is_known_empty() is {m.is_known_empty()}, expected {op.get('returns')}")
         elif name == "RemoveUnusedVars":
-            m = m.remove_unused_dims().remove_unused_symbols()
+            m = m.remove_unused_variables()
+        elif name == "ConvertRangeVariablesToDimensions":
+            m = m.convert_range_variables_to_dims(*op["args"])
         elif name in _MAP_OPS:
             method = getattr(m, _MAP_OPS[name], None)
             if method is None:
