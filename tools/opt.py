@@ -16,12 +16,15 @@ Parser``); ``-o`` is written only on success. Python tracebacks are shown only w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
 
@@ -44,6 +47,8 @@ FLAGS: dict[str, tuple[str, str]] = {
     "allow-unregistered-dialect": ("bool", "Allow operations of unregistered dialects"),
     "mlir-print-ir-before-all": ("bool", "Print the IR before each pass (stderr)"),
     "mlir-print-ir-after-all": ("bool", "Print the IR after each pass (stderr)"),
+    "mlir-print-ir-before": ("value", "Print the IR before the passes named (comma-separated pass arguments, stderr)"),
+    "mlir-print-ir-after": ("value", "Print the IR after the passes named (comma-separated pass arguments, stderr)"),
     "mlir-print-ir-after-change": ("bool", "With --mlir-print-ir-after-all, print only when the pass changed the IR"),
     "mlir-print-ir-module-scope": ("bool", "Print the whole module when printing IR of nested passes"),
     "mlir-timing": ("bool", "Report the time of each pass (stderr)"),
@@ -278,13 +283,14 @@ def _process(options: Options) -> int:
     sink = Diagnostics()
     with context:
         pm = _pass_manager(options, context, sink)
-        _configure_instrumentation(pm, options)
+        keep = _dump_filter(options)
+        _configure_instrumentation(pm, options, keep)
         name, text = _read_input(options)
         chunks = _split(text, options.get("split-input-file"))
         outputs: list[str] = []
         failed = False
         for chunk in chunks:
-            output, reported = _process_chunk(chunk, name, input_format, pm, sink, options)
+            output, reported = _process_chunk(chunk, name, input_format, pm, sink, options, keep)
             if mode is None:
                 _print_diagnostics(reported)
                 failed |= output is None or any(d.severity == "error" for d in reported)
@@ -343,10 +349,73 @@ def _top_level_passes(pipeline: str) -> list[str]:
     return [element.name for element in parse_pipeline(pipeline).elements]
 
 
-def _configure_instrumentation(pm, options: Options) -> None:
-    before = bool(options.get("mlir-print-ir-before-all"))
-    after = bool(options.get("mlir-print-ir-after-all"))
-    if before or after:
+@dataclass(frozen=True)
+class DumpFilter:
+    """Which IR dumps of MLIR's printer to keep: ``None`` keeps every dump of that kind
+    (``--mlir-print-ir-before-all``), a set keeps the passes with those arguments
+    (``--mlir-print-ir-before=cse,canonicalize``)."""
+
+    before: frozenset[str] | None
+    after: frozenset[str] | None
+
+
+_DUMP_HEADER = re.compile(r"^// -----// IR Dump (Before|After) [^:]*: ([A-Za-z0-9_.$-]+)")
+
+
+def filter_ir_dumps(text: str, keep: DumpFilter) -> str:
+    """The dumps of ``text`` (MLIR's ``// -----// IR Dump After Name: arg{...} //----- //``
+    blocks, each up to the next header) that ``keep`` selects; text before the first
+    header is kept. Example: with ``DumpFilter(before=frozenset(), after=frozenset({"cse"}))``
+    only the blocks headed ``IR Dump After CSEPass: cse`` remain."""
+    kept: list[str] = []
+    keeping = True
+    for line in text.splitlines(keepends=True):
+        header = _DUMP_HEADER.match(line)
+        if header:
+            wanted = keep.before if header.group(1) == "Before" else keep.after
+            keeping = wanted is None or header.group(2) in wanted
+        if keeping:
+            kept.append(line)
+    return "".join(kept)
+
+
+def _dump_filter(options: Options) -> DumpFilter | None:
+    """The selection of ``--mlir-print-ir-before/after[-all]``, None when nothing prints.
+    Every named pass must be ours or known to MLIR (else a located usage error)."""
+
+    def selection(kind: str) -> frozenset[str] | None:
+        if options.get(f"mlir-print-ir-{kind}-all"):
+            return None
+        names = options.get(f"mlir-print-ir-{kind}")
+        if names is None:
+            return frozenset()
+        chosen = frozenset(name.strip() for name in str(names).split(",") if name.strip())
+        for name in sorted(chosen):
+            _check_pass_name(name, f"mlir-print-ir-{kind}", options)
+        return chosen
+
+    keep = DumpFilter(selection("before"), selection("after"))
+    return None if keep.before == frozenset() and keep.after == frozenset() else keep
+
+
+def _check_pass_name(name: str, flag: str, options: Options) -> None:
+    from hlo_indexing.dialect_glue.bindings import passmanager
+    from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to
+    from hlo_indexing.tools.pipeline import PipelineError
+
+    try:
+        add_to(passmanager.PassManager(MODULE_ANCHOR), name)
+    except PipelineError:
+        raise UsageError(
+            f"for the --{flag} option: Cannot find option named '{name}'!",
+            SourceLocation(COMMAND_LINE, 1, options.columns[flag]),
+        ) from None
+
+
+def _configure_instrumentation(pm, options: Options, keep: DumpFilter | None) -> None:
+    if keep is not None:
+        before = keep.before is None or bool(keep.before)
+        after = keep.after is None or bool(keep.after)
         pm.enable_ir_printing(
             print_before_all=before,
             print_after_all=after,
@@ -393,7 +462,7 @@ def _split(text: str, marker) -> list[str]:
     return chunks
 
 
-def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Options):
+def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Options, keep: DumpFilter | None):
     """Parse, run the pipeline, print: (output text or None on failure, diagnostics)."""
     from hlo_indexing.dialect_glue.bindings import ir
     from hlo_indexing.dialect_glue.parsing import location_of, parse_module
@@ -408,10 +477,11 @@ def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Optio
     mlir_error = None
     sys.stdout.flush()
     sys.stderr.flush()
-    try:
-        pm.run(module.operation)
-    except ir.MLIRError as exc:
-        mlir_error = exc
+    with _filtered_native_stderr(keep):
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as exc:
+            mlir_error = exc
     reported = [Reported(d.severity, location_of(d.location, name), d.message) for d in sink.items]
     if mlir_error is not None and not any(d.severity == "error" for d in sink.items):
         for diagnostic in mlir_error.error_diagnostics:
@@ -428,6 +498,21 @@ def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Optio
     if options.get("mlir-print-debuginfo") and name != STDIN_NAME:
         asm = asm.replace('loc("-":', f"loc({json.dumps(name)}:")  # Module.parse names the buffer "-"
     return asm, reported
+
+
+@contextlib.contextmanager
+def _filtered_native_stderr(keep: DumpFilter | None) -> Iterator[None]:
+    """Pass MLIR's IR dumps (written by C++ to file descriptor 2) through :func:`filter_ir_dumps`
+    when only some passes are selected; otherwise leave stderr alone."""
+    if keep is None or (keep.before is None and keep.after is None):
+        yield
+        return
+    from hlo_indexing.passes.pass_manager import _captured_native_stderr
+
+    with _captured_native_stderr() as captured:
+        yield
+    sys.stderr.write(filter_ir_dumps("".join(captured), keep))
+    sys.stderr.flush()
 
 
 def _print_diagnostics(reported) -> None:
