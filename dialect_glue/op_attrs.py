@@ -222,15 +222,15 @@ def scatter_dimensions(op: Any) -> ScatterDimensions:
     )
 
 
-def attribute_dictionary_text(op: Any) -> str:
-    """All attributes of ``op`` as one text (for cache keys), names sorted; the
+def attribute_key(op: Any) -> tuple:
+    """All attributes of ``op`` as a hashable ``((name, attribute), ...)`` (for cache
+    keys; attributes are uniqued per context, so equal attributes hash equal); the
     analysis's own results (``hlo_indexing.*`` other than ``hlo_indexing.layout``) are
     left out so that annotating an op does not change its key."""
     attributes = op.operation.attributes if hasattr(op, "operation") else op.attributes
-    return ",".join(
+    return tuple(
         sorted(
-            f"{name}={attr}"
-            for name, attr in attributes.items()
-            if not name.startswith("hlo_indexing.") or name == "hlo_indexing.layout"
+            (item for item in attributes.items() if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"),
+            key=lambda item: item[0],
         )
     )

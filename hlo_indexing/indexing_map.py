@@ -113,7 +113,7 @@ class IndexingMap:
     :meth:`known_empty` or :meth:`undefined`. All operations return new maps.
     """
 
-    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_text")
+    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_text", "_names")
 
     def __init__(
         self,
@@ -160,6 +160,7 @@ class IndexingMap:
         self._reason = reason
         self._hash = None
         self._text = None
+        self._names = None
 
     @classmethod
     def _make(cls, affine_map, dims, ranges, runtimes, constraints, *, empty=False, reason="") -> "IndexingMap":
@@ -298,7 +299,9 @@ class IndexingMap:
     def _memo_key(self) -> tuple:
         """The map and its variable names (cosmetic, so not part of equality, but
         printed and carried into derived maps)."""
-        return (self, tuple(v.name for v in itertools.chain(self._dims, self._ranges, self._runtimes)))
+        if self._names is None:
+            self._names = tuple(v.name for v in itertools.chain(self._dims, self._ranges, self._runtimes))
+        return (self, self._names)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, IndexingMap) and self._key() == other._key()

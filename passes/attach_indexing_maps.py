@@ -81,17 +81,25 @@ class AttachIndexingMaps(ModulePass):
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         context = module.context
+        # The per-op analysis hands out the same cached objects for ops of the same
+        # shapes and attributes: build their attribute once (keyed by identity, the
+        # indexings are kept alive alongside).
+        built: dict[tuple[int, ...], tuple[list[InstructionIndexing], ir.Attribute]] = {}
         for op in list(hlo_ops(module)):
             try:
                 per_index = indexings(op, self.direction, self.simplify)
             except HloIndexingError as exc:
                 diagnostics.error(op.location, exc.message)
                 continue
-            value = ir.ArrayAttr.get(
-                [
-                    ir.ArrayAttr.get([indexing_maps_to_attribute(maps, context) for maps in indexing.maps], context=context)
-                    for indexing in per_index
-                ],
-                context=context,
-            )
+            key = tuple(map(id, per_index))
+            value = built[key][1] if key in built else None
+            if value is None:
+                value = ir.ArrayAttr.get(
+                    [
+                        ir.ArrayAttr.get([indexing_maps_to_attribute(maps, context) for maps in indexing.maps], context=context)
+                        for indexing in per_index
+                    ],
+                    context=context,
+                )
+                built[key] = (per_index, value)
             op.attributes[ATTRIBUTE_NAMES[self.direction]] = value

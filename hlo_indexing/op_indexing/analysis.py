@@ -63,9 +63,9 @@ def _indexing(op: Any, direction: str, index: int, simplify: bool) -> Instructio
     key = (
         id(operation.context),
         operation.name,
-        tuple(str(v.type) for v in operation.operands),
-        tuple(str(v.type) for v in operation.results),
-        op_attrs.attribute_dictionary_text(operation),
+        tuple(v.type for v in operation.operands),
+        tuple(v.type for v in operation.results),
+        op_attrs.attribute_key(operation),
         direction,
         index,
         simplify,
