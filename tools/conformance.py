@@ -12,15 +12,19 @@ map to be no larger (expression node count of results and constraints) than XLA'
 expected text. Per-op and fusion cases import the HLO with XLA's parser and translator
 (:mod:`hlo_indexing.dialect_glue.hlo_import`) and analyse the ROOT instruction's op.
 
-Prints one row per case (id, kind, op, PASS/FAIL/SKIP, reason) and a final line
-``conformance: P passed, F failed, S skipped``; exits 1 when a case fails. A skip always
-names its reason; an API that does not exist yet is a failure ("not implemented: name").
+Prints one row per case (id, kind, op, PASS/FAIL/SKIP/DIFF, reason) and a final line
+``conformance: P passed, F failed, S skipped`` (``, D documented differences`` when
+some); exits 1 when a case fails. A skip always names its reason; an API that does not
+exist yet is a failure ("not implemented: name"). DIFF is a per-op case whose mismatch
+is listed in :data:`KNOWN_DIFFERENCES` with its reason and whose documented relation to
+XLA's maps (e.g. ours strictly inside XLA's) was checked on the case; it is not a failure.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import json
 import random
 import sys
@@ -42,7 +46,7 @@ SAMPLED_POINTS = 16
 POINTWISE_SAMPLES = 20_000
 PER_POINT_LIMIT = 200_000
 
-PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+PASS, FAIL, SKIP, DIFF = "PASS", "FAIL", "SKIP", "DIFF"
 
 # Features the project cannot express: MLIR affine maps have no min/max.
 UNSUPPORTED_REQUIREMENTS = {"min_max": "requires: min_max (MLIR affine maps cannot express min/max)"}
@@ -66,6 +70,12 @@ class CaseFailure(Exception):
 class TranslatorLimitation(Exception):
     """XLA's HLO -> StableHLO translator cannot express the case, and XLA does not run
     it on StableHLO either (``also_checked_on_stablehlo`` is false for it)."""
+
+
+class DocumentedDifference(Exception):
+    """Our maps differ from XLA's in a way :data:`KNOWN_DIFFERENCES` documents, and
+    the documented relation between the two (containment, equality within the
+    operand's shape) was checked on this case."""
 
 
 class NotImplementedApi(Exception):
@@ -412,6 +422,118 @@ def _root_op(record: dict) -> tuple[Any, Any]:
     raise TranslatorLimitation(f"not checked on StableHLO by XLA either: {message}")
 
 
+@dataclass(frozen=True)
+class KnownDifference:
+    """How our maps of one operand (result, for input -> output) relate to XLA's, and
+    why. ``check`` is verified on the case before it is reported as a difference:
+
+    - ``ours_inside``: our relation is strictly inside XLA's (XLA over-approximates);
+    - ``xla_inside``: XLA's relation is inside ours (we over-approximate), or XLA's
+      map is a placeholder with the wrong number of results for the operand;
+    - ``equal_in_shape``: equal once pairs whose operand index lies outside the
+      operand's shape are dropped (XLA leaves that bounds check to the consumer).
+    """
+
+    check: str
+    reason: str
+
+
+#: (XLA opcode, kind, operand or result index) -> the documented difference.
+KNOWN_DIFFERENCES: dict[tuple[str, str, int], KnownDifference] = {
+    ("pad", "output_to_input", 1): KnownDifference(
+        "ours_inside",
+        "XLA reads the padding value at every output element; ours only where no operand "
+        "element lands (exact: test_op_indexing_shape_ops.py::test_pad brute-forces it)",
+    ),
+    ("convolution", "output_to_input", 0): KnownDifference(
+        "ours_inside",
+        "with batch_group_count > 1 XLA reads every batch group; output feature f reads only "
+        "group f floordiv (output features / batch_group_count): the StableHLO spec's split, "
+        "brute-forced by test_op_indexing_compute.py::test_convolution; XLA:CPU's jacobian "
+        "(through JAX) has the same dependence on this case",
+    ),
+    ("dynamic-update-slice", "output_to_input", 1): KnownDifference(
+        "equal_in_shape",
+        "XLA's d - rt may fall outside the update (bounds left to the consumer); ours is "
+        "constrained to the update's elements: equal within the update's shape",
+    ),
+    ("scan", "output_to_input", 0): KnownDifference(
+        "xla_inside",
+        "XLA's map fits this body only (output = input element, the carry passes through) "
+        "and is '() -> ()' for the final carry; ours holds for any body: output k may read "
+        "inputs 0..k through the carry, the final carry every input (over-approximation)",
+    ),
+}
+
+
+def _dimension_points(maps: Sequence[IndexingMap], rng: random.Random) -> list[tuple[int, ...]]:
+    """Every point of the maps' dimension box when small, else its corners and samples."""
+    box = [Interval(min(r.lower for r in ranges), max(r.upper for r in ranges)) for ranges in zip(*(m.dim_ranges for m in maps))]
+    if int(np.prod([r.upper - r.lower + 1 for r in box])) <= 1024:
+        return list(itertools.product(*(range(r.lower, r.upper + 1) for r in box)))
+    points = {tuple(r.lower for r in box), tuple(r.upper for r in box)}
+    points.update(tuple(rng.randint(r.lower, r.upper) for r in box) for _ in range(SAMPLED_POINTS))
+    return sorted(points)
+
+
+def _pairs_at(maps: Sequence[IndexingMap], point: tuple[int, ...]) -> set:
+    pairs: set = set()
+    for m in maps:
+        if not m.is_known_empty() and all(r.lower <= v <= r.upper for v, r in zip(point, m.dim_ranges)):
+            pairs |= _narrowed(m, point).relation(PER_POINT_LIMIT)
+    return pairs
+
+
+def known_difference_holds(
+    known: KnownDifference, ours: Sequence[IndexingMap], theirs: Sequence[IndexingMap], shape: Sequence[int],
+    rng: random.Random,
+) -> bool:
+    """True when ``known.check`` holds between our maps and XLA's (see :class:`KnownDifference`)."""
+    if any(m.is_undefined for m in list(ours) + list(theirs)):
+        return False
+    if known.check == "xla_inside" and any(m.num_results != len(shape) for m in theirs):
+        return all(m.num_results == len(shape) for m in ours)
+    if any(m.num_results != len(shape) for m in list(ours) + list(theirs)):
+        return False
+    strict = False
+    for point in _dimension_points(list(ours) + list(theirs), rng):
+        mine, xla = _pairs_at(ours, point), _pairs_at(theirs, point)
+        if known.check == "ours_inside":
+            if not mine <= xla:
+                return False
+            strict |= mine < xla
+        elif known.check == "xla_inside":
+            if not xla <= mine:
+                return False
+            strict |= xla < mine
+        else:
+            inside = lambda pairs: {(d, x) for d, x in pairs if all(0 <= v < n for v, n in zip(x, shape))}  # noqa: E731
+            if inside(mine) != inside(xla):
+                return False
+            strict = True
+    return strict
+
+
+def _documented_differences(record: dict, op: Any, maps: list, expected: list, rng: random.Random, what: str) -> str:
+    """The documented differences of the operands that do not match, '' if any of them
+    is not documented or its documented relation does not hold."""
+    notes = []
+    values = op.operands if record["kind"] == "output_to_input" else op.results
+    for index, (mine, texts) in enumerate(zip(maps, expected)):
+        try:
+            compare_map_sets([mine], [texts], rng, what)
+            continue
+        except CaseFailure:
+            pass
+        known = KNOWN_DIFFERENCES.get((record.get("root_opcode"), record["kind"], index))
+        shape = tuple(values[index].type.shape) if index < len(values) else ()
+        theirs = [parse_map(t) for t in texts]
+        if known is None or not known_difference_holds(known, list(mine), theirs, shape, rng):
+            return ""
+        notes.append(f"{what} {index}: {known.reason}")
+    return "; ".join(notes)
+
+
 def run_per_op(record: dict, rng: random.Random) -> None:
     _module, op = _root_op(record)
     if record["kind"] == "output_to_input":
@@ -420,7 +542,14 @@ def run_per_op(record: dict, rng: random.Random) -> None:
     else:
         result = _api("input_to_output_indexing")(op, record.get("operand") or 0)
         what = "result"
-    compare_map_sets(list(result.maps), _expected_texts(record), rng, what)
+    maps, expected = list(result.maps), _expected_texts(record)
+    try:
+        compare_map_sets(maps, expected, rng, what)
+    except CaseFailure:
+        notes = _documented_differences(record, op, maps, expected, rng, what) if len(maps) == len(expected) else ""
+        if not notes:
+            raise
+        raise DocumentedDifference(notes) from None
 
 
 def run_fusion(record: dict, rng: random.Random) -> None:
@@ -475,6 +604,8 @@ def run_record(record: dict, seed: int = 0) -> Outcome:
         runner(record, random.Random(seed))
     except TranslatorLimitation as exc:
         return make(SKIP, str(exc))
+    except DocumentedDifference as exc:
+        return make(DIFF, str(exc))
     except CaseFailure as exc:
         return make(FAIL, str(exc))
     except NotImplementedApi as exc:
@@ -508,8 +639,9 @@ def format_table(outcomes: Sequence[Outcome]) -> str:
 
 
 def summary(outcomes: Sequence[Outcome]) -> str:
-    count = {s: sum(o.status == s for o in outcomes) for s in (PASS, FAIL, SKIP)}
-    return f"conformance: {count[PASS]} passed, {count[FAIL]} failed, {count[SKIP]} skipped"
+    count = {s: sum(o.status == s for o in outcomes) for s in (PASS, FAIL, SKIP, DIFF)}
+    line = f"conformance: {count[PASS]} passed, {count[FAIL]} failed, {count[SKIP]} skipped"
+    return line + (f", {count[DIFF]} documented differences" if count[DIFF] else "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
