@@ -247,7 +247,7 @@ def _layout_of_value(value: Any) -> str | None:
     """The ``hlo_indexing.layout`` of a func argument or an op result, if written."""
     owner = value.owner
     if isinstance(owner, ir.Block):
-        parent = owner.owner
+        parent = owner.owner.operation
         if parent.name == "func.func":
             return _value_attr(parent, "arg_attrs", ir.BlockArgument(value).arg_number)
         return None

@@ -244,3 +244,36 @@ def test_coalescing_per_argument_uses_layout_attributes() -> None:
     assert [c.coalesced for c in row_major] == [False, True, True, True]
     column_result = coalescing(func, layouts=[None] * 4, result_layouts=["{0,1}"])
     assert [c.coalesced for c in column_result] == [True, False, True, True]
+
+
+def test_fusion_operand_layout_from_producer_attribute() -> None:
+    """An ``mhlo.fusion`` operand produced by an op carrying ``hlo_indexing.layout``
+    (as the HLO importer writes it) is linearised in that layout."""
+    text = """
+    func.func @f(%a: tensor<4x6xf32>) -> tensor<6x4xf32> {
+      %c = stablehlo.negate %a {hlo_indexing.layout = "{0,1}"} : tensor<4x6xf32>
+      %0 = "mhlo.fusion"(%c) ({
+      ^bb0(%p0: tensor<4x6xf32>):
+        %1 = "mhlo.transpose"(%p0) <{permutation = dense<[1, 0]> : tensor<2xi64>}> : (tensor<4x6xf32>) -> tensor<6x4xf32>
+        mhlo.return %1 : tensor<6x4xf32>
+      }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x6xf32>) -> tensor<6x4xf32>
+      return %0 : tensor<6x4xf32>
+    }
+    """
+    module = parse_module(text)
+    fusion = list(module.body.operations[0].regions[0].blocks[0].operations)[1]
+    assert [c.coalesced for c in coalescing(fusion)] == [True]
+    assert [c.coalesced for c in coalescing(fusion, layouts=[None])] == [False]
+
+
+def test_bad_layout_is_a_located_error() -> None:
+    from hlo_indexing.passes.pass_manager import run_pipeline
+
+    module = parse_module(
+        'func.func @f(%x: tensor<4x6xf32> {hlo_indexing.layout = "{0}"}) -> tensor<4x6xf32> {\n'
+        "  return %x : tensor<4x6xf32>\n}\n"
+    )
+    with pytest.raises(ir.MLIRError) as caught:
+        run_pipeline(module, "builtin.module(hlo-print-fusion-indexing{analyses=true})")
+    messages = [str(d.location) + " " + d.message for d in caught.value.error_diagnostics]
+    assert any(":1:1" in m and "layout {0} has rank 1, the array has rank 2" in m for m in messages), messages
