@@ -36,7 +36,8 @@ STDIN_NAME = "<stdin>"
 # flag -> (kind, help). Kinds: "bool" (optionally =true/false), "value" (needs a value),
 # "optional" (bare, or =value: the value's meaning is in the help).
 FLAGS: dict[str, tuple[str, str]] = {
-    "o": ("value", "Output filename (default: stdout); written only on success"),
+    "o": ("value", "Output filename (default: stdout), an output directory with several inputs; written only on success"),
+    "j": ("value", "With several inputs or a directory: number of worker processes (default 1, 0 = one per CPU)"),
     "split-input-file": ("optional", "Split the input into chunks at '// -----' (or =MARKER) and process each"),
     "output-split-marker": ("value", "Marker between output chunks (default '// -----')"),
     "pass-pipeline": ("value", "A textual pipeline 'builtin.module(pass1, pass2{opt=v}, func.func(cse))'"),
@@ -103,6 +104,7 @@ def parse_command_line(argv: list[str]) -> Options:
         if arg == "-" or not arg.startswith("-"):
             options.inputs.append(arg)
             options.columns.setdefault("input", where)
+            options.columns.setdefault(f"input {arg}", where)
             continue
         body = arg[2:] if arg.startswith("--") else arg[1:]
         name, has_value, value = body.partition("=")
@@ -213,11 +215,12 @@ def help_text() -> str:
         "OVERVIEW: hlo-indexing optimizer driver (mlir-opt flag names)",
         "",
         f"USAGE: {PROGRAM} [options] <input file | - >",
+        f"       {PROGRAM} [options] [-j N] [-o DIR] <input file | directory>...   (batch mode)",
         "",
         "OPTIONS:",
     ]
     for name, (kind, text) in FLAGS.items():
-        spelling = f"-{name}" if name == "o" else f"--{name}"
+        spelling = f"-{name}" if name in ("o", "j") else f"--{name}"
         if kind == "value":
             spelling += "=<value>"
         elif kind == "optional":
@@ -256,40 +259,69 @@ def list_passes_text() -> str:
 
 
 def _process(options: Options) -> int:
-    from hlo_indexing.dialect_glue.bindings import ir
-    from hlo_indexing.dialect_glue.context import make_context
-    from hlo_indexing.passes.base import Diagnostics
+    from hlo_indexing.tools import batch
 
-    if len(options.inputs) > 1:
-        raise UsageError(
-            f"too many positional arguments: {', '.join(options.inputs)} (one input file, or - for stdin)",
-            SourceLocation(COMMAND_LINE, 1, 1),
-        )
+    check_usage(options)
+    if batch.is_batch(options):
+        return batch.run_batch(options)
+    failed, result = process_input(options, options.inputs[0] if options.inputs else "-")
+    destination = str(options.get("o", "-"))
+    if failed and destination != "-":
+        return 1  # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
+    write_output(destination, result)
+    return 1 if failed else 0
+
+
+def check_usage(options: Options) -> None:
+    """Raise :class:`UsageError` for flag values that are wrong whatever the input."""
     input_format = options.get("input-format")
     if input_format not in (None, "mlir", "hlo"):
         raise UsageError(
             f"invalid value '{input_format}' for --input-format: expected mlir or hlo",
             SourceLocation(COMMAND_LINE, 1, options.columns["input-format"]),
         )
-    mode = options.get("verify-diagnostics")
-    if mode is True:
-        mode = "all"
-    if mode not in (None, "all", "only-expected"):
+    if _verify_mode(options) not in (None, "all", "only-expected"):
         raise UsageError(
-            f"invalid value '{mode}' for --verify-diagnostics: expected all or only-expected",
+            f"invalid value '{options.get('verify-diagnostics')}' for --verify-diagnostics: expected all or only-expected",
             SourceLocation(COMMAND_LINE, 1, options.columns["verify-diagnostics"]),
         )
+
+
+def _verify_mode(options: Options):
+    mode = options.get("verify-diagnostics")
+    return "all" if mode is True else mode
+
+
+def check_pipeline(options: Options) -> None:
+    """Build the pass manager and IR-printing selection once, for their usage errors."""
+    from hlo_indexing.dialect_glue.context import make_context
+    from hlo_indexing.passes.base import Diagnostics
+
+    with make_context() as context:
+        _pass_manager(options, context, Diagnostics(), dump=False)
+        _dump_filter(options)
+
+
+def process_input(options: Options, path: str) -> tuple[bool, str]:
+    """Run the pipeline on one input file (``-`` for stdin): (failed, output text).
+
+    Diagnostics go to ``sys.stderr``; the output text holds the chunks that succeeded.
+    Raises :class:`UsageError` when the file cannot be read or a flag is wrong."""
+    from hlo_indexing.dialect_glue.context import make_context
+    from hlo_indexing.passes.base import Diagnostics
+
+    input_format = options.get("input-format")
+    mode = _verify_mode(options)
     context = make_context(allow_unregistered_dialects=bool(options.get("allow-unregistered-dialect")))
     sink = Diagnostics()
     with context:
         pm = _pass_manager(options, context, sink)
         keep = _dump_filter(options)
         _configure_instrumentation(pm, options, keep)
-        name, text = _read_input(options)
-        chunks = _split(text, options.get("split-input-file"))
+        name, text = _read_input(path, options)
         outputs: list[str] = []
         failed = False
-        for chunk in chunks:
+        for chunk in _split(text, options.get("split-input-file")):
             output, reported = _process_chunk(chunk, name, input_format, pm, sink, options, keep)
             if mode is None:
                 _print_diagnostics(reported)
@@ -305,15 +337,12 @@ def _process(options: Options) -> int:
         marker = options.get("output-split-marker", DEFAULT_SPLIT_MARKER)
         result = (marker + "\n").join(outputs) if marker else "".join(outputs)
         del pm  # MLIR prints the --mlir-timing report when the PassManager goes away
-    destination = str(options.get("o", "-"))
-    if failed and destination != "-":
-        return 1  # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
-    _write_output(destination, result)
-    return 1 if failed else 0
+    return failed, result
 
 
-def _pass_manager(options: Options, context, sink):
-    """The PassManager for ``--pass-pipeline`` or the per-pass flags (empty without)."""
+def _pass_manager(options: Options, context, sink, dump: bool = True):
+    """The PassManager for ``--pass-pipeline`` or the per-pass flags (empty without);
+    ``--dump-pass-pipeline`` prints it when ``dump``."""
     from hlo_indexing.dialect_glue.bindings import passmanager
     from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager
     from hlo_indexing.tools.pipeline import PipelineError
@@ -336,7 +365,7 @@ def _pass_manager(options: Options, context, sink):
                 if "does not refer to a registered pass" in message:
                     message = f"Unknown command line argument '{flag.spelling}'.  Try: '{PROGRAM} --help'"
                 raise UsageError(message, SourceLocation(COMMAND_LINE, 1, flag.column)) from None
-    if options.get("dump-pass-pipeline"):
+    if dump and options.get("dump-pass-pipeline"):
         count = len(_top_level_passes(str(pm)))
         sys.stdout.flush()
         print(f"Pass Manager with {count} passes:\n{pm}\n", file=sys.stderr, flush=True)
@@ -428,9 +457,8 @@ def _configure_instrumentation(pm, options: Options, keep: DumpFilter | None) ->
         pm.enable_timing()
 
 
-def _read_input(options: Options) -> tuple[str, str]:
-    """(display name, text) of the input file, or of stdin for ``-``/no file."""
-    path = options.inputs[0] if options.inputs else "-"
+def _read_input(path: str, options: Options) -> tuple[str, str]:
+    """(display name, text) of the input file ``path``, or of stdin for ``-``."""
     if path == "-":
         return STDIN_NAME, sys.stdin.read()
     try:
@@ -522,7 +550,7 @@ def _print_diagnostics(reported) -> None:
     sys.stderr.flush()
 
 
-def _write_output(path: str, text: str) -> None:
+def write_output(path: str, text: str) -> None:
     """Write to stdout, or atomically to ``path`` (temporary file + rename)."""
     if path == "-":
         sys.stdout.write(text)

@@ -1,0 +1,3 @@
+func.func @b() attributes {hlo_indexing.m = {map = affine_map<(d0) -> (d0 floordiv 16)>, dims = array<i64: 0, 9>}} {
+  return
+}

@@ -1,0 +1,230 @@
+"""Batch mode of ``hlo-indexing-opt``: the same flags over many input files.
+
+Batch mode starts when the command line names more than one input, or a directory
+(which stands for its ``*.mlir`` and ``*.hlo`` files and the ``*.txt`` files that hold HLO
+text, as XLA's ``--xla_dump_to`` writes them; sorted, not recursive). The contract:
+
+* each file is processed exactly as ``hlo-indexing-opt <flags> <file>`` would, by a pool
+  of ``-j N`` worker processes (default 1: in this process; ``-j 0``: one per CPU);
+* with ``-o DIR`` each input's output goes to ``DIR/<input basename>`` (``DIR`` is
+  created; two inputs with the same basename are a usage error); without ``-o`` the
+  outputs go to stdout in input order, separated by the output split marker
+  (``// -----``), so the result reads back with ``-split-input-file``;
+* a file that fails writes no output (no file under ``DIR``, nothing on stdout); its
+  diagnostics are printed on stderr in input order;
+* a progress bar is drawn on stderr only when stderr is a terminal;
+* at the end stderr gets a summary, ``N files, M failed``, then the first
+  ``file:line:col: error: ...`` line of each failed file; the exit code is 1 if any
+  file failed.
+
+MLIR's own stderr output (``--mlir-timing``, IR dumps) is not buffered per file: with
+``-j`` above 1 it may interleave. Example::
+
+    hlo-indexing-opt dumps/ --hlo-print-fusion-indexing -j 0 -o annotated/
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Iterable, Iterator, TextIO
+
+from hlo_indexing.errors import HloIndexingError, SourceLocation
+from hlo_indexing.tools import opt
+
+INPUT_SUFFIXES = (".mlir", ".hlo")
+_HLO_DUMP_SUFFIX = ".txt"
+_BAR_WIDTH = 30
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The outcome of one input: ``output`` is None when it failed; ``stderr`` holds its
+    diagnostics as the single-file driver prints them."""
+
+    path: str
+    failed: bool
+    output: str | None
+    stderr: str
+
+    @property
+    def first_error(self) -> str:
+        """The first ``...: error: ...`` line of ``stderr`` (or a generic line)."""
+        for line in self.stderr.splitlines():
+            if ": error: " in line:
+                return line
+        return f"{self.path}: error: failed"
+
+
+def is_batch(options: "opt.Options") -> bool:
+    """True when the inputs are several files or include a directory."""
+    return len(options.inputs) > 1 or any(os.path.isdir(path) for path in options.inputs)
+
+
+def expand_inputs(inputs: Iterable[str], columns: dict[str, int]) -> list[str]:
+    """The input files: files as given, directories replaced by their inputs (sorted)."""
+    files: list[str] = []
+    for path in inputs:
+        column = columns.get(f"input {path}", 1)
+        if path == "-":
+            raise opt.UsageError("'-' (stdin) cannot be combined with other inputs", _at(column))
+        if not os.path.isdir(path):
+            files.append(path)
+            continue
+        found = sorted(entry.path for entry in os.scandir(path) if entry.is_file() and _is_input(entry.path))
+        if not found:
+            raise opt.UsageError(f"no .mlir, .hlo or HLO .txt files in directory '{path}'", _at(column))
+        files.extend(found)
+    return files
+
+
+def _is_input(path: str) -> bool:
+    if path.endswith(INPUT_SUFFIXES):
+        return True
+    if not path.endswith(_HLO_DUMP_SUFFIX):
+        return False
+    from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
+
+    try:
+        with open(path, "rb") as handle:
+            return looks_like_hlo_text(handle.read(4096))
+    except OSError:
+        return False
+
+
+def _at(column: int) -> SourceLocation:
+    return SourceLocation(opt.COMMAND_LINE, 1, column)
+
+
+def job_count(options: "opt.Options") -> int:
+    """``-j N`` as a number of workers (``0``: the CPU count)."""
+    value = options.get("j", "1")
+    try:
+        jobs = int(str(value))
+    except ValueError:
+        jobs = -1
+    if jobs < 0:
+        raise opt.UsageError(f"invalid value '{value}' for -j: expected a number >= 0", _at(options.columns["j"]))
+    return jobs or os.cpu_count() or 1
+
+
+def output_paths(files: list[str], options: "opt.Options") -> list[str] | None:
+    """``DIR/<basename>`` for each file with ``-o DIR`` (None without ``-o``)."""
+    directory = options.get("o")
+    if directory is None or directory == "-":
+        return None
+    directory = str(directory)
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise opt.UsageError(
+            f"with several inputs, -o names an output directory; '{directory}' is a file", _at(options.columns["o"])
+        )
+    targets: dict[str, str] = {}
+    for path in files:
+        base = os.path.basename(path)
+        if base in targets:
+            raise opt.UsageError(
+                f"inputs '{targets[base]}' and '{path}' would both be written to '{os.path.join(directory, base)}'",
+                _at(options.columns["o"]),
+            )
+        targets[base] = path
+    return [os.path.join(directory, os.path.basename(path)) for path in files]
+
+
+def process_file(options: "opt.Options", path: str) -> FileResult:
+    """Run the single-file driver on ``path``, capturing its stderr (worker entry point)."""
+    captured = io.StringIO()
+    with contextlib.redirect_stderr(captured):
+        try:
+            failed, text = opt.process_input(options, path)
+        except HloIndexingError as exc:
+            print(f"{exc.location}: error: {exc.message}", file=sys.stderr)
+            failed, text = True, ""
+        except Exception as exc:  # a bug in one file must not hide the others' results
+            print(f"{path}:1:1: error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            failed, text = True, ""
+    return FileResult(path, failed, None if failed else text, captured.getvalue())
+
+
+def run_batch(options: "opt.Options") -> int:
+    """Process every input (see the module docstring); return the exit code."""
+    jobs = job_count(options)
+    files = expand_inputs(options.inputs, options.columns)
+    targets = output_paths(files, options)
+    opt.check_pipeline(options)  # usage errors once, before any file
+    if targets is not None:
+        os.makedirs(str(options.get("o")), exist_ok=True)
+    progress = Progress(sys.stderr, len(files)) if sys.stderr.isatty() else None
+    outputs: list[str] = []
+    failures: list[FileResult] = []
+    for index, result in enumerate(_results(options, files, jobs)):
+        if progress is not None:
+            progress.clear()
+        sys.stdout.flush()
+        sys.stderr.write(result.stderr)
+        sys.stderr.flush()
+        if result.failed:
+            failures.append(result)
+        elif targets is not None:
+            opt.write_output(targets[index], result.output or "")
+        else:
+            outputs.append(result.output or "")
+        if progress is not None:
+            progress.show(index + 1, result.path)
+    if progress is not None:
+        progress.clear()
+    if targets is None:
+        marker = options.get("output-split-marker", opt.DEFAULT_SPLIT_MARKER)
+        sys.stdout.write((marker + "\n").join(outputs) if marker else "".join(outputs))
+        sys.stdout.flush()
+    print(summary(len(files), failures), file=sys.stderr, flush=True)
+    return 1 if failures else 0
+
+
+def _results(options: "opt.Options", files: list[str], jobs: int) -> Iterator[FileResult]:
+    """Each file's result, in input order."""
+    if jobs == 1 or len(files) == 1:
+        for path in files:
+            yield process_file(options, path)
+        return
+    # spawn: workers start clean (no MLIR state inherited from this process)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=get_context("spawn")) as pool:
+        yield from pool.map(process_file, [options] * len(files), files)
+
+
+def summary(total: int, failures: list[FileResult]) -> str:
+    """``N files, M failed`` and one ``file:line:col: error: ...`` line per failure."""
+    lines = [f"{total} file{'s' if total != 1 else ''}, {len(failures)} failed"]
+    lines += [f"  {result.first_error}" for result in failures]
+    return "\n".join(lines)
+
+
+class Progress:
+    """A one-line progress bar redrawn in place (``\\r``) on a terminal stream."""
+
+    def __init__(self, stream: TextIO, total: int):
+        self.stream = stream
+        self.total = total
+        self.width = 0
+
+    def show(self, done: int, name: str) -> None:
+        line = progress_line(done, self.total, name)
+        self.width = len(line)
+        self.stream.write("\r" + line)
+        self.stream.flush()
+
+    def clear(self) -> None:
+        if self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
+
+
+def progress_line(done: int, total: int, name: str) -> str:
+    """E.g. ``[###############               ] 5/10 dumps/f.hlo``."""
+    filled = _BAR_WIDTH * done // max(total, 1)
+    return f"[{'#' * filled}{' ' * (_BAR_WIDTH - filled)}] {done}/{total} {os.path.basename(name)}"
