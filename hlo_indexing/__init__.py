@@ -19,6 +19,8 @@ _EXPORTS = {
     "ParseError": "hlo_indexing.errors",
     "output_to_input_indexing": "hlo_indexing.op_indexing.analysis",
     "fusion_indexing": "hlo_indexing.fusion",
+    "analyze": "hlo_indexing.module_analysis",
+    "ModuleIndexing": "hlo_indexing.module_analysis",
     "fusion_input_to_output_indexing": "hlo_indexing.fusion",
     "FusionIndexing": "hlo_indexing.fusion",
     "operand_utilization": "hlo_indexing.utilization",
