@@ -1,7 +1,8 @@
 """Benchmark: ``pack``/``unpack`` against numpy's own pad-reshape-transpose.
 
-Run: ``python benchmarks/bench_layout_pack.py [--elements N]`` (default 64M f32). Prints the
-best-of-3 time of each and the ratio ours / numpy (target <= 1.25)."""
+Run: ``python benchmarks/bench_layout_pack.py [--elements N]`` (default 64M f32), or through
+``benchmarks/run.py``. Prints the best-of-3 time of each and the ratio ours / numpy
+(target <= 1.25)."""
 
 from __future__ import annotations
 
@@ -37,22 +38,46 @@ def _numpy_unpack(buf: np.ndarray, d0: int, d1: int, t0: int, t1: int) -> np.nda
     return np.ascontiguousarray(tiles[:d0, :d1])
 
 
+def measure(elements: int = 64 * 2**20, repeat: int = 3) -> list[dict]:
+    """Pack/unpack of about ``elements`` f32 into ``{1,0:T(8,128)}`` tiles, for an
+    aligned shape and a padded one: best-of-``repeat`` seconds and ratios ours / numpy."""
+    side = math.isqrt(elements)
+    records = []
+    for d0, d1 in [(side // 8 * 8, side // 128 * 128), (side - 3, side + 5)]:
+        shape = Shape.parse(f"f32[{d0},{d1}]{{1,0:T(8,128)}}")
+        x = np.random.default_rng(0).random((d0, d1), dtype=np.float32)
+        ours_pack = _best(lambda: pack(x, shape.layout), repeat)
+        ref_pack = _best(lambda: _numpy_pack(x, 8, 128), repeat)
+        buf = pack(x, shape.layout)
+        if not np.array_equal(buf, _numpy_pack(x, 8, 128)):
+            raise AssertionError(f"pack of {shape} differs from numpy's pad-reshape-transpose")
+        ours_unpack = _best(lambda: unpack(buf, shape), repeat)
+        ref_unpack = _best(lambda: _numpy_unpack(buf, d0, d1, 8, 128), repeat)
+        records.append(
+            {
+                "shape": str(shape),
+                "elements": d0 * d1,
+                "pack_s": ours_pack,
+                "numpy_pack_s": ref_pack,
+                "pack_ratio": ours_pack / ref_pack,
+                "unpack_s": ours_unpack,
+                "numpy_unpack_s": ref_unpack,
+                "unpack_ratio": ours_unpack / ref_unpack,
+            }
+        )
+        del x, buf
+    return records
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--elements", type=int, default=64 * 2**20)
     args = parser.parse_args()
-    side = math.isqrt(args.elements)
-    for d0, d1 in [(side // 8 * 8, side // 128 * 128), (side - 3, side + 5)]:
-        shape = Shape.parse(f"f32[{d0},{d1}]{{1,0:T(8,128)}}")
-        x = np.random.default_rng(0).random((d0, d1), dtype=np.float32)
-        ours_pack = _best(lambda: pack(x, shape.layout))
-        ref_pack = _best(lambda: _numpy_pack(x, 8, 128))
-        buf = pack(x, shape.layout)
-        assert np.array_equal(buf, _numpy_pack(x, 8, 128))
-        ours_unpack = _best(lambda: unpack(buf, shape))
-        ref_unpack = _best(lambda: _numpy_unpack(buf, d0, d1, 8, 128))
-        print(f"{shape}: pack {ours_pack:.3f}s vs numpy {ref_pack:.3f}s (ratio {ours_pack / ref_pack:.2f}); "
-              f"unpack {ours_unpack:.3f}s vs numpy {ref_unpack:.3f}s (ratio {ours_unpack / ref_unpack:.2f})")
+    for r in measure(args.elements):
+        print(
+            f"{r['shape']}: pack {r['pack_s']:.3f}s vs numpy {r['numpy_pack_s']:.3f}s (ratio {r['pack_ratio']:.2f}); "
+            f"unpack {r['unpack_s']:.3f}s vs numpy {r['numpy_unpack_s']:.3f}s (ratio {r['unpack_ratio']:.2f})"
+        )
 
 
 if __name__ == "__main__":

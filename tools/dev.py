@@ -5,6 +5,7 @@ Standard library only, so it runs before anything is installed::
 
     python3 tools/dev.py test       # lit over lit_tests/ and pytest over python_tests/
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
+    python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
 
 Both create ``.venv`` in the repository when it is missing and install the project
 into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
@@ -126,15 +127,25 @@ def command_example() -> int:
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
 
-COMMANDS = {"test": command_test, "example": command_example}
+def command_bench(*options: str) -> int:
+    """Run ``benchmarks/run.py`` with the venv's Python, passing ``options`` through."""
+    ensure_environment()
+    command = [str(venv_bin("python")), str(ROOT / "benchmarks" / "run.py"), *options]
+    print("dev: " + " ".join(command), flush=True)
+    return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
+
+
+COMMANDS = {"test": command_test, "example": command_example, "bench": command_bench}
+#: Commands that take options after their name.
+PASS_THROUGH = {"bench"}
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1 or argv[0] not in COMMANDS:
+    if not argv or argv[0] not in COMMANDS or (len(argv) > 1 and argv[0] not in PASS_THROUGH):
         print(f"usage: python3 tools/dev.py {{{'|'.join(COMMANDS)}}}", file=sys.stderr)
         return 2
     try:
-        return COMMANDS[argv[0]]()
+        return COMMANDS[argv[0]](*argv[1:])
     except subprocess.CalledProcessError as exc:
         print(f"dev: error: command failed with exit code {exc.returncode}: {' '.join(map(str, exc.cmd))}", file=sys.stderr)
         return 1

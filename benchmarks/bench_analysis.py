@@ -1,0 +1,117 @@
+"""Benchmark: the indexing analysis of a whole module against MLIR's C++ parse + print.
+
+The analysis is what ``hlo-attach-indexing-maps`` does (output -> input maps of every HLO
+op, simplified, attached as attributes) plus ``fusion_indexing`` of every result of every
+function. The baseline is ``ir.Module.parse(text)`` + ``str(module)`` of the same text, in
+the same process. Both are timed best-of-``repeat``; the analysis starts each repetition
+on a freshly parsed module with every cache cleared (parsing not timed).
+
+Peak memory is tracemalloc's peak of Python allocations during one separate analysis run
+(MLIR's C++ allocations are not seen by tracemalloc). Example::
+
+    record = measure(generate("elementwise", 1000))
+    record["ratio"]     # analysis time / (parse + print) time
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+from bench_generate import Generated
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.context import make_context
+from hlo_indexing.fusion import fusion_indexing
+from hlo_indexing.indexing_map import clear_memo
+from hlo_indexing.op_indexing.analysis import clear_cache
+from hlo_indexing.passes.attach_indexing_maps import AttachIndexingMaps
+from hlo_indexing.passes.base import Diagnostics
+from hlo_indexing.simplifier import simplify
+
+
+def best_of(fn: Callable[[], Any], repeat: int) -> float:
+    """The fastest of ``repeat`` wall-clock timings of ``fn()``, in seconds."""
+    best = math.inf
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def clear_caches() -> None:
+    """Forget the per-op results, the map memo and the simplifier's results (cold run)."""
+    clear_cache()
+    clear_memo()
+    simplify.cache_clear()
+
+
+def analyse(module: "ir.Module") -> tuple[int, int]:
+    """Attach per-op maps and compute every function's fused maps; return (number of
+    fused map sets, number of them over-approximated)."""
+    diagnostics = Diagnostics()
+    AttachIndexingMaps().run(module.operation, diagnostics)
+    if diagnostics.items:
+        raise RuntimeError(f"analysis failed: {diagnostics.items[0].message}")
+    sets = capped = 0
+    for func in module.body.operations:
+        for r in range(len(func.type.results)):
+            fused = fusion_indexing(func, r)
+            sets += 1
+            capped += bool(fused.over_approximated)
+    return sets, capped
+
+
+def measure(gen: Generated, repeat: int = 3, memory: bool = True) -> dict[str, Any]:
+    """Timings (seconds), ratio and tracemalloc peak (bytes) of one generated module."""
+    context = make_context()
+    modules: list = []
+
+    def parse() -> None:
+        modules.append(ir.Module.parse(gen.text, context))
+
+    parse_s = best_of(parse, repeat)
+    module = modules[-1]
+    print_s = best_of(lambda: str(module), repeat)
+    modules.clear()
+    fresh = [ir.Module.parse(gen.text, context) for _ in range(repeat)]
+    outcome: list = []
+
+    def run() -> None:
+        clear_caches()
+        outcome.append(analyse(fresh.pop()))
+
+    analysis_s = best_of(run, repeat)
+    peak = None
+    if memory:
+        module = ir.Module.parse(gen.text, context)
+        clear_caches()
+        gc.collect()
+        tracemalloc.start()
+        analyse(module)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    sets, capped = outcome[-1]
+    return {
+        "family": gen.family,
+        "n_ops": gen.n_ops,
+        "n_functions": gen.n_functions,
+        "parse_s": parse_s,
+        "print_s": print_s,
+        "analysis_s": analysis_s,
+        "ratio": analysis_s / (parse_s + print_s),
+        "fused_sets": sets,
+        "fused_over_approximated": capped,
+        "peak_python_bytes": peak,
+    }
+
+
+def growth_per_doubling(small: dict[str, Any], large: dict[str, Any], key: str = "analysis_s") -> float:
+    """``(t_large / t_small) ** (1 / log2(n_large / n_small))``: 2.0 means linear."""
+    return (large[key] / small[key]) ** (1 / math.log2(large["n_ops"] / small["n_ops"]))

@@ -1,0 +1,275 @@
+"""Run every benchmark, print Markdown tables and write a JSON record.
+
+Usage (``python3 tools/dev.py bench [options]`` runs this with the repository's venv)::
+
+    python benchmarks/run.py                     # 1k/10k/50k ops, 64M-element layouts
+    python benchmarks/run.py --quick             # small sizes (a smoke run, ~1 min)
+    python benchmarks/run.py --sizes 1000,4000   # chosen module sizes
+    python benchmarks/run.py --update-readme     # also refresh README.md's table
+
+Every figure is a ratio against a baseline measured in the same process on the same
+input (see each ``bench_*`` module). The record goes to ``benchmarks/results/latest.json``
+(``quick.json`` with ``--quick``; ``--output`` overrides). The targets of issue #8 are
+checked at the end; the exit status is 0 whether or not they are met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bench_analysis  # noqa: E402
+import bench_cli  # noqa: E402
+import bench_layout_pack  # noqa: E402
+import bench_simplifier  # noqa: E402
+import bench_generate as generate  # noqa: E402
+
+from hlo_indexing import affine_expr as ax  # noqa: E402
+from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
+from hlo_indexing.dialect_glue.context import make_context  # noqa: E402
+from hlo_indexing.fusion import fusion_indexing  # noqa: E402
+
+README = HERE.parent / "README.md"
+README_START, README_END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"
+FULL_SIZES = (1000, 10000, 50000)
+QUICK_SIZES = (250, 1000)
+TARGET_SIZE = 10000  # the size the "within 10x" target is about
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def run_analysis(sizes: list[int], memory: bool) -> tuple[list[dict], list[str]]:
+    records, shapes = [], []
+    for family in generate.FAMILIES:
+        if family == "transformer" and not generate.jax_available():
+            print("bench: jax is not installed: skipping the transformer family", flush=True)
+            continue
+        for n in sizes:
+            gen = generate.generate(family, n)
+            if n == sizes[-1]:
+                shapes.append(gen.describe())
+            print(f"bench: analysis of {gen.describe()}", flush=True)
+            records.append(bench_analysis.measure(gen, repeat=3 if n <= 10000 else 2, memory=memory))
+    return records, shapes
+
+
+def scaling_rows(records: list[dict]) -> list[dict]:
+    rows = []
+    for family in dict.fromkeys(r["family"] for r in records):
+        mine = [r for r in records if r["family"] == family]
+        if len(mine) < 2:
+            continue
+        steps = [bench_analysis.growth_per_doubling(a, b) for a, b in zip(mine, mine[1:])]
+        row = {
+            "family": family,
+            "sizes": [r["n_ops"] for r in mine],
+            "growth_per_doubling_steps": steps,
+            "growth_per_doubling": bench_analysis.growth_per_doubling(mine[0], mine[-1]),
+        }
+        if all(r["peak_python_bytes"] for r in mine):
+            row["memory_growth_per_doubling"] = bench_analysis.growth_per_doubling(mine[0], mine[-1], "peak_python_bytes")
+        rows.append(row)
+    return rows
+
+
+def run_deep_fusion(n_ops: int) -> dict:
+    gen = generate.deep_chain(n_ops)
+    context = make_context()
+    module = ir.Module.parse(gen.text, context)
+    baseline = bench_analysis.best_of(lambda: str(ir.Module.parse(gen.text, context)), 3)
+    fused: list = []
+
+    def run() -> None:
+        bench_analysis.clear_caches()
+        fused.append(fusion_indexing(module.body.operations[0]))
+
+    seconds = bench_analysis.best_of(run, 3)
+    result = fused[-1]
+    sizes = [sum(ax.node_count(e) for e in m.results) for maps in result.maps for m in maps if not m.is_undefined]
+    return {
+        "n_ops": n_ops,
+        "fusion_s": seconds,
+        "parse_print_s": baseline,
+        "ratio": seconds / baseline,
+        "maps_per_argument": [len(maps) for maps in result.maps],
+        "largest_expr_nodes": max(sizes, default=0),
+        "over_approximated": bool(result.over_approximated),
+        "maps": [str(m) for maps in result.maps for m in maps],
+    }
+
+
+def run_simplifier(quick: bool) -> list[dict]:
+    records = []
+    corpus = bench_simplifier.corpus_map_texts()
+    if corpus:
+        records.append({"inputs": "conformance corpus (kind simplify)", **bench_simplifier.measure(corpus, repeat=5)})
+    else:
+        print(f"bench: {bench_simplifier.CORPUS} not found: skipping the corpus", flush=True)
+    texts = bench_simplifier.random_map_texts(200 if quick else 2000, seed=0)
+    records.append({"inputs": "random maps (seed 0)", **bench_simplifier.measure(texts)})
+    return records
+
+
+def targets(record: dict) -> list[dict]:
+    out = []
+    at_target = [r for r in record["analysis"] if r["n_ops"] == TARGET_SIZE]
+    if at_target:
+        worst = max(r["ratio"] for r in at_target)
+        out.append({"target": "analysis of a 10k-op module <= 10x parse+print", "value": f"{worst:.1f}x (worst family)", "met": worst <= 10})
+    if record["scaling"]:
+        worst = max(r["growth_per_doubling"] for r in record["scaling"])
+        out.append({"target": "growth per doubling <= 2.2x", "value": f"{worst:.2f}x (worst family)", "met": worst <= 2.2})
+    deep = record["deep_fusion"]
+    bounded = max(deep["maps_per_argument"], default=0) <= 16
+    out.append(
+        {
+            "target": f"{deep['n_ops']}-op chain < 2 s, bounded map count",
+            "value": f"{deep['fusion_s']:.2f} s, {max(deep['maps_per_argument'], default=0)} map(s)",
+            "met": deep["fusion_s"] < 2 and bounded,
+        }
+    )
+    worst = max(max(r["pack_ratio"], r["unpack_ratio"]) for r in record["layouts"])
+    out.append({"target": "pack/unpack <= 1.25x numpy", "value": f"{worst:.2f}x (worst)", "met": worst <= 1.25})
+    cli = record["cli"]
+    out.append({"target": "hlo-indexing-opt --help < 0.5 s", "value": f"{cli['help_s']:.2f} s", "met": cli["help_s"] < 0.5})
+    return out
+
+
+def markdown(record: dict) -> str:
+    parts = [f"Module shapes (largest size): " + "; ".join(record["module_shapes"]) + "."]
+    parts.append(
+        table(
+            ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "peak MiB (tracemalloc)"],
+            [
+                [
+                    r["family"], r["n_ops"], r["n_functions"], r["parse_s"] + r["print_s"], r["analysis_s"], r["ratio"],
+                    "-" if r["peak_python_bytes"] is None else r["peak_python_bytes"] / 2**20,
+                ]
+                for r in record["analysis"]
+            ],
+        )
+    )
+    if record["scaling"]:
+        parts.append(
+            table(
+                ["family", "sizes", "time growth per doubling (each step)", "overall", "memory growth per doubling"],
+                [
+                    [
+                        r["family"], "/".join(map(str, r["sizes"])),
+                        ", ".join(f"{g:.2f}" for g in r["growth_per_doubling_steps"]), r["growth_per_doubling"],
+                        r.get("memory_growth_per_doubling", "-"),
+                    ]
+                    for r in record["scaling"]
+                ],
+            )
+        )
+    deep = record["deep_fusion"]
+    parts.append(
+        table(
+            ["deep fusion", "fused s", "parse+print s", "ratio", "maps per argument", "largest expr nodes", "over-approximated"],
+            [[f"{deep['n_ops']}-op reshape/transpose/broadcast chain", deep["fusion_s"], deep["parse_print_s"], deep["ratio"],
+              deep["maps_per_argument"], deep["largest_expr_nodes"], deep["over_approximated"]]],
+        )
+    )
+    parts.append(
+        table(
+            ["simplifier inputs", "maps", "maps simplified / s", "parse s", "simplify s", "ratio simplify/parse"],
+            [[r["inputs"], r["maps"], r["maps_per_s"], r["parse_s"], r["simplify_s"], r["ratio"]] for r in record["simplifier"]],
+        )
+    )
+    parts.append(
+        table(
+            ["layout", "pack s", "numpy s", "ratio", "unpack s", "numpy s", "ratio"],
+            [[r["shape"], r["pack_s"], r["numpy_pack_s"], r["pack_ratio"], r["unpack_s"], r["numpy_unpack_s"], r["unpack_ratio"]]
+             for r in record["layouts"]],
+        )
+    )
+    cli = record["cli"]
+    parts.append(
+        table(
+            ["CLI", f"s (best of {cli['repeat']})", "python -c pass s", "ratio", "jax imported", "import ms by package"],
+            [["hlo-indexing-opt --help", cli["help_s"], cli["python_s"], cli["ratio"], cli["jax_imported"],
+              ", ".join(f"{k} {v}" for k, v in cli["import_ms_by_package"].items())]],
+        )
+    )
+    parts.append(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in record["targets"]]))
+    meta = record["meta"]
+    parts.append(f"Measured {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs), Python {meta['python']}, "
+                 f"{'quick' if meta['quick'] else 'full'} run.")
+    return "\n\n".join(parts)
+
+
+def update_readme(text: str) -> None:
+    readme = README.read_text()
+    start, end = readme.find(README_START), readme.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"bench: {README} has no {README_START} ... {README_END} block")
+    README.write_text(readme[: start + len(README_START)] + "\n\n" + text + "\n\n" + readme[end:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
+    parser.add_argument("--sizes", help="comma-separated module sizes in ops (default 1000,10000,50000)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
+    parser.add_argument("--output", type=Path, help="JSON record path")
+    parser.add_argument("--update-readme", action="store_true", help="replace README.md's benchmark table")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(QUICK_SIZES if args.quick else FULL_SIZES)
+    output = args.output or HERE / "results" / ("quick.json" if args.quick else "latest.json")
+
+    record: dict[str, Any] = {
+        "meta": {
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+            "machine": f"{platform.system()} {platform.machine()}",
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "quick": args.quick,
+            "sizes": sizes,
+            "memory": "tracemalloc peak of Python allocations during the analysis (MLIR's C++ heap not included)",
+            "growth_per_doubling": "(t_large / t_small) ** (1 / log2(n_large / n_small)); 2.0 is linear",
+        }
+    }
+    record["analysis"], record["module_shapes"] = run_analysis(sizes, memory=not args.no_memory)
+    record["scaling"] = scaling_rows(record["analysis"])
+    print("bench: deep fusion chain", flush=True)
+    record["deep_fusion"] = run_deep_fusion(1000)
+    print("bench: simplifier", flush=True)
+    record["simplifier"] = run_simplifier(args.quick)
+    print("bench: layouts", flush=True)
+    record["layouts"] = bench_layout_pack.measure(2**22 if args.quick else 64 * 2**20)
+    print("bench: CLI start-up", flush=True)
+    record["cli"] = bench_cli.measure(2 if args.quick else 5)
+    record["targets"] = targets(record)
+
+    text = markdown(record)
+    print("\n" + text)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"\nbench: wrote {output}")
+    if args.update_readme:
+        update_readme(text)
+        print(f"bench: updated {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

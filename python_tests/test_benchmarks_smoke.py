@@ -1,0 +1,68 @@
+"""Smoke test of the benchmark generators (benchmarks/): at tiny sizes, every generated
+module parses and holds exactly the requested number of analysed HLO ops in the stated
+number of functions. Performance itself is measured by ``tools/dev.py bench``, not here."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.indexing_map import IndexingMap
+from hlo_indexing.passes.attach_indexing_maps import hlo_ops
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load(name: str):
+    """Import ``benchmarks/<name>.py`` (the bench_* modules import each other by name)."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    return importlib.import_module(name)
+
+
+generate = _load("bench_generate")
+
+
+def _functions_and_ops(text: str, context) -> tuple[int, int]:
+    module = ir.Module.parse(text, context)
+    functions = [op for op in module.body.operations if op.operation.name == "func.func"]
+    return len(functions), len(list(hlo_ops(module.operation)))
+
+
+@pytest.mark.parametrize("family", sorted(generate.FAMILIES))
+@pytest.mark.parametrize("n_ops", [1, 7, 23, 61])
+def test_generated_module_has_the_requested_op_count(context, family: str, n_ops: int) -> None:
+    if family == "transformer":
+        pytest.importorskip("jax")
+    gen = generate.generate(family, n_ops, ops_per_function=20)
+    n_functions, counted = _functions_and_ops(gen.text, context)
+    assert counted == n_ops
+    assert n_functions == gen.n_functions
+    if family != "transformer":
+        assert n_functions == -(-n_ops // 20)
+
+
+def test_transformer_copies_are_whole_blocks(context) -> None:
+    pytest.importorskip("jax")
+    _, block_ops = generate.transformer_block()
+    gen = generate.generate("transformer", 2 * block_ops + 5)
+    n_functions, counted = _functions_and_ops(gen.text, context)
+    assert (n_functions, counted) == (3, 2 * block_ops + 5)
+
+
+@pytest.mark.parametrize("n_ops", [5, 9, 40])
+def test_deep_chain_is_one_function_of_n_ops(context, n_ops: int) -> None:
+    gen = generate.deep_chain(n_ops)
+    assert _functions_and_ops(gen.text, context) == (1, n_ops)
+
+
+def test_random_simplifier_inputs_parse(context) -> None:
+    bench_simplifier = _load("bench_simplifier")
+    texts = bench_simplifier.random_map_texts(25, seed=3)
+    assert len(texts) == 25
+    for text in texts:
+        IndexingMap.parse(text)
