@@ -13,8 +13,13 @@ maps grow exponentially), is replaced by one over-approximating map that reads t
 whole value (``(d...)[s...] -> (s...)``), and the result records that it happened.
 
 ``func.call`` of a function in the same module is followed into the callee (the
-callee's own fused maps are composed in), and so is ``stablehlo.composite`` (through
-its ``decomposition`` function). Example::
+callee's own fused maps are composed in, in both directions, computed once per callee),
+and so are ``stablehlo.composite`` (through its ``decomposition`` function) and a
+nested ``mhlo.fusion`` (through its region).
+
+Output -> input, runtime variables whose value the block computes from constants and
+``iota`` (e.g. a ``dynamic_slice`` start index) are folded where the op's clamp is a
+no-op (see :mod:`hlo_indexing.runtime_folding`). Example::
 
     fused = fusion_indexing(func_op)            # maps of result 0
     fused.argument_maps[0]                       # frozenset of IndexingMap for %arg0
@@ -32,6 +37,7 @@ from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.op_indexing.analysis import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.op_indexing.builders import value_shape
+from hlo_indexing.runtime_folding import fold_runtime_variables
 
 #: Default cap on the number of distinct maps kept per value.
 DEFAULT_MAX_MAPS = 16
@@ -143,14 +149,32 @@ class _Composer:
                         self.add(table, operand, composed, domain)
         return [table.get(arg, set()) for arg in block.arguments]
 
-    def op_maps(self, op: Any, result_index: int):
-        callee = _callee(op)
+    def op_maps(self, op: Any, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
+        """Output -> input maps of one op (through its callee or nested fusion), with
+        runtime variables computed in the block folded in."""
+        callee = _callee_block(op)
         if callee is None:
-            return output_to_input_indexing(op, result_index).maps
-        key = (callee, result_index)
+            indexing = output_to_input_indexing(op, result_index)
+            runtime = indexing.runtime or ((),) * len(indexing.maps)
+            return tuple(
+                frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op))
+                for maps, sources in zip(indexing.maps, runtime, strict=True)
+            )
+        key = (callee, "backward", result_index)
         if key not in self.callee_cache:
-            self.callee_cache[key] = self.backward(_block_of(callee), result_index)
-        return tuple(frozenset(s) for s in self.callee_cache[key])
+            self.callee_cache[key] = tuple(frozenset(s) for s in self.backward(callee, result_index))
+        return self.callee_cache[key]
+
+    def op_maps_forward(self, op: Any, operand_index: int) -> tuple[frozenset[IndexingMap], ...]:
+        """Input -> output maps of one op from ``operand_index`` (through its callee or
+        nested fusion)."""
+        callee = _callee_block(op)
+        if callee is None:
+            return input_to_output_indexing(op, operand_index).maps
+        key = (callee, "forward", operand_index)
+        if key not in self.callee_cache:
+            self.callee_cache[key] = tuple(frozenset(s) for s in self.forward(callee, operand_index))
+        return self.callee_cache[key]
 
     def forward(self, block: Any, argument_index: int) -> list[set[IndexingMap]]:
         argument = block.arguments[argument_index]
@@ -162,9 +186,7 @@ class _Composer:
                 consumer_maps = table.get(operand)
                 if not consumer_maps:
                     continue
-                if _callee(op) is not None:
-                    raise NotImplementedError("input-to-output indexing through calls is not supported")
-                per_result = input_to_output_indexing(op, k).maps
+                per_result = self.op_maps_forward(op, k)
                 for r, result in enumerate(op.results):
                     producer_maps = per_result[r] if r < len(per_result) else frozenset()
                     composed = {_compose(c, p) for c in consumer_maps for p in producer_maps}
@@ -178,9 +200,13 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     return consumer.compose(producer).simplify().remove_unused_symbols()
 
 
-def _callee(op: Any) -> Any | None:
-    """The ``func.func`` a ``func.call`` / ``stablehlo.composite`` runs, if in the module."""
+def _callee_block(op: Any) -> Any | None:
+    """The block an op runs as a nested computation: the body of the ``func.func`` a
+    ``func.call`` / ``stablehlo.composite`` names (when in the module), or the region of
+    a nested ``mhlo.fusion``."""
     name = op.operation.name
+    if name == "mhlo.fusion":
+        return _block_of(op.operation.regions[0])
     if name == "func.call":
         symbol = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
     elif name == "stablehlo.composite":
@@ -192,8 +218,8 @@ def _callee(op: Any) -> Any | None:
         table_op = table_op.parent
     if table_op is None:
         return None
-    found = ir.SymbolTable(table_op)[symbol] if symbol in ir.SymbolTable(table_op) else None
-    return found
+    table = ir.SymbolTable(table_op)
+    return _block_of(table[symbol]) if symbol in table else None
 
 
 def fusion_indexing(

@@ -1,0 +1,197 @@
+"""Folding runtime variables whose value the computation itself computes.
+
+A runtime variable ``rtN`` (e.g. the start index of a ``dynamic_slice``) is read from
+an operand at run time. When that operand is computed in the same block from constants
+and ``iota`` -- through ops that only move values around (reshape, transpose,
+broadcast, reverse, slice, bitcast), integer converts, and integer ``add``,
+``subtract``, ``negate`` and ``multiply`` by a constant, none of which may wrap, and
+``select``s whose ``compare`` is decided by the bounds (JAX's ``i < 0 ? i + n : i``) -- its
+value is an affine expression of the analysed index: the ``iota`` index read (through
+the maps of the moving ops) combined with the constants.
+
+The value ``v`` replaces ``rtN`` only where it lies inside ``rtN``'s range, the range
+the op clamps (``dynamic_slice``, ``dynamic_update_slice``, ``gather``) or bounds-checks
+(``scatter``) start indices to: there the clamp is a no-op and the substitution is exact.
+Where ``v`` can leave the range, the map is split by constraints on ``v``: the in-range
+piece is folded and the out-of-range pieces keep ``rtN`` (a sound over-approximation,
+as before folding). A constant outside the range therefore keeps its variable, as XLA
+does.
+
+Example: ``dynamic_slice(p0, constant(42))`` of ``s32[4096] -> s32[10]`` gives
+``(d0){rt0} -> (d0 + rt0)`` with ``rt0 in [0, 4086]``; folded: ``(d0) -> (d0 + 42)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.indexing_map import IndexingMap
+from hlo_indexing.interval import Interval
+from hlo_indexing.op_indexing.analysis import output_to_input_indexing
+from hlo_indexing.op_indexing.result import RuntimeSource
+
+#: Ops (name after the dialect prefix) whose single operand's elements are moved, not changed.
+_MOVING_OPS = frozenset({"reshape", "transpose", "broadcast_in_dim", "broadcast", "reverse", "slice", "bitcast", "copy"})
+
+
+def _integer_range(value_type: Any) -> Interval | None:
+    """The values of the element type of ``value_type``, if it is an integer type."""
+    try:
+        element = ir.ShapedType(value_type).element_type
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(element, ir.IntegerType):
+        return None
+    integer = ir.IntegerType(element)
+    if integer.is_unsigned:
+        return Interval(0, (1 << integer.width) - 1)
+    return Interval(-(1 << (integer.width - 1)), (1 << (integer.width - 1)) - 1)
+
+
+def _constant_element(op: Any, index_map: IndexingMap) -> int | None:
+    attribute = op.attributes["value"] if "value" in op.attributes else None
+    if not isinstance(attribute, ir.DenseIntElementsAttr):
+        return None
+    dense = ir.DenseIntElementsAttr(attribute)
+    if dense.is_splat:
+        return ir.IntegerAttr(dense.get_splat_value()).value
+    index = [ax.constant_value(e) for e in index_map.results]
+    if any(i is None for i in index):
+        return None
+    shape = ir.RankedTensorType(op.results[0].type).shape
+    flat = 0
+    for i, n in zip(index, shape, strict=True):
+        flat = flat * n + i
+    return int(dense[flat])
+
+
+#: Limit on the producer chain followed for one runtime variable.
+MAX_DEPTH = 32
+
+
+def runtime_value(value: Any, index_map: IndexingMap, depth: int = 0) -> Any | None:
+    """The element ``index_map(d)`` of ``value`` as an affine expression of ``d`` (no
+    symbols), when ``value`` is computed in its block from constants and iotas by
+    value-moving ops, integer converts, ``add``/``subtract``/``negate``/``multiply``
+    (by a constant), and ``select`` on a ``compare`` of such values that is decided
+    over the whole domain; ``None`` otherwise, or when some step could wrap around its
+    integer type."""
+    value_range = _integer_range(value.type)
+    if value_range is None or isinstance(value, ir.BlockArgument) or depth > MAX_DEPTH:
+        return None
+    op = value.owner
+    name = op.name.split(".", 1)[-1]
+    expr = None
+    if name == "constant":
+        element = _constant_element(op, index_map)
+        expr = None if element is None else ax.constant(element, index_map.context)
+    elif name == "iota":
+        expr = index_map.results[ir.IntegerAttr(op.attributes["iota_dimension"]).value]
+    elif (name in _MOVING_OPS or name == "convert") and len(op.operands) == 1:
+        (maps,) = output_to_input_indexing(op, 0).maps
+        step = next(iter(maps)) if len(maps) == 1 else None
+        if step is not None and not step.is_undefined and not step.num_symbols:
+            expr = runtime_value(op.operands[0], index_map.compose(step).simplify(), depth + 1)
+    elif name == "negate":
+        inner = runtime_value(op.operands[0], index_map, depth + 1)
+        expr = None if inner is None else ax.mul(inner, -1)
+    elif name == "select" and len(op.operands) == 3:
+        choice = _decided(op.operands[0], index_map, depth + 1)
+        if choice is not None:
+            expr = runtime_value(op.operands[1 if choice else 2], index_map, depth + 1)
+    elif name in ("add", "subtract", "multiply") and len(op.operands) == 2:
+        lhs = runtime_value(op.operands[0], index_map, depth + 1)
+        rhs = runtime_value(op.operands[1], index_map, depth + 1) if lhs is not None else None
+        if rhs is not None:
+            if name == "add":
+                expr = ax.add(lhs, rhs)
+            elif name == "subtract":
+                expr = ax.add(lhs, ax.mul(rhs, -1))
+            elif ax.constant_value(lhs) is not None or ax.constant_value(rhs) is not None:
+                expr = ax.mul(lhs, rhs)
+    if expr is None or _uses_symbols(expr):
+        return None
+    if not value_range.contains(ax.bounds(expr, index_map.dim_ranges, index_map.symbol_ranges)):
+        return None  # the op could wrap around its integer type
+    return expr
+
+
+#: Comparison direction -> its value from the bounds of ``lhs - rhs`` (None: undecided).
+_COMPARISONS = {
+    "EQ": lambda d: True if d.lower == d.upper == 0 else None if d.contains(0) else False,
+    "NE": lambda d: False if d.lower == d.upper == 0 else None if d.contains(0) else True,
+    "LT": lambda d: True if d.upper < 0 else False if d.lower >= 0 else None,
+    "LE": lambda d: True if d.upper <= 0 else False if d.lower > 0 else None,
+    "GT": lambda d: True if d.lower > 0 else False if d.upper <= 0 else None,
+    "GE": lambda d: True if d.lower >= 0 else False if d.upper < 0 else None,
+}
+
+
+def _decided(predicate: Any, index_map: IndexingMap, depth: int) -> bool | None:
+    """The value of a scalar-per-element ``compare`` of two known integer values when the
+    same at every point of ``index_map``'s domain (JAX's ``i < 0 ? i + n : i``), else None."""
+    if isinstance(predicate, ir.BlockArgument) or predicate.owner.name.split(".", 1)[-1] != "compare":
+        return None
+    op = predicate.owner
+    direction = str(op.attributes["comparison_direction"]).rstrip(">").split()[-1]
+    lhs = runtime_value(op.operands[0], index_map, depth + 1)
+    rhs = runtime_value(op.operands[1], index_map, depth + 1) if lhs is not None else None
+    if rhs is None or direction not in _COMPARISONS:
+        return None
+    difference = ax.bounds(ax.add(lhs, ax.mul(rhs, -1)), index_map.dim_ranges, index_map.symbol_ranges)
+    return _COMPARISONS[direction](difference)
+
+
+def _uses_symbols(expr: Any) -> bool:
+    dims: set[int] = set()
+    symbols: set[int] = set()
+    ax.used_variables(expr, dims, symbols)
+    return bool(symbols)
+
+
+def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
+    """``m`` with symbol ``position`` replaced by ``expr`` (the symbol stays, unused)."""
+    context = m.context
+    dims = [ax.dim(i, context) for i in range(m.num_dims)]
+    symbols = [ax.symbol(i, context) for i in range(m.num_symbols)]
+    symbols[position] = expr
+    memo: dict = {}
+    results = [ax.substitute(e, dims, symbols, memo) for e in m.results]
+    affine_map = ir.AffineMap.get(m.num_dims, m.num_symbols, results, context)
+    out = m.replace(affine_map=affine_map, constraints={})
+    for constraint, interval in m.constraints.items():
+        out = out.add_constraint(ax.substitute(constraint, dims, symbols, memo), interval)
+    return out
+
+
+def fold_runtime_variables(m: IndexingMap, sources: Sequence[RuntimeSource], op: Any) -> list[IndexingMap]:
+    """The maps replacing ``m`` (an output -> input map of ``op`` whose runtime variables
+    ``sources`` describe, in order) once every runtime variable with a known value is
+    folded; ``[m]`` when none is known. See the module docstring."""
+    if m.is_undefined or m.is_known_empty() or not m.runtime_vars or len(sources) != len(m.runtime_vars):
+        return [m]
+    pieces = [m]
+    for i, (variable, source) in enumerate(zip(m.runtime_vars, sources, strict=True)):
+        if source.index_map.num_dims != m.num_dims:
+            continue
+        expr = runtime_value(op.operands[source.operand], source.index_map)
+        if expr is None:
+            continue
+        position = len(m.range_vars) + i
+        clamp = variable.bounds
+        bounds = ax.bounds(expr, m.dim_ranges, ())
+        next_pieces = []
+        for piece in pieces:
+            inside = piece if clamp.contains(bounds) else piece.add_constraint(expr, clamp)
+            if not inside.is_known_empty():
+                next_pieces.append(_substitute(inside, position, expr))
+            for outside in (Interval(bounds.lower, clamp.lower - 1), Interval(clamp.upper + 1, bounds.upper)):
+                if not outside.is_empty:
+                    kept = piece.add_constraint(expr, outside)
+                    if not kept.is_known_empty():
+                        next_pieces.append(kept)
+        pieces = next_pieces
+    return pieces

@@ -1,0 +1,114 @@
+"""Runtime variables computed inside the computation (constants, iota, integer
+arithmetic on them) are folded into the fused maps where the op's clamp is a no-op.
+
+Each program reads exactly one element of ``x`` per output element (dynamic_slice,
+gather); running it under JAX on ``x = arange`` gives, in every output element, the
+flat index it read: the brute-force truth. Fused maps must cover the truth, stay in
+bounds, and be exact where folded (maps without runtime variables)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+lax = jax.lax
+
+from hlo_indexing import fusion_indexing, parse_module  # noqa: E402
+from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
+
+GATHER_ROWS = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+
+
+def gather_rows(x, indices):
+    """Rows ``indices[i, 0]`` of ``x`` (clamped into range, as XLA's gather does)."""
+    return lax.gather(x, indices, GATHER_ROWS, slice_sizes=(1, x.shape[1]), mode=lax.GatherScatterMode.CLIP)
+
+
+def fused_maps(f, shape, *extra):
+    args = [jax.ShapeDtypeStruct(shape, jnp.int32), *extra]
+    module = parse_module(jax.jit(f).lower(*args).as_text())
+    main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
+    return fusion_indexing(main).maps[0]
+
+
+def truth(f, shape) -> set:
+    x = jnp.arange(int(np.prod(shape)), dtype=jnp.int32).reshape(shape)
+    out = np.asarray(jax.jit(f)(x))
+    return {(idx, tuple(int(i) for i in np.unravel_index(int(out[idx]), shape))) for idx in np.ndindex(*out.shape)}
+
+
+def check(f, shape) -> tuple[int, int]:
+    """Checks cover / bounds / exactness; returns (#folded maps, #maps keeping a runtime variable)."""
+    maps = fused_maps(f, shape)
+    expected = truth(f, shape)
+    ours = set().union(*(m.relation() for m in maps))
+    assert expected <= ours, sorted(expected - ours)[:3]
+    assert all(all(0 <= i < n for i, n in zip(pair[1], shape, strict=True)) for pair in ours)
+    folded = [m for m in maps if not m.runtime_vars]
+    for m in folded:
+        assert m.relation() <= expected, (str(m), sorted(m.relation() - expected)[:3])
+    return len(folded), len(maps) - len(folded)
+
+
+def test_scalar_constant_start_is_folded() -> None:
+    assert check(lambda x: lax.dynamic_slice(x, (42,), (10,)), (100,)) == (1, 0)
+
+
+def test_constant_start_outside_the_clamp_keeps_the_variable() -> None:
+    """95 is clamped to 90: the clamp is not a no-op, the runtime variable stays."""
+    assert check(lambda x: lax.dynamic_slice(x, (95,), (10,)), (100,)) == (0, 1)
+
+
+def test_starts_from_sliced_iota_and_non_splat_constant() -> None:
+    def f(x):
+        row = lax.slice(lax.iota(jnp.int32, 5), (3,), (4,)).reshape(())
+        col = lax.slice(jnp.array([5, 1], jnp.int32), (1,), (2,)).reshape(())
+        return lax.dynamic_slice(x, (row, col), (2, 3))
+
+    assert check(f, (6, 5)) == (1, 0)
+
+
+def test_gather_of_affine_iota_is_folded_where_in_range() -> None:
+    """Indices ``2 i + 1``: rows 1, 3, 5, 7 are in range; 9 and 11 are clamped to 7,
+    where the runtime variable is kept."""
+    f = lambda x: gather_rows(x, lax.iota(jnp.int32, 6).reshape(6, 1) * 2 + 1)  # noqa: E731
+    assert check(f, (8, 3)) == (1, 1)
+
+
+def test_gather_through_transpose_broadcast_convert_and_negate() -> None:
+    def f(x):
+        iota = lax.broadcasted_iota(jnp.int32, (1, 4), 1)  # [[0, 1, 2, 3]]
+        idx = lax.convert_element_type(jnp.transpose(6 - iota), jnp.int64)  # rows 6, 5, 4, 3
+        return gather_rows(x, -(-idx))
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        assert check(f, (7, 2)) == (1, 0)
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_a_convert_that_wraps_is_not_folded() -> None:
+    """``iota * 100`` converted to int8 wraps (200 -> -56, then clamped to 0): folding
+    ``100 i`` would claim row 200."""
+    f = lambda x: gather_rows(x, lax.convert_element_type(lax.iota(jnp.int32, 4) * 100, jnp.int8).reshape(4, 1))  # noqa: E731
+    assert check(f, (300, 1)) == (0, 1)
+
+
+def test_start_from_an_argument_keeps_the_variable() -> None:
+    f = lambda x, i: lax.dynamic_slice(x, (i,), (3,))  # noqa: E731
+    (m,) = fused_maps(f, (10,), jax.ShapeDtypeStruct((), jnp.int32))
+    assert len(m.runtime_vars) == 1
+    assert {pair[1] for pair in m.relation()} == {(i,) for i in range(10)}
+
+
+def test_undecided_select_keeps_the_variable() -> None:
+    """``i < 0 ? i + 8 : i`` over ``i = iota - 2`` takes both branches: not folded."""
+
+    def f(x):
+        i = lax.iota(jnp.int32, 6) - 2
+        return gather_rows(x, jnp.where(i < 0, i + 8, i).reshape(6, 1))
+
+    assert check(f, (8, 2)) == (0, 1)
