@@ -80,9 +80,9 @@ def test_internal_error_is_reported_without_traceback_unless_debug(tmp_path, cap
 
 
 def test_split_keeps_line_numbers():
-    chunks = opt._split("a\n// -----\nb\nc\n// -----\nd", True)
+    chunks = [chunk for chunk, _ in opt._split("a\n// -----\nb\nc\n// -----\nd", True)]
     assert [chunk.split("\n").index(chunk.strip().split("\n")[0]) for chunk in chunks] == [0, 2, 5]
-    assert opt._split("x\n//==\ny", "//==") == ["x", "\n\ny"]
+    assert opt._split("x\n  //==\ny", "//==") == [("x", None), ("\n\ny", (2, 7))]
 
 
 def test_pipeline_parser_columns_and_nesting():

@@ -248,7 +248,7 @@ def list_passes_text() -> str:
             lines.append(f"    --{option.name.replace('_', '-')}=<{value}>".ljust(38) + f" - {help_} (default: {default})")
     lines += [
         "",
-        "Upstream MLIR passes known to the bindings (canonicalize, cse, inline, symbol-dce,",
+        "Upstream MLIR passes known to the bindings (canonicalize, cse, symbol-dce, loop passes,",
         "the stablehlo/mhlo/chlo conversions, ...) are accepted too, in --pass-pipeline and as",
         "--<pass-name> flags; see mlir-opt --help for their options.",
     ]
@@ -321,8 +321,8 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
         name, text = _read_input(path, options)
         outputs: list[str] = []
         failed = False
-        for chunk in _split(text, options.get("split-input-file")):
-            output, reported = _process_chunk(chunk, name, input_format, pm, sink, options, keep)
+        for chunk, start in _split(text, options.get("split-input-file")):
+            output, reported = _process_chunk(chunk, start, name, input_format, pm, sink, options, keep)
             if mode is None:
                 _print_diagnostics(reported)
                 failed |= output is None or any(d.severity == "error" for d in reported)
@@ -471,26 +471,31 @@ def _read_input(path: str, options: Options) -> tuple[str, str]:
         ) from None
 
 
-def _split(text: str, marker) -> list[str]:
+def _split(text: str, marker) -> list[tuple[str, tuple[int, int] | None]]:
     """The chunks of ``text`` between marker lines, each prefixed with newlines so that
-    its line numbers stay those of the whole file."""
+    its line numbers stay those of the whole file, with the (line, column) just after the
+    marker that opens it (None for the first chunk): where ``mlir-opt`` locates the
+    chunk's implicit module."""
     if not marker:
-        return [text]
+        return [(text, None)]
     marker = DEFAULT_SPLIT_MARKER if marker is True else str(marker)
-    chunks: list[str] = []
+    chunks: list[tuple[str, tuple[int, int] | None]] = []
     current: list[str] = []
-    first_line = 0
+    first_line, start = 0, None
     for number, line in enumerate(text.split("\n")):
         if line.strip() == marker:
-            chunks.append("\n" * first_line + "\n".join(current))
+            chunks.append(("\n" * first_line + "\n".join(current), start))
             current, first_line = [], number + 1
+            start = (number + 1, line.index(marker) + len(marker) + 1)
         else:
             current.append(line)
-    chunks.append("\n" * first_line + "\n".join(current))
+    chunks.append(("\n" * first_line + "\n".join(current), start))
     return chunks
 
 
-def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Options, keep: DumpFilter | None):
+def _process_chunk(
+    chunk: str, start: tuple[int, int] | None, name: str, input_format, pm, sink, options: Options, keep: DumpFilter | None
+):
     """Parse, run the pipeline, print: (output text or None on failure, diagnostics)."""
     from hlo_indexing.dialect_glue.bindings import ir
     from hlo_indexing.dialect_glue.parsing import location_of, parse_module
@@ -523,6 +528,8 @@ def _process_chunk(chunk: str, name: str, input_format, pm, sink, options: Optio
         print_generic_op_form=bool(options.get("mlir-print-op-generic")),
         use_local_scope=bool(options.get("mlir-print-local-scope")),
     )
+    if options.get("mlir-print-debuginfo") and start is not None:
+        asm = asm.replace('loc("-":0:0)', f'loc("-":{start[0]}:{start[1]})')  # the implicit module
     if options.get("mlir-print-debuginfo") and name != STDIN_NAME:
         asm = asm.replace('loc("-":', f"loc({json.dumps(name)}:")  # Module.parse names the buffer "-"
     return asm, reported

@@ -2,6 +2,7 @@
 // RUN: %hlo-opt %s -split-input-file --output-split-marker='// ==== next' | FileCheck %s --check-prefix=MARKER
 // RUN: %hlo-opt %s | FileCheck %s --check-prefix=WHOLE
 // RUN: %hlo-opt %s --split-input-file='// ---' | FileCheck %s --check-prefix=CUSTOM
+// RUN: %hlo-opt %s -split-input-file -mlir-print-debuginfo -mlir-print-local-scope | FileCheck %s --check-prefix=DEBUG
 
 // CHECK-LABEL: func.func @first
 // CHECK-NEXT: return
@@ -21,6 +22,9 @@
 // CUSTOM-NEXT: module {
 // CUSTOM-NEXT: func.func @first
 // CUSTOM: func.func @second
+// The implicit module of a later chunk is located just after its marker, as in mlir-opt.
+// DEBUG: } loc("{{.*}}split-input-file.mlir":0:0)
+// DEBUG: } loc("{{.*}}split-input-file.mlir":[[# @LINE + 6]]:9)
 // ---
 func.func @first() {
   return
