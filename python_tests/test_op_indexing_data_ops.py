@@ -210,3 +210,28 @@ def test_scan(seed):
     assert cumsum <= prefix
     _check_single(op, [prefix, every_init], 0)
     _check_single(op, [carry_inputs, carry_inits], 1)
+
+
+@pytest.mark.parametrize(
+    "source_layout, result_layout, result, message",
+    [
+        ([1, 0], [0, 1], (51, 16), "source_layout \\[1, 0\\] is not a permutation of the 3 dimensions"),
+        ([2, 7, 0], [0, 1], (51, 16), "source_layout \\[2, 7, 0\\] is not a permutation"),
+        ([2, 1, 0], [1, 1], (51, 16), "result_layout \\[1, 1\\] is not a permutation"),
+        ([2, 1, 0], [0, 1], (50, 16), "different element counts"),
+    ],
+)
+def test_malformed_bitcast_raises_an_error_not_a_crash(source_layout, result_layout, result, message):
+    """Layouts the MHLO verifier lets through but that do not describe the shapes."""
+    from hlo_indexing.errors import HloIndexingError
+
+    source = (16, 17, 3)
+    op, _module = _parse_mhlo(
+        [tensor(source)],
+        [tensor(result)],
+        f"mhlo.bitcast %a0 {{result_layout = dense<{result_layout}> : tensor<{len(result_layout)}xindex>, "
+        f"source_layout = dense<{source_layout}> : tensor<{len(source_layout)}xindex>}} : ({tensor(source)}) -> {tensor(result)}",
+    )
+    for analyse in (output_to_input_indexing, input_to_output_indexing):
+        with pytest.raises(HloIndexingError, match=message):
+            analyse(op, 0)

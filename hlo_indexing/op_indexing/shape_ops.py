@@ -3,8 +3,11 @@ reverse, slice, reshape, bitcast (with layouts), concatenate, pad, tuples."""
 
 from __future__ import annotations
 
+import math
+
 from hlo_indexing import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.interval import Interval
 from hlo_indexing.op_indexing.builders import (
@@ -137,7 +140,16 @@ def _bitcast_layouts(info: OpInfo):
     operation = info.op.operation
     if _element_width(operation.operands[0]) != _element_width(operation.results[0]):
         raise UnknownIndexing("bitcast between element types of different widths")
-    return op_attrs.int_array(info.op, "source_layout"), op_attrs.int_array(info.op, "result_layout")
+    layouts = op_attrs.int_array(info.op, "source_layout"), op_attrs.int_array(info.op, "result_layout")
+    operand, result = info.operand(0), info.result(0)
+    for name, layout, shape in zip(("source_layout", "result_layout"), layouts, (operand, result)):
+        if sorted(layout) != list(range(len(shape))):
+            raise HloIndexingError(
+                f"{operation.name}: {name} {list(layout)} is not a permutation of the {len(shape)} dimensions"
+            )
+    if math.prod(operand) != math.prod(result):
+        raise HloIndexingError(f"{operation.name}: {operand} and {result} have different element counts")
+    return layouts
 
 
 def bitcast(info: OpInfo, result_index: int) -> list:
