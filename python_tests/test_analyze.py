@@ -189,3 +189,12 @@ def test_module_docstring_example():
 
     outcome = doctest.testmod(module_analysis)
     assert outcome.attempted >= 3 and outcome.failed == 0
+
+
+def test_readme_shows_the_example_code():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    code = (root / "examples" / "jax_softmax.py").read_text().split('"""')[-1].strip()
+    assert code in readme
