@@ -37,6 +37,7 @@ from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.op_indexing.analysis import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.op_indexing.builders import value_shape
+from hlo_indexing.nested_blocks import block_of, callee_block
 from hlo_indexing.runtime_folding import fold_runtime_variables
 
 #: Default cap on the number of distinct maps kept per value.
@@ -72,20 +73,6 @@ class FusionIndexing:
             for text in sorted("unknown indexing" if m.is_undefined else str(m) for m in maps):
                 lines.append(f"{label} id = {k} {text}")
         return "\n".join(lines)
-
-
-def _block_of(region_or_func: Any) -> Any:
-    operation = getattr(region_or_func, "operation", None)
-    if operation is not None:
-        if len(operation.regions) != 1:
-            raise ValueError(f"{operation.name} does not have exactly one region")
-        region = operation.regions[0]
-    else:
-        region = region_or_func
-    blocks = list(region.blocks)
-    if len(blocks) != 1:
-        raise ValueError(f"expected a single-block region, found {len(blocks)} blocks")
-    return blocks[0]
 
 
 def _whole_value_map(shape: tuple[int, ...], domain: IndexingMap) -> IndexingMap:
@@ -152,7 +139,7 @@ class _Composer:
     def op_maps(self, op: Any, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Output -> input maps of one op (through its callee or nested fusion), with
         runtime variables computed in the block folded in."""
-        callee = _callee_block(op)
+        callee = callee_block(op)
         if callee is None:
             indexing = output_to_input_indexing(op, result_index)
             runtime = indexing.runtime or ((),) * len(indexing.maps)
@@ -168,7 +155,7 @@ class _Composer:
     def op_maps_forward(self, op: Any, operand_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Input -> output maps of one op from ``operand_index`` (through its callee or
         nested fusion)."""
-        callee = _callee_block(op)
+        callee = callee_block(op)
         if callee is None:
             return input_to_output_indexing(op, operand_index).maps
         key = (callee, "forward", operand_index)
@@ -200,28 +187,6 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     return consumer.compose(producer).simplify().remove_unused_symbols()
 
 
-def _callee_block(op: Any) -> Any | None:
-    """The block an op runs as a nested computation: the body of the ``func.func`` a
-    ``func.call`` / ``stablehlo.composite`` names (when in the module), or the region of
-    a nested ``mhlo.fusion``."""
-    name = op.operation.name
-    if name == "mhlo.fusion":
-        return _block_of(op.operation.regions[0])
-    if name == "func.call":
-        symbol = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    elif name == "stablehlo.composite":
-        symbol = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
-    else:
-        return None
-    table_op = op.operation.parent
-    while table_op is not None and table_op.name != "builtin.module":
-        table_op = table_op.parent
-    if table_op is None:
-        return None
-    table = ir.SymbolTable(table_op)
-    return _block_of(table[symbol]) if symbol in table else None
-
-
 def fusion_indexing(
     region_or_func: Any,
     result_index: int = 0,
@@ -231,7 +196,7 @@ def fusion_indexing(
 ) -> FusionIndexing:
     """Output -> input maps of a computation: one frozenset per block argument."""
     composer = _Composer(max_maps, max_expr_nodes)
-    sets = composer.backward(_block_of(region_or_func), result_index)
+    sets = composer.backward(block_of(region_or_func), result_index)
     return FusionIndexing(tuple(frozenset(s) for s in sets), tuple(composer.capped))
 
 
@@ -241,5 +206,5 @@ def fusion_input_to_output_indexing(
     """Input -> output maps from block argument ``argument_index``: one frozenset per
     terminator operand (result)."""
     composer = _Composer(max_maps)
-    sets = composer.forward(_block_of(region_or_func), argument_index)
+    sets = composer.forward(block_of(region_or_func), argument_index)
     return FusionIndexing(tuple(frozenset(s) for s in sets), tuple(composer.capped), direction="input_to_output")

@@ -5,13 +5,16 @@ an operand at run time. When that operand is computed in the same block from con
 and ``iota`` -- through ops that only move values around (reshape, transpose,
 broadcast, reverse, slice, bitcast), integer converts, and integer ``add``,
 ``subtract``, ``negate`` and ``multiply`` by a constant, none of which may wrap, and
-``select``s whose ``compare`` is decided by the bounds (JAX's ``i < 0 ? i + n : i``) -- its
+``select``s whose ``compare`` is decided by the bounds (JAX's ``i < 0 ? i + n : i``),
+also inside called functions (JAX's ``@_where``) -- its
 value is an affine expression of the analysed index: the ``iota`` index read (through
 the maps of the moving ops) combined with the constants.
 
 The value ``v`` replaces ``rtN`` only where it lies inside ``rtN``'s range, the range
 the op clamps (``dynamic_slice``, ``dynamic_update_slice``, ``gather``) or bounds-checks
 (``scatter``) start indices to: there the clamp is a no-op and the substitution is exact.
+A value that varies with the index is folded only for the first three, whose runtime
+variables are read at the output index (a scatter reads them at update positions).
 Where ``v`` can leave the range, the map is split by constraints on ``v``: the in-range
 piece is folded and the out-of-range pieces keep ``rtN`` (a sound over-approximation,
 as before folding). A constant outside the range therefore keeps its variable, as XLA
@@ -24,12 +27,14 @@ Example: ``dynamic_slice(p0, constant(42))`` of ``s32[4096] -> s32[10]`` gives
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hlo_indexing import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.interval import Interval
+from hlo_indexing.nested_blocks import callee_block
 from hlo_indexing.op_indexing.analysis import output_to_input_indexing
 from hlo_indexing.op_indexing.result import RuntimeSource
 
@@ -68,24 +73,53 @@ def _constant_element(op: Any, index_map: IndexingMap) -> int | None:
     return int(dense[flat])
 
 
-#: Limit on the producer chain followed for one runtime variable.
-MAX_DEPTH = 32
+#: Ops whose runtime sources are read at the analysed (output) index: only there may a
+#: value that varies with the index be folded (a scatter reads its indices at update
+#: positions, which its output -> input maps hold as range variables).
+_SOURCES_AT_OUTPUT_INDEX = frozenset({"dynamic_slice", "dynamic_update_slice", "gather"})
+
+#: Limit on the producer ops visited for one runtime variable (a DAG such as
+#: ``x = x + x`` repeated would otherwise cost exponential time).
+MAX_STEPS = 256
 
 
-def runtime_value(value: Any, index_map: IndexingMap, depth: int = 0) -> Any | None:
+@dataclass(frozen=True)
+class _Scope:
+    """Block arguments of the nested computations entered so far, bound to the values
+    the calling op passes (looked up in ``parent``)."""
+
+    arguments: dict
+    parent: "_Scope | None"
+
+
+def runtime_value(
+    value: Any, index_map: IndexingMap, scope: _Scope | None = None, budget: list[int] | None = None
+) -> Any | None:
     """The element ``index_map(d)`` of ``value`` as an affine expression of ``d`` (no
     symbols), when ``value`` is computed in its block from constants and iotas by
     value-moving ops, integer converts, ``add``/``subtract``/``negate``/``multiply``
-    (by a constant), and ``select`` on a ``compare`` of such values that is decided
-    over the whole domain; ``None`` otherwise, or when some step could wrap around its
-    integer type."""
+    (by a constant), ``select`` on a ``compare`` of such values that is decided over the
+    whole domain, and calls of nested computations (``func.call``, ``stablehlo.composite``,
+    ``mhlo.fusion``) computing them; ``None`` otherwise, or when some step could wrap
+    around its integer type."""
+    budget = [MAX_STEPS] if budget is None else budget
+    budget[0] -= 1
     value_range = _integer_range(value.type)
-    if value_range is None or isinstance(value, ir.BlockArgument) or depth > MAX_DEPTH:
+    if value_range is None or budget[0] < 0:
         return None
+    if isinstance(value, ir.BlockArgument):
+        if scope is None or value not in scope.arguments:
+            return None
+        return runtime_value(scope.arguments[value], index_map, scope.parent, budget)
     op = value.owner
     name = op.name.split(".", 1)[-1]
     expr = None
-    if name == "constant":
+    callee = callee_block(op)
+    if callee is not None:
+        returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
+        inner = _Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope)
+        expr = runtime_value(returned, index_map, inner, budget)
+    elif name == "constant":
         element = _constant_element(op, index_map)
         expr = None if element is None else ax.constant(element, index_map.context)
     elif name == "iota":
@@ -94,17 +128,17 @@ def runtime_value(value: Any, index_map: IndexingMap, depth: int = 0) -> Any | N
         (maps,) = output_to_input_indexing(op, 0).maps
         step = next(iter(maps)) if len(maps) == 1 else None
         if step is not None and not step.is_undefined and not step.num_symbols:
-            expr = runtime_value(op.operands[0], index_map.compose(step).simplify(), depth + 1)
+            expr = runtime_value(op.operands[0], index_map.compose(step).simplify(), scope, budget)
     elif name == "negate":
-        inner = runtime_value(op.operands[0], index_map, depth + 1)
+        inner = runtime_value(op.operands[0], index_map, scope, budget)
         expr = None if inner is None else ax.mul(inner, -1)
     elif name == "select" and len(op.operands) == 3:
-        choice = _decided(op.operands[0], index_map, depth + 1)
+        choice = _decided(op.operands[0], index_map, scope, budget)
         if choice is not None:
-            expr = runtime_value(op.operands[1 if choice else 2], index_map, depth + 1)
+            expr = runtime_value(op.operands[1 if choice else 2], index_map, scope, budget)
     elif name in ("add", "subtract", "multiply") and len(op.operands) == 2:
-        lhs = runtime_value(op.operands[0], index_map, depth + 1)
-        rhs = runtime_value(op.operands[1], index_map, depth + 1) if lhs is not None else None
+        lhs = runtime_value(op.operands[0], index_map, scope, budget)
+        rhs = runtime_value(op.operands[1], index_map, scope, budget) if lhs is not None else None
         if rhs is not None:
             if name == "add":
                 expr = ax.add(lhs, rhs)
@@ -130,15 +164,17 @@ _COMPARISONS = {
 }
 
 
-def _decided(predicate: Any, index_map: IndexingMap, depth: int) -> bool | None:
+def _decided(predicate: Any, index_map: IndexingMap, scope: _Scope | None, budget: list[int]) -> bool | None:
     """The value of a scalar-per-element ``compare`` of two known integer values when the
     same at every point of ``index_map``'s domain (JAX's ``i < 0 ? i + n : i``), else None."""
+    while isinstance(predicate, ir.BlockArgument) and scope is not None and predicate in scope.arguments:
+        predicate, scope = scope.arguments[predicate], scope.parent
     if isinstance(predicate, ir.BlockArgument) or predicate.owner.name.split(".", 1)[-1] != "compare":
         return None
     op = predicate.owner
     direction = str(op.attributes["comparison_direction"]).rstrip(">").split()[-1]
-    lhs = runtime_value(op.operands[0], index_map, depth + 1)
-    rhs = runtime_value(op.operands[1], index_map, depth + 1) if lhs is not None else None
+    lhs = runtime_value(op.operands[0], index_map, scope, budget)
+    rhs = runtime_value(op.operands[1], index_map, scope, budget) if lhs is not None else None
     if rhs is None or direction not in _COMPARISONS:
         return None
     difference = ax.bounds(ax.add(lhs, ax.mul(rhs, -1)), index_map.dim_ranges, index_map.symbol_ranges)
@@ -179,6 +215,8 @@ def fold_runtime_variables(m: IndexingMap, sources: Sequence[RuntimeSource], op:
             continue
         expr = runtime_value(op.operands[source.operand], source.index_map)
         if expr is None:
+            continue
+        if ax.constant_value(expr) is None and op.name.split(".", 1)[-1] not in _SOURCES_AT_OUTPUT_INDEX:
             continue
         position = len(m.range_vars) + i
         clamp = variable.bounds
