@@ -43,7 +43,8 @@ _MOVING_OPS = frozenset({"reshape", "transpose", "broadcast_in_dim", "broadcast"
 
 
 def _integer_range(value_type: Any) -> Interval | None:
-    """The values of the element type of ``value_type``, if it is an integer type."""
+    """The values of the element type of ``value_type``, if it is an integer type (not
+    ``i1``: a predicate's ``true`` reads as -1 in a signless attribute but converts to 1)."""
     try:
         element = ir.ShapedType(value_type).element_type
     except (ValueError, TypeError):
@@ -51,6 +52,8 @@ def _integer_range(value_type: Any) -> Interval | None:
     if not isinstance(element, ir.IntegerType):
         return None
     integer = ir.IntegerType(element)
+    if integer.width == 1:
+        return None
     if integer.is_unsigned:
         return Interval(0, (1 << integer.width) - 1)
     return Interval(-(1 << (integer.width - 1)), (1 << (integer.width - 1)) - 1)
