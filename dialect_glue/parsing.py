@@ -38,7 +38,9 @@ def _parse_error(exc: "ir.MLIRError", filename: str) -> ParseError:
         return ParseError(str(exc), SourceLocation(filename, 1, 1))
     first = diagnostics[0]
     location = location_of(first.location, filename) or SourceLocation(filename, 0, 0)
-    return ParseError(first.message, location)
+    error = ParseError(first.message, location)
+    error.notes = tuple((location_of(note.location, filename), note.message) for note in first.notes)
+    return error
 
 
 def parse_module(

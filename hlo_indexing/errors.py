@@ -40,7 +40,11 @@ class HloIndexingError(Exception):
 
 
 class ParseError(HloIndexingError):
-    """Malformed input text: MLIR, HLO, an indexing map or a layout."""
+    """Malformed input text: MLIR, HLO, an indexing map or a layout. ``notes`` holds the
+    (location, message) notes MLIR attached to the error (e.g. "see existing symbol
+    definition here")."""
+
+    notes: tuple[tuple[SourceLocation | None, str], ...] = ()
 
 
 class UnsupportedError(HloIndexingError):

@@ -32,6 +32,7 @@ PROGRAM = "hlo-indexing-opt"
 COMMAND_LINE = "<command line>"
 DEFAULT_SPLIT_MARKER = "// -----"
 STDIN_NAME = "<stdin>"
+OP_NOTE = "see current operation"
 
 # flag -> (kind, help). Kinds: "bool" (optionally =true/false), "value" (needs a value),
 # "optional" (bare, or =value: the value's meaning is in the help).
@@ -329,6 +330,8 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
             else:
                 from hlo_indexing.tools.diagnostics_check import parse_expectations, verify
 
+                # mlir-opt turns off the "see current operation" notes when verifying
+                reported = [d for d in reported if not (d.severity == "note" and d.message.startswith(OP_NOTE))]
                 failures = verify(parse_expectations(chunk, name), reported, mode)
                 _print_diagnostics(failures)
                 failed |= bool(failures)
@@ -505,7 +508,7 @@ def _process_chunk(
     try:
         module = parse_module(chunk, filename=name, input_format=input_format)
     except ParseError as exc:
-        return None, [Reported("error", exc.location, exc.message)]
+        return None, [Reported("error", exc.location, exc.message)] + [Reported("note", *note) for note in exc.notes]
     sink.items.clear()
     mlir_error = None
     sys.stdout.flush()

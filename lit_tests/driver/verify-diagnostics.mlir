@@ -23,3 +23,25 @@ func.func @parse_error() {
   // expected-error@+1 {{custom op 'retur' is unknown}}
   retur
 }
+
+// -----
+
+// Notes attached to an error (here by the parser) are expected-note; the verifier's
+// "see current operation" note is off while verifying, as in mlir-opt.
+// expected-note@+1 {{see existing symbol definition here}}
+func.func @twice() {
+  return
+}
+// expected-error-re@+1 {{redefinition of symbol named '{{[a-z]+}}'}}
+func.func @twice() {
+  return
+}
+
+// -----
+
+// A diagnostic without a file position matches @unknown.
+func.func @nowhere(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@unknown {{'dims' must hold [lo, hi] pairs}}
+  %0 = stablehlo.negate %x {hlo_indexing.bad = {map = affine_map<(d0) -> (d0)>, dims = array<i64: 0>}} : tensor<4xf32> loc(unknown)
+  return %0 : tensor<4xf32>
+}
