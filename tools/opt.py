@@ -314,6 +314,8 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
     input_format = options.get("input-format")
     mode = _verify_mode(options)
     context = make_context(allow_unregistered_dialects=bool(options.get("allow-unregistered-dialect")))
+    if options.get("mlir-print-ir-module-scope"):
+        context.enable_multithreading(False)  # MLIR aborts otherwise, as mlir-opt documents
     sink = Diagnostics()
     with context:
         pm = _pass_manager(options, context, sink)

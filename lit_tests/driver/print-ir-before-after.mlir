@@ -5,6 +5,7 @@
 // RUN: %hlo-opt %s --hlo-attach-indexing-maps --canonicalize --mlir-print-ir-before=canonicalize --mlir-print-ir-after=hlo-attach-indexing-maps 2>&1 >/dev/null | FileCheck %s --check-prefix=BOTH
 // RUN: %hlo-opt %s --hlo-attach-indexing-maps --cse --mlir-print-ir-after-all --mlir-print-ir-after=cse 2>&1 >/dev/null | FileCheck %s --check-prefix=ALL
 // RUN: %hlo-opt %s --cse --mlir-print-ir-after=cse 2>/dev/null | FileCheck %s --check-prefix=STDOUT
+// RUN: %hlo-opt %s --pass-pipeline='builtin.module(func.func(cse))' --mlir-print-ir-after=cse --mlir-print-ir-module-scope 2>&1 >/dev/null | FileCheck %s --check-prefix=SCOPE
 // RUN: not %hlo-opt %s --cse --mlir-print-ir-after=cse,no-such-pass 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // OURS: // -----// IR Dump After AttachIndexingMaps: hlo-attach-indexing-maps //----- //
@@ -29,6 +30,12 @@
 
 // STDOUT: func.func @add
 // STDOUT-NOT: IR Dump
+
+// A nested pass with --mlir-print-ir-module-scope prints the whole module (MLIR needs
+// multithreading off for it: the driver does that rather than abort).
+// SCOPE: // -----// IR Dump After CSEPass: cse ('func.func' operation: @add) //----- //
+// SCOPE-NEXT: module {
+// SCOPE-NEXT: func.func @add
 
 // UNKNOWN: <command line>:1:{{[0-9]+}}: error: for the --mlir-print-ir-after option: Cannot find option named 'no-such-pass'!
 func.func @add(%x: tensor<4xf32>) -> tensor<4xf32> {
