@@ -24,7 +24,6 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -42,10 +41,10 @@ from hlo_indexing.interval import Interval, check_int64
 DEFAULT_MAX_POINTS = 2_000_000
 
 #: Number of results of :meth:`IndexingMap.compose`, :meth:`~IndexingMap.simplify` and
-#: :meth:`~IndexingMap.remove_unused_symbols` remembered (least recently used dropped):
+#: :meth:`~IndexingMap.remove_unused_symbols` remembered (the oldest entry is dropped):
 #: big modules compose and simplify the same maps over and over.
 MEMO_SIZE = 8192
-_memo: OrderedDict = OrderedDict()
+_memo: dict = {}
 
 
 def _memoized(key: tuple, compute: Any) -> "IndexingMap":
@@ -54,9 +53,7 @@ def _memoized(key: tuple, compute: Any) -> "IndexingMap":
         found = compute()
         _memo[key] = found
         if len(_memo) > MEMO_SIZE:
-            _memo.popitem(last=False)
-    else:
-        _memo.move_to_end(key)
+            del _memo[next(iter(_memo))]
     return found
 
 
@@ -113,7 +110,7 @@ class IndexingMap:
     :meth:`known_empty` or :meth:`undefined`. All operations return new maps.
     """
 
-    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_text", "_names")
+    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_identity", "_text", "_names")
 
     def __init__(
         self,
@@ -159,6 +156,7 @@ class IndexingMap:
         self._empty = empty
         self._reason = reason
         self._hash = None
+        self._identity = None
         self._text = None
         self._names = None
 
@@ -290,11 +288,20 @@ class IndexingMap:
     # ----------------------------------------------------------------- identity
 
     def _key(self) -> tuple:
-        if self._map is None:
-            return ("undefined", self._reason)
-        if self._empty:
-            return ("empty", self.num_dims, self.num_symbols, self.num_results)
-        return (self._map, self._dims, self._ranges, self._runtimes, frozenset(self._constraints.items()))
+        """What equality compares (computed once): variables as plain
+        ``(lower, upper, origin)`` tuples, as :class:`Variable` equality does."""
+        if self._identity is None:
+            if self._map is None:
+                self._identity = ("undefined", self._reason)
+            elif self._empty:
+                self._identity = ("empty", self.num_dims, self.num_symbols, self.num_results)
+            else:
+                variables = tuple(
+                    tuple((v.bounds.lower, v.bounds.upper, v.origin) for v in part)
+                    for part in (self._dims, self._ranges, self._runtimes)
+                )
+                self._identity = (self._map, variables, frozenset(self._constraints.items()))
+        return self._identity
 
     def _memo_key(self) -> tuple:
         """The map and its variable names (cosmetic, so not part of equality, but
@@ -304,7 +311,9 @@ class IndexingMap:
         return (self, self._names)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, IndexingMap) and self._key() == other._key()
+        if self is other:
+            return True
+        return isinstance(other, IndexingMap) and hash(self) == hash(other) and self._key() == other._key()
 
     def __hash__(self) -> int:
         if self._hash is None:
