@@ -32,7 +32,6 @@ from hlo_indexing.indexing_map import clear_memo
 from hlo_indexing.op_indexing.analysis import clear_cache
 from hlo_indexing.passes.attach_indexing_maps import AttachIndexingMaps
 from hlo_indexing.passes.base import Diagnostics
-from hlo_indexing.simplifier import simplify
 
 
 #: The baseline is cheap and short, so it is timed more often (noise on a shared machine).
@@ -51,10 +50,9 @@ def best_of(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def clear_caches() -> None:
-    """Forget the per-op results, the map memo and the simplifier's results (cold run)."""
+    """Forget the per-op results and the compose/simplify memo (cold run)."""
     clear_cache()
     clear_memo()
-    simplify.cache_clear()
 
 
 def analyse(module: "ir.Module") -> tuple[int, int]:

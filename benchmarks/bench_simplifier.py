@@ -3,7 +3,7 @@
 Inputs: the ``simplify`` records of XLA's conformance corpus (``input`` texts that parse)
 and seeded random maps (sums, products, floordiv and mod by constants over 1-3 dims and
 0-2 symbols, half of them with a constraint). The simplifier itself
-(:func:`hlo_indexing.simplifier.simplify`) is timed with its result cache cleared first. Example::
+(:func:`hlo_indexing.simplifier.simplify`) is timed cold (the map memo cleared first). Example::
 
     record = measure(random_map_texts(200, seed=0), repeat=3)
     record["maps_per_s"], record["ratio"]     # ratio: simplify time / parse time

@@ -154,7 +154,7 @@ def targets(record: dict) -> list[dict]:
 
 
 def markdown(record: dict) -> str:
-    parts = [f"Module shapes (largest size): " + "; ".join(record["module_shapes"]) + "."]
+    parts = ["Module shapes (largest size): " + "; ".join(record["module_shapes"]) + "."]
     parts.append(
         table(
             ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "peak MiB (tracemalloc)"],

@@ -28,7 +28,6 @@ Example::
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
@@ -544,9 +543,10 @@ class _MapState:
         )
 
 
-@functools.lru_cache(maxsize=65536)
 def simplify(m: IndexingMap) -> IndexingMap:
-    """The simplified form of ``m`` (same relation; see the module docstring)."""
+    """The simplified form of ``m`` (same relation; see the module docstring).
+    Not cached here: :meth:`IndexingMap.simplify` remembers results keyed on the map and
+    its variable names (equal maps may carry different names)."""
     if m.is_undefined or m.is_known_empty():
         return m
     state = _MapState(m)

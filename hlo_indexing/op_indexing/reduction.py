@@ -6,6 +6,7 @@ from __future__ import annotations
 from hlo_indexing import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.interval import Interval
+from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.op_indexing.builders import OpInfo, UnknownIndexing, dims, invert, make_map, scalar_map, spread_map, syms
 
 
@@ -37,7 +38,7 @@ def reduce_inverse(info: OpInfo, operand_index: int) -> list:
     return [[make_map(info.context, operand, kept)] for _ in range(info.num_results)]
 
 
-def window_map(context, result, operand, window) -> "IndexingMap":
+def window_map(context, result, operand, window) -> IndexingMap:
     """output -> input of a window: ``(d)[s] -> ((d * stride + s * dilation - low) floordiv
     base_dilation)``, restricted to positions on real (not padded, not dilation-hole)
     input elements. Window dimensions of size 1 take no range variable."""
