@@ -23,7 +23,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.simplifier import simplify
 
-CORPUS = Path("/work/shared/conformance/xla_indexing/cases.jsonl")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing" / "cases.jsonl"  # ../shared beside the clone
 
 
 def corpus_map_texts(path: Path = CORPUS) -> list[str]:

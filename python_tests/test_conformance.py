@@ -11,7 +11,7 @@ import pytest
 
 from hlo_indexing.tools import conformance
 
-CORPUS = Path("/work/shared/conformance/xla_indexing")
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing"  # ../shared beside the clone
 BASELINE = Path(__file__).with_name("conformance_baseline.json")
 
 pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"conformance corpus not found at {CORPUS}")

@@ -12,7 +12,7 @@ import hlo_indexing
 from hlo_indexing.errors import ParseError
 from hlo_indexing.layout.layout_text import COMBINE, Layout, LayoutParseError, Shape
 
-VECTORS = Path("/work/shared/conformance/tiled_layout/vectors.jsonl")
+VECTORS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "tiled_layout" / "vectors.jsonl"  # ../shared beside the clone
 LAYOUTS = sorted({json.loads(line)["layout"] for line in VECTORS.read_text().splitlines() if line.strip()})
 
 

@@ -15,7 +15,7 @@ from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, t
 from hlo_indexing.layout.packing import pack, unpack
 from hlo_indexing.layout.tiling import linear_index, logical_index, padded_size, physical_shape
 
-VECTORS = Path("/work/shared/conformance/tiled_layout/vectors.jsonl")
+VECTORS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "tiled_layout" / "vectors.jsonl"  # ../shared beside the clone
 CASES = [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()]
 
 
