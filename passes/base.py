@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from hlo_indexing.dialect_glue.bindings import ir
+if TYPE_CHECKING:  # the bindings load only when a pass runs: `--help` stays fast
+    from hlo_indexing.dialect_glue.bindings import ir
 
 
 @dataclass(frozen=True)
