@@ -201,6 +201,26 @@ def generate(family: str, n_ops: int, ops_per_function: int = DEFAULT_OPS_PER_FU
     return FAMILIES[family](n_ops, ops_per_function)
 
 
+def irregular_chain(n_ops: int) -> Generated:
+    """One function: ``n_ops`` alternating ``reshape 4x6 -> 6x4`` and ``transpose``
+    (a remainder op is a negate). Their composition is an irregular permutation of the 24
+    elements whose exact affine form grows exponentially with the chain, so the fused map
+    falls back to the documented over-approximation: the worst case for the caps."""
+    lines, prev = [], "%a"
+    for i in range(n_ops // 2):
+        lines.append(f"    %r{i} = stablehlo.reshape {prev} : (tensor<4x6xf32>) -> tensor<6x4xf32>")
+        lines.append(f"    %t{i} = stablehlo.transpose %r{i}, dims = [1, 0] : (tensor<6x4xf32>) -> tensor<4x6xf32>")
+        prev = f"%t{i}"
+    if n_ops % 2:
+        lines.append(f"    %n = stablehlo.negate {prev} : tensor<4x6xf32>")
+        prev = "%n"
+    text = _module(
+        ["  func.func @chain(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {\n" + "\n".join(lines)
+         + f"\n    return {prev} : tensor<4x6xf32>\n  }}"]
+    )
+    return Generated("irregular_chain", text, n_ops, 1, n_ops)
+
+
 _DEEP_CYCLE = (
     "stablehlo.reshape {x} : (tensor<64x128xf32>) -> tensor<8x8x128xf32>",
     "stablehlo.transpose {x}, dims = [1, 0, 2] : (tensor<8x8x128xf32>) -> tensor<8x8x128xf32>",

@@ -55,8 +55,9 @@ def test_transformer_copies_are_whole_blocks(context) -> None:
 
 
 @pytest.mark.parametrize("n_ops", [5, 9, 40])
-def test_deep_chain_is_one_function_of_n_ops(context, n_ops: int) -> None:
-    gen = generate.deep_chain(n_ops)
+@pytest.mark.parametrize("chain", ["deep_chain", "irregular_chain"])
+def test_chains_are_one_function_of_n_ops(context, chain: str, n_ops: int) -> None:
+    gen = getattr(generate, chain)(n_ops)
     assert _functions_and_ops(gen.text, context) == (1, n_ops)
 
 
