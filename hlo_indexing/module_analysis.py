@@ -41,9 +41,9 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import location_of, parse_module
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, fusion_input_to_output_indexing
+from hlo_indexing.op_indexing.analysis import DIRECTIONS
 from hlo_indexing.op_indexing.result import InstructionIndexing
 
-DIRECTIONS = ("output-to-input", "input-to-output")
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,10 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.map_attr import indexing_maps_to_attribute
-from hlo_indexing.op_indexing.analysis import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.op_indexing.analysis import DIRECTIONS, input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.op_indexing.result import InstructionIndexing
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
-DIRECTIONS = ("output-to-input", "input-to-output")
 ATTRIBUTE_NAMES = {"output-to-input": "hlo_indexing.output_to_input", "input-to-output": "hlo_indexing.input_to_output"}
 
 #: Ops whose regions are computations applied per element, not program code.
@@ -68,16 +67,21 @@ def indexings(op: "ir.Operation", direction: str, simplify: bool) -> list[Instru
 
 
 @dataclass(frozen=True)
-class AttachIndexingMaps(ModulePass):
-    """See the module docstring."""
-
-    name: ClassVar[str] = "hlo-attach-indexing-maps"
-    description: ClassVar[str] = "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes"
+class PerOpMapsPass(ModulePass):
+    """The options both per-op passes take."""
 
     direction: str = field(
         default="output-to-input", metadata={"help": "output-to-input or input-to-output", "choices": DIRECTIONS}
     )
     simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
+
+
+@dataclass(frozen=True)
+class AttachIndexingMaps(PerOpMapsPass):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "hlo-attach-indexing-maps"
+    description: ClassVar[str] = "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         context = module.context

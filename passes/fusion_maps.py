@@ -83,15 +83,20 @@ def _analyses(
 
 
 @dataclass(frozen=True)
-class FuseIndexingMaps(ModulePass):
+class _FusedMapsPass(ModulePass):
+    """The options both fusion passes take."""
+
+    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
+    analyses: bool = field(default=False, metadata={"help": "also compute operand utilization and coalescing"})
+    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses"})
+
+
+@dataclass(frozen=True)
+class FuseIndexingMaps(_FusedMapsPass):
     """See the module docstring."""
 
     name: ClassVar[str] = "hlo-fuse-indexing-maps"
     description: ClassVar[str] = "Attach result->argument fused indexing maps to functions and mhlo.fusion ops"
-
-    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
-    analyses: bool = field(default=False, metadata={"help": "also attach operand utilization and coalescing"})
-    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         for _, op in _computations(module):
@@ -142,15 +147,11 @@ def _set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute
 
 
 @dataclass(frozen=True)
-class PrintFusionIndexing(ModulePass):
+class PrintFusionIndexing(_FusedMapsPass):
     """See the module docstring."""
 
     name: ClassVar[str] = "hlo-print-fusion-indexing"
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
-
-    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
-    analyses: bool = field(default=False, metadata={"help": "also print operand utilization and coalescing"})
-    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         for label, op in _computations(module):

@@ -14,26 +14,21 @@ of operand #k (op):`` followed by one ``operand id = r`` line per result (XLA's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.passes.attach_indexing_maps import DIRECTIONS, hlo_ops, indexings
-from hlo_indexing.passes.base import Diagnostics, ModulePass
+from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass, hlo_ops, indexings
+from hlo_indexing.passes.base import Diagnostics
 
 
 @dataclass(frozen=True)
-class PrintIndexingMaps(ModulePass):
+class PrintIndexingMaps(PerOpMapsPass):
     """See the module docstring."""
 
     name: ClassVar[str] = "hlo-print-indexing-maps"
     description: ClassVar[str] = "Emit a remark with each HLO op's per-op indexing maps (XLA text)"
-
-    direction: str = field(
-        default="output-to-input", metadata={"help": "output-to-input or input-to-output", "choices": DIRECTIONS}
-    )
-    simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         what = "result" if self.direction == "output-to-input" else "operand"

@@ -30,6 +30,9 @@ from hlo_indexing.op_indexing.builders import Entry, OpInfo, UnknownIndexing, va
 from hlo_indexing.op_indexing.result import InstructionIndexing, RuntimeSource
 from hlo_indexing.op_indexing.rules import rule_for
 
+#: The two directions of per-op (and fused) maps, as pass options and API arguments spell them.
+DIRECTIONS = ("output-to-input", "input-to-output")
+
 OUTPUT_TO_INPUT = "output_to_input"
 INPUT_TO_OUTPUT = "input_to_output"
 

@@ -90,30 +90,53 @@ def _index_map(info: OpInfo, space, batch_exprs, indices_shape, vector_dim: int,
     return make_map(info.context, space, exprs)
 
 
-def _gather_operand_entry(info: OpInfo) -> Entry:
-    operand, indices, result = info.operand(0), info.operand(1), info.result(0)
-    dn = op_attrs.gather_dimensions(info.op)
-    slice_sizes = op_attrs.int_array(info.op, "slice_sizes")
-    d = dims(len(result), info.context)
-    batch_dims = [i for i in range(len(result)) if i not in dn.offset_dims]
-    batch_exprs = [d[i] for i in batch_dims]
-    indices_batch = [i for i in range(len(indices)) if i != dn.index_vector_dim]
-    rt = syms(len(dn.start_index_map), info.context)
-    variables, sources = [], []
-    for k, operand_dim in enumerate(dn.start_index_map):
-        variables.append(_runtime(1, 0, operand[operand_dim] - slice_sizes[operand_dim]))
-        sources.append(RuntimeSource(1, _index_map(info, result, batch_exprs, indices, dn.index_vector_dim, k)))
-    windowed = [i for i in range(len(operand)) if i not in dn.collapsed_slice_dims and i not in dn.operand_batching_dims]
+def _window_access(
+    info: OpInfo,
+    space,
+    indices_operand: int,
+    space_window_dims,
+    operand_window_dims,
+    start_dims,
+    operand_batching_dims,
+    indices_batching_dims,
+    index_vector_dim: int,
+    window_sizes,
+) -> Entry:
+    """Map from ``space`` (gather's result, scatter's update) to operand 0: an operand
+    window dimension reads the space's window dimension paired with it, plus the runtime
+    start ``rt`` (read from ``indices_operand`` at the space's batch position) where it is
+    started, clamped to ``[0, operand size - window size]``; a batching dimension reads
+    the matching batch position of the space; other dimensions read 0."""
+    operand, indices = info.operand(0), info.operand(indices_operand)
+    d = dims(len(space), info.context)
+    batch_exprs = [d[i] for i in range(len(space)) if i not in space_window_dims]
+    indices_batch = [i for i in range(len(indices)) if i != index_vector_dim]
+    rt = syms(len(start_dims), info.context)
+    variables = [_runtime(indices_operand, 0, operand[i] - window_sizes[i]) for i in start_dims]
+    sources = tuple(
+        RuntimeSource(indices_operand, _index_map(info, space, batch_exprs, indices, index_vector_dim, k))
+        for k in range(len(start_dims))
+    )
     exprs = []
     for i in range(len(operand)):
-        expr = d[dn.offset_dims[windowed.index(i)]] if i in windowed else ax.constant(0, info.context)
-        if i in dn.start_index_map:
-            expr = expr + rt[dn.start_index_map.index(i)]
-        if i in dn.operand_batching_dims:
-            indices_dim = dn.start_indices_batching_dims[dn.operand_batching_dims.index(i)]
-            expr = batch_exprs[indices_batch.index(indices_dim)]
+        if i in operand_batching_dims:
+            indices_dim = indices_batching_dims[operand_batching_dims.index(i)]
+            exprs.append(batch_exprs[indices_batch.index(indices_dim)])
+            continue
+        expr = d[space_window_dims[operand_window_dims.index(i)]] if i in operand_window_dims else ax.constant(0, info.context)
+        if i in start_dims:
+            expr = expr + rt[start_dims.index(i)]
         exprs.append(expr)
-    return Entry((make_map(info.context, result, exprs, (), variables),), tuple(sources))
+    return Entry((make_map(info.context, space, exprs, (), variables),), sources)
+
+
+def _gather_operand_entry(info: OpInfo) -> Entry:
+    dn = op_attrs.gather_dimensions(info.op)
+    windowed = [i for i in range(len(info.operand(0))) if i not in dn.collapsed_slice_dims and i not in dn.operand_batching_dims]
+    return _window_access(
+        info, info.result(0), 1, dn.offset_dims, windowed, dn.start_index_map, dn.operand_batching_dims,
+        dn.start_indices_batching_dims, dn.index_vector_dim, op_attrs.int_array(info.op, "slice_sizes"),
+    )
 
 
 def _gather_indices_map(info: OpInfo, space_is_result: bool):
@@ -154,31 +177,16 @@ def gather_inverse(info: OpInfo, operand_index: int) -> list:
 def _scatter_update_entry(info: OpInfo, update_index: int) -> Entry:
     """update -> output: ``window offset + rt`` per scattered dimension."""
     n = (info.num_operands - 1) // 2
-    operand, indices, update = info.operand(0), info.operand(n), info.operand(update_index)
+    operand, update = info.operand(0), info.operand(update_index)
     dn = op_attrs.scatter_dimensions(info.op)
-    u = dims(len(update), info.context)
-    scatter_dims = [i for i in range(len(update)) if i not in dn.update_window_dims]
-    scatter_exprs = [u[i] for i in scatter_dims]
-    indices_batch = [i for i in range(len(indices)) if i != dn.index_vector_dim]
     windowed = [i for i in range(len(operand)) if i not in dn.inserted_window_dims and i not in dn.input_batching_dims]
     window_sizes = [1] * len(operand)
     for position, i in enumerate(windowed):
         window_sizes[i] = update[dn.update_window_dims[position]]
-    rt = syms(len(dn.scatter_dims_to_operand_dims), info.context)
-    variables, sources = [], []
-    for k, operand_dim in enumerate(dn.scatter_dims_to_operand_dims):
-        variables.append(_runtime(n, 0, operand[operand_dim] - window_sizes[operand_dim]))
-        sources.append(RuntimeSource(n, _index_map(info, update, scatter_exprs, indices, dn.index_vector_dim, k)))
-    exprs = []
-    for i in range(len(operand)):
-        expr = u[dn.update_window_dims[windowed.index(i)]] if i in windowed else ax.constant(0, info.context)
-        if i in dn.scatter_dims_to_operand_dims:
-            expr = expr + rt[dn.scatter_dims_to_operand_dims.index(i)]
-        if i in dn.input_batching_dims:
-            indices_dim = dn.scatter_indices_batching_dims[dn.input_batching_dims.index(i)]
-            expr = scatter_exprs[indices_batch.index(indices_dim)]
-        exprs.append(expr)
-    return Entry((make_map(info.context, update, exprs, (), variables),), tuple(sources))
+    return _window_access(
+        info, update, n, dn.update_window_dims, windowed, dn.scatter_dims_to_operand_dims, dn.input_batching_dims,
+        dn.scatter_indices_batching_dims, dn.index_vector_dim, window_sizes,
+    )
 
 
 def scatter(info: OpInfo, result_index: int) -> list:
