@@ -13,9 +13,14 @@ from hlo_indexing.errors import ParseError
 from hlo_indexing.layout.layout_text import COMBINE, Layout, LayoutParseError, Shape
 
 VECTORS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "tiled_layout" / "vectors.jsonl"  # ../shared beside the clone
-LAYOUTS = sorted({json.loads(line)["layout"] for line in VECTORS.read_text().splitlines() if line.strip()})
+LAYOUTS = (
+    sorted({json.loads(line)["layout"] for line in VECTORS.read_text().splitlines() if line.strip()})
+    if VECTORS.is_file()
+    else []
+)
 
 
+@pytest.mark.skipif(not VECTORS.is_file(), reason=f"conformance vectors not found at {VECTORS}")
 @pytest.mark.parametrize("text", LAYOUTS)
 def test_every_conformance_layout_round_trips(text):
     assert str(Layout.parse(text)) == text

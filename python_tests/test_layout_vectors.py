@@ -16,7 +16,9 @@ from hlo_indexing.layout.packing import pack, unpack
 from hlo_indexing.layout.tiling import linear_index, logical_index, padded_size, physical_shape
 
 VECTORS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "tiled_layout" / "vectors.jsonl"  # ../shared beside the clone
-CASES = [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()]
+CASES = [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()] if VECTORS.is_file() else []
+
+pytestmark = pytest.mark.skipif(not VECTORS.is_file(), reason=f"conformance vectors not found at {VECTORS}")
 
 
 def shape_text(case: dict) -> str:
