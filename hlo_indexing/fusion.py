@@ -17,6 +17,15 @@ callee's own fused maps are composed in, in both directions, computed once per c
 and so are ``stablehlo.composite`` (through its ``decomposition`` function) and a
 nested ``mhlo.fusion`` (through its region).
 
+Tuples have no index space: a map into a tuple value addresses one of its elements
+(:mod:`hlo_indexing.op_indexing.shape_ops`). The walk keeps, per value, one set of maps
+per *element path* (``()`` for a tensor, ``(k, ...)`` for element ``k`` of a tuple), so
+``get_tuple_element`` of a ``tuple`` reads only the selected operand. Maps of
+tuple-typed arguments (results, input -> output) are given per element in
+``FusionIndexing.elements``; an element path that reaches an op other than ``tuple``,
+``get_tuple_element`` or a call gets *unknown* maps. Ask for one element of a
+tuple-typed result with ``element=(k, ...)``.
+
 Output -> input, runtime variables whose value the block computes from constants and
 ``iota`` (e.g. a ``dynamic_slice`` start index) are folded where the op's clamp is a
 no-op (see :mod:`hlo_indexing.runtime_folding`). Example::
@@ -27,17 +36,21 @@ no-op (see :mod:`hlo_indexing.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from hlo_indexing import affine_expr as ax
+from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.op_indexing.analysis import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.errors import UnsupportedError
-from hlo_indexing.op_indexing.builders import value_shape
+from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.nested_blocks import block_of, callee_block
+from hlo_indexing.op_indexing.analysis import (
+    input_to_output_indexing,
+    output_to_input_indexing,
+)
+from hlo_indexing.op_indexing.builders import value_shape
 from hlo_indexing.runtime_folding import fold_runtime_variables
 
 #: Default cap on the number of distinct maps kept per value.
@@ -46,15 +59,23 @@ DEFAULT_MAX_MAPS = 16
 DEFAULT_MAX_EXPR_NODES = 2000
 
 
+#: An element of a value: ``()`` for the value itself, ``(k, ...)`` for element ``k``
+#: (of element ...) of a tuple.
+Path = tuple[int, ...]
+
+
 @dataclass(frozen=True)
 class FusionIndexing:
     """Fused maps: ``argument_maps[i]`` (output -> input) or ``result_maps[i]``
     (input -> output) is a frozenset of maps; ``over_approximated`` names the values
-    whose sets were capped (see the module docstring)."""
+    whose sets were capped (see the module docstring). ``elements[i]`` maps each
+    element path of a tuple-typed argument (result) to its set of maps (empty for a
+    tensor); ``maps[i]`` of such a value holds an undefined map pointing there."""
 
     maps: tuple[frozenset[IndexingMap], ...]
     over_approximated: tuple[str, ...] = ()
     direction: str = field(default="output_to_input", compare=False)
+    elements: tuple[dict[Path, frozenset[IndexingMap]], ...] = ()
 
     @property
     def argument_maps(self) -> tuple[frozenset[IndexingMap], ...]:
@@ -70,9 +91,25 @@ class FusionIndexing:
         for k, maps in enumerate(self.maps):
             if not maps:
                 lines.append(f"{label} id = {k} no dependence")
-            for text in sorted("unknown indexing" if m.is_undefined else str(m) for m in maps):
+            for text in sorted(_text(m) for m in maps):
                 lines.append(f"{label} id = {k} {text}")
+            for path, element_maps in sorted(self.elements[k].items() if k < len(self.elements) else ()):
+                for text in sorted(_text(m) for m in element_maps):
+                    lines.append(f"{label} id = {k} element {'.'.join(map(str, path))}: {text}")
         return "\n".join(lines)
+
+
+def _text(m: IndexingMap) -> str:
+    return "unknown indexing" if m.is_undefined else str(m)
+
+
+def _element_type(value_type: Any, path: Path) -> Any:
+    """The type of element ``path`` of a value of ``value_type``."""
+    for k in path:
+        if not isinstance(value_type, ir.TupleType) or not 0 <= k < value_type.num_types:
+            raise ValueError(f"{value_type} has no tuple element {k}")
+        value_type = value_type.get_type(k)
+    return value_type
 
 
 def _whole_value_map(shape: tuple[int, ...], domain: IndexingMap) -> IndexingMap:
@@ -84,10 +121,11 @@ def _whole_value_map(shape: tuple[int, ...], domain: IndexingMap) -> IndexingMap
     return IndexingMap(affine_map, domain.dim_vars, [(0, n - 1) for n in shape])
 
 
-def _static_shape(value: Any) -> tuple[int, ...]:
-    shape = value_shape(value.type)
+def _static_shape(value: Any, path: Path = ()) -> tuple[int, ...]:
+    value_type = _element_type(value.type, path)
+    shape = value_shape(value_type)
     if shape is None:
-        raise UnsupportedError(f"fused indexing needs static tensor shapes, got {value.type}")
+        raise UnsupportedError(f"fused indexing needs static tensor shapes, got {value_type}")
     return shape
 
 
@@ -103,84 +141,132 @@ def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
 
 
 class _Composer:
+    """One walk's state: the caps, the values that were capped, and the fused maps of
+    each callee (per direction, index and element) computed so far."""
+
     def __init__(self, max_maps: int, max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES):
         self.max_maps = max_maps
         self.max_expr_nodes = max_expr_nodes
         self.capped: list[str] = []
         self.callee_cache: dict = {}
 
-    def add(self, table: dict, value: Any, maps: Iterable[IndexingMap], domain: IndexingMap) -> None:
-        current = table.setdefault(value, set())
+    def add(self, table: dict, value: Any, path: Path, maps: Iterable[IndexingMap], domain: IndexingMap) -> None:
+        """Add ``maps`` to the set of element ``path`` of ``value``, capping it."""
+        elements = table.setdefault(value, {})
+        current = elements.setdefault(path, set())
         current.update(maps)
         if any(m.is_undefined for m in current):
             return
         if len(current) > self.max_maps or any(_too_large(m, self.max_expr_nodes) for m in maps):
-            table[value] = {_whole_value_map(_static_shape(value), domain)}
-            self.capped.append(value.get_name() if hasattr(value, "get_name") else str(value.type))
+            elements[path] = {_whole_value_map(_static_shape(value, path), domain)}
+            name = value.get_name() if hasattr(value, "get_name") else str(value.type)
+            self.capped.append(name + "".join(f"[{k}]" for k in path))
 
-    def backward(self, block: Any, result_index: int) -> list[set[IndexingMap]]:
+    def backward(self, block: Any, result_index: int, element: Path = ()) -> list[dict[Path, set[IndexingMap]]]:
+        """Per block argument, the maps of each of its elements read by element
+        ``element`` of terminator operand ``result_index``."""
         terminator = list(block.operations)[-1]
         root = terminator.operands[result_index]
-        domain = IndexingMap.identity(_static_shape(root), context=root.context)
-        table: dict = {root: {domain}}
+        domain = IndexingMap.identity(_static_shape(root, element), context=root.context)
+        table: dict = {root: {element: {domain}}}
         for op in reversed(list(block.operations)[:-1]):
             for r, result in enumerate(op.results):
-                consumer_maps = table.pop(result, None)
-                if not consumer_maps:
-                    continue
-                per_operand = self.op_maps(op, r)
-                for k, operand in enumerate(op.operands):
-                    producer_maps = per_operand[k] if k < len(per_operand) else frozenset()
-                    composed = {_compose(c, p) for c in consumer_maps for p in producer_maps}
-                    if composed:
-                        self.add(table, operand, composed, domain)
-        return [table.get(arg, set()) for arg in block.arguments]
+                for path, consumer_maps in table.pop(result, {}).items():
+                    if not consumer_maps:
+                        continue
+                    for operand, operand_path, producer_maps in self.reads(op, r, path):
+                        composed = _compose_sets(consumer_maps, producer_maps)
+                        if composed:
+                            self.add(table, operand, operand_path, composed, domain)
+        return [table.get(argument, {}) for argument in block.arguments]
+
+    def reads(self, op: Any, result_index: int, path: Path) -> Iterator[tuple[Any, Path, frozenset | None]]:
+        """``(operand, element, maps)`` read by element ``path`` of result
+        ``result_index``; ``maps`` None means "the same index" (tuple plumbing)."""
+        operation = op.operation
+        kind = op_attrs.op_kind(operation)[1]
+        if kind == "get_tuple_element":
+            yield operation.operands[0], (op_attrs.int_attr(operation, "index"),) + path, None
+        elif kind == "tuple" and path:
+            yield operation.operands[path[0]], path[1:], None
+        elif (callee := callee_block(op)) is not None:
+            key = (callee, "backward", result_index, path)
+            if key not in self.callee_cache:
+                self.callee_cache[key] = self.backward(callee, result_index, path)
+            for operand, elements in zip(operation.operands, self.callee_cache[key], strict=True):
+                for operand_path, maps in elements.items():
+                    yield operand, operand_path, frozenset(maps)
+        elif path or kind == "tuple":
+            unknown = frozenset({_untracked_element(operation, "result", result_index, path)})
+            for operand in operation.operands:
+                yield operand, (), unknown
+        else:
+            for operand, maps in zip(operation.operands, self.op_maps(op, result_index)):
+                yield operand, (), maps
 
     def op_maps(self, op: Any, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
-        """Output -> input maps of one op (through its callee or nested fusion), with
-        runtime variables computed in the block folded in."""
-        callee = callee_block(op)
-        if callee is None:
-            indexing = output_to_input_indexing(op, result_index)
-            runtime = indexing.runtime or ((),) * len(indexing.maps)
-            return tuple(
-                frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op))
-                for maps, sources in zip(indexing.maps, runtime, strict=True)
-            )
-        key = (callee, "backward", result_index)
-        if key not in self.callee_cache:
-            self.callee_cache[key] = tuple(frozenset(s) for s in self.backward(callee, result_index))
-        return self.callee_cache[key]
+        """Output -> input maps of one op, with runtime variables computed in the block
+        folded in."""
+        indexing = output_to_input_indexing(op, result_index)
+        runtime = indexing.runtime or ((),) * len(indexing.maps)
+        return tuple(
+            frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op))
+            for maps, sources in zip(indexing.maps, runtime, strict=True)
+        )
 
-    def op_maps_forward(self, op: Any, operand_index: int) -> tuple[frozenset[IndexingMap], ...]:
-        """Input -> output maps of one op from ``operand_index`` (through its callee or
-        nested fusion)."""
-        callee = callee_block(op)
-        if callee is None:
-            return input_to_output_indexing(op, operand_index).maps
-        key = (callee, "forward", operand_index)
-        if key not in self.callee_cache:
-            self.callee_cache[key] = tuple(frozenset(s) for s in self.forward(callee, operand_index))
-        return self.callee_cache[key]
-
-    def forward(self, block: Any, argument_index: int) -> list[set[IndexingMap]]:
+    def forward(self, block: Any, argument_index: int, element: Path = ()) -> list[dict[Path, set[IndexingMap]]]:
+        """Per terminator operand, the maps of each of its elements that element
+        ``element`` of block argument ``argument_index`` contributes to."""
         argument = block.arguments[argument_index]
-        domain = IndexingMap.identity(_static_shape(argument), context=argument.context)
-        table: dict = {argument: {domain}}
+        domain = IndexingMap.identity(_static_shape(argument, element), context=argument.context)
+        table: dict = {argument: {element: {domain}}}
         operations = list(block.operations)
         for op in operations[:-1]:
             for k, operand in enumerate(op.operands):
-                consumer_maps = table.get(operand)
-                if not consumer_maps:
-                    continue
-                per_result = self.op_maps_forward(op, k)
-                for r, result in enumerate(op.results):
-                    producer_maps = per_result[r] if r < len(per_result) else frozenset()
-                    composed = {_compose(c, p) for c in consumer_maps for p in producer_maps}
-                    if composed:
-                        self.add(table, result, composed, domain)
-        terminator = operations[-1]
-        return [table.get(value, set()) for value in terminator.operands]
+                for path, consumer_maps in list(table.get(operand, {}).items()):
+                    if not consumer_maps:
+                        continue
+                    for result, result_path, producer_maps in self.writes(op, k, path):
+                        composed = _compose_sets(consumer_maps, producer_maps)
+                        if composed:
+                            self.add(table, result, result_path, composed, domain)
+        return [table.get(value, {}) for value in operations[-1].operands]
+
+    def writes(self, op: Any, operand_index: int, path: Path) -> Iterator[tuple[Any, Path, frozenset | None]]:
+        """``(result, element, maps)`` that element ``path`` of operand
+        ``operand_index`` contributes to; ``maps`` None means "the same index"."""
+        operation = op.operation
+        kind = op_attrs.op_kind(operation)[1]
+        if kind == "get_tuple_element" and path:
+            if path[0] == op_attrs.int_attr(operation, "index"):
+                yield operation.results[0], path[1:], None
+        elif kind == "tuple":
+            yield operation.results[0], (operand_index,) + path, None
+        elif (callee := callee_block(op)) is not None:
+            key = (callee, "forward", operand_index, path)
+            if key not in self.callee_cache:
+                self.callee_cache[key] = self.forward(callee, operand_index, path)
+            for result, elements in zip(operation.results, self.callee_cache[key], strict=True):
+                for result_path, maps in elements.items():
+                    yield result, result_path, frozenset(maps)
+        elif path or kind == "get_tuple_element":
+            unknown = frozenset({_untracked_element(operation, "operand", operand_index, path)})
+            for result in operation.results:
+                yield result, (), unknown
+        else:
+            for result, maps in zip(operation.results, input_to_output_indexing(op, operand_index).maps):
+                yield result, (), maps
+
+
+def _untracked_element(operation: Any, what: str, index: int, path: Path) -> IndexingMap:
+    element = f"element {'.'.join(map(str, path))} of " if path else ""
+    return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
+
+
+def _compose_sets(consumer_maps: Iterable[IndexingMap], producer_maps: frozenset | None) -> set[IndexingMap]:
+    if producer_maps is None:
+        return set(consumer_maps)
+    return {_compose(c, p) for c in consumer_maps for p in producer_maps}
 
 
 def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
@@ -191,20 +277,52 @@ def fusion_indexing(
     region_or_func: Any,
     result_index: int = 0,
     *,
+    element: Path = (),
     max_maps: int = DEFAULT_MAX_MAPS,
     max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES,
 ) -> FusionIndexing:
-    """Output -> input maps of a computation: one frozenset per block argument."""
+    """Output -> input maps of a computation: one frozenset per block argument, from
+    result ``result_index`` (its element ``element`` when it is a tuple)."""
+    block = block_of(region_or_func)
+    root = list(block.operations)[-1].operands[result_index]
+    if isinstance(_element_type(root.type, element), ir.TupleType):
+        return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
-    sets = composer.backward(block_of(region_or_func), result_index)
-    return FusionIndexing(tuple(frozenset(s) for s in sets), tuple(composer.capped))
+    return _fusion_result(block.arguments, composer.backward(block, result_index, element), composer, "output_to_input")
 
 
 def fusion_input_to_output_indexing(
-    region_or_func: Any, argument_index: int = 0, *, max_maps: int = DEFAULT_MAX_MAPS
+    region_or_func: Any, argument_index: int = 0, *, element: Path = (), max_maps: int = DEFAULT_MAX_MAPS
 ) -> FusionIndexing:
-    """Input -> output maps from block argument ``argument_index``: one frozenset per
-    terminator operand (result)."""
+    """Input -> output maps from block argument ``argument_index`` (its element
+    ``element`` when it is a tuple): one frozenset per terminator operand (result)."""
+    block = block_of(region_or_func)
+    argument = block.arguments[argument_index]
+    results = list(block.operations)[-1].operands
+    if isinstance(_element_type(argument.type, element), ir.TupleType):
+        return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
-    sets = composer.forward(block_of(region_or_func), argument_index)
-    return FusionIndexing(tuple(frozenset(s) for s in sets), tuple(composer.capped), direction="input_to_output")
+    return _fusion_result(results, composer.forward(block, argument_index, element), composer, "input_to_output")
+
+
+def _fusion_result(values: Any, per_value: list[dict[Path, set[IndexingMap]]], composer: _Composer, direction: str) -> FusionIndexing:
+    """Tensors keep their set; a tuple-typed value's element sets go to ``elements``."""
+    maps, elements = [], []
+    for index, (value, found) in enumerate(zip(values, per_value, strict=True)):
+        by_element = {path: frozenset(s) for path, s in found.items() if path}
+        whole = set(found.get((), ()))
+        if by_element:
+            what = "argument" if direction == "output_to_input" else "result"
+            whole.add(IndexingMap.undefined(f"{what} #{index} is a {value.type}: see its per-element maps"))
+        maps.append(frozenset(whole))
+        elements.append(by_element)
+    return FusionIndexing(tuple(maps), tuple(composer.capped), direction, tuple(elements))
+
+
+def _whole_tuple(what: str, value: Any, element: Path, count: int, direction: str) -> FusionIndexing:
+    """Unknown maps for every value: a whole tuple has no index space to map from."""
+    at = f" element {'.'.join(map(str, element))}" if element else ""
+    unknown = IndexingMap.undefined(
+        f"{what}{at} is a {_element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
+    )
+    return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)

@@ -4,9 +4,11 @@ reverse, slice, reshape, bitcast (with layouts), concatenate, pad, tuples."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from hlo_indexing import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.interval import Interval
@@ -17,8 +19,12 @@ from hlo_indexing.op_indexing.builders import (
     make_map,
     reshape_exprs,
     syms,
+    value_shape,
 )
-from hlo_indexing.op_indexing.elementwise import broadcast_operand_map, broadcast_result_map
+from hlo_indexing.op_indexing.elementwise import (
+    broadcast_operand_map,
+    broadcast_result_map,
+)
 
 
 def _broadcast_dims(info: OpInfo) -> tuple[int, ...]:
@@ -292,20 +298,39 @@ def no_operands(info: OpInfo, result_index: int) -> list:
     return []
 
 
+def _element_identity(info: OpInfo, value: Any, what: str) -> IndexingMap:
+    """Identity over the index space of ``value``, one tuple element; undefined for a
+    nested tuple (the fused-map walk follows nested elements, one op cannot name them)."""
+    if isinstance(value.type, ir.TupleType):
+        return IndexingMap.undefined(f"{info.op.name}: {what} is a nested tuple, not a tensor")
+    shape = value_shape(value.type)
+    if shape is None:
+        raise UnknownIndexing(f"{what} is not a statically shaped tensor")
+    return make_map(info.context, shape, dims(len(shape), info.context))
+
+
+# Tuples have no index space of their own: a map into or out of a tuple value addresses
+# one of its elements, over that element's index space. ``tuple`` operand ``k`` is
+# element ``k`` of the result; ``get_tuple_element``'s operand map addresses element
+# ``index`` of its operand. The fused-map walk (hlo_indexing.fusion) keeps track of
+# which element a map belongs to.
+
+
 def get_tuple_element(info: OpInfo, result_index: int) -> list:
-    result = info.result(0)
-    return [[make_map(info.context, result, dims(len(result), info.context))]]
+    """Result ``x`` reads element ``index`` of the tuple at ``x``."""
+    return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
 def get_tuple_element_inverse(info: OpInfo, operand_index: int) -> list:
-    result = info.result(0)
-    return [[make_map(info.context, result, dims(len(result), info.context))]]
+    """Element ``index`` of the tuple at ``x`` is the result at ``x``."""
+    return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
 def tuple_(info: OpInfo, result_index: int) -> list:
-    raise UnknownIndexing("a tuple has no index space")
+    """Element ``k`` of the result at ``x`` reads operand ``k`` at ``x``."""
+    return [[_element_identity(info, value, f"operand {k}")] for k, value in enumerate(info.op.operands)]
 
 
 def tuple_inverse(info: OpInfo, operand_index: int) -> list:
-    raise UnknownIndexing("a tuple has no index space")
-
+    """Operand ``k`` at ``x`` is element ``k`` of the result at ``x``."""
+    return [[_element_identity(info, info.op.operands[operand_index], f"operand {operand_index}")]]
