@@ -72,7 +72,7 @@ def instantiate(element: PipelineElement) -> ModulePass | None:
     Raises :class:`PipelineError` for bad options or a nested use of our passes."""
     if element.nested is not None:
         for inner in element.nested:
-            if inner.nested is not None or registry.lookup(inner.name) is not None:
+            if inner.nested is not None or inner.name in registry.PASSES:
                 _reject_nested_python_pass(inner, element.name)
         return None
     cls = registry.lookup(element.name)
@@ -89,7 +89,7 @@ def _reject_nested_python_pass(element: PipelineElement, anchor: str) -> None:
     if element.nested is not None:
         for inner in element.nested:
             _reject_nested_python_pass(inner, element.name)
-    elif registry.lookup(element.name) is not None:
+    elif element.name in registry.PASSES:
         raise PipelineError(
             f"pass '{element.name}' is a Python pass of hlo-indexing: it runs on "
             f"'{MODULE_ANCHOR}' and cannot be nested under '{anchor}'",

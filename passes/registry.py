@@ -1,21 +1,105 @@
-"""Name -> pass class, imported lazily so that ``--help`` and lit stay fast.
+"""Name -> pass, with each pass's description and options, without importing the passes.
 
-Every entry's key must equal the class's ``name`` (a test checks it)."""
+The pass modules import the MLIR bindings (jaxlib, numpy: ~0.2 s), so ``--help`` and
+``--list-passes`` read the declarative table :data:`PASSES` instead, and :func:`lookup`
+imports a pass's module only when the pass is used. The table is derived data: each
+entry must equal :func:`describe` of its class (name, description, module, options with
+their kinds, defaults, help and choices); ``python_tests/test_driver_help.py`` checks it.
+
+Example::
+
+    >>> info("hlo-simplify-indexing-maps").options[0]
+    OptionInfo(name='report', kind='bool', default=False, help='emit a remark for each map that was simplified', choices=None)
+    >>> lookup("hlo-simplify-indexing-maps").__name__   # imports the pass module
+    'SimplifyIndexingMaps'
+"""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hlo_indexing.passes.base import ModulePass
+if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
+    from hlo_indexing.passes.base import ModulePass
 
-#: pass name -> "module:ClassName" (module relative to ``hlo_indexing.passes``)
-PASSES: dict[str, str] = {
-    "hlo-lower-tiled-layouts": "lower_tiled_layouts:LowerTiledLayouts",
-    "hlo-attach-indexing-maps": "attach_indexing_maps:AttachIndexingMaps",
-    "hlo-print-indexing-maps": "print_indexing_maps:PrintIndexingMaps",
-    "hlo-simplify-indexing-maps": "simplify_maps:SimplifyIndexingMaps",
-    "hlo-fuse-indexing-maps": "fusion_maps:FuseIndexingMaps",
-    "hlo-print-fusion-indexing": "fusion_maps:PrintFusionIndexing",
+_PACKAGE = "hlo_indexing.passes"
+
+
+@dataclass(frozen=True)
+class OptionInfo:
+    """One pass option: ``name`` as spelled in pipelines (dashes), ``kind`` the field's
+    type name (``bool``, ``int``, ``str``), its default, help text and allowed values."""
+
+    name: str
+    kind: str
+    default: bool | int | str
+    help: str
+    choices: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    """A registered pass: pipeline name, one-line description, ``module:ClassName``
+    (module relative to ``hlo_indexing.passes``) and options in field order."""
+
+    name: str
+    description: str
+    target: str
+    options: tuple[OptionInfo, ...] = ()
+
+
+_DIRECTION = OptionInfo(
+    "direction", "str", "output-to-input", "output-to-input or input-to-output", ("output-to-input", "input-to-output")
+)
+_SIMPLIFY = OptionInfo("simplify", "bool", True, "simplify the maps")
+_FUSED_MAPS_OPTIONS = (
+    OptionInfo("max-maps", "int", 16, "cap on distinct maps per value"),
+    OptionInfo("analyses", "bool", False, "also compute operand utilization and coalescing"),
+    OptionInfo("max-points", "int", 1 << 20, "enumeration limit of the analyses"),
+)
+
+#: pass name -> its description (checked against the pass classes by a test)
+PASSES: dict[str, PassInfo] = {
+    info.name: info
+    for info in (
+        PassInfo(
+            "hlo-lower-tiled-layouts",
+            "Attach the affine maps of XLA tiled layouts (hlo_indexing.layout, entry layouts)",
+            "lower_tiled_layouts:LowerTiledLayouts",
+            (OptionInfo("rewrite-memrefs", "bool", False, "give laid-out memref function arguments the tiled layout map"),),
+        ),
+        PassInfo(
+            "hlo-attach-indexing-maps",
+            "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes",
+            "attach_indexing_maps:AttachIndexingMaps",
+            (_DIRECTION, _SIMPLIFY),
+        ),
+        PassInfo(
+            "hlo-print-indexing-maps",
+            "Emit a remark with each HLO op's per-op indexing maps (XLA text)",
+            "print_indexing_maps:PrintIndexingMaps",
+            (_DIRECTION, _SIMPLIFY),
+        ),
+        PassInfo(
+            "hlo-simplify-indexing-maps",
+            "Simplify every indexing-map attribute (hlo_indexing.*) in the module",
+            "simplify_maps:SimplifyIndexingMaps",
+            (OptionInfo("report", "bool", False, "emit a remark for each map that was simplified"),),
+        ),
+        PassInfo(
+            "hlo-fuse-indexing-maps",
+            "Attach result->argument fused indexing maps to functions and mhlo.fusion ops",
+            "fusion_maps:FuseIndexingMaps",
+            _FUSED_MAPS_OPTIONS,
+        ),
+        PassInfo(
+            "hlo-print-fusion-indexing",
+            "Print fused result->argument indexing maps as remarks",
+            "fusion_maps:PrintFusionIndexing",
+            _FUSED_MAPS_OPTIONS,
+        ),
+    )
 }
 
 
@@ -23,11 +107,35 @@ def pass_names() -> list[str]:
     return sorted(PASSES)
 
 
+def info(name: str) -> PassInfo | None:
+    """The description of the pass registered under ``name``, or None; imports nothing."""
+    return PASSES.get(name)
+
+
 def lookup(name: str) -> type[ModulePass] | None:
-    """The pass class registered under ``name``, or None."""
-    target = PASSES.get(name)
-    if target is None:
+    """The pass class registered under ``name`` (importing its module), or None."""
+    entry = PASSES.get(name)
+    if entry is None:
         return None
-    module_name, class_name = target.split(":")
-    module = importlib.import_module(f"hlo_indexing.passes.{module_name}")
-    return getattr(module, class_name)
+    module_name, class_name = entry.target.split(":")
+    return getattr(importlib.import_module(f"{_PACKAGE}.{module_name}"), class_name)
+
+
+def describe(cls: type[ModulePass]) -> PassInfo:
+    """The :class:`PassInfo` of a pass class, read from its class variables and dataclass
+    fields: what its :data:`PASSES` entry must be."""
+    module = cls.__module__.removeprefix(f"{_PACKAGE}.")
+    options = []
+    for option in cls.options():
+        kind = option.type if isinstance(option.type, str) else option.type.__name__
+        choices = option.metadata.get("choices")
+        options.append(
+            OptionInfo(
+                option.name.replace("_", "-"),
+                kind,
+                option.default,
+                option.metadata.get("help", ""),
+                tuple(choices) if choices is not None else None,
+            )
+        )
+    return PassInfo(cls.name, cls.description, f"{module}:{cls.__qualname__}", tuple(options))

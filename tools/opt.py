@@ -232,21 +232,20 @@ def help_text() -> str:
 
 
 def list_passes_text() -> str:
+    """Our passes and their options, from the registry's table: imports no pass module
+    (nor the MLIR bindings)."""
     from hlo_indexing.passes import registry
 
     lines = ["Available Passes:"]
     for name in registry.pass_names():
-        cls = registry.lookup(name)
-        lines.append(f"  --{name:<34} - {cls.description}")
-        for option in cls.options():
-            kind = option.type if isinstance(option.type, str) else option.type.__name__
+        entry = registry.info(name)
+        lines.append(f"  --{name:<34} - {entry.description}")
+        for option in entry.options:
             default = option.default
             if isinstance(default, bool):
                 default = "true" if default else "false"
-            choices = option.metadata.get("choices")
-            value = "|".join(choices) if choices else kind
-            help_ = option.metadata.get("help", "")
-            lines.append(f"    --{option.name.replace('_', '-')}=<{value}>".ljust(38) + f" - {help_} (default: {default})")
+            value = "|".join(option.choices) if option.choices else option.kind
+            lines.append(f"    --{option.name}=<{value}>".ljust(38) + f" - {option.help} (default: {default})")
     lines += [
         "",
         "Upstream MLIR passes known to the bindings (canonicalize, cse, symbol-dce, loop passes,",
