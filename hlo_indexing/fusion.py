@@ -69,8 +69,9 @@ class FusionIndexing:
     """Fused maps: ``argument_maps[i]`` (output -> input) or ``result_maps[i]``
     (input -> output) is a frozenset of maps; ``over_approximated`` names the values
     whose sets were capped (see the module docstring). ``elements[i]`` maps each
-    element path of a tuple-typed argument (result) to its set of maps (empty for a
-    tensor); ``maps[i]`` of such a value holds an undefined map pointing there."""
+    element path of a tuple-typed argument (result) that is read (written) to its set
+    of maps (``{}`` for a tensor); ``maps[i]`` of such a value holds an undefined map
+    pointing there."""
 
     maps: tuple[frozenset[IndexingMap], ...]
     over_approximated: tuple[str, ...] = ()
@@ -85,22 +86,40 @@ class FusionIndexing:
     def is_unknown(self) -> bool:
         return any(m.is_undefined for maps in self.maps for m in maps)
 
+    def element_maps(self, index: int) -> list[tuple[Path, frozenset[IndexingMap]]]:
+        """``(element path, maps)`` of argument (result) ``index``: ``[((), maps[index])]``
+        for a tensor, one entry per element of a tuple that is read (written)."""
+        elements = self.elements[index] if index < len(self.elements) else {}
+        return sorted(elements.items()) if elements else [((), self.maps[index])]
+
     def __str__(self) -> str:
         label = "operand" if self.direction == "output_to_input" else "result"
         lines = []
-        for k, maps in enumerate(self.maps):
-            if not maps:
-                lines.append(f"{label} id = {k} no dependence")
-            for text in sorted(_text(m) for m in maps):
-                lines.append(f"{label} id = {k} {text}")
-            for path, element_maps in sorted(self.elements[k].items() if k < len(self.elements) else ()):
-                for text in sorted(_text(m) for m in element_maps):
-                    lines.append(f"{label} id = {k} element {'.'.join(map(str, path))}: {text}")
+        for k in range(len(self.maps)):
+            for path, maps in self.element_maps(k):
+                prefix = f"{label} id = {k}" + (f" element {path_text(path)}:" if path else "")
+                if not maps:
+                    lines.append(f"{prefix} no dependence")
+                for text in sorted(_text(m) for m in maps):
+                    lines.append(f"{prefix} {text}")
         return "\n".join(lines)
 
 
 def _text(m: IndexingMap) -> str:
     return "unknown indexing" if m.is_undefined else str(m)
+
+
+def tensor_elements(value_type: Any) -> list[Path]:
+    """The paths of the tensors inside a value of ``value_type``, in order: ``[()]`` for
+    a tensor, ``[(0,), (1, 0), (1, 1)]`` for ``tuple<A, tuple<B, C>>``."""
+    if not isinstance(value_type, ir.TupleType):
+        return [()]
+    return [(k,) + path for k in range(value_type.num_types) for path in tensor_elements(value_type.get_type(k))]
+
+
+def path_text(path: Path) -> str:
+    """``1.0`` for the path ``(1, 0)``."""
+    return ".".join(map(str, path))
 
 
 def _element_type(value_type: Any, path: Path) -> Any:
@@ -259,7 +278,7 @@ class _Composer:
 
 
 def _untracked_element(operation: Any, what: str, index: int, path: Path) -> IndexingMap:
-    element = f"element {'.'.join(map(str, path))} of " if path else ""
+    element = f"element {path_text(path)} of " if path else ""
     return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
 
 
@@ -305,23 +324,27 @@ def fusion_input_to_output_indexing(
     return _fusion_result(results, composer.forward(block, argument_index, element), composer, "input_to_output")
 
 
-def _fusion_result(values: Any, per_value: list[dict[Path, set[IndexingMap]]], composer: _Composer, direction: str) -> FusionIndexing:
-    """Tensors keep their set; a tuple-typed value's element sets go to ``elements``."""
+def _fusion_result(
+    values: Any, per_value: list[dict[Path, set[IndexingMap]]], composer: _Composer, direction: str
+) -> FusionIndexing:
+    """Tensors keep their set; a tuple-typed value's sets go to ``elements``."""
     maps, elements = [], []
     for index, (value, found) in enumerate(zip(values, per_value, strict=True)):
-        by_element = {path: frozenset(s) for path, s in found.items() if path}
-        whole = set(found.get((), ()))
-        if by_element:
+        whole = frozenset(found.get((), ()))
+        if isinstance(value.type, ir.TupleType) and found:
             what = "argument" if direction == "output_to_input" else "result"
-            whole.add(IndexingMap.undefined(f"{what} #{index} is a {value.type}: see its per-element maps"))
-        maps.append(frozenset(whole))
-        elements.append(by_element)
+            marker = IndexingMap.undefined(f"{what} #{index} is a {value.type}: see its per-element maps")
+            maps.append(whole | {marker})
+            elements.append({path: frozenset(s) for path, s in found.items()})
+        else:
+            maps.append(whole)
+            elements.append({})
     return FusionIndexing(tuple(maps), tuple(composer.capped), direction, tuple(elements))
 
 
 def _whole_tuple(what: str, value: Any, element: Path, count: int, direction: str) -> FusionIndexing:
     """Unknown maps for every value: a whole tuple has no index space to map from."""
-    at = f" element {'.'.join(map(str, element))}" if element else ""
+    at = f" element {path_text(element)}" if element else ""
     unknown = IndexingMap.undefined(
         f"{what}{at} is a {_element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
     )

@@ -8,6 +8,10 @@ op itself, one entry per result, each holding one ``ArrayAttr`` per operand.
 
 ``hlo-print-fusion-indexing`` emits, for the same computations, one remark per map at
 the function (or fusion op): ``@f result 0 -> arg 1: (d0) -> (d0), domain: ...``.
+Tuples are reported per tensor element: ``@f result 0.1 -> arg 2.0: ...`` is element 1
+of result 0 reading element 0 of argument 2. ``hlo-fuse-indexing-maps`` has no element
+level: a tuple-typed argument or result gets an unknown map whose reason says so (the
+Python API, :func:`hlo_indexing.fusion_indexing` with ``element=``, has them).
 
 Both take ``max-maps`` (the per-value cap beyond which a set is over-approximated by
 one whole-value map; a remark says so). A computation the analysis cannot handle
@@ -32,7 +36,7 @@ from typing import Any, ClassVar, Iterator
 from hlo_indexing.coalescing_analysis import Coalescing, coalescing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
+from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
 from hlo_indexing.map_attr import indexing_maps_to_attribute
 from hlo_indexing.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.passes.base import Diagnostics, ModulePass
@@ -156,21 +160,32 @@ class PrintFusionIndexing(_FusedMapsPass):
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         for label, op in _computations(module):
             results = _fused(op, self.max_maps, diagnostics)
+            terminator = list(op.regions[0].blocks[0].operations)[-1]
             for r, fused in enumerate(results or []):
-                for a, maps in enumerate(fused.maps):
-                    if not maps:
-                        diagnostics.remark(op.location, f"{label} result {r} -> arg {a}: no dependence")
-                    for text in sorted("unknown indexing" if m.is_undefined else str(m) for m in maps):
-                        diagnostics.remark(op.location, f"{label} result {r} -> arg {a}: {text}")
-                if fused.over_approximated:
-                    diagnostics.remark(
-                        op.location,
-                        f"{label} result {r}: map sets capped at {self.max_maps} and over-approximated for "
-                        + ", ".join(fused.over_approximated),
-                    )
+                for path in tensor_elements(terminator.operands[r].type):
+                    if path:  # a tuple result: one set of remarks per tensor element
+                        fused = fusion_indexing(op, r, element=path, max_maps=self.max_maps)
+                    self._remark(op.location, f"{label} result {path_text((r,) + path)}", fused, diagnostics)
+
             if results is None or not self.analyses:
                 continue
             found = _analyses(op, results, self.max_points, diagnostics)
             for a, (utilization, coalesced) in enumerate(zip(*found) if found else ()):
                 diagnostics.remark(op.location, f"{label} arg {a}: utilization {utilization}")
                 diagnostics.remark(op.location, f"{label} arg {a}: coalesced = {coalesced}")
+
+    def _remark(self, location: Any, result: str, fused: FusionIndexing, diagnostics: Diagnostics) -> None:
+        """One remark per map of each argument (of each element read of a tuple argument)."""
+        for a in range(len(fused.maps)):
+            for path, maps in fused.element_maps(a):
+                arg = path_text((a,) + path)
+                if not maps:
+                    diagnostics.remark(location, f"{result} -> arg {arg}: no dependence")
+                for text in sorted("unknown indexing" if m.is_undefined else str(m) for m in maps):
+                    diagnostics.remark(location, f"{result} -> arg {arg}: {text}")
+        if fused.over_approximated:
+            diagnostics.remark(
+                location,
+                f"{result}: map sets capped at {self.max_maps} and over-approximated for "
+                + ", ".join(fused.over_approximated),
+            )
