@@ -10,13 +10,15 @@ the transposed pairs, per tuple element where a value is a tuple."""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hlo_indexing import fusion_indexing, fusion_input_to_output_indexing, parse_module
+from hlo_indexing import IndexingMap, fusion_indexing, fusion_input_to_output_indexing, parse_module
 from hlo_indexing.op_indexing import input_to_output_indexing, output_to_input_indexing
 
 # ----------------------------------------------------------------------------------------
@@ -304,3 +306,38 @@ def test_an_element_path_that_does_not_exist_is_rejected() -> None:
         fusion_indexing(func, 1, element=(2,))
     with pytest.raises(ValueError, match="has no tuple element 0"):
         fusion_indexing(func, 0, element=(0,))
+
+
+# ----------------------------------------------------------------------------------------
+# XLA's GetTupleElementOp case. XLA's HLO -> StableHLO translator folds tuple /
+# get-tuple-element away, so the conformance runner cannot check it; this is the same
+# module written by hand in StableHLO, compared with the corpus' expected map.
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing" / "cases.jsonl"
+
+GET_TUPLE_ELEMENT_CASE = """
+func.func @e(%p0: tensor<10x20xf32>, %p1: tensor<30x40xf32>) -> tensor<10x20xf32> {
+  %t0 = stablehlo.tuple %p0, %p1 : tuple<tensor<10x20xf32>, tensor<30x40xf32>>
+  %gte0 = stablehlo.get_tuple_element %t0[0] : (tuple<tensor<10x20xf32>, tensor<30x40xf32>>) -> tensor<10x20xf32>
+  return %gte0 : tensor<10x20xf32>
+}
+"""
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason=f"conformance corpus not found at {CORPUS}")
+def test_xla_get_tuple_element_case_transcribed_to_stablehlo() -> None:
+    case = next(
+        json.loads(line)
+        for line in CORPUS.read_text().splitlines()
+        if json.loads(line)["id"] == "indexing_analysis_test::GetTupleElementOp"
+    )
+    assert "tuple(p0, p1)" in case["hlo"] and "get-tuple-element(t0), index=0" in case["hlo"]
+    module = parse_module(GET_TUPLE_ELEMENT_CASE)
+    func = module.body.operations[0]
+    gte = list(func.regions[0].blocks[0].operations)[1]
+    (expected_text,) = case["expected"][0]
+    expected = IndexingMap.parse(expected_text, func.context)
+    assert relation(output_to_input_indexing(gte)[0]) == expected.relation()
+    fused = fusion_indexing(func)
+    assert relation(fused.maps[0]) == expected.relation()
+    assert fused.maps[1] == frozenset()
