@@ -70,7 +70,8 @@ from hlo_indexing.layout.layout_text import Layout
 from hlo_indexing.layout.lowering import linear_offset_map
 from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.op_indexing.builders import value_shape
-from hlo_indexing.utilization import DEFAULT_MAX_POINTS, block_of, fused_per_result
+from hlo_indexing.nested_blocks import block_of
+from hlo_indexing.utilization import DEFAULT_MAX_POINTS, fused_per_result
 from hlo_indexing.simplifier import linearize
 
 #: Consecutive innermost indices that read together (a GPU warp).

@@ -44,6 +44,7 @@ from hlo_indexing import affine_expr as ax
 from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
 from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.interval import Interval
+from hlo_indexing.nested_blocks import block_of
 from hlo_indexing.op_indexing.builders import value_shape
 
 #: Default limit on the total number of domain points enumerated for one argument.
@@ -66,13 +67,6 @@ class Utilization:
         if self.exact:
             return f"= {self.fraction:.6g} (exact, {self.method})"
         return f"<= {self.fraction:.6g} (bound, {self.method})"
-
-
-def block_of(region_or_func: Any) -> Any:
-    """The single block of a ``func.func`` / ``mhlo.fusion`` / region."""
-    operation = getattr(region_or_func, "operation", None)
-    region = operation.regions[0] if operation is not None else region_or_func
-    return list(region.blocks)[0]
 
 
 def fused_per_result(region_or_func: Any, max_maps: int = DEFAULT_MAX_MAPS) -> list[FusionIndexing]:
