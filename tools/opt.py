@@ -514,7 +514,8 @@ def _process_chunk(
     mlir_error = None
     sys.stdout.flush()
     sys.stderr.flush()
-    with _filtered_native_stderr(keep):
+    relocate = _Relocate(name, start) if options.get("mlir-print-debuginfo") else None
+    with _native_ir_dumps(keep, relocate):
         try:
             pm.run(module.operation)
         except ir.MLIRError as exc:
@@ -532,25 +533,44 @@ def _process_chunk(
         print_generic_op_form=bool(options.get("mlir-print-op-generic")),
         use_local_scope=bool(options.get("mlir-print-local-scope")),
     )
-    if options.get("mlir-print-debuginfo") and start is not None:
-        asm = asm.replace('loc("-":0:0)', f'loc("-":{start[0]}:{start[1]})')  # the implicit module
-    if options.get("mlir-print-debuginfo") and name != STDIN_NAME:
-        asm = asm.replace('loc("-":', f"loc({json.dumps(name)}:")  # Module.parse names the buffer "-"
-    return asm, reported
+    return (relocate(asm) if relocate is not None else asm), reported
+
+
+@dataclass(frozen=True)
+class _Relocate:
+    """Rewrite the locations of IR printed with ``--mlir-print-debuginfo`` (the output and
+    MLIR's IR dumps): ``ir.Module.parse`` names the buffer ``"-"``, which becomes the
+    input's name (``<stdin>`` for stdin, as in mlir-opt and our diagnostics), and the
+    implicit module of a later split chunk, ``loc("-":0:0)``, is put just after its marker
+    (``start``), as mlir-opt does. Example: ``_Relocate("a.mlir", (5, 9))`` turns
+    ``loc("-":0:0)`` into ``loc("a.mlir":5:9)`` and ``loc("-":7:3)`` into ``loc("a.mlir":7:3)``."""
+
+    name: str
+    start: tuple[int, int] | None
+
+    def __call__(self, text: str) -> str:
+        if self.start is not None:
+            text = text.replace('loc("-":0:0)', f'loc("-":{self.start[0]}:{self.start[1]})')
+        return text.replace('loc("-":', f"loc({json.dumps(self.name)}:")
 
 
 @contextlib.contextmanager
-def _filtered_native_stderr(keep: DumpFilter | None) -> Iterator[None]:
+def _native_ir_dumps(keep: DumpFilter | None, relocate: _Relocate | None) -> Iterator[None]:
     """Pass MLIR's IR dumps (written by C++ to file descriptor 2) through :func:`filter_ir_dumps`
-    when only some passes are selected; otherwise leave stderr alone."""
-    if keep is None or (keep.before is None and keep.after is None):
+    when only some passes are selected and through ``relocate`` when given; otherwise (or
+    when nothing is dumped) leave stderr alone."""
+    selective = keep is not None and not (keep.before is None and keep.after is None)
+    if keep is None or not (selective or relocate is not None):
         yield
         return
     from hlo_indexing.passes.pass_manager import _captured_native_stderr
 
     with _captured_native_stderr() as captured:
         yield
-    sys.stderr.write(filter_ir_dumps("".join(captured), keep))
+    text = "".join(captured)
+    if selective:
+        text = filter_ir_dumps(text, keep)
+    sys.stderr.write(relocate(text) if relocate is not None else text)
     sys.stderr.flush()
 
 
