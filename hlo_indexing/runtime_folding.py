@@ -7,14 +7,16 @@ broadcast, reverse, slice, bitcast), integer converts, and integer ``add``,
 ``subtract``, ``negate`` and ``multiply`` by a constant, none of which may wrap, and
 ``select``s whose ``compare`` is decided by the bounds (JAX's ``i < 0 ? i + n : i``),
 also inside called functions (JAX's ``@_where``) -- its
-value is an affine expression of the analysed index: the ``iota`` index read (through
-the maps of the moving ops) combined with the constants.
+value is an affine expression of the variables of the variable's
+:class:`~hlo_indexing.op_indexing.result.RuntimeSource` map -- the map's dimensions and,
+where the value is read at a position the map holds as range variables (a scatter's
+update position), those range variables: the ``iota`` index read (through the maps of
+the moving ops) combined with the constants. By that contract the value is an
+expression of the map's own variables, so it can replace ``rtN`` whatever the op.
 
 The value ``v`` replaces ``rtN`` only where it lies inside ``rtN``'s range, the range
 the op clamps (``dynamic_slice``, ``dynamic_update_slice``, ``gather``) or bounds-checks
 (``scatter``) start indices to: there the clamp is a no-op and the substitution is exact.
-A value that varies with the index is folded only for the first three, whose runtime
-variables are read at the output index (a scatter reads them at update positions).
 Where ``v`` can leave the range, the map is split by constraints on ``v``: the in-range
 piece is folded and the out-of-range pieces keep ``rtN`` (a sound over-approximation,
 as before folding). A constant outside the range therefore keeps its variable, as XLA
@@ -76,11 +78,6 @@ def _constant_element(op: Any, index_map: IndexingMap) -> int | None:
     return int(dense[flat])
 
 
-#: Ops whose runtime sources are read at the analysed (output) index: only there may a
-#: value that varies with the index be folded (a scatter reads its indices at update
-#: positions, which its output -> input maps hold as range variables).
-_SOURCES_AT_OUTPUT_INDEX = frozenset({"dynamic_slice", "dynamic_update_slice", "gather"})
-
 #: Limit on the producer ops visited for one runtime variable (a DAG such as
 #: ``x = x + x`` repeated would otherwise cost exponential time).
 MAX_STEPS = 256
@@ -98,11 +95,11 @@ class _Scope:
 def runtime_value(
     value: Any, index_map: IndexingMap, scope: _Scope | None = None, budget: list[int] | None = None
 ) -> Any | None:
-    """The element ``index_map(d)`` of ``value`` as an affine expression of ``d`` (no
-    symbols), when ``value`` is computed in its block from constants and iotas by
-    value-moving ops, integer converts, ``add``/``subtract``/``negate``/``multiply``
-    (by a constant), ``select`` on a ``compare`` of such values that is decided over the
-    whole domain, and calls of nested computations (``func.call``, ``stablehlo.composite``,
+    """The element ``index_map(d, s)`` of ``value`` as an affine expression of
+    ``index_map``'s dimensions ``d`` and symbols ``s``, when ``value`` is computed in its
+    block from constants and iotas by value-moving ops, integer converts,
+    ``add``/``subtract``/``negate``/``multiply`` (by a constant), ``select`` on a
+    ``compare`` of such values that is decided over the whole domain, and calls of nested computations (``func.call``, ``stablehlo.composite``,
     ``mhlo.fusion``) computing them; ``None`` otherwise, or when some step could wrap
     around its integer type."""
     budget = [MAX_STEPS] if budget is None else budget
@@ -149,7 +146,7 @@ def runtime_value(
                 expr = ax.add(lhs, ax.mul(rhs, -1))
             elif ax.constant_value(lhs) is not None or ax.constant_value(rhs) is not None:
                 expr = ax.mul(lhs, rhs)
-    if expr is None or _uses_symbols(expr):
+    if expr is None:
         return None
     if not value_range.contains(ax.bounds(expr, index_map.dim_ranges, index_map.symbol_ranges)):
         return None  # the op could wrap around its integer type
@@ -184,13 +181,6 @@ def _decided(predicate: Any, index_map: IndexingMap, scope: _Scope | None, budge
     return _COMPARISONS[direction](difference)
 
 
-def _uses_symbols(expr: Any) -> bool:
-    dims: set[int] = set()
-    symbols: set[int] = set()
-    ax.used_variables(expr, dims, symbols)
-    return bool(symbols)
-
-
 def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
     """``m`` with symbol ``position`` replaced by ``expr`` (the symbol stays, unused)."""
     context = m.context
@@ -208,22 +198,23 @@ def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
 
 def fold_runtime_variables(m: IndexingMap, sources: Sequence[RuntimeSource], op: Any) -> list[IndexingMap]:
     """The maps replacing ``m`` (an output -> input map of ``op`` whose runtime variables
-    ``sources`` describe, in order) once every runtime variable with a known value is
-    folded; ``[m]`` when none is known. See the module docstring."""
+    ``sources`` describe, in order, by the ``RuntimeSource`` contract) once every runtime
+    variable with a known value is folded; ``[m]`` when none is known. A source whose
+    map is not over ``m``'s variables (other dimensions, symbols that are not ``m``'s
+    range variables) is not folded. See the module docstring."""
     if m.is_undefined or m.is_known_empty() or not m.runtime_vars or len(sources) != len(m.runtime_vars):
         return [m]
     pieces = [m]
     for i, (variable, source) in enumerate(zip(m.runtime_vars, sources, strict=True)):
-        if source.index_map.num_dims != m.num_dims:
+        over = source.index_map
+        if over.num_dims != m.num_dims or over.num_symbols not in (0, len(m.range_vars)) or over.runtime_vars:
             continue
-        expr = runtime_value(op.operands[source.operand], source.index_map)
+        expr = runtime_value(op.operands[source.operand], over)
         if expr is None:
-            continue
-        if ax.constant_value(expr) is None and op.name.split(".", 1)[-1] not in _SOURCES_AT_OUTPUT_INDEX:
             continue
         position = len(m.range_vars) + i
         clamp = variable.bounds
-        bounds = ax.bounds(expr, m.dim_ranges, ())
+        bounds = ax.bounds(expr, m.dim_ranges, m.symbol_ranges)
         next_pieces = []
         for piece in pieces:
             inside = piece if clamp.contains(bounds) else piece.add_constraint(expr, clamp)

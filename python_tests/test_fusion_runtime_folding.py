@@ -114,22 +114,43 @@ def test_undecided_select_keeps_the_variable() -> None:
     assert check(f, (8, 2)) == (0, 1)
 
 
-def test_scatter_indices_from_iota_are_not_substituted_in_the_wrong_space() -> None:
-    """A scatter's runtime variables are read at update positions, not output positions:
-    an iota-derived value must not be folded into the output-space map. Checked
-    against the jacobian with respect to the updates (scatter-replace: 1 where written)."""
-    dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+SCATTER_ROWS = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+
+
+def check_scatter(row_indices, shape) -> tuple[int, int]:
+    """Scatter of ``u`` rows into ``x`` rows ``row_indices()`` (out-of-range rows are
+    dropped): the fused output -> ``u`` maps must cover the jacobian with respect to
+    ``u`` (1 where written), and maps without runtime variables must be exact. A
+    scatter reads its indices at update positions (the maps' range variables), so a
+    folded value is an expression of them. Returns (#folded maps, #maps keeping one)."""
 
     def f(x, u):
-        return lax.scatter(x, (2 - lax.iota(jnp.int32, 3)).reshape(3, 1), u, dn)
+        return lax.scatter(x, row_indices().reshape(-1, 1), u, SCATTER_ROWS)
 
-    shapes = [(3, 3), (3, 3)]
-    module = parse_module(jax.jit(f).lower(*(jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes)).as_text())
-    main = next(iter(module.body.operations))
-    ours = set().union(*(m.relation() for m in fusion_indexing(main).maps[1]))
-    jac = np.asarray(jax.jacfwd(f, argnums=1)(jnp.ones((3, 3)), jnp.ones((3, 3))))
+    updates = (int(row_indices().shape[0]), shape[1])
+    args = (jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct(updates, jnp.float32))
+    module = parse_module(jax.jit(f).lower(*args).as_text())
+    maps = fusion_indexing(next(iter(module.body.operations))).maps[1]
+    ours = set().union(*(m.relation() for m in maps))
+    jac = np.asarray(jax.jacfwd(f, argnums=1)(jnp.ones(shape), jnp.ones(updates)))
     expected = {(tuple(r[:2].tolist()), tuple(r[2:].tolist())) for r in np.argwhere(jac != 0)}
     assert expected and expected <= ours, sorted(expected - ours)[:3]
+    folded = [m for m in maps if not m.runtime_vars]
+    for m in folded:
+        assert m.relation() <= expected, (str(m), sorted(m.relation() - expected)[:3])
+    return len(folded), len(maps) - len(folded)
+
+
+def test_scatter_indices_from_iota_are_folded_at_update_positions() -> None:
+    """Update row ``s`` goes to row ``2 - s``: folded exactly, over the update position
+    (substituting the value at the *output* row instead would give row ``d0 = 2 - d0``)."""
+    assert check_scatter(lambda: 2 - lax.iota(jnp.int32, 3), (3, 3)) == (1, 0)
+
+
+def test_scatter_rows_out_of_range_keep_the_variable() -> None:
+    """Rows ``2 s`` for ``s < 4`` into 5 rows: 0, 2, 4 fold; row 6 is dropped by the
+    scatter, where the variable is kept (an over-approximation)."""
+    assert check_scatter(lambda: lax.iota(jnp.int32, 4) * 2, (5, 2)) == (1, 1)
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -2,9 +2,14 @@
 
 Offsets read at run time are *runtime variables* (``rtN``) whose ranges are the
 clamped start ranges; each carries a :class:`RuntimeSource` (the index operand and the
-map to the element holding it). Where which elements are read depends on data beyond
-the offsets (the index operands themselves, elements overwritten by an update), the
-maps over-approximate: every index element, every operand element."""
+map to the element holding it, over the map's dimensions and range variables as
+:mod:`~hlo_indexing.op_indexing.result` states). Where which elements are read depends
+on data beyond the offsets (the index operands themselves, elements overwritten by an
+update), the maps over-approximate: every index element, every operand element.
+
+An inverted map (scatter's output -> update, gather's operand -> result) ranges over
+the positions of the forward map's space with range variables; its offsets are read
+at those positions, so its sources are re-expressed over them (:func:`_inverted`)."""
 
 from __future__ import annotations
 
@@ -42,14 +47,36 @@ def dynamic_slice(info: OpInfo, result_index: int) -> list:
     return [_dynamic_slice_map(info)] + [[scalar_map(info.context, result)]] * (info.num_operands - 1)
 
 
+def _inverted(forward: Entry, target_shape) -> Entry:
+    """``forward``'s single map inverted over ``target_shape`` (:func:`invert`: its range
+    variables are ``forward``'s dimensions then range variables), with each source map
+    re-expressed over the inverse's variables: forward dimension ``i`` becomes range
+    variable ``i``. A source reading the same element everywhere (a scalar start) keeps
+    no range variables, as XLA prints it.
+
+    Example: scatter's update -> output source ``(d0, d1) -> (d0, 0)`` (indices row of
+    update row ``d0``) becomes ``(d0, d1)[s0, s1] -> (s0, 0)`` over the output, where
+    ``(s0, s1)`` is the update position the map's constraints tie to ``(d0, d1)``."""
+    (m,) = forward.maps
+    context = m.context
+    n_d = m.num_dims
+    as_symbols = syms(n_d + len(m.range_vars), context)
+    sources = []
+    for source in forward.runtime:
+        exprs = [ax.substitute(e, as_symbols[:n_d], as_symbols[n_d:]) for e in source.index_map.results]
+        if all(ax.constant_value(e) is not None for e in exprs):
+            index_map = make_map(context, target_shape, exprs)
+        else:
+            index_map = make_map(context, target_shape, exprs, list(m.dim_vars) + list(m.range_vars))
+        sources.append(RuntimeSource(source.operand, index_map, source.source))
+    return Entry((invert(m, target_shape),), tuple(sources))
+
+
 def dynamic_slice_inverse(info: OpInfo, operand_index: int) -> list:
     result = info.result(0)
     if operand_index > 0:
         return [[spread_map(info.context, (), lambda d, s: s, result)]]
-    forward = _dynamic_slice_map(info)
-    operand = info.operand(0)
-    sources = tuple(RuntimeSource(s.operand, scalar_map(info.context, operand)) for s in forward.runtime)
-    return [Entry((invert(forward.maps[0], operand),), sources)]
+    return [_inverted(_dynamic_slice_map(info), info.operand(0))]
 
 
 def _update_map(info: OpInfo, space) -> Entry:
@@ -168,10 +195,7 @@ def gather(info: OpInfo, result_index: int) -> list:
 def gather_inverse(info: OpInfo, operand_index: int) -> list:
     if operand_index == 1:
         return [[_gather_indices_map(info, False)]]
-    forward = _gather_operand_entry(info)
-    operand = info.operand(0)
-    # the inverse's runtime variables are read at output positions (its range variables)
-    return [Entry((invert(forward.maps[0], operand),), forward.runtime)]
+    return [_inverted(_gather_operand_entry(info), info.operand(0))]
 
 
 def _scatter_update_entry(info: OpInfo, update_index: int) -> Entry:
@@ -198,8 +222,7 @@ def scatter(info: OpInfo, result_index: int) -> list:
     indices = spread_map(info.context, result, lambda d, s: s, info.operand(n))
     updates = []
     for j in range(n):
-        forward = _scatter_update_entry(info, n + 1 + j)
-        updates.append(Entry((invert(forward.maps[0], result),), forward.runtime))
+        updates.append(_inverted(_scatter_update_entry(info, n + 1 + j), result))
     return [[identity]] * n + [[indices]] + updates
 
 

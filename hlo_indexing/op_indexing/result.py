@@ -10,12 +10,25 @@ from hlo_indexing.indexing_map import IndexingMap
 
 @dataclass(frozen=True)
 class RuntimeSource:
-    """Where a runtime variable ``rtN`` of a map is read at run time.
+    """Where a runtime variable ``rtN`` of a map ``m`` is read at run time.
 
-    ``operand`` is the index of the op's operand holding the value, ``index_map`` maps
-    the analysed index space (the map's dimensions) to the element of that operand, and
-    ``source`` names the producer as XLA prints it (``parameter(1)``, ``constant(3)``,
-    ``constant`` or an op name)."""
+    ``operand`` is the index of the op's operand holding the value and ``source`` names
+    its producer as XLA prints it (``parameter(1)``, ``constant(3)``, ``constant`` or an
+    op name). ``index_map`` is defined over ``m``'s variables other than its runtime
+    variables: its dimensions are ``m``'s dimensions, and its symbols are either none
+    (the element read does not depend on ``m``'s range variables) or exactly ``m``'s
+    range variables, in order (symbol ``i`` is range variable ``i``). Its domain
+    contains every ``(d, s)`` of ``m``'s domain (its ranges may be wider than ``m``'s,
+    which simplification may tighten), and it has no runtime variables. Contract: at
+    every point ``(d, s, rt)`` of ``m``'s domain, ``rtN`` is derived from the element
+    ``index_map(d, s)`` of the operand: it equals that value wherever the value lies in
+    ``rtN``'s range (outside, the op clamps it or skips the update).
+
+    Examples: ``dynamic_slice`` output -> operand ``(d0){rt0} -> (d0 + rt0)`` reads its
+    start from a scalar, ``(d0) -> ()``; scatter output -> update
+    ``(d0, d1)[s0, s1]{rt0} -> (s0, s1)`` (``(s0, s1)`` is an update position that the
+    constraints tie to the output index through ``rt0``) reads ``rt0`` from the indices
+    row of that update, ``(d0, d1)[s0, s1] -> (s0, 0)``."""
 
     operand: int
     index_map: IndexingMap

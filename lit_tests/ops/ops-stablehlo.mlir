@@ -126,8 +126,8 @@ func.func @dynamic_update_slice(%src: tensor<20x30xi32>, %upd: tensor<5x10xi32>,
 // I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.gather):
 // I2O-NEXT: operand id = 0 (d0, d1, d2)[s0, s1, s2, s3]{rt0, rt1} -> (s0, s1, s2, s3), domain: d0 in [0, 32], d1 in [0, 75], d2 in [0, 69], s0 in [0, 1805], s1 in [0, 6], s2 in [0, 7], s3 in [0, 3], rt0 in [0, 26], rt1 in [0, 68], -d0 + s1 + rt0 in [0, 0], -d1 + s2 + rt1 in [0, 0], -d2 + s3 in [0, 0]
 // I2O-NEXT: runtime variables:
-// I2O-NEXT: rt0: parameter(1); (d0, d1, d2, d3) -> (d0, 0), domain: d0 in [0, 1805], d1 in [0, 6], d2 in [0, 7], d3 in [0, 3]
-// I2O-NEXT: rt1: parameter(1); (d0, d1, d2, d3) -> (d0, 1),
+// I2O-NEXT: rt0: parameter(1); (d0, d1, d2)[s0, s1, s2, s3] -> (s0, 0), domain: d0 in [0, 32], d1 in [0, 75], d2 in [0, 69], s0 in [0, 1805], s1 in [0, 6], s2 in [0, 7], s3 in [0, 3]
+// I2O-NEXT: rt1: parameter(1); (d0, d1, d2)[s0, s1, s2, s3] -> (s0, 1),
 // I2O-NEXT: input-to-output indexing of operand #1 ({{stablehlo|mhlo}}.gather):
 // I2O-NEXT: operand id = 0 (d0, d1)[s0, s1, s2] -> (d0, s0, s1, s2), domain: d0 in [0, 1805], d1 in [0, 1], s0 in [0, 6], s1 in [0, 7], s2 in [0, 3]
 func.func @gather(%operand: tensor<33x76x70xf32>, %indices: tensor<1806x2xi32>) -> tensor<1806x7x8x4xf32> {
