@@ -7,14 +7,15 @@
 
 // Output (r, c) keeps its operand element, may read every index (which update lands
 // where is data), and reads update (b, j) when the update's window starts at
-// (r, c - j): rt0 = r, rt1 = c - j within the clamped start ranges.
+// (r, c - j): rt0 = r, rt1 = c - j within the clamped start ranges. Both are read
+// from the index row of that update, the range variable s0 (not the output's d0).
 // O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.scatter):
 // O2I-NEXT: operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 9], d1 in [0, 4]
 // O2I-NEXT: operand id = 1 (d0, d1)[s0, s1] -> (s0, s1), domain: d0 in [0, 9], d1 in [0, 4], s0 in [0, 2], s1 in [0, 1]
 // O2I-NEXT: operand id = 2 (d0, d1)[s0, s1]{rt0, rt1} -> (s0, s1), domain: d0 in [0, 9], d1 in [0, 4], s0 in [0, 2], s1 in [0, 3], rt0 in [0, 9], rt1 in [0, 1], -d0 + rt0 in [0, 0], -d1 + s1 + rt1 in [0, 0]
 // O2I-NEXT: runtime variables:
-// O2I-NEXT: rt0: parameter(1); (d0, d1) -> (d0, 0), domain: d0 in [0, 2], d1 in [0, 3]
-// O2I-NEXT: rt1: parameter(1); (d0, d1) -> (d0, 1), domain: d0 in [0, 2], d1 in [0, 3]
+// O2I-NEXT: rt0: parameter(1); (d0, d1)[s0, s1] -> (s0, 0), domain: d0 in [0, 9], d1 in [0, 4], s0 in [0, 2], s1 in [0, 3]
+// O2I-NEXT: rt1: parameter(1); (d0, d1)[s0, s1] -> (s0, 1), domain: d0 in [0, 9], d1 in [0, 4], s0 in [0, 2], s1 in [0, 3]
 // I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.scatter):
 // I2O-NEXT: operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 9], d1 in [0, 4]
 // I2O-NEXT: input-to-output indexing of operand #1 ({{stablehlo|mhlo}}.scatter):
