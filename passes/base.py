@@ -4,7 +4,9 @@ A pass is a frozen dataclass with class variables ``name`` (its pipeline name, e
 ``hlo-attach-indexing-maps``) and ``description`` (one line), and dataclass fields for
 its options, each with a default and a ``metadata={"help": ...}`` entry. Options are
 spelled with dashes in pipelines (``simplify=false``, ``max-maps=8``); field names use
-underscores.
+underscores. A pass is registered by an entry in :data:`hlo_indexing.passes.registry.PASSES`
+that repeats its name, description and options, so that ``--help`` needs no pass module
+(a test checks that the entry equals the class).
 
 ``run(module, diagnostics)`` transforms or inspects a ``builtin.module`` operation in
 place. It reports through ``diagnostics``:
