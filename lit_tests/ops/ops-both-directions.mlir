@@ -62,15 +62,18 @@ func.func @select_and_scatter(%operand: tensor<8xf32>, %source: tensor<3xf32>, %
 
 // -----
 
-// A tuple value has no index space of its own (unknown); get_tuple_element maps its
-// result to the same index of the selected tuple element.
+// A tuple value has no index space of its own: a map into or out of a tuple addresses
+// one element. Tuple operand k is element k of the result (identity over its space);
+// get_tuple_element reads the selected element at the same index.
 // O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.tuple):
-// O2I-NEXT: operand id = 0 unknown indexing
-// O2I-NEXT: operand id = 1 unknown indexing
+// O2I-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
+// O2I-NEXT: operand id = 1 (d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 2]
 // O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.get_tuple_element):
 // O2I-NEXT: operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 2]
 // I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.tuple):
-// I2O-NEXT: operand id = 0 unknown indexing
+// I2O-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
+// I2O-NEXT: input-to-output indexing of operand #1 ({{stablehlo|mhlo}}.tuple):
+// I2O-NEXT: operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 2]
 // I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.get_tuple_element):
 // I2O-NEXT: operand id = 0 (d0, d1) -> (d0, d1), domain: d0 in [0, 1], d1 in [0, 2]
 func.func @tuple_and_get_tuple_element(%a: tensor<4xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
