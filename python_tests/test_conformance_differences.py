@@ -57,3 +57,30 @@ def test_documented_cases_are_diff_not_pass_or_fail() -> None:
     assert outcome.status == conformance.DIFF, outcome
     wrong = dict(record, expected=[record["expected"][0], ["(d0) -> (), domain: d0 in [0, 1]"]])
     assert conformance.run_record(wrong).status == conformance.FAIL
+
+
+def test_no_dependence_is_inside_a_map_that_reads() -> None:
+    """A scan output whose body never reads the carry has no init maps at all."""
+    rng = random.Random(0)
+    reads_init = _maps("(d0) -> (), domain: d0 in [0, 9]")
+    assert conformance.known_difference_holds(PAD_VALUE, [], reads_init, (), rng)
+    assert not conformance.known_difference_holds(PAD_VALUE, [], [], (), rng)  # nothing on either side
+
+
+def test_scan_passthrough_body_is_a_documented_difference_only_where_documented() -> None:
+    """XLA reads the init at every step of a body that ignores the carry (ours: no
+    dependence), and gives the final carry a placeholder for the input."""
+    hlo = (
+        "HloModule m\nscan_computation {\n  p0 = f32[] parameter(0)\n  p1 = f32[] parameter(1)\n"
+        "  ROOT t = (f32[], f32[]) tuple(p0, p1)\n}\nENTRY e {\n  p0 = f32[10] parameter(0)\n"
+        "  p1 = f32[] parameter(1)\n  ROOT scan = (f32[10], f32[]) scan(p0, p1), dimensions={0}, "
+        "num_carries=1, to_apply=scan_computation\n}\n"
+    )
+    record = {
+        "id": "t::Scan", "kind": "output_to_input", "root_opcode": "scan", "also_checked_on_stablehlo": False,
+        "hlo": hlo, "root_output": 0,
+        "expected": [["(d0) -> (d0), domain: d0 in [0, 9]"], ["(d0) -> (), domain: d0 in [0, 9]"]],
+    }
+    assert conformance.run_record(record).status == conformance.DIFF
+    shifted = dict(record, expected=[["(d0) -> (9 - d0), domain: d0 in [0, 9]"], record["expected"][1]])
+    assert conformance.run_record(shifted).status == conformance.FAIL  # input maps are not documented away

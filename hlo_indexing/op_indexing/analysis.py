@@ -14,7 +14,7 @@ Example::
     # operand id = 0 (d0)[s0, s1] -> (s0, d0, s1), domain: d0 in [0, 19], s0 in [0, 9], s1 in [0, 29]
 
 Results are cached per (op name, operand and result types, attributes, direction,
-index, simplify): big modules repeat the same op instance shapes many times.
+index, simplify, and the printed body of ops whose maps read it: scan): big modules repeat the same op instance shapes many times.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.indexing_map import IndexingMap
 from hlo_indexing.op_indexing.builders import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.op_indexing.result import InstructionIndexing, RuntimeSource
-from hlo_indexing.op_indexing.rules import rule_for
+from hlo_indexing.op_indexing.rules import BODY_KINDS, rule_for
 
 #: The two directions of per-op (and fused) maps, as pass options and API arguments spell them.
 DIRECTIONS = ("output-to-input", "input-to-output")
@@ -72,6 +72,7 @@ def _indexing(op: Any, direction: str, index: int, simplify: bool) -> Instructio
         direction,
         index,
         simplify,
+        _body_key(operation),
     )
     cached = _cache.get(key)
     if cached is None:
@@ -82,6 +83,13 @@ def _indexing(op: Any, direction: str, index: int, simplify: bool) -> Instructio
     else:
         _cache.move_to_end(key)
     return _with_sources(cached, operation)
+
+
+def _body_key(operation: Any) -> str | None:
+    """The printed body of an op whose maps depend on it (``BODY_KINDS``), else None."""
+    if op_attrs.op_kind(operation)[1] not in BODY_KINDS or not operation.regions:
+        return None
+    return "\n".join(str(block) for region in operation.regions for block in region.blocks)
 
 
 def _compute(operation: Any, direction: str, index: int, simplify: bool) -> InstructionIndexing:

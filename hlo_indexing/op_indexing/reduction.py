@@ -1,13 +1,21 @@
-"""Reductions and windows: reduce (variadic, with inits), reduce_window, sort, scan,
-select_and_scatter."""
+"""Reductions and windows: reduce (variadic, with inits), reduce_window, sort,
+select_and_scatter (scan: :mod:`hlo_indexing.op_indexing.scan`)."""
 
 from __future__ import annotations
 
 from hlo_indexing import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
-from hlo_indexing.interval import Interval
 from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.op_indexing.builders import OpInfo, UnknownIndexing, dims, invert, make_map, scalar_map, spread_map, syms
+from hlo_indexing.interval import Interval
+from hlo_indexing.op_indexing.builders import (
+    OpInfo,
+    dims,
+    invert,
+    make_map,
+    scalar_map,
+    spread_map,
+    syms,
+)
 
 
 def _reduced(info: OpInfo) -> tuple[int, ...]:
@@ -143,41 +151,3 @@ def select_and_scatter_inverse(info: OpInfo, operand_index: int) -> list:
     if operand_index == 1:
         return [[window_of_source]]
     return [[spread_map(info.context, (), lambda d, s: s, info.result(0))]]
-
-
-def _scan_layout(info: OpInfo) -> tuple[int, int, int, bool]:
-    """``(inputs, outputs, dimension, reverse)`` of a scan: its operands are the inputs
-    then the initial carries, its results the per-step outputs then the final carries."""
-    inputs = op_attrs.int_array(info.op, "operandSegmentSizes")[0]
-    outputs = op_attrs.int_array(info.op, "resultSegmentSizes")[0]
-    dimension = op_attrs.int_attr(info.op, "dimension")
-    reverse = bool(op_attrs.int_attr(info.op, "is_reverse", 0))
-    return inputs, outputs, dimension, reverse
-
-
-def _scan_map(info: OpInfo, result_index: int, operand_index: int, inverse: bool = False):
-    """Result -> operand map of a scan (operand -> result when ``inverse``), independent
-    of its body (an over-approximation): per-step output ``k`` (along the scan
-    dimension) may read, through the carry, every input element of steps ``0..k``
-    (``k..n-1`` when reversed) and every initial carry element; a final carry may read
-    everything."""
-    inputs, outputs, dimension, reverse = _scan_layout(info)
-    result, operand = info.result(result_index), info.operand(operand_index)
-    space, target = (operand, result) if inverse else (result, operand)
-    d, s = dims(len(space), info.context), syms(len(target), info.context)
-    if result_index >= outputs or operand_index >= inputs:
-        return make_map(info.context, space, s, target)
-    if len(result) != len(operand) or not 0 <= dimension < len(operand):
-        raise UnknownIndexing(f"scan dimension {dimension} does not match the shapes")
-    steps = operand[dimension]
-    later = reverse != inverse  # is the target step at or after the space's?
-    reach = Interval(0, steps - 1) if later else Interval(-(steps - 1), 0)
-    return make_map(info.context, space, s, target, constraints={s[dimension] - d[dimension]: reach})
-
-
-def scan(info: OpInfo, result_index: int) -> list:
-    return [[_scan_map(info, result_index, k)] for k in range(info.num_operands)]
-
-
-def scan_inverse(info: OpInfo, operand_index: int) -> list:
-    return [[_scan_map(info, r, operand_index, inverse=True)] for r in range(info.num_results)]

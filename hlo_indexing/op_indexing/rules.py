@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hlo_indexing.op_indexing import contraction, dynamic, elementwise, misc, reduction, shape_ops
+from hlo_indexing.op_indexing import contraction, dynamic, elementwise, misc, reduction, scan, shape_ops
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ ELEMENTWISE_KINDS = frozenset(
     sine sinh sqrt square stochastic_convert subtract tan tanh uniform_dequantize
     uniform_quantize xor zeta""".split()
 )
+
+#: Kinds whose maps depend on the op's body (it is part of their cache key).
+BODY_KINDS = frozenset({"scan"})
 
 #: Kinds known to be beyond per-op affine indexing, with the reason.
 UNKNOWN_KINDS = {
@@ -95,7 +98,7 @@ _register("tuple", shape_ops.tuple_, shape_ops.tuple_inverse)
 _register("reduce", reduction.reduce, reduction.reduce_inverse)
 _register("reduce_window", reduction.reduce_window, reduction.reduce_window_inverse)
 _register("sort", reduction.sort, reduction.sort_inverse)
-_register("scan", reduction.scan, reduction.scan_inverse)
+_register("scan", scan.scan, scan.scan_inverse)
 _register("select_and_scatter", reduction.select_and_scatter, reduction.select_and_scatter_inverse)
 _register(["dot", "dot_general"], contraction.dot, contraction.dot_inverse)
 _register("convolution", contraction.convolution, contraction.convolution_inverse)
