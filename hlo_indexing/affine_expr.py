@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.interval import Interval
 
 AffineExpr = Any  # ir.AffineExpr; the bindings' classes are not usable in annotations
@@ -119,8 +120,20 @@ def substitute(
     return out
 
 
+class UndefinedDivisionError(HloIndexingError, ValueError):
+    """A ``floordiv``, ``ceildiv`` or ``mod`` whose divisor is 0 at the evaluated point.
+
+    MLIR gives such expressions no value (its folders leave them unfolded), so the
+    evaluators refuse them instead of returning a number."""
+
+
 def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
-    """The value of ``expr`` at a point (floor semantics for ``floordiv``/``mod``)."""
+    """The value of ``expr`` at a point: floor semantics for ``floordiv`` and ``mod``
+    (``a mod b = a - b * (a floordiv b)``, for negative divisors too, as Python's ``//``
+    and ``%`` and MLIR's constant folding of ``floordiv``/``ceildiv`` compute it).
+    Raises :class:`UndefinedDivisionError` when a divisor is 0.
+
+    Example: ``evaluate(s0 floordiv s1, [], [7, 2]) == 3``; with ``s1 = 0`` it raises."""
     return _evaluate(typed(expr), dims, symbols)
 
 
@@ -137,6 +150,8 @@ def _evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> 
         return lhs + rhs
     if isinstance(expr, Mul):
         return lhs * rhs
+    if rhs == 0:
+        raise _zero_divisor_error(expr, dims, symbols)
     if isinstance(expr, Mod):
         return lhs % rhs
     if isinstance(expr, FloorDiv):
@@ -144,29 +159,63 @@ def _evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> 
     return -((-lhs) // rhs)
 
 
-def evaluate_array(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> np.ndarray:
-    """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape."""
-    return _evaluate_array(typed(expr), dims, symbols)
+def evaluate_array(
+    expr: AffineExpr,
+    dims: Sequence[np.ndarray],
+    symbols: Sequence[np.ndarray],
+    defined: np.ndarray | None = None,
+) -> np.ndarray:
+    """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape.
+
+    A divisor that is 0 at some points makes the value undefined there. With ``defined``
+    (a boolean array of the points' shape) those points are cleared in ``defined`` and
+    their values are meaningless (computed with the divisor replaced by 1); without it,
+    :class:`UndefinedDivisionError` names the first such point. Never warns.
+
+    Example: for ``s0 floordiv s1`` at ``s0 = [7, 7]``, ``s1 = [2, 0]`` with
+    ``defined = [True, True]`` the values are ``[3, 7]`` and ``defined`` becomes
+    ``[True, False]``."""
+    return _evaluate_array(typed(expr), dims, symbols, defined)
 
 
-def _evaluate_array(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> np.ndarray:
+def _evaluate_array(expr: AffineExpr, dims, symbols, defined: np.ndarray | None) -> np.ndarray:
     if isinstance(expr, Const):
         return np.int64(expr.value)
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
-    lhs = _evaluate_array(expr.lhs, dims, symbols)
-    rhs = _evaluate_array(expr.rhs, dims, symbols)
+    lhs = _evaluate_array(expr.lhs, dims, symbols, defined)
+    rhs = _evaluate_array(expr.rhs, dims, symbols, defined)
     if isinstance(expr, Add):
         return lhs + rhs
     if isinstance(expr, Mul):
         return lhs * rhs
+    zero = rhs == 0
+    if np.any(zero):
+        if defined is None:
+            raise _zero_divisor_error(expr, *_first_point(zero, dims, symbols))
+        defined &= ~zero
+        rhs = np.where(zero, np.int64(1), rhs)
     if isinstance(expr, Mod):
         return np.mod(lhs, rhs)
     if isinstance(expr, FloorDiv):
         return np.floor_divide(lhs, rhs)
     return -np.floor_divide(-lhs, rhs)
+
+
+def _first_point(mask: np.ndarray, dims, symbols) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (dims, symbols) values at the first point where ``mask`` holds."""
+    shape = np.broadcast_shapes(np.shape(mask), *(np.shape(v) for v in (*dims, *symbols)))
+    index = np.unravel_index(int(np.argmax(np.broadcast_to(mask, shape))), shape) if shape else ()
+    dims_at, symbols_at = (tuple(int(np.broadcast_to(v, shape)[index]) for v in values) for values in (dims, symbols))
+    return dims_at, symbols_at
+
+
+def _zero_divisor_error(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> UndefinedDivisionError:
+    return UndefinedDivisionError(
+        f"'{expr}' is undefined: its divisor '{expr.rhs}' is 0 at dims {tuple(dims)}, symbols {tuple(symbols)}"
+    )
 
 
 def bounds(

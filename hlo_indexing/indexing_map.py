@@ -420,7 +420,8 @@ class IndexingMap:
         Returns ``(points, images)``: ``points`` is an int64 array of shape
         ``(n, num_dims + num_symbols)`` (dims first), ``images`` of shape
         ``(n, num_results)``. Raises :class:`DomainTooLargeError` when the box of
-        variable ranges holds more than ``max_points`` points."""
+        variable ranges holds more than ``max_points`` points. Points where a constraint
+        or a result divides by 0 (semi-affine maps) have no image and are left out."""
         if self._map is None:
             raise ValueError(f"cannot enumerate an undefined map ({self._reason})")
         total = self.num_dims + self.num_symbols
@@ -440,14 +441,17 @@ class IndexingMap:
         dims, syms = grids[: self.num_dims], grids[self.num_dims :]
         keep = np.ones(count, dtype=bool)
         for expr, interval in self._constraints.items():
-            values = np.broadcast_to(ax.evaluate_array(expr, dims, syms), (count,))
+            values = np.broadcast_to(ax.evaluate_array(expr, dims, syms, keep), (count,))
             keep &= (values >= interval.lower) & (values <= interval.upper)
         points = np.stack(grids, axis=1)[keep] if total else np.zeros((int(keep.sum()), 0), np.int64)
         dims = [g[keep] for g in dims]
         syms = [g[keep] for g in syms]
         n = points.shape[0]
-        images = [np.broadcast_to(ax.evaluate_array(e, dims, syms), (n,)) for e in self._map.results]
+        defined = np.ones(n, dtype=bool)
+        images = [np.broadcast_to(ax.evaluate_array(e, dims, syms, defined), (n,)) for e in self._map.results]
         images_array = np.stack(images, axis=1) if images else np.zeros((n, 0), np.int64)
+        if not defined.all():
+            points, images_array = points[defined], images_array[defined]
         return points, images_array.astype(np.int64, copy=False)
 
     def relation(self, max_points: int = DEFAULT_MAX_POINTS) -> set[tuple[tuple[int, ...], tuple[int, ...]]]:

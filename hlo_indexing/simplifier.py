@@ -13,6 +13,13 @@ remove ``mod``/``floordiv``. This simplifier uses the map's ranges (as intervals
   ``c*(x mod k) + c*k*((x floordiv k) mod m) = c*(x mod k*m)`` and
   ``c*x - c*k*(x floordiv k) = c*(x mod k)``;
 * replace variables whose range is a single point by that constant;
+* present each result in its smallest form: the simplifier works on a canonical form
+  whose ``floordiv``/``mod`` numerators carry a constant in ``[0, k - 1]`` (so equal
+  quotients compare equal), and a final pass moves a sum's constant into a ``floordiv``
+  when that gives fewer nodes: ``(d1 + 4) floordiv 7 - 1`` becomes ``(d1 - 3) floordiv 7``
+  (``c*((x + r) floordiv k) + c*j = c*((x + r + j*k) floordiv k)``; inside ``x mod K``
+  the sum's constant may first move by ``K``), and writes ``c*(x mod k)`` as
+  ``(c*x) mod (c*k)`` when smaller; ties keep the canonical form;
 * tighten variable ranges from constraints, merge ``mod`` constraints on one variable,
   drop constraints implied by the ranges, and detect an empty domain (``KNOWN EMPTY``).
 
@@ -40,6 +47,8 @@ from hlo_indexing.interval import Interval
 MAX_ROUNDS = 8
 #: Largest modulus for which two ``mod`` constraints on one variable are merged.
 MAX_MERGED_MODULUS = 1 << 20
+#: Largest constant the presentation pass writes into a ``floordiv`` numerator (int64-safe).
+MAX_COMPACTED_CONSTANT = 1 << 48
 
 
 # --------------------------------------------------------------------- linear forms
@@ -147,6 +156,10 @@ class ExprSimplifier:
         self.context = context
         self._memo: dict = {}
         self._bounds_memo: dict = {}
+        self._compact_memo: dict = {}
+        #: Set when this instance built a form :meth:`compact` may shrink: a ``floordiv``
+        #: whose numerator has a constant, or a sum with a term ``c*(x mod k)``, ``c > 1``.
+        self._compactable = False
 
     def bounds(self, expr) -> Interval:
         return ax.bounds(expr, self.dim_ranges, self.symbol_ranges, self._bounds_memo)
@@ -191,6 +204,106 @@ class ExprSimplifier:
             return self.simplify_floordiv(lhs, divisor)
         return self.simplify_ceildiv(lhs, divisor)
 
+    # -- presentation
+
+    def compact(self, expr):
+        """The smallest equivalent form of the simplified ``expr`` reachable by moving
+        constants into ``floordiv`` numerators and factors into ``mod`` (see the module
+        docstring); ``expr`` itself when no candidate has fewer nodes. Equal over all
+        integers, not only the ranges. Kept only when the simplifier maps the new form back
+        to ``expr``, so that simplifying a simplified map changes nothing.
+        Example: ``((d1 + 5) floordiv 7) * 3 - 3`` -> ``((d1 - 2) floordiv 7) * 3``."""
+        if not self._compactable:
+            return expr
+        compacted = self._compacted(expr)
+        return compacted if compacted == expr or self(compacted) == expr else expr
+
+    def _compacted(self, expr):
+        found = self._compact_memo.get(expr)
+        if found is None:
+            found = self._compact(ax.typed(expr))
+            self._compact_memo[expr] = found
+        return found
+
+    def _compact(self, expr):
+        if not isinstance(expr, ax.Binary):
+            return expr
+        if isinstance(expr, ax.Add) or (isinstance(expr, ax.Mul) and _has_constant_factor(expr)):
+            return self._compact_sum(expr, linearize(expr), None)
+        if isinstance(expr, ax.Mod) and (ax.constant_value(expr.rhs) or 0) > 0:
+            modulus = expr.rhs.value
+            numerator = ax.typed(expr.lhs)
+            compacted = self._compact_sum(numerator, linearize(numerator), modulus)
+            return expr if compacted == numerator else ax.mod(compacted, modulus)
+        lhs, rhs = self._compacted(expr.lhs), self._compacted(expr.rhs)
+        return expr if (lhs, rhs) == (expr.lhs, expr.rhs) else ax.rebuild(expr, lhs, rhs)
+
+    def _compact_sum(self, expr, linear: Linear, modulus: int | None):
+        """``expr`` (whose linear form is ``linear``; its constant may move by
+        ``modulus`` when given) with compacted atoms and, when that is smaller, its
+        constant absorbed by one ``floordiv`` atom. Ties: the input form, then the
+        smallest absolute numerator constant, then the first atom in term order."""
+        atoms = Linear(constant=linear.constant)
+        changed = False
+        for atom, coeff in linear.terms.items():
+            compacted = self._compacted(atom) if isinstance(atom, ax.Binary) else atom
+            if compacted == atom:
+                atoms.add(atom, coeff)
+            else:
+                changed = True
+                atoms.add_linear(linearize(compacted), coeff)
+        for atom, coeff in list(atoms.terms.items()):
+            merged = self._scaled_mod(atom, coeff)
+            if merged is not None:
+                atoms.add(atom, -coeff)
+                atoms.add(merged, 1)
+                changed = True
+        best = build(atoms, self.context) if changed else expr
+        if not linear.constant:
+            return best
+        best_key = (ax.node_count(best), -1)  # a candidate must be smaller to win
+        shifts = (0,) if modulus is None else (0, -modulus, modulus)
+        for atom in sorted(atoms.terms, key=_atom_order):
+            coeff = atoms.terms[atom]
+            if not _positive_divisor(atom, ax.FloorDiv):
+                continue
+            numerator = linearize(atom.lhs)
+            if not numerator.terms or not numerator.constant:
+                continue  # moving the constant in would only move a node
+            for shift in shifts:
+                total = atoms.constant + shift
+                if total % coeff:
+                    continue
+                numerator_constant = numerator.constant + (total // coeff) * atom.rhs.value
+                if abs(numerator_constant) > MAX_COMPACTED_CONSTANT:
+                    continue
+                candidate = atoms.copy()
+                candidate.constant = 0
+                candidate.add(atom, -coeff)
+                candidate.add(ax.floordiv(build(Linear(numerator.terms, numerator_constant), self.context), atom.rhs), coeff)
+                built = build(candidate, self.context)
+                key = (ax.node_count(built), abs(numerator_constant))
+                if key < best_key:
+                    best, best_key = built, key
+        return best
+
+    def _scaled_mod(self, atom, coeff: int):
+        """``(c*x) mod (c*k)`` for the term ``c*(x mod k)`` (``c > 1``) when that has fewer
+        nodes and simplifies back to the term, else None (``c*(x mod k) = (c*x) mod (c*k)``
+        for every integer ``x``)."""
+        if coeff <= 1 or not _positive_divisor(atom, ax.Mod):
+            return None
+        scaled = Linear()
+        scaled.add_linear(linearize(atom.lhs), coeff)
+        modulus = atom.rhs.value * coeff
+        largest = max([abs(scaled.constant), modulus, *(abs(c) for c in scaled.terms.values())])
+        if largest > MAX_COMPACTED_CONSTANT:
+            return None
+        merged = ax.mod(build(scaled, self.context), modulus)
+        if ax.node_count(merged) >= ax.node_count(atom) + 2 or self(merged) != self(ax.mul(atom, coeff)):
+            return None
+        return merged
+
     # -- sums
 
     def simplify_sum(self, linear: Linear):
@@ -201,6 +314,7 @@ class ExprSimplifier:
         for _ in range(len(out.terms) + 1):
             if not self._recombine(out):
                 break
+        self._note_scaled_mods(out)
         return build(out, self.context)
 
     def _recombine(self, linear: Linear) -> bool:
@@ -297,7 +411,13 @@ class ExprSimplifier:
             return build(quotient, self.context)
         rest = self._floordiv_of_remainder(linear, k)
         quotient.add_linear(linearize(rest))
+        self._note_scaled_mods(quotient)
         return build(quotient, self.context) if quotient.terms or quotient.constant else rest
+
+    def _note_scaled_mods(self, linear: Linear) -> None:
+        """Mark this instance compactable when ``linear`` has a term ``c*(x mod k)``, ``c > 1``."""
+        if not self._compactable:
+            self._compactable = any(c > 1 and isinstance(a, ax.Mod) for a, c in linear.terms.items())
 
     def _floordiv_of_remainder(self, linear: Linear, k: int):
         nested = [a for a, c in linear.terms.items() if c == 1 and _positive_divisor(a, ax.FloorDiv)]
@@ -314,6 +434,7 @@ class ExprSimplifier:
         if split is not None:
             g, multiples, _ = split
             return self.simplify_floordiv(build(multiples, self.context), k // g)
+        self._compactable |= linear.constant != 0
         return ax.floordiv(build(linear, self.context), k)
 
     def _split_by_factor(self, linear: Linear, k: int):
@@ -536,7 +657,7 @@ class _MapState:
         if self.empty or any(v.bounds.is_empty for v in self.dims + self.symbols):
             return IndexingMap.known_empty(m.num_dims, m.num_symbols, m.num_results, self.context)
         simplify = self.simplifier()
-        results = [simplify(e) for e in m.results]
+        results = [simplify.compact(simplify(e)) for e in m.results]
         affine_map = ir.AffineMap.get(m.num_dims, m.num_symbols, results, self.context)
         return IndexingMap._make(
             affine_map, self.dims, self.symbols[: self.n_range], self.symbols[self.n_range :], self.constraints

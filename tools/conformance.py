@@ -170,10 +170,10 @@ def _pointwise_equal(ours: IndexingMap, expected: IndexingMap, rng: random.Rando
     def feasible_and_images(m: IndexingMap) -> tuple[np.ndarray, list[np.ndarray]]:
         keep = np.ones(count, dtype=bool)
         for expr, interval in m.constraints.items():
-            values = np.broadcast_to(ax.evaluate_array(expr, dims, symbols), keep.shape)
+            values = np.broadcast_to(ax.evaluate_array(expr, dims, symbols, keep), keep.shape)
             keep &= (values >= interval.lower) & (values <= interval.upper)
-        images = [np.broadcast_to(ax.evaluate_array(e, dims, symbols), keep.shape)[keep] for e in m.results]
-        return keep, images
+        results = [np.broadcast_to(ax.evaluate_array(e, dims, symbols, keep), keep.shape) for e in m.results]
+        return keep, [values[keep] for values in results]
 
     ours_keep, ours_images = feasible_and_images(ours)
     expected_keep, expected_images = feasible_and_images(expected)
