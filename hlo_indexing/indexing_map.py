@@ -394,13 +394,22 @@ class IndexingMap:
         return tuple(ax.evaluate(e, dims, symbols) for e in self._map.results)
 
     def contains_point(self, dims: Sequence[int], symbols: Sequence[int] = ()) -> bool:
-        """Whether ``(dims, symbols)`` lies in the ranges and satisfies every constraint."""
+        """Whether ``(dims, symbols)`` lies in the ranges and satisfies every constraint
+        (a point where a constraint or result divides by zero is not in the domain, as
+        in :meth:`enumerate`). ``ValueError`` for an undefined map."""
+        if self.is_undefined:
+            raise ValueError(f"cannot test a point of an undefined map ({self._reason})")
         if self._empty:
             return False
         for value, var in zip(itertools.chain(dims, symbols), self._dims + self.symbol_vars):
             if not var.bounds.contains(value):
                 return False
-        return all(c.contains(ax.evaluate(e, dims, symbols)) for e, c in self._constraints.items())
+        try:
+            for expr in self.results:
+                ax.evaluate(expr, dims, symbols)
+            return all(c.contains(ax.evaluate(e, dims, symbols)) for e, c in self._constraints.items())
+        except ax.UndefinedDivisionError:
+            return False
 
     def expr_bounds(self, expr: Any) -> Interval:
         """Interval bounds of any expression over the variable ranges (constraints are

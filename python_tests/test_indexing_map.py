@@ -161,3 +161,15 @@ def test_constraint_tightening_and_known_empty() -> None:
         "(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], s0 in [-21, -2], s0 mod 2 in [0, 0], s0 mod 3 in [0, 0]"
     ).simplify()
     assert str(merged) == "(d0)[s0] -> (d0, s0), domain: d0 in [0, 3], s0 in [-18, -6], s0 mod 6 in [0, 0]"
+
+
+def test_contains_point_agrees_with_enumerate_where_a_divisor_is_zero(context) -> None:
+    m = IndexingMap.parse("(d0)[s0] -> (d0 floordiv s0), domain: d0 in [0, 3], s0 in [0, 2]", context)
+    points, _ = m.enumerate()
+    enumerated = {tuple(p) for p in points.tolist()}
+    for d0 in range(4):
+        for s0 in range(3):
+            assert m.contains_point([d0], [s0]) == ((d0, s0) in enumerated)
+    assert not m.contains_point([1], [0])
+    with pytest.raises(ValueError, match="undefined map"):
+        IndexingMap.undefined("no reason").contains_point([0])
