@@ -14,7 +14,8 @@ Example::
     # operand id = 0 (d0)[s0, s1] -> (s0, d0, s1), domain: d0 in [0, 19], s0 in [0, 9], s1 in [0, 29]
 
 Results are cached per (op name, operand and result types, attributes, direction,
-index, simplify, and the printed body of ops whose maps read it: scan): big modules repeat the same op instance shapes many times.
+index, simplify, and the printed body of ops whose maps read it: scan): big modules
+repeat the same op instance shapes many times.
 """
 
 from __future__ import annotations
