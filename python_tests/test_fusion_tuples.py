@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,9 @@ import pytest
 
 from hlo_indexing import IndexingMap, fusion_indexing, fusion_input_to_output_indexing, parse_module
 from hlo_indexing.op_indexing import input_to_output_indexing, output_to_input_indexing
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_op_indexing_support import relation  # noqa: E402
 
 # ----------------------------------------------------------------------------------------
 # The independent evaluator: dependence sets per element, tuples as Python tuples.
@@ -189,13 +194,6 @@ def expected_pairs(result_data, result_path: tuple, argument: int, argument_path
         if index == argument and path == argument_path
     }
 
-
-def relation(maps) -> set:
-    out: set = set()
-    for m in maps:
-        assert not m.is_undefined, m.reason
-        out |= m.relation()
-    return out
 
 
 def argument_element_maps(fused, argument: int, path: tuple):
