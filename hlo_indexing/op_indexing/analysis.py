@@ -94,7 +94,7 @@ def _body_key(operation: Any) -> str | None:
 
 
 def _compute(operation: Any, direction: str, index: int, simplify: bool) -> InstructionIndexing:
-    _, kind = op_attrs.op_kind(operation)
+    dialect, kind = op_attrs.op_kind(operation)
     info = OpInfo(
         operation,
         kind,
@@ -102,7 +102,7 @@ def _compute(operation: Any, direction: str, index: int, simplify: bool) -> Inst
         tuple(value_shape(v.type) for v in operation.results),
         operation.context,
     )
-    rule = rule_for(kind)
+    rule = rule_for(dialect, kind)
     width = info.num_operands if direction == OUTPUT_TO_INPUT else info.num_results
     replicas: tuple = ()
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
 from hlo_indexing.op_indexing import contraction, dynamic, elementwise, misc, reduction, scan, shape_ops
 
 
@@ -111,8 +112,12 @@ for _kind, _reason in UNKNOWN_KINDS.items():
     _register(_kind, *misc.unknown(_reason))
 
 
-def rule_for(kind: str) -> Rule:
-    """The rule of an op kind; an *unknown* rule for kinds without one."""
+def rule_for(dialect: str, kind: str) -> Rule:
+    """The rule of an op kind of the StableHLO/MHLO/CHLO dialects; an *unknown* rule for
+    kinds without one and for ops of other dialects (``tosa.transpose`` is not
+    ``stablehlo.transpose``)."""
+    if dialect not in HLO_DIALECTS:
+        return Rule(*misc.unknown("not a StableHLO, MHLO or CHLO op"))
     rule = RULES.get(kind)
     if rule is None:
         rule = Rule(*misc.unknown("no indexing rule for this op"))
