@@ -76,7 +76,7 @@ class FusionIndexing:
     maps: tuple[frozenset[IndexingMap], ...]
     over_approximated: tuple[str, ...] = ()
     direction: str = field(default="output_to_input", compare=False)
-    elements: tuple[dict[Path, frozenset[IndexingMap]], ...] = ()
+    elements: tuple[dict[Path, frozenset[IndexingMap]], ...] = field(default=(), hash=False)
 
     @property
     def argument_maps(self) -> tuple[frozenset[IndexingMap], ...]:

@@ -339,3 +339,12 @@ def test_xla_get_tuple_element_case_transcribed_to_stablehlo() -> None:
     fused = fusion_indexing(func)
     assert relation(fused.maps[0]) == expected.relation()
     assert fused.maps[1] == frozenset()
+
+
+def test_fusion_results_stay_hashable_and_compare_their_elements() -> None:
+    module = parse_module(OPAQUE)
+    func = module.body.operations[0]
+    forward = fusion_input_to_output_indexing(func, 1)
+    assert hash(forward) == hash(fusion_input_to_output_indexing(func, 1))
+    assert forward == fusion_input_to_output_indexing(func, 1)
+    assert forward != fusion_input_to_output_indexing(func, 0)
