@@ -99,8 +99,9 @@ def runtime_value(
     ``index_map``'s dimensions ``d`` and symbols ``s``, when ``value`` is computed in its
     block from constants and iotas by value-moving ops, integer converts,
     ``add``/``subtract``/``negate``/``multiply`` (by a constant), ``select`` on a
-    ``compare`` of such values that is decided over the whole domain, and calls of nested computations (``func.call``, ``stablehlo.composite``,
-    ``mhlo.fusion``) computing them; ``None`` otherwise, or when some step could wrap
+    ``compare`` of such values that is decided over the whole domain, and calls of
+    nested computations (``func.call``, ``stablehlo.composite``, ``mhlo.fusion``)
+    computing them; ``None`` otherwise, or when some step could wrap
     around its integer type."""
     budget = [MAX_STEPS] if budget is None else budget
     budget[0] -= 1

@@ -35,7 +35,7 @@ through the body's map, the earlier steps whole).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -88,6 +88,7 @@ class _Body:
     region: Any
     reads: tuple[frozenset[int], ...]
     maps: tuple[tuple[frozenset[IndexingMap], ...], ...]
+    forward: dict[int, tuple[frozenset[IndexingMap], ...]] = field(default_factory=dict, compare=False)
 
     def chain(self, layout: _Layout, start: frozenset[int]) -> _Chain:
         """``v`` from ``v[0] = start`` (carry numbers), see the module docstring."""
@@ -110,9 +111,12 @@ class _Body:
         return any(input_index in self.reads[layout.outputs + c] for c in carries)
 
     def forward_maps(self, argument: int, result: int) -> frozenset[IndexingMap]:
+        """Body argument -> body result maps (the forward walk runs once per argument)."""
         from hlo_indexing.fusion import fusion_input_to_output_indexing
 
-        return fusion_input_to_output_indexing(self.region, argument).maps[result]
+        if argument not in self.forward:
+            self.forward[argument] = fusion_input_to_output_indexing(self.region, argument).maps
+        return self.forward[argument][result]
 
 
 def _body(info: OpInfo, layout: _Layout) -> _Body | None:
