@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from hlo_indexing.layout.layout_text import Shape
+from hlo_indexing.layout.text import Shape
 from hlo_indexing.layout.packing import pack, unpack
 
 

@@ -7,7 +7,7 @@ apply to each element (reducer computations). Options:
 
 * ``direction=output-to-input`` (default): attribute ``hlo_indexing.output_to_input``,
   an ``ArrayAttr`` with one entry per *result*, each an ``ArrayAttr`` with one entry per
-  operand, each an ``ArrayAttr`` of map attributes (:mod:`hlo_indexing.map_attr`; an
+  operand, each an ``ArrayAttr`` of map attributes (:mod:`hlo_indexing.maps.attributes`; an
   undefined map is ``{unknown = "reason"}``).
 * ``direction=input-to-output``: attribute ``hlo_indexing.input_to_output``, one entry
   per *operand*, each with one entry per result, each an ``ArrayAttr`` of maps.
@@ -29,9 +29,9 @@ from typing import ClassVar
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.map_attr import indexing_maps_to_attribute
-from hlo_indexing.op_indexing.analysis import DIRECTIONS, input_to_output_indexing, output_to_input_indexing
-from hlo_indexing.op_indexing.result import InstructionIndexing
+from hlo_indexing.maps.attributes import indexing_maps_to_attribute
+from hlo_indexing.ops.analysis import DIRECTIONS, input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE_NAMES = {"output-to-input": "hlo_indexing.output_to_input", "input-to-output": "hlo_indexing.input_to_output"}

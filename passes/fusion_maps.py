@@ -2,7 +2,7 @@
 
 ``hlo-fuse-indexing-maps`` attaches, to every argument of every ``func.func`` with a
 body, ``hlo_indexing.fused_maps``: an ``ArrayAttr`` with one entry per function result,
-each an ``ArrayAttr`` of indexing-map attributes (:mod:`hlo_indexing.map_attr`) from
+each an ``ArrayAttr`` of indexing-map attributes (:mod:`hlo_indexing.maps.attributes`) from
 that result to the argument. Each ``mhlo.fusion`` op gets the same information on the
 op itself, one entry per result, each holding one ``ArrayAttr`` per operand.
 
@@ -18,8 +18,8 @@ one whole-value map; a remark says so). A computation the analysis cannot handle
 (e.g. dynamic shapes) gets an error at its location.
 
 With ``analyses=true`` both also give, per argument, the operand utilisation
-(:mod:`hlo_indexing.utilization`) and the coalescing hint
-(:mod:`hlo_indexing.coalescing_analysis`, layouts from ``hlo_indexing.layout`` attributes):
+(:mod:`hlo_indexing.analysis.utilization`) and the coalescing hint
+(:mod:`hlo_indexing.analysis.coalescing`, layouts from ``hlo_indexing.layout`` attributes):
 remarks ``@f arg 0: utilization = 0.5 (exact, enumeration)`` (``<= 0.5 (bound, hull)``
 for an upper bound) and
 ``@f arg 0: coalesced = true (symbolic)``, or the argument attributes
@@ -33,12 +33,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
 
-from hlo_indexing.coalescing_analysis import Coalescing, coalescing
+from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
-from hlo_indexing.map_attr import indexing_maps_to_attribute
-from hlo_indexing.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
+from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
+from hlo_indexing.maps.attributes import indexing_maps_to_attribute
+from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE = "hlo_indexing.fused_maps"

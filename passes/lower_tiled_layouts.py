@@ -11,7 +11,7 @@ Layouts are read from
   tuple-typed entries are skipped with a warning.
 
 For each laid-out value with a static ranked tensor or memref type, the pass attaches
-builtin attributes (maps in the :mod:`hlo_indexing.map_attr` form) next to the layout:
+builtin attributes (maps in the :mod:`hlo_indexing.maps.attributes` form) next to the layout:
 
 * ``hlo_indexing.linear_offset_map``: logical index -> physical linear offset;
 * ``hlo_indexing.tiled_coordinates_map``: logical index -> tiled coordinates;
@@ -36,10 +36,10 @@ from typing import ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.layout.layout_text import COMBINE, INT64_MAX, Layout, Shape
+from hlo_indexing.layout.text import COMBINE, INT64_MAX, Layout, Shape
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, memref_type_text, tiled_coordinates_map
 from hlo_indexing.layout.tiling import plan
-from hlo_indexing.map_attr import indexing_map_to_attribute
+from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 LAYOUT_ATTRIBUTE = "hlo_indexing.layout"

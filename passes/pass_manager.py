@@ -2,7 +2,7 @@
 upstream passes.
 
 MLIR's textual pipelines cannot name Python passes, so pipelines are parsed by
-:mod:`hlo_indexing.tools.pipeline`; each top-level element is then added to an
+:mod:`hlo_indexing.passes.pipeline_text`; each top-level element is then added to an
 ``ir.PassManager``: upstream ones as text (``pm.add("cse")``), ours as Python passes
 (``pm.add(callable, name=..., argument=...)``, never with ``op_name=``). Inside the
 pipeline an error of one of our passes becomes an MLIR error diagnostic at its location
@@ -35,7 +35,7 @@ from hlo_indexing.dialect_glue.context import current_or_default_context, regist
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes import registry
 from hlo_indexing.passes.base import Diagnostics, ModulePass, PassOptionError
-from hlo_indexing.tools.pipeline import PipelineElement, PipelineError, parse_element_list, parse_options, parse_pipeline
+from hlo_indexing.passes.pipeline_text import PipelineElement, PipelineError, parse_element_list, parse_options, parse_pipeline
 
 MODULE_ANCHOR = "builtin.module"
 _MLIR_PIPELINE_ERROR = re.compile(r"^MLIR Textual PassPipeline Parser:1:(\d+): error: (.*)$")

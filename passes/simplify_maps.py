@@ -2,7 +2,7 @@
 
 It visits every operation of the module (the module itself included) and rewrites, in
 place, each discardable attribute whose name starts with ``hlo_indexing.`` and whose
-value is an indexing-map attribute (see :mod:`hlo_indexing.map_attr`) or an
+value is an indexing-map attribute (see :mod:`hlo_indexing.maps.attributes`) or an
 ``ArrayAttr`` (nested at any depth) of them; attributes of function arguments and
 results (``arg_attrs``/``res_attrs`` of ``func.func``) are included. Each map is
 replaced by ``IndexingMap.simplify()`` of it; an unchanged map keeps its attribute as
@@ -25,7 +25,7 @@ from typing import Callable, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.map_attr import indexing_map_from_attribute, indexing_map_to_attribute, is_indexing_map_attribute
+from hlo_indexing.maps.attributes import indexing_map_from_attribute, indexing_map_to_attribute, is_indexing_map_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE_PREFIX = "hlo_indexing."

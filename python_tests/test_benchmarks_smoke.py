@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.indexing_map import IndexingMap
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.passes.attach_indexing_maps import hlo_ops
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hlo_indexing.tools import conformance
+from devtools import conformance
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing"  # ../shared beside the clone
 BASELINE = Path(__file__).with_name("conformance_baseline.json")

@@ -10,7 +10,7 @@ import pytest
 from hlo_indexing.errors import SourceLocation
 from hlo_indexing.tools import opt
 from hlo_indexing.tools.diagnostics_check import Reported, parse_expectations, verify
-from hlo_indexing.tools.pipeline import PipelineError, parse_options, parse_pipeline
+from hlo_indexing.passes.pipeline_text import PipelineError, parse_options, parse_pipeline
 
 MODULE = (
     "func.func @f() attributes {hlo_indexing.m = {map = affine_map<(d0) -> (d0 mod 4)>, "

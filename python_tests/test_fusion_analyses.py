@@ -24,9 +24,9 @@ jnp = jax.numpy
 lax = jax.lax
 
 from hlo_indexing import IndexingMap, Layout, coalescing, operand_utilization, parse_module  # noqa: E402
-from hlo_indexing.coalescing_analysis import map_coalescing  # noqa: E402
+from hlo_indexing.analysis.coalescing import map_coalescing  # noqa: E402
 from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
-from hlo_indexing.utilization import fused_per_result, maps_utilization  # noqa: E402
+from hlo_indexing.analysis.utilization import fused_per_result, maps_utilization  # noqa: E402
 
 
 def lowered_main(f, shapes):

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from hlo_indexing import IndexingMap, fusion_indexing, fusion_input_to_output_indexing, parse_module
-from hlo_indexing.op_indexing import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.ops import input_to_output_indexing, output_to_input_indexing
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_op_indexing_support import relation  # noqa: E402

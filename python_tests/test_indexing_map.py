@@ -9,7 +9,7 @@ import pytest
 
 from hlo_indexing import IndexingMap, ParseError
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.map_attr import indexing_map_from_attribute, indexing_map_to_attribute
+from hlo_indexing.maps.attributes import indexing_map_from_attribute, indexing_map_to_attribute
 
 
 def images(m: IndexingMap) -> dict:

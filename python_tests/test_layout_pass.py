@@ -8,9 +8,9 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
-from hlo_indexing.layout.layout_text import Layout
+from hlo_indexing.layout.text import Layout
 from hlo_indexing.layout.tiling import linear_index, physical_shape
-from hlo_indexing.map_attr import indexing_map_from_attribute
+from hlo_indexing.maps.attributes import indexing_map_from_attribute
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.lower_tiled_layouts import LowerTiledLayouts
 from hlo_indexing.passes.registry import lookup

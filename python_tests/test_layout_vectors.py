@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hlo_indexing.layout.layout_text import Shape
+from hlo_indexing.layout.text import Shape
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, tiled_coordinates_map
 from hlo_indexing.layout.packing import pack, unpack
 from hlo_indexing.layout.tiling import linear_index, logical_index, padded_size, physical_shape

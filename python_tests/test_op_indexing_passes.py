@@ -8,7 +8,7 @@ import pytest
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.map_attr import indexing_map_from_attribute
+from hlo_indexing.maps.attributes import indexing_map_from_attribute
 from hlo_indexing.passes.attach_indexing_maps import ATTRIBUTE_NAMES, AttachIndexingMaps, hlo_ops
 from hlo_indexing.passes.base import Diagnostics
 

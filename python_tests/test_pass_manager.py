@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
-from hlo_indexing.map_attr import indexing_map_from_attribute
+from hlo_indexing.maps.attributes import indexing_map_from_attribute
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.pass_manager import add_to, run_pipeline
-from hlo_indexing.tools.pipeline import PipelineError
+from hlo_indexing.passes.pipeline_text import PipelineError
 
 # (expression text over d0 in [0, hi], the same expression in numpy, hi)
 CASES = [

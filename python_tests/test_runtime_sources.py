@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pytest
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing
 
 sys.path.insert(0, os.path.dirname(__file__))

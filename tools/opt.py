@@ -349,7 +349,7 @@ def _pass_manager(options: Options, context, sink, dump: bool = True):
     ``--dump-pass-pipeline`` prints it when ``dump``."""
     from hlo_indexing.dialect_glue.bindings import passmanager
     from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager
-    from hlo_indexing.tools.pipeline import PipelineError
+    from hlo_indexing.passes.pipeline_text import PipelineError
 
     pipeline = options.get("pass-pipeline")
     if pipeline is not None and options.pass_flags:
@@ -377,7 +377,7 @@ def _pass_manager(options: Options, context, sink, dump: bool = True):
 
 
 def _top_level_passes(pipeline: str) -> list[str]:
-    from hlo_indexing.tools.pipeline import parse_pipeline
+    from hlo_indexing.passes.pipeline_text import parse_pipeline
 
     return [element.name for element in parse_pipeline(pipeline).elements]
 
@@ -434,7 +434,7 @@ def _dump_filter(options: Options) -> DumpFilter | None:
 def _check_pass_name(name: str, flag: str, options: Options) -> None:
     from hlo_indexing.dialect_glue.bindings import passmanager
     from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to
-    from hlo_indexing.tools.pipeline import PipelineError
+    from hlo_indexing.passes.pipeline_text import PipelineError
 
     try:
         add_to(passmanager.PassManager(MODULE_ANCHOR), name)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from html import escape
 
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.layout.layout_text import Shape
+from hlo_indexing.layout.text import Shape
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 
 MAX_CELLS = 20_000

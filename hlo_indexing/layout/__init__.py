@@ -8,10 +8,10 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "COMBINE": "layout_text",
-    "Layout": "layout_text",
-    "LayoutParseError": "layout_text",
-    "Shape": "layout_text",
+    "COMBINE": "text",
+    "Layout": "text",
+    "LayoutParseError": "text",
+    "Shape": "text",
     "PADDING": "tiling",
     "TilingPlan": "tiling",
     "plan": "tiling",

@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.layout.layout_text import Layout, Shape
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.layout.text import Layout, Shape
 from hlo_indexing.layout.tiling import (
     TilingPlan,
     linear_from_coordinates,

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing.layout.layout_text import Layout, Shape
+from hlo_indexing.layout.text import Layout, Shape
 from hlo_indexing.layout.tiling import TilingPlan, TileStep, plan
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hlo_indexing.layout.layout_text import Layout, Shape
+from hlo_indexing.layout.text import Layout, Shape
 from hlo_indexing.layout.tiling import linear_index
 
 _BITS = {

@@ -8,7 +8,7 @@ the carries left by the step before it (the inits at the first step); output sli
 ``t`` is what step ``t`` returns; the final carries are those left by the last step.
 
 Body result ``r`` *reads* body argument ``a`` when its fused map set for ``a``
-(:func:`hlo_indexing.fusion.fusion_indexing`) is not empty. A reader at step ``t``
+(:func:`hlo_indexing.analysis.fusion.fusion_indexing`) is not empty. A reader at step ``t``
 (output slice ``t``, or a final carry at the last step) reads:
 
 - input ``j`` at step ``t`` through the body's own element maps;
@@ -39,12 +39,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.interval import Interval
-from hlo_indexing.op_indexing.builders import (
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.ops.builders import (
     OpInfo,
     Shape,
     UnknownIndexing,
@@ -112,7 +112,7 @@ class _Body:
 
     def forward_maps(self, argument: int, result: int) -> frozenset[IndexingMap]:
         """Body argument -> body result maps (the forward walk runs once per argument)."""
-        from hlo_indexing.fusion import fusion_input_to_output_indexing
+        from hlo_indexing.analysis.fusion import fusion_input_to_output_indexing
 
         if argument not in self.forward:
             self.forward[argument] = fusion_input_to_output_indexing(self.region, argument).maps
@@ -121,7 +121,7 @@ class _Body:
 
 def _body(info: OpInfo, layout: _Layout) -> _Body | None:
     """The body's fused maps, or None when some of them is unknown."""
-    from hlo_indexing.fusion import fusion_indexing
+    from hlo_indexing.analysis.fusion import fusion_indexing
 
     region = info.op.regions[0]
     try:

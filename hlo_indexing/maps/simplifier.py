@@ -38,10 +38,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.indexing_map import IndexingMap, Variable
-from hlo_indexing.interval import Interval
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
 MAX_ROUNDS = 8

@@ -8,7 +8,7 @@ broadcast, reverse, slice, bitcast), integer converts, and integer ``add``,
 ``select``s whose ``compare`` is decided by the bounds (JAX's ``i < 0 ? i + n : i``),
 also inside called functions (JAX's ``@_where``) -- its
 value is an affine expression of the variables of the variable's
-:class:`~hlo_indexing.op_indexing.result.RuntimeSource` map -- the map's dimensions and,
+:class:`~hlo_indexing.ops.result.RuntimeSource` map -- the map's dimensions and,
 where the value is read at a position the map holds as range variables (a scatter's
 update position), those range variables: the ``iota`` index read (through the maps of
 the moving ops) combined with the constants. By that contract the value is an
@@ -32,13 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.interval import Interval
-from hlo_indexing.nested_blocks import callee_block
-from hlo_indexing.op_indexing.analysis import output_to_input_indexing
-from hlo_indexing.op_indexing.result import RuntimeSource
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.dialect_glue.call_like import callee_block
+from hlo_indexing.ops.analysis import output_to_input_indexing
+from hlo_indexing.ops.result import RuntimeSource
 
 #: Ops (name after the dialect prefix) whose single operand's elements are moved, not changed.
 _MOVING_OPS = frozenset({"reshape", "transpose", "broadcast_in_dim", "broadcast", "reverse", "slice", "bitcast", "copy"})

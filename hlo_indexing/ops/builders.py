@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.indexing_map import IndexingMap, Variable
-from hlo_indexing.interval import Interval
-from hlo_indexing.op_indexing.result import RuntimeSource
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.ops.result import RuntimeSource
 
 Shape = tuple[int, ...]
 

@@ -13,7 +13,7 @@
 * MLIR or XLA HLO text (``str``/``bytes``) or a path (``os.PathLike``).
 
 It returns a :class:`ModuleIndexing`: the fused maps of every ``func.func`` with a body
-and every ``mhlo.fusion`` (:class:`ComputationMaps`, one :class:`~hlo_indexing.fusion.FusionIndexing`
+and every ``mhlo.fusion`` (:class:`ComputationMaps`, one :class:`~hlo_indexing.analysis.fusion.FusionIndexing`
 per result, or per argument for ``direction="input-to-output"``), and the per-op maps of
 every HLO op (:class:`OpMaps`), with a readable ``str()``.
 
@@ -40,9 +40,9 @@ from typing import Any
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import location_of, parse_module
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, fusion_input_to_output_indexing
-from hlo_indexing.op_indexing.analysis import DIRECTIONS
-from hlo_indexing.op_indexing.result import InstructionIndexing
+from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, fusion_input_to_output_indexing
+from hlo_indexing.ops.analysis import DIRECTIONS
+from hlo_indexing.ops.result import InstructionIndexing
 
 
 

@@ -26,10 +26,10 @@ from typing import Any
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.op_indexing.builders import Entry, OpInfo, UnknownIndexing, value_shape
-from hlo_indexing.op_indexing.result import InstructionIndexing, RuntimeSource
-from hlo_indexing.op_indexing.rules import BODY_KINDS, rule_for
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
+from hlo_indexing.ops.rules import BODY_KINDS, rule_for
 
 #: The two directions of per-op (and fused) maps, as pass options and API arguments spell them.
 DIRECTIONS = ("output-to-input", "input-to-output")

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m hlo_indexing.tools.conformance FILE.jsonl [FILE.jsonl ...] [--only SUBSTRING]
+    python3 tools/devtools/conformance.py FILE.jsonl [FILE.jsonl ...] [--only SUBSTRING]
 
 Each record of ``cases*.jsonl`` (format: ``conformance/xla_indexing/README.md``) is run
 and compared *semantically*: two maps agree when their relations ``{(d, f(d, s))}`` are
@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.errors import DomainTooLargeError, HloIndexingError, UnsupportedError
-from hlo_indexing.indexing_map import IndexingMap, Variable
-from hlo_indexing.interval import Interval
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
 
 # Above this many points a map is compared on sampled dimension points instead.
 FULL_ENUMERATION_LIMIT = 200_000
@@ -651,7 +651,7 @@ def summary(outcomes: Sequence[Outcome]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hlo_indexing.tools.conformance", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 tools/devtools/conformance.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", type=Path, help="conformance .jsonl files")
     parser.add_argument("--only", help="run only the records whose id contains this text")
     args = parser.parse_args(argv)

@@ -20,7 +20,7 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.interval import Interval
+from hlo_indexing.maps.interval import Interval
 
 AffineExpr = Any  # ir.AffineExpr; the bindings' classes are not usable in annotations
 

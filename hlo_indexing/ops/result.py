@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hlo_indexing.indexing_map import IndexingMap
+from hlo_indexing.maps.indexing_map import IndexingMap
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
-from hlo_indexing.op_indexing import contraction, dynamic, elementwise, misc, reduction, scan, shape_ops
+from hlo_indexing.ops import contraction, dynamic, elementwise, misc, reduction, scan, shape_ops
 
 
 @dataclass(frozen=True)
 class Rule:
     """``output_to_input(info, result_index)`` returns one entry per operand,
     ``input_to_output(info, operand_index)`` one per result; each entry is a list of
-    maps or an :class:`~hlo_indexing.op_indexing.builders.Entry`. ``replicas`` (for
+    maps or an :class:`~hlo_indexing.ops.builders.Entry`. ``replicas`` (for
     collectives) gives the replica-id map of a result."""
 
     output_to_input: Callable

@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.interval import Interval
-from hlo_indexing.op_indexing.builders import (
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.ops.builders import (
     OpInfo,
     UnknownIndexing,
     dims,
@@ -21,7 +21,7 @@ from hlo_indexing.op_indexing.builders import (
     syms,
     value_shape,
 )
-from hlo_indexing.op_indexing.elementwise import (
+from hlo_indexing.ops.elementwise import (
     broadcast_operand_map,
     broadcast_result_map,
 )
@@ -312,7 +312,7 @@ def _element_identity(info: OpInfo, value: Any, what: str) -> IndexingMap:
 # Tuples have no index space of their own: a map into or out of a tuple value addresses
 # one of its elements, over that element's index space. ``tuple`` operand ``k`` is
 # element ``k`` of the result; ``get_tuple_element``'s operand map addresses element
-# ``index`` of its operand. The fused-map walk (hlo_indexing.fusion) keeps track of
+# ``index`` of its operand. The fused-map walk (hlo_indexing.analysis.fusion) keeps track of
 # which element a map belongs to.
 
 

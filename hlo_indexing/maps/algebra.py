@@ -6,11 +6,11 @@ Each function takes and returns :class:`IndexingMap` and preserves the relation
 
 from __future__ import annotations
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import DomainTooLargeError
-from hlo_indexing.indexing_map import IndexingMap, Variable
-from hlo_indexing.interval import Interval
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
 
 
 def _affine_map(n_dims: int, n_symbols: int, results, context) -> "ir.AffineMap":

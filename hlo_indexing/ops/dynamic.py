@@ -3,7 +3,7 @@
 Offsets read at run time are *runtime variables* (``rtN``) whose ranges are the
 clamped start ranges; each carries a :class:`RuntimeSource` (the index operand and the
 map to the element holding it, over the map's dimensions and range variables as
-:mod:`~hlo_indexing.op_indexing.result` states). Where which elements are read depends
+:mod:`~hlo_indexing.ops.result` states). Where which elements are read depends
 on data beyond the offsets (the index operands themselves, elements overwritten by an
 update), the maps over-approximate: every index element, every operand element.
 
@@ -13,12 +13,12 @@ at those positions, so its sources are re-expressed over them (:func:`_inverted`
 
 from __future__ import annotations
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
-from hlo_indexing.indexing_map import Variable
-from hlo_indexing.interval import Interval
-from hlo_indexing.op_indexing.builders import Entry, OpInfo, dims, invert, make_map, scalar_map, spread_map, syms
-from hlo_indexing.op_indexing.result import RuntimeSource
+from hlo_indexing.maps.indexing_map import Variable
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.ops.builders import Entry, OpInfo, dims, invert, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.result import RuntimeSource
 
 
 def _runtime(operand: int, lower: int, upper: int) -> Variable:

@@ -22,8 +22,8 @@ from __future__ import annotations
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import ParseError
-from hlo_indexing.indexing_map import IndexingMap, Variable
-from hlo_indexing.interval import Interval
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
 
 _MAP_KEYS = {"map", "dims", "known_empty", "unknown"}
 

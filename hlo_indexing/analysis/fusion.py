@@ -18,7 +18,7 @@ and so are ``stablehlo.composite`` (through its ``decomposition`` function) and 
 nested ``mhlo.fusion`` (through its region).
 
 Tuples have no index space: a map into a tuple value addresses one of its elements
-(:mod:`hlo_indexing.op_indexing.shape_ops`). The walk keeps, per value, one set of maps
+(:mod:`hlo_indexing.ops.shape_ops`). The walk keeps, per value, one set of maps
 per *element path* (``()`` for a tensor, ``(k, ...)`` for element ``k`` of a tuple), so
 ``get_tuple_element`` of a ``tuple`` reads only the selected operand. Maps of
 tuple-typed arguments (results, input -> output) are given per element in
@@ -28,7 +28,7 @@ tuple-typed result with ``element=(k, ...)``.
 
 Output -> input, runtime variables whose value the block computes from constants and
 ``iota`` (e.g. a ``dynamic_slice`` start index) are folded where the op's clamp is a
-no-op (see :mod:`hlo_indexing.runtime_folding`). Example::
+no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
     fused = fusion_indexing(func_op)            # maps of result 0
     fused.argument_maps[0]                       # frozenset of IndexingMap for %arg0
@@ -40,18 +40,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import UnsupportedError
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.nested_blocks import block_of, callee_block
-from hlo_indexing.op_indexing.analysis import (
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.dialect_glue.call_like import block_of, callee_block
+from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
     output_to_input_indexing,
 )
-from hlo_indexing.op_indexing.builders import value_shape
-from hlo_indexing.runtime_folding import fold_runtime_variables
+from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 
 #: Default cap on the number of distinct maps kept per value.
 DEFAULT_MAX_MAPS = 16

@@ -1,13 +1,13 @@
 """Reductions and windows: reduce (variadic, with inits), reduce_window, sort,
-select_and_scatter (scan: :mod:`hlo_indexing.op_indexing.scan`)."""
+select_and_scatter (scan: :mod:`hlo_indexing.ops.scan`)."""
 
 from __future__ import annotations
 
-from hlo_indexing import affine_expr as ax
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.interval import Interval
-from hlo_indexing.op_indexing.builders import (
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.ops.builders import (
     OpInfo,
     dims,
     invert,

@@ -1,7 +1,7 @@
 """Operand utilisation of a computation: for each argument of a ``func.func`` (or
 ``mhlo.fusion``, or any single-block region), the fraction of its elements that are
 read when every result is computed, from the fused output -> input maps
-(:func:`hlo_indexing.fusion.fusion_indexing`).
+(:func:`hlo_indexing.analysis.fusion.fusion_indexing`).
 
 The read set of an argument is the union, over all results and over all of that
 argument's maps, of the image of each map over its feasible domain. The fraction is
@@ -40,12 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing import affine_expr as ax
-from hlo_indexing.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
-from hlo_indexing.indexing_map import IndexingMap
-from hlo_indexing.interval import Interval
-from hlo_indexing.nested_blocks import block_of
-from hlo_indexing.op_indexing.builders import value_shape
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.dialect_glue.call_like import block_of
+from hlo_indexing.ops.builders import value_shape
 
 #: Default limit on the total number of domain points enumerated for one argument.
 DEFAULT_MAX_POINTS = 1 << 20
