@@ -25,14 +25,13 @@ from typing import Any
 
 from bench_generate import Generated
 
+from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.maps.indexing_map import clear_memo
 from hlo_indexing.ops.analysis import clear_cache
 from hlo_indexing.passes.attach_indexing_maps import AttachIndexingMaps
 from hlo_indexing.passes.base import Diagnostics
-
 
 #: The baseline is cheap and short, so it is timed more often (noise on a shared machine).
 BASELINE_REPEAT = 7

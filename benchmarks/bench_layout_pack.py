@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from hlo_indexing.layout.text import Shape
 from hlo_indexing.layout.packing import pack, unpack
+from hlo_indexing.layout.types import Shape
 
 
 def _best(fn, repeat: int = 3) -> float:

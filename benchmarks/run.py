@@ -29,14 +29,14 @@ sys.path.insert(0, str(HERE))
 
 import bench_analysis  # noqa: E402
 import bench_cli  # noqa: E402
+import bench_generate as generate  # noqa: E402
 import bench_layout_pack  # noqa: E402
 import bench_simplifier  # noqa: E402
-import bench_generate as generate  # noqa: E402
 
-from hlo_indexing.maps import affine_expr as ax  # noqa: E402
+from hlo_indexing.analysis.fusion import fusion_indexing  # noqa: E402
 from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
 from hlo_indexing.dialect_glue.context import make_context  # noqa: E402
-from hlo_indexing.analysis.fusion import fusion_indexing  # noqa: E402
+from hlo_indexing.maps import affine_expr as ax  # noqa: E402
 
 README = HERE.parent / "README.md"
 README_START, README_END = "<!-- benchmarks:start -->", "<!-- benchmarks:end -->"

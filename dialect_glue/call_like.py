@@ -1,18 +1,30 @@
-"""The single blocks that computations run: a ``func.func`` body, an ``mhlo.fusion``
-region, and the nested computation an op runs (the callee of ``func.call``, the
-decomposition of ``stablehlo.composite``, the region of a nested ``mhlo.fusion``).
+"""Computations and call-like ops: the one place that knows which ops run a body.
+
+A computation is a ``func.func`` with a body or an ``mhlo.fusion`` region
+(:func:`computations`); a call-like op runs a nested computation (:data:`CALL_LIKE_OPS`,
+:func:`callee_block`): the callee of ``func.call``, the decomposition of
+``stablehlo.composite``, the region of a nested ``mhlo.fusion``.
 
 Example::
 
     block = block_of(func_op)          # its only block
     callee_block(call_op)              # the body of the called function, or None
+    [label for label, _ in computations(module)]   # ['@main', 'mhlo.fusion', ...]
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
+
+#: Ops that run a nested computation, and the attribute naming it (None: their own region).
+CALL_LIKE_OPS: dict[str, str | None] = {
+    "mhlo.fusion": None,
+    "func.call": "callee",
+    "stablehlo.composite": "decomposition",
+}
 
 
 def block_of(region_or_func: Any) -> Any:
@@ -35,14 +47,12 @@ def callee_block(op: Any) -> Any | None:
     ``func.call`` / ``stablehlo.composite`` names (when in the module), or the region of
     a nested ``mhlo.fusion``."""
     name = op.operation.name
-    if name == "mhlo.fusion":
-        return block_of(op.operation.regions[0])
-    if name == "func.call":
-        symbol = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    elif name == "stablehlo.composite":
-        symbol = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
-    else:
+    if name not in CALL_LIKE_OPS:
         return None
+    symbol_attribute = CALL_LIKE_OPS[name]
+    if symbol_attribute is None:
+        return block_of(op.operation.regions[0])
+    symbol = ir.FlatSymbolRefAttr(op.attributes[symbol_attribute]).value
     table_op = op.operation.parent
     while table_op is not None and table_op.name != "builtin.module":
         table_op = table_op.parent
@@ -50,3 +60,20 @@ def callee_block(op: Any) -> Any | None:
         return None
     table = ir.SymbolTable(table_op)
     return block_of(table[symbol]) if symbol in table else None
+
+
+def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:
+    """``(label, op)`` for each ``func.func`` with a body (label ``@name``) and each
+    ``mhlo.fusion`` (label ``mhlo.fusion``) in ``module``, in program order."""
+    found: list[tuple[str, ir.Operation]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        operation = op.operation
+        if operation.name == "func.func" and len(operation.regions[0].blocks):
+            found.append((f"@{ir.StringAttr(operation.attributes['sym_name']).value}", operation))
+        elif operation.name == "mhlo.fusion":
+            found.append((operation.name, operation))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return iter(found)

@@ -22,7 +22,7 @@ def register_passes() -> None:
 def _upstream_registry() -> ir.DialectRegistry | None:
     """A registry with every dialect the provider ships, or None if it has no such hook."""
     if PROVIDER == "jaxlib":
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # private: kept behind this module
+        from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # optional (jaxlib provider only); private: kept here
 
         registry = ir.DialectRegistry()
         _jax_mlir_ext.register_dialects(registry)

@@ -41,8 +41,8 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.hlo_text import (
     HloComputation,
     HloInstruction,
-    scan_hlo_text,
     prepare_for_translation,
+    scan_hlo_text,
 )
 from hlo_indexing.errors import ParseError, SourceLocation, UnsupportedError
 
@@ -61,7 +61,7 @@ class _EntryPoints:
 
 def _jaxlib_version() -> str:
     try:
-        import jaxlib
+        import jaxlib  # optional: the bindings may come from another provider (upstream mlir, IREE)
 
         return str(getattr(jaxlib, "__version__", "unknown"))
     except ImportError:
@@ -72,7 +72,7 @@ def _jaxlib_version() -> str:
 def _entry_points() -> _EntryPoints:
     """jaxlib's private HLO parser and translator, or UnsupportedError naming what is missing."""
     try:
-        from jaxlib import _hlo, _jax  # private: kept behind this module
+        from jaxlib import _hlo, _jax  # optional (jaxlib provider only); private: kept behind this module
     except ImportError as exc:
         raise UnsupportedError(
             f"HLO text input needs jaxlib._hlo and jaxlib._jax, which jaxlib "

@@ -17,9 +17,9 @@ _EXPORTS = {
     "Variable": "hlo_indexing.maps.indexing_map",
     "HloIndexingError": "hlo_indexing.errors",
     "ParseError": "hlo_indexing.errors",
-    "output_to_input_indexing": "hlo_indexing.ops.analysis",
+    "output_to_input_indexing": "hlo_indexing.analysis.per_op",
     "fusion_indexing": "hlo_indexing.analysis.fusion",
-    "analyze": "hlo_indexing.analysis.module_analysis",
+    "analyze": "hlo_indexing.frontend",
     "ModuleIndexing": "hlo_indexing.analysis.module_analysis",
     "fusion_input_to_output_indexing": "hlo_indexing.analysis.fusion",
     "FusionIndexing": "hlo_indexing.analysis.fusion",
@@ -27,9 +27,9 @@ _EXPORTS = {
     "Utilization": "hlo_indexing.analysis.utilization",
     "coalescing": "hlo_indexing.analysis.coalescing",
     "Coalescing": "hlo_indexing.analysis.coalescing",
-    "input_to_output_indexing": "hlo_indexing.ops.analysis",
+    "input_to_output_indexing": "hlo_indexing.analysis.per_op",
     "InstructionIndexing": "hlo_indexing.ops.result",
-    "Layout": "hlo_indexing.layout.text",
+    "Layout": "hlo_indexing.layout.types",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -22,49 +22,18 @@ Example (output-to-input)::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
-from hlo_indexing.ops.analysis import DIRECTIONS, input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.ops.analysis import DIRECTIONS
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE_NAMES = {"output-to-input": "hlo_indexing.output_to_input", "input-to-output": "hlo_indexing.input_to_output"}
-
-#: Ops whose regions are computations applied per element, not program code.
-_REDUCER_KINDS = frozenset(
-    {"reduce", "reduce_window", "sort", "scatter", "select_and_scatter", "map", "all_reduce", "reduce_scatter", "scan"}
-)
-
-
-def hlo_ops(module: "ir.Operation") -> Iterator["ir.Operation"]:
-    """The HLO ops of ``module`` that get maps, in program order."""
-    found: list = []
-
-    def visit(op) -> "ir.WalkResult":
-        operation = op.operation
-        dialect, kind = op_kind(operation)
-        if dialect in HLO_DIALECTS and kind != "return":
-            found.append(operation)
-            if kind in _REDUCER_KINDS:
-                return ir.WalkResult.SKIP
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return iter(found)
-
-
-def indexings(op: "ir.Operation", direction: str, simplify: bool) -> list[InstructionIndexing]:
-    """One indexing per result (output-to-input) or per operand (input-to-output)."""
-    if direction == "output-to-input":
-        return [output_to_input_indexing(op, r, simplify=simplify) for r in range(len(op.results))]
-    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(op.operands))]
-
 
 @dataclass(frozen=True)
 class PerOpMapsPass(ModulePass):

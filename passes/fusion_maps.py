@@ -31,36 +31,21 @@ operand). ``max-points`` bounds the enumeration of both analyses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
-from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
-from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE = "hlo_indexing.fused_maps"
 UTILIZATION_ATTRIBUTE = "hlo_indexing.utilization"
 UTILIZATION_EXACT_ATTRIBUTE = "hlo_indexing.utilization_exact"
 COALESCED_ATTRIBUTE = "hlo_indexing.coalesced"
-
-
-def _computations(module: "ir.Operation") -> Iterator[tuple[str, Any]]:
-    """(label, op) for each func.func with a body and each mhlo.fusion, in order."""
-    found: list[tuple[str, Any]] = []
-
-    def visit(op: Any) -> Any:
-        name = op.operation.name
-        if name == "func.func" and len(op.operation.regions[0].blocks):
-            found.append((f"@{ir.StringAttr(op.operation.attributes['sym_name']).value}", op.operation))
-        elif name == "mhlo.fusion":
-            found.append((name, op.operation))
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return iter(found)
 
 
 def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
@@ -103,7 +88,7 @@ class FuseIndexingMaps(_FusedMapsPass):
     description: ClassVar[str] = "Attach result->argument fused indexing maps to functions and mhlo.fusion ops"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
-        for _, op in _computations(module):
+        for _, op in computations(module):
             results = _fused(op, self.max_maps, diagnostics)
             if results is None:
                 continue
@@ -158,7 +143,7 @@ class PrintFusionIndexing(_FusedMapsPass):
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
-        for label, op in _computations(module):
+        for label, op in computations(module):
             results = _fused(op, self.max_maps, diagnostics)
             terminator = list(op.regions[0].blocks[0].operations)[-1]
             for r, fused in enumerate(results or []):

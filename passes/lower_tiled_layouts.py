@@ -36,9 +36,9 @@ from typing import ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.layout.text import COMBINE, INT64_MAX, Layout, Shape
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, memref_type_text, tiled_coordinates_map
 from hlo_indexing.layout.tiling import plan
+from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 

@@ -35,7 +35,13 @@ from hlo_indexing.dialect_glue.context import current_or_default_context, regist
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes import registry
 from hlo_indexing.passes.base import Diagnostics, ModulePass, PassOptionError
-from hlo_indexing.passes.pipeline_text import PipelineElement, PipelineError, parse_element_list, parse_options, parse_pipeline
+from hlo_indexing.passes.pipeline_text import (
+    PipelineElement,
+    PipelineError,
+    parse_element_list,
+    parse_options,
+    parse_pipeline,
+)
 
 MODULE_ANCHOR = "builtin.module"
 _MLIR_PIPELINE_ERROR = re.compile(r"^MLIR Textual PassPipeline Parser:1:(\d+): error: (.*)$")
@@ -173,7 +179,7 @@ def _check_upstream(element: PipelineElement) -> None:
     Pass names are registered per process, so a scratch ``PassManager`` in any context
     tells; it absorbs the partial additions MLIR makes before failing."""
     scratch = passmanager.PassManager(MODULE_ANCHOR, context=current_or_default_context())
-    with _captured_native_stderr() as native:
+    with captured_native_stderr() as native:
         try:
             scratch.add(element.text)
             return
@@ -192,7 +198,7 @@ def _upstream_error(element: PipelineElement, message: str, native: str) -> Pipe
 
 
 @contextlib.contextmanager
-def _captured_native_stderr() -> Iterator[list[str]]:
+def captured_native_stderr() -> Iterator[list[str]]:
     """Capture what C++ writes to file descriptor 2 (LLVM's option parser reports
     there); the text is appended to the yielded list on exit."""
     sys.stderr.flush()

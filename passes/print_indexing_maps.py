@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass, hlo_ops, indexings
+from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass
 from hlo_indexing.passes.base import Diagnostics
 
 

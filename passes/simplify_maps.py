@@ -25,7 +25,11 @@ from typing import Callable, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.maps.attributes import indexing_map_from_attribute, indexing_map_to_attribute, is_indexing_map_attribute
+from hlo_indexing.maps.attributes import (
+    indexing_map_from_attribute,
+    indexing_map_to_attribute,
+    is_indexing_map_attribute,
+)
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE_PREFIX = "hlo_indexing."

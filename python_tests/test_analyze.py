@@ -174,7 +174,7 @@ def test_cli_and_analyze_module_do_not_import_jax():
     code = (
         "import sys\n"
         "from hlo_indexing.tools import opt\n"
-        "import hlo_indexing.analysis.module_analysis\n"
+        "import hlo_indexing.frontend\n"
         "assert opt.main(['--list-passes']) == 0\n"
         "assert 'jax' not in sys.modules, sorted(m for m in sys.modules if m.startswith('jax.'))\n"
     )
@@ -185,9 +185,9 @@ def test_cli_and_analyze_module_do_not_import_jax():
 def test_module_docstring_example():
     import doctest
 
-    from hlo_indexing.analysis import module_analysis
+    from hlo_indexing import frontend
 
-    outcome = doctest.testmod(module_analysis)
+    outcome = doctest.testmod(frontend)
     assert outcome.attempted >= 3 and outcome.failed == 0
 
 

@@ -8,7 +8,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from devtools import conformance
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing"  # ../shared beside the clone

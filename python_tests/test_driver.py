@@ -8,9 +8,9 @@ import re
 import pytest
 
 from hlo_indexing.errors import SourceLocation
-from hlo_indexing.tools import opt
-from hlo_indexing.tools.diagnostics_check import Reported, parse_expectations, verify
 from hlo_indexing.passes.pipeline_text import PipelineError, parse_options, parse_pipeline
+from hlo_indexing.tools import driver, opt
+from hlo_indexing.tools.diagnostics_check import Reported, parse_expectations, verify
 
 MODULE = (
     "func.func @f() attributes {hlo_indexing.m = {map = affine_map<(d0) -> (d0 mod 4)>, "
@@ -71,7 +71,7 @@ def test_internal_error_is_reported_without_traceback_unless_debug(tmp_path, cap
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(opt, "_process_chunk", broken)
+    monkeypatch.setattr(driver, "_process_chunk", broken)
     assert opt.main([str(source)]) == 1
     err = capsys.readouterr().err
     assert "internal error: RuntimeError: boom" in err and "Traceback" not in err
@@ -80,9 +80,9 @@ def test_internal_error_is_reported_without_traceback_unless_debug(tmp_path, cap
 
 
 def test_split_keeps_line_numbers():
-    chunks = [chunk for chunk, _ in opt._split("a\n// -----\nb\nc\n// -----\nd", True)]
+    chunks = [chunk for chunk, _ in driver._split("a\n// -----\nb\nc\n// -----\nd", True)]
     assert [chunk.split("\n").index(chunk.strip().split("\n")[0]) for chunk in chunks] == [0, 2, 5]
-    assert opt._split("x\n  //==\ny", "//==") == [("x", None), ("\n\ny", (2, 7))]
+    assert driver._split("x\n  //==\ny", "//==") == [("x", None), ("\n\ny", (2, 7))]
 
 
 def test_pipeline_parser_columns_and_nesting():

@@ -25,8 +25,8 @@ lax = jax.lax
 
 from hlo_indexing import IndexingMap, Layout, coalescing, operand_utilization, parse_module  # noqa: E402
 from hlo_indexing.analysis.coalescing import map_coalescing  # noqa: E402
-from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
 from hlo_indexing.analysis.utilization import fused_per_result, maps_utilization  # noqa: E402
+from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
 
 
 def lowered_main(f, shapes):

@@ -27,7 +27,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 from test_op_indexing_support import relation  # noqa: E402
 
 
-
 def jacobian_pairs(f, shapes, result_index: int) -> list[set]:
     rng = np.random.default_rng(0)
     values = [jnp.asarray(rng.uniform(0.5, 1.5, s), jnp.float32) for s in shapes]

@@ -137,7 +137,7 @@ class ProgramBuilder:
         name = f"repack{len(self.helpers)}"
         result_type = tuple(reversed(value.type))
         body = [f"    %e{k} = stablehlo.get_tuple_element %t[{k}] : ({type_text(value.type)}) -> {type_text(value.type[k])}" for k in range(n)]
-        body.append(f"    %r = stablehlo.tuple " + ", ".join(f"%e{k}" for k in reversed(range(n))) + f" : {type_text(result_type)}")
+        body.append("    %r = stablehlo.tuple " + ", ".join(f"%e{k}" for k in reversed(range(n))) + f" : {type_text(result_type)}")
         body.append(f"    return %r : {type_text(result_type)}")
         self.helpers[name] = (
             f"  func.func private @{name}(%t: {type_text(value.type)}) -> {type_text(result_type)} {{\n" + "\n".join(body) + "\n  }"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hlo_indexing.dialect_glue import hlo_import
-from hlo_indexing.dialect_glue.hlo_text import scan_hlo_text, prepare_for_translation
+from hlo_indexing.dialect_glue.hlo_text import prepare_for_translation, scan_hlo_text
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import ParseError, UnsupportedError
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
-from hlo_indexing.layout.text import Layout
 from hlo_indexing.layout.tiling import linear_index, physical_shape
+from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps.attributes import indexing_map_from_attribute
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.lower_tiled_layouts import LowerTiledLayouts

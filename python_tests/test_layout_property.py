@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.layout.text import Shape
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, tiled_coordinates_map
 from hlo_indexing.layout.packing import pack, unpack
 from hlo_indexing.layout.tiling import linear_index, logical_index, padded_size, physical_shape
+from hlo_indexing.layout.types import Shape
+from hlo_indexing.maps import affine_expr as ax
 
 STAR = -1
 

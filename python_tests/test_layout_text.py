@@ -10,7 +10,8 @@ import pytest
 
 import hlo_indexing
 from hlo_indexing.errors import ParseError
-from hlo_indexing.layout.text import COMBINE, Layout, LayoutParseError, Shape
+from hlo_indexing.layout.text import LayoutParseError
+from hlo_indexing.layout.types import COMBINE, Layout, Shape
 
 VECTORS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "tiled_layout" / "vectors.jsonl"  # ../shared beside the clone
 LAYOUTS = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hlo_indexing.layout.text import Layout, Shape
 from hlo_indexing.layout.tpu import element_bits, tpu_default_layout, word_position
+from hlo_indexing.layout.types import Layout, Shape
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hlo_indexing.layout.text import Shape
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, tiled_coordinates_map
 from hlo_indexing.layout.packing import pack, unpack
 from hlo_indexing.layout.tiling import linear_index, logical_index, padded_size, physical_shape
+from hlo_indexing.layout.types import Shape
 
 VECTORS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "tiled_layout" / "vectors.jsonl"  # ../shared beside the clone
 CASES = [json.loads(line) for line in VECTORS.read_text().splitlines() if line.strip()] if VECTORS.is_file() else []

@@ -21,8 +21,8 @@ import sys
 import numpy as np
 import pytest
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.maps import affine_expr as ax
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_op_indexing_support import build, indices, tensor  # noqa: E402

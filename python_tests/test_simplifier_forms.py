@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from hlo_indexing import IndexingMap
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.simplifier import ExprSimplifier
 
 # ----------------------------------------------------------------- oracle

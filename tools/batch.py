@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Iterable, Iterator, TextIO
 
+from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.tools import opt
+from hlo_indexing.tools import driver
+from hlo_indexing.tools import options as opt_options
 
 INPUT_SUFFIXES = (".mlir", ".hlo")
 _HLO_DUMP_SUFFIX = ".txt"
@@ -61,7 +63,7 @@ class FileResult:
         return f"{self.path}: error: failed"
 
 
-def is_batch(options: "opt.Options") -> bool:
+def is_batch(options: "opt_options.Options") -> bool:
     """True when the inputs are several files or include a directory."""
     return len(options.inputs) > 1 or any(os.path.isdir(path) for path in options.inputs)
 
@@ -72,13 +74,13 @@ def expand_inputs(inputs: Iterable[str], columns: dict[str, int]) -> list[str]:
     for path in inputs:
         column = columns.get(f"input {path}", 1)
         if path == "-":
-            raise opt.UsageError("'-' (stdin) cannot be combined with other inputs", _at(column))
+            raise opt_options.UsageError("'-' (stdin) cannot be combined with other inputs", _at(column))
         if not os.path.isdir(path):
             files.append(path)
             continue
         found = sorted(entry.path for entry in os.scandir(path) if entry.is_file() and _is_input(entry.path))
         if not found:
-            raise opt.UsageError(f"no .mlir, .hlo or HLO .txt files in directory '{path}'", _at(column))
+            raise opt_options.UsageError(f"no .mlir, .hlo or HLO .txt files in directory '{path}'", _at(column))
         files.extend(found)
     return files
 
@@ -88,8 +90,6 @@ def _is_input(path: str) -> bool:
         return True
     if not path.endswith(_HLO_DUMP_SUFFIX):
         return False
-    from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
-
     try:
         with open(path, "rb") as handle:
             return looks_like_hlo_text(handle.read(4096))
@@ -98,10 +98,10 @@ def _is_input(path: str) -> bool:
 
 
 def _at(column: int) -> SourceLocation:
-    return SourceLocation(opt.COMMAND_LINE, 1, column)
+    return SourceLocation(opt_options.COMMAND_LINE, 1, column)
 
 
-def job_count(options: "opt.Options") -> int:
+def job_count(options: "opt_options.Options") -> int:
     """``-j N`` as a number of workers (``0``: the CPU count)."""
     value = options.get("j", "1")
     try:
@@ -109,25 +109,25 @@ def job_count(options: "opt.Options") -> int:
     except ValueError:
         jobs = -1
     if jobs < 0:
-        raise opt.UsageError(f"invalid value '{value}' for -j: expected a number >= 0", _at(options.columns["j"]))
+        raise opt_options.UsageError(f"invalid value '{value}' for -j: expected a number >= 0", _at(options.columns["j"]))
     return jobs or os.cpu_count() or 1
 
 
-def output_paths(files: list[str], options: "opt.Options") -> list[str] | None:
+def output_paths(files: list[str], options: "opt_options.Options") -> list[str] | None:
     """``DIR/<basename>`` for each file with ``-o DIR`` (None without ``-o``)."""
     directory = options.get("o")
     if directory is None or directory == "-":
         return None
     directory = str(directory)
     if os.path.exists(directory) and not os.path.isdir(directory):
-        raise opt.UsageError(
+        raise opt_options.UsageError(
             f"with several inputs, -o names an output directory; '{directory}' is a file", _at(options.columns["o"])
         )
     targets: dict[str, str] = {}
     for path in files:
         base = os.path.basename(path)
         if base in targets:
-            raise opt.UsageError(
+            raise opt_options.UsageError(
                 f"inputs '{targets[base]}' and '{path}' would both be written to '{os.path.join(directory, base)}'",
                 _at(options.columns["o"]),
             )
@@ -135,12 +135,12 @@ def output_paths(files: list[str], options: "opt.Options") -> list[str] | None:
     return [os.path.join(directory, os.path.basename(path)) for path in files]
 
 
-def process_file(options: "opt.Options", path: str) -> FileResult:
+def process_file(options: "opt_options.Options", path: str) -> FileResult:
     """Run the single-file driver on ``path``, capturing its stderr (worker entry point)."""
     captured = io.StringIO()
     with contextlib.redirect_stderr(captured):
         try:
-            failed, text = opt.process_input(options, path)
+            failed, text = driver.process_input(options, path)
         except HloIndexingError as exc:
             print(f"{exc.location}: error: {exc.message}", file=sys.stderr)
             failed, text = True, ""
@@ -150,12 +150,12 @@ def process_file(options: "opt.Options", path: str) -> FileResult:
     return FileResult(path, failed, None if failed else text, captured.getvalue())
 
 
-def run_batch(options: "opt.Options") -> int:
+def run_batch(options: "opt_options.Options") -> int:
     """Process every input (see the module docstring); return the exit code."""
     jobs = job_count(options)
     files = expand_inputs(options.inputs, options.columns)
     targets = output_paths(files, options)
-    opt.check_pipeline(options)  # usage errors once, before any file
+    driver.check_pipeline(options)  # usage errors once, before any file
     if targets is not None:
         os.makedirs(str(options.get("o")), exist_ok=True)
     progress = Progress(sys.stderr, len(files)) if sys.stderr.isatty() else None
@@ -170,7 +170,7 @@ def run_batch(options: "opt.Options") -> int:
         if result.failed:
             failures.append(result)
         elif targets is not None:
-            opt.write_output(targets[index], result.output or "")
+            driver.write_output(targets[index], result.output or "")
         else:
             outputs.append(result.output or "")
         if progress is not None:
@@ -178,14 +178,14 @@ def run_batch(options: "opt.Options") -> int:
     if progress is not None:
         progress.clear()
     if targets is None:
-        marker = options.get("output-split-marker", opt.DEFAULT_SPLIT_MARKER)
+        marker = options.get("output-split-marker", opt_options.DEFAULT_SPLIT_MARKER)
         sys.stdout.write((marker + "\n").join(outputs) if marker else "".join(outputs))
         sys.stdout.flush()
     print(summary(len(files), failures), file=sys.stderr, flush=True)
     return 1 if failures else 0
 
 
-def _results(options: "opt.Options", files: list[str], jobs: int) -> Iterator[FileResult]:
+def _results(options: "opt_options.Options", files: list[str], jobs: int) -> Iterator[FileResult]:
     """Each file's result, in input order."""
     if jobs == 1 or len(files) == 1:
         for path in files:

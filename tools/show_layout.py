@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from html import escape
 
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.layout.text import Shape
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
+from hlo_indexing.layout.types import Shape
 
 MAX_CELLS = 20_000
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd")

@@ -62,17 +62,17 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing
-from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.layout.text import Layout
+from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.layout.lowering import linear_offset_map
 from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, tiled_coordinates
-from hlo_indexing.ops.builders import value_shape
-from hlo_indexing.dialect_glue.call_like import block_of
-from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result
+from hlo_indexing.layout.types import Layout
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.simplifier import linearize
+from hlo_indexing.ops.builders import value_shape
 
 #: Consecutive innermost indices that read together (a GPU warp).
 WARP_SIZE = 32

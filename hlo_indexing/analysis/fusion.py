@@ -40,18 +40,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import UnsupportedError
-from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block
+from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
     output_to_input_indexing,
 )
 from hlo_indexing.ops.builders import value_shape
-from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
+from hlo_indexing.ops.regions import MapSets, RegionIndexing
 
 #: Default cap on the number of distinct maps kept per value.
 DEFAULT_MAX_MAPS = 16
@@ -226,7 +227,7 @@ class _Composer:
     def op_maps(self, op: Any, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Output -> input maps of one op, with runtime variables computed in the block
         folded in."""
-        indexing = output_to_input_indexing(op, result_index)
+        indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         return tuple(
             frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op))
@@ -273,7 +274,7 @@ class _Composer:
             for result in operation.results:
                 yield result, (), unknown
         else:
-            for result, maps in zip(operation.results, input_to_output_indexing(op, operand_index).maps):
+            for result, maps in zip(operation.results, input_to_output_indexing(op, operand_index, regions=REGIONS).maps):
                 yield result, (), maps
 
 
@@ -349,3 +350,17 @@ def _whole_tuple(what: str, value: Any, element: Path, count: int, direction: st
         f"{what}{at} is a {_element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
     )
     return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
+
+
+class _FusedRegions:
+    """The fused analysis as the region hook of per-op rules (:mod:`hlo_indexing.ops.regions`)."""
+
+    def output_to_input(self, region: ir.Region, result_index: int) -> MapSets:
+        return fusion_indexing(region, result_index).maps
+
+    def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
+        return fusion_input_to_output_indexing(region, argument_index).maps
+
+
+#: The region analysis this module hands to per-op rules of ops with a body.
+REGIONS: RegionIndexing = _FusedRegions()

@@ -32,11 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import callee_block
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.dialect_glue.call_like import callee_block
 from hlo_indexing.ops.analysis import output_to_input_indexing
 from hlo_indexing.ops.result import RuntimeSource
 

@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
+from hlo_indexing.dialect_glue.call_like import block_of
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.ops.builders import value_shape
 
 #: Default limit on the total number of domain points enumerated for one argument.

@@ -27,11 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.layout.text import Layout, Shape
 from hlo_indexing.layout.tiling import (
     TilingPlan,
     linear_from_coordinates,
@@ -39,6 +36,9 @@ from hlo_indexing.layout.tiling import (
     plan,
     tiled_coordinates,
 )
+from hlo_indexing.layout.types import Layout, Shape
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.indexing_map import IndexingMap
 
 
 @dataclass(frozen=True)

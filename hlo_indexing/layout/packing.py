@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing.layout.text import Layout, Shape
-from hlo_indexing.layout.tiling import TilingPlan, TileStep, plan
+from hlo_indexing.layout.tiling import TileStep, TilingPlan, plan
+from hlo_indexing.layout.types import Layout, Shape
 
 
 def pack(array: np.ndarray, layout: Layout, fill: Any = 0) -> np.ndarray:

@@ -17,7 +17,7 @@ code computes Python ints, numpy arrays (vectorised) and affine expressions
 
 Example::
 
-    >>> from hlo_indexing.layout.text import Shape
+    >>> from hlo_indexing.layout.types import Shape
     >>> s = Shape.parse("f32[3,5]{1,0:T(2,2)}")
     >>> physical_shape(s), padded_size(s), linear_index(s, (2, 3)), logical_index(s, 17)
     ((2, 3, 2, 2), 24, 17, (2, 3))
@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hlo_indexing.layout.text import COMBINE, INT64_MAX, Layout, Shape
+from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
 
 #: returned by :func:`logical_index` for a buffer position that holds no element
 PADDING = None

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hlo_indexing.layout.text import Layout, Shape
 from hlo_indexing.layout.tiling import linear_index
+from hlo_indexing.layout.types import Layout, Shape
 
 _BITS = {
     "pred": 8, "s1": 1, "u1": 1, "s2": 2, "u2": 2, "s4": 4, "u4": 4, "f4e2m1fn": 4,

@@ -6,9 +6,9 @@ Each function takes and returns :class:`IndexingMap` and preserves the relation
 
 from __future__ import annotations
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import DomainTooLargeError
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 

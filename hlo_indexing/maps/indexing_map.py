@@ -31,11 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.delegates import Delegates
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import DomainTooLargeError
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval, check_int64
+
+#: What the methods delegate to (text, algebra, simplifier, attributes: modules above this
+#: one); :mod:`hlo_indexing.maps` installs them.
+OPERATIONS = Delegates("hlo_indexing.maps")
 
 #: Default limit on the number of domain points :meth:`IndexingMap.enumerate` visits.
 DEFAULT_MAX_POINTS = 2_000_000
@@ -173,9 +178,7 @@ class IndexingMap:
     def parse(text: str, context: "ir.Context | None" = None, *, allow_empty_ranges: bool = False) -> "IndexingMap":
         """Read XLA's text format (one- or multi-line); see
         :func:`hlo_indexing.maps.text.parse_indexing_map`."""
-        from hlo_indexing.maps.text import parse_indexing_map
-
-        return parse_indexing_map(text, context, allow_empty_ranges=allow_empty_ranges)
+        return OPERATIONS.parse(text, context, allow_empty_ranges=allow_empty_ranges)
 
     @classmethod
     def identity(cls, shape: Sequence[int], context: "ir.Context | None" = None) -> "IndexingMap":
@@ -322,9 +325,7 @@ class IndexingMap:
 
     def __str__(self) -> str:
         if self._text is None:
-            from hlo_indexing.maps.text import print_indexing_map
-
-            self._text = print_indexing_map(self)
+            self._text = OPERATIONS.print(self)
         return self._text
 
     def __repr__(self) -> str:
@@ -479,64 +480,44 @@ class IndexingMap:
         producer's range variables, self's range variables, the producer's runtime
         variables, self's runtime variables. Constraints of both are kept, plus the
         producer's dimension ranges as constraints on self's results."""
-        from hlo_indexing.maps.algebra import compose
-
         key = ("compose", self._memo_key(), producer._memo_key())
-        return _memoized(key, lambda: compose(self, producer))
+        return _memoized(key, lambda: OPERATIONS.compose(self, producer))
 
     def simplify(self) -> "IndexingMap":
         """Range-aware simplification (see :mod:`hlo_indexing.maps.simplifier`); never
         changes the relation."""
-        from hlo_indexing.maps.simplifier import simplify
-
-        return _memoized(("simplify", self._memo_key()), lambda: simplify(self))
+        return _memoized(("simplify", self._memo_key()), lambda: OPERATIONS.simplify(self))
 
     def remove_unused_symbols(self) -> "IndexingMap":
         """Drop symbols that no result uses and no constraint ties to a used variable
         (a constraint on only such symbols is dropped with them when it is satisfiable)."""
-        from hlo_indexing.maps.algebra import remove_unused_symbols
-
-        return _memoized(("remove_unused_symbols", self._memo_key()), lambda: remove_unused_symbols(self))
+        return _memoized(("remove_unused_symbols", self._memo_key()), lambda: OPERATIONS.remove_unused_symbols(self))
 
     def remove_unused_dims(self) -> "IndexingMap":
         """Drop dimensions that no result uses and no constraint ties to a used variable
         (a constraint on only such dimensions is dropped with them when it is satisfiable)."""
-        from hlo_indexing.maps.algebra import remove_unused_dims
-
-        return remove_unused_dims(self)
+        return OPERATIONS.remove_unused_dims(self)
 
     def remove_unused_variables(self) -> "IndexingMap":
         """Remove unused dimensions and symbols at once (see ``map_algebra.remove_unused_variables``)."""
-        from hlo_indexing.maps.algebra import remove_unused_variables
-
-        return remove_unused_variables(self)
+        return OPERATIONS.remove_unused_variables(self)
 
     def convert_range_variables_to_dims(self, range_vars: "Sequence[int]") -> "IndexingMap":
         """The listed range variables become trailing dims (``map_algebra.convert_range_variables_to_dims``)."""
-        from hlo_indexing.maps.algebra import convert_range_variables_to_dims
-
-        return convert_range_variables_to_dims(self, list(range_vars))
+        return OPERATIONS.convert_range_variables_to_dims(self, list(range_vars))
 
     def rescale_symbols(self) -> "IndexingMap":
         """Replace a symbol ``s`` constrained by ``s mod k in [r, r]`` by ``s' * k + r``."""
-        from hlo_indexing.maps.algebra import rescale_symbols
-
-        return rescale_symbols(self)
+        return OPERATIONS.rescale_symbols(self)
 
     def convert_symbols_to_dims(self) -> "IndexingMap":
         """Turn every symbol into a trailing dimension with the same range."""
-        from hlo_indexing.maps.algebra import convert_symbols_to_dims
-
-        return convert_symbols_to_dims(self)
+        return OPERATIONS.convert_symbols_to_dims(self)
 
     def to_attribute(self, context: "ir.Context | None" = None) -> "ir.Attribute":
         """The builtin-attribute form (see :mod:`hlo_indexing.maps.attributes`)."""
-        from hlo_indexing.maps.attributes import indexing_map_to_attribute
-
-        return indexing_map_to_attribute(self, context)
+        return OPERATIONS.to_attribute(self, context)
 
     @staticmethod
     def from_attribute(attribute: "ir.Attribute") -> "IndexingMap":
-        from hlo_indexing.maps.attributes import indexing_map_from_attribute
-
-        return indexing_map_from_attribute(attribute)
+        return OPERATIONS.from_attribute(attribute)

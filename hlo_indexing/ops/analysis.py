@@ -14,8 +14,8 @@ Example::
     # operand id = 0 (d0)[s0, s1] -> (s0, d0, s1), domain: d0 in [0, 19], s0 in [0, 9], s1 in [0, 29]
 
 Results are cached per (op name, operand and result types, attributes, direction,
-index, simplify, and the printed body of ops whose maps read it: scan): big modules
-repeat the same op instance shapes many times.
+index, simplify, the printed body of ops whose maps read it (scan) and the region
+analysis given): big modules repeat the same op instance shapes many times.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 from hlo_indexing.ops.rules import BODY_KINDS, rule_for
 
@@ -42,23 +43,32 @@ CACHE_SIZE = 4096
 _cache: OrderedDict = OrderedDict()
 
 
-def output_to_input_indexing(op: Any, result_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
+def output_to_input_indexing(
+    op: Any, result_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
+) -> InstructionIndexing:
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
-    result's index space to the operand elements each result element reads."""
-    return _indexing(op, OUTPUT_TO_INPUT, result_index, simplify)
+    result's index space to the operand elements each result element reads. ``regions``
+    gives the rules of ops with a body their body's fused maps
+    (:mod:`hlo_indexing.ops.regions`); the public API
+    (:mod:`hlo_indexing.analysis.per_op`) always passes it."""
+    return _indexing(op, OUTPUT_TO_INPUT, result_index, simplify, regions)
 
 
-def input_to_output_indexing(op: Any, operand_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
+def input_to_output_indexing(
+    op: Any, operand_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
+) -> InstructionIndexing:
     """For operand ``operand_index`` of ``op``, one set of maps per result: from the
-    operand's index space to the result elements each operand element contributes to."""
-    return _indexing(op, INPUT_TO_OUTPUT, operand_index, simplify)
+    operand's index space to the result elements each operand element contributes to.
+    ``regions`` as for :func:`output_to_input_indexing`."""
+    return _indexing(op, INPUT_TO_OUTPUT, operand_index, simplify, regions)
 
 
 def clear_cache() -> None:
+    """Forget every cached per-op result."""
     _cache.clear()
 
 
-def _indexing(op: Any, direction: str, index: int, simplify: bool) -> InstructionIndexing:
+def _indexing(op: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
     operation = op.operation if hasattr(op, "operation") else op
     count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operation.operands)
     what = "result" if direction == OUTPUT_TO_INPUT else "operand"
@@ -74,10 +84,11 @@ def _indexing(op: Any, direction: str, index: int, simplify: bool) -> Instructio
         index,
         simplify,
         _body_key(operation),
+        id(regions) if regions is not None else None,
     )
     cached = _cache.get(key)
     if cached is None:
-        cached = _compute(operation, direction, index, simplify)
+        cached = _compute(operation, direction, index, simplify, regions)
         _cache[key] = cached
         if len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
@@ -93,7 +104,9 @@ def _body_key(operation: Any) -> str | None:
     return "\n".join(str(block) for region in operation.regions for block in region.blocks)
 
 
-def _compute(operation: Any, direction: str, index: int, simplify: bool) -> InstructionIndexing:
+def _compute(
+    operation: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
+) -> InstructionIndexing:
     dialect, kind = op_attrs.op_kind(operation)
     info = OpInfo(
         operation,
@@ -101,6 +114,7 @@ def _compute(operation: Any, direction: str, index: int, simplify: bool) -> Inst
         tuple(value_shape(v.type) for v in operation.operands),
         tuple(value_shape(v.type) for v in operation.results),
         operation.context,
+        regions,
     )
     rule = rule_for(dialect, kind)
     width = info.num_operands if direction == OUTPUT_TO_INPUT else info.num_results

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import RuntimeSource
 
 Shape = tuple[int, ...]
@@ -30,13 +31,15 @@ class UnknownIndexing(Exception):
 @dataclass(frozen=True)
 class OpInfo:
     """The op (for attribute reads), its kind and the static shapes of its operands
-    and results (``None`` for a value that is not a statically shaped tensor)."""
+    and results (``None`` for a value that is not a statically shaped tensor), and the
+    fused analysis of bodies (:mod:`hlo_indexing.ops.regions`) when the caller has one."""
 
     op: Any
     kind: str
     operand_shapes: tuple[Shape | None, ...]
     result_shapes: tuple[Shape | None, ...]
     context: Any
+    regions: RegionIndexing | None = None
 
     def operand(self, index: int) -> Shape:
         return _static(self.operand_shapes[index], f"operand {index}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.op_attrs import Window
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import OpInfo, dims, invert, make_map, syms
 from hlo_indexing.ops.reduction import window_map

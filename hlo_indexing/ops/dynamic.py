@@ -13,8 +13,8 @@ at those positions, so its sources are re-expressed over them (:func:`_inverted`
 
 from __future__ import annotations
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.builders import Entry, OpInfo, dims, invert, make_map, scalar_map, spread_map, syms

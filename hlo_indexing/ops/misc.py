@@ -3,8 +3,8 @@ rule for ops the analysis cannot describe."""
 
 from __future__ import annotations
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, dims, make_map, syms
 

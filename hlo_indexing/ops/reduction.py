@@ -3,8 +3,8 @@ select_and_scatter (scan: :mod:`hlo_indexing.ops.scan`)."""
 
 from __future__ import annotations
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.builders import (

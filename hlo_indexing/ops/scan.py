@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.builders import (
@@ -52,6 +52,7 @@ from hlo_indexing.ops.builders import (
     make_map,
     syms,
 )
+from hlo_indexing.ops.regions import RegionIndexing
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class _Body:
     fused maps (body result -> body argument)."""
 
     region: Any
+    regions: RegionIndexing
     reads: tuple[frozenset[int], ...]
     maps: tuple[tuple[frozenset[IndexingMap], ...], ...]
     forward: dict[int, tuple[frozenset[IndexingMap], ...]] = field(default_factory=dict, compare=False)
@@ -112,26 +114,25 @@ class _Body:
 
     def forward_maps(self, argument: int, result: int) -> frozenset[IndexingMap]:
         """Body argument -> body result maps (the forward walk runs once per argument)."""
-        from hlo_indexing.analysis.fusion import fusion_input_to_output_indexing
-
         if argument not in self.forward:
-            self.forward[argument] = fusion_input_to_output_indexing(self.region, argument).maps
+            self.forward[argument] = self.regions.input_to_output(self.region, argument)
         return self.forward[argument][result]
 
 
 def _body(info: OpInfo, layout: _Layout) -> _Body | None:
-    """The body's fused maps, or None when some of them is unknown."""
-    from hlo_indexing.analysis.fusion import fusion_indexing
-
+    """The body's fused maps, or None when some of them is unknown or the caller has no
+    region analysis (:mod:`hlo_indexing.ops.regions`)."""
+    if info.regions is None:
+        return None
     region = info.op.regions[0]
     try:
-        maps = tuple(fusion_indexing(region, r).maps for r in range(layout.outputs + layout.carries))
+        maps = tuple(info.regions.output_to_input(region, r) for r in range(layout.outputs + layout.carries))
     except (HloIndexingError, ValueError):
         return None
     if any(m.is_undefined for per_result in maps for ms in per_result for m in ms):
         return None
     reads = tuple(frozenset(a for a, ms in enumerate(per) if any(not m.is_known_empty() for m in ms)) for per in maps)
-    return _Body(region, reads, maps)
+    return _Body(region, info.regions, reads, maps)
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.errors import DomainTooLargeError, HloIndexingError, UnsupportedError
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 

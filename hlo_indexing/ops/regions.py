@@ -1,0 +1,34 @@
+"""The hook through which per-op rules of ops with a body (``mhlo.scan``, and any op
+whose maps are those of a region) get the fused maps of that body.
+
+The per-op layer (:mod:`hlo_indexing.ops`) sits below the fused analysis
+(:mod:`hlo_indexing.analysis.fusion`), which composes per-op maps; a body's maps are
+fused maps, so the rule of an op with a body needs the layer above. It receives it as a
+:class:`RegionIndexing` object: :func:`hlo_indexing.ops.analysis.output_to_input_indexing`
+takes one as ``regions=``, and :mod:`hlo_indexing.analysis.per_op` (the public per-op
+API) passes the fused analysis. Without one, such rules answer without reading the body
+(soundly, as documented by each rule).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.maps.indexing_map import IndexingMap
+
+#: One set of maps per argument (output->input) or per result (input->output).
+MapSets = tuple[frozenset[IndexingMap], ...]
+
+
+class RegionIndexing(Protocol):
+    """Fused maps of a region's single block, as the fused analysis computes them."""
+
+    def output_to_input(self, region: ir.Region, result_index: int) -> MapSets:
+        """For the block's result ``result_index`` (the terminator's operand), one map
+        set per block argument."""
+        ...
+
+    def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
+        """For block argument ``argument_index``, one map set per block result."""
+        ...

@@ -1,0 +1,195 @@
+"""The command line of ``hlo-indexing-opt``: its flags (MLIR's spellings), their parsing
+into :class:`Options`, usage checks, and the ``--help``/``--version``/``--list-passes``
+texts. Imports neither the MLIR bindings nor numpy, so those three stay fast.
+
+Example::
+
+    >>> options = parse_command_line(["in.mlir", "--hlo-simplify-indexing-maps=report=true", "-o", "out.mlir"])
+    >>> options.inputs, options.get("o"), options.pass_flags[0].name
+    (['in.mlir'], 'out.mlir', 'hlo-simplify-indexing-maps')
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+
+from hlo_indexing.errors import HloIndexingError, SourceLocation
+from hlo_indexing.passes import registry
+
+PROGRAM = "hlo-indexing-opt"
+COMMAND_LINE = "<command line>"
+DEFAULT_SPLIT_MARKER = "// -----"
+STDIN_NAME = "<stdin>"
+
+# flag -> (kind, help). Kinds: "bool" (optionally =true/false), "value" (needs a value),
+# "optional" (bare, or =value: the value's meaning is in the help).
+FLAGS: dict[str, tuple[str, str]] = {
+    "o": ("value", "Output filename (default: stdout), an output directory with several inputs; written only on success"),
+    "j": ("value", "With several inputs or a directory: number of worker processes (default 1, 0 = one per CPU)"),
+    "split-input-file": ("optional", "Split the input into chunks at '// -----' (or =MARKER) and process each"),
+    "output-split-marker": ("value", "Marker between output chunks (default '// -----')"),
+    "pass-pipeline": ("value", "A textual pipeline 'builtin.module(pass1, pass2{opt=v}, func.func(cse))'"),
+    "verify-diagnostics": ("optional", "Check expected-* comments against diagnostics (=all or =only-expected)"),
+    "mlir-print-op-generic": ("bool", "Print operations in the generic form"),
+    "mlir-print-debuginfo": ("bool", "Print locations"),
+    "mlir-print-local-scope": ("bool", "Print affine maps and types inline instead of as #aliases"),
+    "allow-unregistered-dialect": ("bool", "Allow operations of unregistered dialects"),
+    "mlir-print-ir-before-all": ("bool", "Print the IR before each pass (stderr)"),
+    "mlir-print-ir-after-all": ("bool", "Print the IR after each pass (stderr)"),
+    "mlir-print-ir-before": ("value", "Print the IR before the passes named (comma-separated pass arguments, stderr)"),
+    "mlir-print-ir-after": ("value", "Print the IR after the passes named (comma-separated pass arguments, stderr)"),
+    "mlir-print-ir-after-change": ("bool", "With --mlir-print-ir-after-all, print only when the pass changed the IR"),
+    "mlir-print-ir-module-scope": ("bool", "Print the whole module when printing IR of nested passes"),
+    "mlir-timing": ("bool", "Report the time of each pass (stderr)"),
+    "dump-pass-pipeline": ("bool", "Print the pass pipeline before running it (stderr)"),
+    "list-passes": ("bool", "List hlo-indexing's passes with their options"),
+    "input-format": ("value", "Input format: mlir or hlo (default: by suffix .hlo / 'HloModule' header)"),
+    "show-layout": ("value", "Show an XLA layout, e.g. 'f32[3,5]{1,0:T(2,2)}', as a grid of memory positions"),
+    "format": ("value", "Format of --show-layout: text or svg"),
+    "debug": ("bool", "Show Python tracebacks of internal errors"),
+    "help": ("bool", "Show this help"),
+    "version": ("bool", "Show the version"),
+}
+_ALIASES = {"h": "help"}
+
+
+class UsageError(HloIndexingError):
+    """A bad command line; ``location`` points into ``<command line>``."""
+
+
+@dataclass
+class PassFlag:
+    """A ``--<pass-name>[=options]`` flag: its pipeline element text and its column."""
+
+    element: str
+    column: int
+    spelling: str
+
+
+@dataclass
+class Options:
+    inputs: list[str] = field(default_factory=list)
+    flags: dict[str, str | bool] = field(default_factory=dict)
+    pass_flags: list[PassFlag] = field(default_factory=list)
+    columns: dict[str, int] = field(default_factory=dict)
+
+    def get(self, name: str, default=None):
+        return self.flags.get(name, default)
+
+
+def parse_command_line(argv: list[str]) -> Options:
+    """Split ``argv`` into flags, per-pass flags and input files (see :data:`FLAGS`)."""
+    options = Options()
+    column = 1
+    columns = []
+    for arg in argv:
+        columns.append(column)
+        column += len(arg) + 1
+    index = 0
+    while index < len(argv):
+        arg, where = argv[index], columns[index]
+        index += 1
+        if arg == "-" or not arg.startswith("-"):
+            options.inputs.append(arg)
+            options.columns.setdefault("input", where)
+            options.columns.setdefault(f"input {arg}", where)
+            continue
+        body = arg[2:] if arg.startswith("--") else arg[1:]
+        name, has_value, value = body.partition("=")
+        name = _ALIASES.get(name, name)
+        if name not in FLAGS:
+            options.pass_flags.append(PassFlag(f"{name}{{{value}}}" if has_value else name, where, arg))
+            continue
+        kind = FLAGS[name][0]
+        if kind == "value" and not has_value:
+            if index >= len(argv):
+                raise UsageError(f"option '{arg}' requires a value", SourceLocation(COMMAND_LINE, 1, where))
+            value, has_value = argv[index], True
+            index += 1
+        if kind == "bool" and has_value:
+            if value not in ("true", "false", "1", "0"):
+                raise UsageError(
+                    f"'{value}' is invalid value for boolean argument! Try 0 or 1", SourceLocation(COMMAND_LINE, 1, where)
+                )
+            options.flags[name] = value in ("true", "1")
+        else:
+            options.flags[name] = value if has_value else True
+        options.columns[name] = where
+    return options
+
+
+def version_text() -> str:
+    try:
+        ours = version("hlo-indexing")
+    except PackageNotFoundError:
+        ours = "unknown"
+    provider = os.environ.get("HLO_INDEXING_BINDINGS", "jaxlib")
+    try:
+        bindings = version(provider if provider != "iree" else "iree-base-compiler")
+    except PackageNotFoundError:
+        bindings = "unknown"
+    return f"{PROGRAM} {ours}\n  MLIR Python bindings: {provider} {bindings}"
+
+
+def help_text() -> str:
+    lines = [
+        "OVERVIEW: hlo-indexing optimizer driver (mlir-opt flag names)",
+        "",
+        f"USAGE: {PROGRAM} [options] <input file | - >",
+        f"       {PROGRAM} [options] [-j N] [-o DIR] <input file | directory>...   (batch mode)",
+        "",
+        "OPTIONS:",
+    ]
+    for name, (kind, text) in FLAGS.items():
+        spelling = f"-{name}" if name in ("o", "j") else f"--{name}"
+        if kind == "value":
+            spelling += "=<value>"
+        elif kind == "optional":
+            spelling += "[=<value>]"
+        lines.append(f"  {spelling:<36} - {text}")
+    lines += ["", list_passes_text()]
+    return "\n".join(lines)
+
+
+def list_passes_text() -> str:
+    """Our passes and their options, from the registry's table: imports no pass module
+    (nor the MLIR bindings)."""
+    lines = ["Available Passes:"]
+    for name in registry.pass_names():
+        entry = registry.info(name)
+        lines.append(f"  --{name:<34} - {entry.description}")
+        for option in entry.options:
+            default = option.default
+            if isinstance(default, bool):
+                default = "true" if default else "false"
+            value = "|".join(option.choices) if option.choices else option.kind
+            lines.append(f"    --{option.name}=<{value}>".ljust(38) + f" - {option.help} (default: {default})")
+    lines += [
+        "",
+        "Upstream MLIR passes known to the bindings (canonicalize, cse, symbol-dce, loop passes,",
+        "the stablehlo/mhlo/chlo conversions, ...) are accepted too, in --pass-pipeline and as",
+        "--<pass-name> flags; see mlir-opt --help for their options.",
+    ]
+    return "\n".join(lines)
+
+
+def check_usage(options: Options) -> None:
+    """Raise :class:`UsageError` for flag values that are wrong whatever the input."""
+    input_format = options.get("input-format")
+    if input_format not in (None, "mlir", "hlo"):
+        raise UsageError(
+            f"invalid value '{input_format}' for --input-format: expected mlir or hlo",
+            SourceLocation(COMMAND_LINE, 1, options.columns["input-format"]),
+        )
+    if verify_mode(options) not in (None, "all", "only-expected"):
+        raise UsageError(
+            f"invalid value '{options.get('verify-diagnostics')}' for --verify-diagnostics: expected all or only-expected",
+            SourceLocation(COMMAND_LINE, 1, options.columns["verify-diagnostics"]),
+        )
+
+
+def verify_mode(options: Options):
+    mode = options.get("verify-diagnostics")
+    return "all" if mode is True else mode
