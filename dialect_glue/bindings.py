@@ -54,5 +54,7 @@ passmanager = _import(f"{_root}.passmanager")
 stablehlo = _optional(f"{_root}.dialects.stablehlo")
 mhlo = _optional(f"{_root}.dialects.mhlo")
 chlo = _optional(f"{_root}.dialects.chlo")
+#: Shardy (``sdy.mesh``, ``#sdy.sharding``), which JAX puts in the programs it lowers.
+sdy = _optional(f"{_root}.dialects.sdy")
 
-__all__ = ["PROVIDER", "ir", "passmanager", "stablehlo", "mhlo", "chlo"]
+__all__ = ["PROVIDER", "ir", "passmanager", "stablehlo", "mhlo", "chlo", "sdy"]

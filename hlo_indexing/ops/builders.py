@@ -230,3 +230,27 @@ def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
         list(m.runtime_vars),
         constraints,
     )
+
+
+def inverse_rule(forward: Any) -> Any:
+    """The input -> output rule of an output -> input rule ``forward``, by inverting its
+    maps exactly (:func:`invert`): operand ``k`` -> result ``r`` is the inverse of
+    result ``r`` -> operand ``k``. For rules whose maps have no runtime variables."""
+
+    def inverse(info: OpInfo, operand_index: int) -> list:
+        out = []
+        for r in range(info.num_results):
+            entry = forward(info, r)[operand_index]
+            maps = entry.maps if isinstance(entry, Entry) else entry
+            out.append([invert(m, info.operand(operand_index)) for m in maps])
+        return out
+
+    return inverse
+
+
+def whole_map(context: Any, space: Shape, target: Shape, kept: int = 0) -> IndexingMap:
+    """``(d...)[s...] -> (d[0..kept-1], s...)``: the first ``kept`` dimensions of
+    ``target`` follow ``space``'s (batch dimensions), the rest is read whole."""
+    d = dims(len(space), context)
+    rest = target[kept:]
+    return make_map(context, space, d[:kept] + syms(len(rest), context), rest)

@@ -8,7 +8,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
-from hlo_indexing.ops import contraction, dynamic, elementwise, misc, reduction, scan, shape_ops
+from hlo_indexing.ops import (
+    collectives,
+    contraction,
+    custom_calls,
+    dynamic,
+    elementwise,
+    linalg,
+    misc,
+    reduction,
+    scan,
+    shape_ops,
+    sorting,
+)
 
 
 @dataclass(frozen=True)
@@ -39,21 +51,11 @@ BODY_KINDS = frozenset({"scan"})
 
 #: Kinds known to be beyond per-op affine indexing, with the reason.
 UNKNOWN_KINDS = {
-    "custom_call": "opaque custom call",
     "while": "control flow",
     "case": "control flow",
     "if": "control flow",
-    "fft": "every output element reads the whole transformed dimensions",
-    "triangular_solve": "not an affine access pattern",
-    "cholesky": "not an affine access pattern",
     "rng": "random number generation",
     "rng_bit_generator": "random number generation",
-    "all_reduce": "collective",
-    "all_to_all": "collective",
-    "collective_permute": "collective",
-    "collective_broadcast": "collective",
-    "reduce_scatter": "collective",
-    "cross-replica-sum": "collective",
     "dynamic_broadcast_in_dim": "dynamic shapes",
     "dynamic_conv": "dynamic shapes",
     "dynamic_gather": "dynamic shapes",
@@ -66,6 +68,11 @@ UNKNOWN_KINDS = {
 }
 
 RULES: dict[str, Rule] = {}
+
+#: Shardy ops that only annotate a value (JAX's ``with_sharding_constraint``): result
+#: ``i`` is operand ``i``.
+SDY_IDENTITY_KINDS = frozenset({"sharding_constraint", "reshard", "propagation_barrier"})
+SDY_IDENTITY = Rule(elementwise.pairwise, elementwise.pairwise_inverse)
 
 
 def _register(kinds, forward, inverse, replicas=None) -> None:
@@ -107,7 +114,19 @@ _register("dynamic_slice", dynamic.dynamic_slice, dynamic.dynamic_slice_inverse)
 _register("dynamic_update_slice", dynamic.dynamic_update_slice, dynamic.dynamic_update_slice_inverse)
 _register("gather", dynamic.gather, dynamic.gather_inverse)
 _register("scatter", dynamic.scatter, dynamic.scatter_inverse)
-_register("all_gather", misc.all_gather, misc.all_gather_inverse, misc.all_gather_replicas)
+_register("top_k", sorting.top_k, sorting.top_k_inverse)
+_register("custom_call", custom_calls.custom_call, custom_calls.custom_call_inverse)
+_register("fft", linalg.fft, linalg.fft_inverse)
+_register("cholesky", linalg.cholesky, linalg.cholesky_inverse)
+_register("triangular_solve", linalg.triangular_solve, linalg.triangular_solve_inverse)
+_register("all_gather", collectives.all_gather, collectives.all_gather_inverse, collectives.all_gather_replicas)
+_register(["all_reduce", "cross-replica-sum"], collectives.all_reduce, collectives.all_reduce_inverse, collectives.every_device)
+_register("reduce_scatter", collectives.reduce_scatter, collectives.reduce_scatter_inverse, collectives.every_device)
+_register("all_to_all", collectives.all_to_all, collectives.all_to_all_inverse, collectives.all_to_all_replicas)
+_register("collective_permute", collectives.collective_permute, collectives.collective_permute_inverse)
+_register(
+    "collective_broadcast", collectives.collective_permute, collectives.collective_permute_inverse, collectives.first_device
+)
 for _kind, _reason in UNKNOWN_KINDS.items():
     _register(_kind, *misc.unknown(_reason))
 
@@ -116,6 +135,8 @@ def rule_for(dialect: str, kind: str) -> Rule:
     """The rule of an op kind of the StableHLO/MHLO/CHLO dialects; an *unknown* rule for
     kinds without one and for ops of other dialects (``tosa.transpose`` is not
     ``stablehlo.transpose``)."""
+    if dialect == "sdy" and kind in SDY_IDENTITY_KINDS:
+        return SDY_IDENTITY
     if dialect not in HLO_DIALECTS:
         return Rule(*misc.unknown("not a StableHLO, MHLO or CHLO op"))
     rule = RULES.get(kind)
