@@ -25,6 +25,7 @@ from typing import Any
 
 from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import is_call_like
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
@@ -50,14 +51,14 @@ def input_to_output_indexing(op: Any, operand_index: int = 0, *, simplify: bool 
 
 
 def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
-    """The HLO ops of ``module`` that get maps, in program order (the bodies of
+    """The HLO ops and call-like ops of ``module`` that get maps, in program order (the bodies of
     :data:`REDUCER_KINDS` ops are skipped)."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         operation = op.operation
         dialect, kind = op_kind(operation)
-        if dialect in HLO_DIALECTS and kind != "return":
+        if (dialect in HLO_DIALECTS and kind != "return") or is_call_like(operation):
             found.append(operation)
             if kind in REDUCER_KINDS:
                 return ir.WalkResult.SKIP

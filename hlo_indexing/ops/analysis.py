@@ -15,7 +15,9 @@ Example::
 
 Results are cached per (op name, operand and result types, attributes, direction,
 index, simplify, the printed body of ops whose maps read it (scan) and the region
-analysis given): big modules repeat the same op instance shapes many times.
+analysis given): big modules repeat the same op instance shapes many times. Call-like
+ops and loops are not cached: their maps depend on computations and values elsewhere
+in the module.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import is_call_like
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
-from hlo_indexing.ops.rules import BODY_KINDS, rule_for
+from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, rule_for
 
 #: The two directions of per-op (and fused) maps, as pass options and API arguments spell them.
 DIRECTIONS = ("output-to-input", "input-to-output")
@@ -74,6 +77,8 @@ def _indexing(op: Any, direction: str, index: int, simplify: bool, regions: Regi
     what = "result" if direction == OUTPUT_TO_INPUT else "operand"
     if not 0 <= index < count:
         raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
+    if is_call_like(operation) or op_attrs.op_kind(operation)[1] in CONTEXT_KINDS:
+        return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
     key = (
         id(operation.context),
         operation.name,

@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
 from hlo_indexing.ops import (
+    calls,
     collectives,
     contraction,
     custom_calls,
@@ -48,6 +50,13 @@ ELEMENTWISE_KINDS = frozenset(
 
 #: Kinds whose maps depend on the op's body (it is part of their cache key).
 BODY_KINDS = frozenset({"scan"})
+
+#: Ops whose maps depend on more than the op itself (a callee's body elsewhere in the
+#: module, loop bounds computed before the loop): never cached.
+CONTEXT_KINDS = frozenset({"while", "case", "if"})
+
+#: The rule of every call-like op (:data:`~hlo_indexing.dialect_glue.call_like.CALL_LIKE_OPS`).
+CALL = Rule(calls.call, calls.call_inverse)
 
 #: Kinds known to be beyond per-op affine indexing, with the reason.
 UNKNOWN_KINDS = {
@@ -132,9 +141,11 @@ for _kind, _reason in UNKNOWN_KINDS.items():
 
 
 def rule_for(dialect: str, kind: str) -> Rule:
-    """The rule of an op kind of the StableHLO/MHLO/CHLO dialects; an *unknown* rule for
-    kinds without one and for ops of other dialects (``tosa.transpose`` is not
-    ``stablehlo.transpose``)."""
+    """The rule of an op kind of the StableHLO/MHLO/CHLO dialects, of a call-like op
+    and of Shardy's annotations; an *unknown* rule for kinds without one and for ops of
+    other dialects (``tosa.transpose`` is not ``stablehlo.transpose``)."""
+    if f"{dialect}.{kind}" in CALL_LIKE_OPS:
+        return CALL
     if dialect == "sdy" and kind in SDY_IDENTITY_KINDS:
         return SDY_IDENTITY
     if dialect not in HLO_DIALECTS:
