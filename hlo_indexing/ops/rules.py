@@ -17,6 +17,7 @@ from hlo_indexing.ops import (
     dynamic,
     elementwise,
     linalg,
+    loops,
     misc,
     reduction,
     scan,
@@ -60,9 +61,6 @@ CALL = Rule(calls.call, calls.call_inverse)
 
 #: Kinds known to be beyond per-op affine indexing, with the reason.
 UNKNOWN_KINDS = {
-    "while": "control flow",
-    "case": "control flow",
-    "if": "control flow",
     "rng": "random number generation",
     "rng_bit_generator": "random number generation",
     "dynamic_broadcast_in_dim": "dynamic shapes",
@@ -124,6 +122,8 @@ _register("dynamic_update_slice", dynamic.dynamic_update_slice, dynamic.dynamic_
 _register("gather", dynamic.gather, dynamic.gather_inverse)
 _register("scatter", dynamic.scatter, dynamic.scatter_inverse)
 _register("top_k", sorting.top_k, sorting.top_k_inverse)
+_register("while", loops.while_, loops.while_inverse)
+_register(["case", "if"], loops.case, loops.case_inverse)
 _register("custom_call", custom_calls.custom_call, custom_calls.custom_call_inverse)
 _register("fft", linalg.fft, linalg.fft_inverse)
 _register("cholesky", linalg.cholesky, linalg.cholesky_inverse)

@@ -1,0 +1,247 @@
+"""Control flow: ``while`` loops and ``case``/``if``.
+
+``while`` (carries ``c0..cN``; ``cond`` and ``body`` take the carries, ``body`` returns
+the new ones). One iteration maps new carry ``r`` to carry ``a`` through the body's
+fused maps ``M[r][a]`` (region hook, :mod:`hlo_indexing.ops.regions`). Result ``r``
+after ``n`` iterations reads init ``a`` through ``S_n[a]``, where ``S_0 = {identity on
+r}`` and ``S_(k+1)[a] = union over b of S_k[b] composed with M[b][a]``:
+
+- a *pass-through* carry (the body returns its own argument) is its init: identity;
+- a *counted* loop (an induction carry with a constant init, a constant step added by
+  the body and a ``compare`` against a constant in ``cond``, which is how JAX lowers
+  ``scan`` and ``fori_loop``) runs a known number ``n`` of iterations: ``S_n``, and
+  the trip count reads no data;
+- a loop whose trip count is not known reads ``S_k`` for every ``k >= 0`` (up to the
+  fixed point) and, because whether it stops depends on them, every element of the
+  carries ``cond`` reads (and of what they read) at every result element: a sound
+  answer, not unknown.
+
+A body map's runtime variables (a ``dynamic_slice`` at the induction variable) become
+range variables over every value they may take, and a set growing past ``MAX_MAPS`` maps or not
+settling within ``MAX_STEPS`` steps by the whole carry: over-approximations. Input ->
+output maps are the exact inverses of the output -> input ones.
+
+``case``/``if``: branches run on values defined outside the op (captured), which are
+not its operands, so a per-op map cannot describe them: a result reads the branch
+index (predicate) and, when a branch captures a value, the maps are *unknown* with
+that reason. Without the region hook, or when a region captures values, ``while``
+is unknown with the reason too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
+
+#: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
+MAX_MAPS = 16
+MAX_STEPS = 64
+
+
+def captured_values(op: Any) -> list:
+    """Values used inside ``op``'s regions but defined outside them."""
+    defined: set = set()
+    used: list = []
+
+    def visit(inner: Any) -> Any:
+        operation = inner.operation
+        if operation != op.operation:
+            used.extend(operation.operands)
+            defined.update(operation.results)
+        for region in operation.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+        return ir.WalkResult.ADVANCE
+
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return [v for v in used if v not in defined]
+
+
+def _constant(value: Any) -> int | None:
+    """The integer of a scalar ``constant`` producing ``value``, else None."""
+    if isinstance(value, ir.BlockArgument) or not value.owner.name.endswith(".constant"):
+        return None
+    attribute = value.owner.attributes["value"]
+    if not isinstance(attribute, ir.DenseIntElementsAttr) or not ir.DenseIntElementsAttr(attribute).is_splat:
+        return None
+    return ir.IntegerAttr(ir.DenseIntElementsAttr(attribute).get_splat_value()).value
+
+
+def _terminator(region: Any) -> Any:
+    return list(region.blocks[0].operations)[-1]
+
+
+def _step(body: Any, k: int) -> int | None:
+    """The constant the body adds to carry ``k``, if it does exactly that."""
+    value = _terminator(body).operands[k]
+    if isinstance(value, ir.BlockArgument) or not value.owner.name.endswith(".add"):
+        return None
+    lhs, rhs = value.owner.operands
+    argument = body.blocks[0].arguments[k]
+    if lhs == argument:
+        return _constant(rhs)
+    if rhs == argument:
+        return _constant(lhs)
+    return None
+
+
+_HOLDS = {
+    "LT": lambda i, b: i < b,
+    "LE": lambda i, b: i <= b,
+    "GT": lambda i, b: i > b,
+    "GE": lambda i, b: i >= b,
+    "NE": lambda i, b: i != b,
+}
+_SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
+
+
+def trip_count(op: Any) -> int | None:
+    """The number of iterations of a counted ``while`` (see the module docstring), else None."""
+    cond, body = op.operation.regions
+    predicate = _terminator(cond).operands[0]
+    if isinstance(predicate, ir.BlockArgument) or not predicate.owner.name.endswith(".compare"):
+        return None
+    compare = predicate.owner
+    direction = str(compare.attributes["comparison_direction"]).rstrip(">").split()[-1]
+    lhs, rhs = compare.operands
+    arguments = list(cond.blocks[0].arguments)
+    if lhs in arguments and _constant(rhs) is not None:
+        k, bound = arguments.index(lhs), _constant(rhs)
+    elif rhs in arguments and _constant(lhs) is not None:
+        k, bound, direction = arguments.index(rhs), _constant(lhs), _SWAPPED.get(direction, "")
+    else:
+        return None
+    start, step = _constant(op.operation.operands[k]), _step(body, k)
+    if start is None or not step or direction not in _HOLDS:
+        return None
+    holds = _HOLDS[direction]
+    if not holds(start, bound):
+        return 0
+    if direction == "NE":
+        count, exact = divmod(bound - start, step)
+        return count if exact == 0 and count > 0 else None
+    last = bound - (1 if direction == "LT" else -1 if direction == "GT" else 0)
+    count = (last - start) // step + 1
+    if count <= 0 or holds(start + count * step, bound):
+        return None  # the step runs away from the bound: no fixed trip count
+    return count
+
+
+def _whole(context: Any, space: tuple, target: tuple) -> IndexingMap:
+    return make_map(context, space, syms(len(target), context), target)
+
+
+def _body_maps(info: OpInfo) -> list[list[frozenset[IndexingMap]]]:
+    """``M[r][a]``: new carry ``r`` -> carry ``a`` in one iteration (runtime variables
+    read as range variables)."""
+    body = info.op.operation.regions[1]
+    out = []
+    for r in range(info.num_results):
+        per = []
+        for a, maps in enumerate(info.regions.output_to_input(body, r)):
+            if any(m.is_undefined for m in maps):
+                raise UnknownIndexing(f"the loop body's maps of carry {r} are unknown")
+            maps = {_without_runtime(m) for m in maps}
+            per.append(frozenset(m for m in maps if not m.is_known_empty()))
+        out.append(per)
+    return out
+
+
+def _without_runtime(m: IndexingMap) -> IndexingMap:
+    """``m`` with its runtime variables read as range variables: every value they may
+    take (an over-approximation; e.g. a ``dynamic_slice`` at the induction variable
+    reads any slice)."""
+    if not m.runtime_vars:
+        return m
+    return m.replace(ranges=list(m.range_vars) + list(m.runtime_vars), runtimes=[]).simplify()
+
+
+def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
+    return first.compose(then).simplify().remove_unused_symbols()
+
+
+def _capped(info: OpInfo, space: tuple, a: int, maps: set) -> frozenset[IndexingMap]:
+    return frozenset({_whole(info.context, space, info.operand(a))}) if len(maps) > MAX_MAPS else frozenset(maps)
+
+
+def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
+    op, context = info.op.operation, info.context
+    if info.regions is None:
+        raise UnknownIndexing("the maps of a loop are its body's: ask hlo_indexing.analysis.per_op")
+    if captured_values(op):
+        raise UnknownIndexing("the loop's regions read values defined outside it (not operands)")
+    space = info.result(result_index)
+    n = info.num_operands
+    body = op.regions[1]
+    if _terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
+        return [[make_map(context, space, dims(len(space), context))] if a == result_index else [] for a in range(n)]
+    steps = trip_count(op)
+    body_maps = _body_maps(info)
+    current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
+               for a in range(n)]
+    seen = [set(s) for s in current]
+    for step in range(steps if steps is not None else MAX_STEPS):
+        following = [set() for _ in range(n)]
+        for b in range(n):
+            for first in current[b]:
+                for a in range(n):
+                    following[a].update(_compose(first, then) for then in body_maps[b][a])
+        following = [_capped(info, space, a, s) for a, s in enumerate(following)]
+        if following == current:
+            break
+        current = following
+        for a in range(n):
+            seen[a].update(current[a])
+            if len(seen[a]) > MAX_MAPS:
+                seen[a] = {_whole(context, space, info.operand(a))}
+    else:
+        if steps is None:  # not settled: everything reached may be read
+            return [[_whole(context, space, info.operand(a))] if seen[a] else [] for a in range(n)]
+    if steps is not None:
+        return [list(s) for s in current]
+    reached = [set(s) for s in seen]
+    cond = op.regions[0]
+    for a, maps in enumerate(info.regions.output_to_input(cond, 0)):
+        if any(not m.is_known_empty() for m in maps):  # the trip count depends on carry a
+            for b in _reaching(body_maps, a):
+                reached[b] = {_whole(context, space, info.operand(b))}
+    return [list(s) for s in reached]
+
+
+def _reaching(body_maps: list, start: int) -> set[int]:
+    """Carries whose inits carry ``start`` may hold after some iterations."""
+    found, todo = {start}, [start]
+    while todo:
+        b = todo.pop()
+        for a, maps in enumerate(body_maps[b]):
+            if maps and a not in found:
+                found.add(a)
+                todo.append(a)
+    return found
+
+
+def while_(info: OpInfo, result_index: int) -> list:
+    """Output -> input maps of a ``while`` result (see the module docstring)."""
+    return _while_maps(info, result_index)
+
+
+def while_inverse(info: OpInfo, operand_index: int) -> list:
+    """Input -> output: the inverses of every result's output -> input maps."""
+    target = info.operand(operand_index)
+    return [[invert_direct(m, target) for m in _while_maps(info, r)[operand_index]] for r in range(info.num_results)]
+
+
+def case(info: OpInfo, result_index: int) -> list:
+    """A result reads the branch index (predicate); captured values make it unknown."""
+    if captured_values(info.op):
+        raise UnknownIndexing("the branches read values defined outside the op (not operands)")
+    return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (info.num_operands - 1)
+
+
+def case_inverse(info: OpInfo, operand_index: int) -> list:
+    if captured_values(info.op):
+        raise UnknownIndexing("the branches read values defined outside the op (not operands)")
+    return [[_whole(info.context, (), info.result(r))] if operand_index == 0 else [] for r in range(info.num_results)]
