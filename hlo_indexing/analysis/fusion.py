@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hlo_indexing.analysis.loop_bodies import iteration_maps
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -360,6 +361,11 @@ class _FusedRegions:
 
     def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
         return fusion_input_to_output_indexing(region, argument_index).maps
+
+    def iteration_output_to_input(
+        self, region: ir.Region, result_index: int, induction: int, start: int, step: int, count: int
+    ) -> MapSets:
+        return iteration_maps(self, region, result_index, induction, start, step, count)
 
 
 #: The region analysis this module hands to per-op rules of ops with a body.

@@ -30,11 +30,13 @@ is unknown with the reason too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
+from hlo_indexing.ops.loop_iterations import iterated_maps
 
 #: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
 MAX_MAPS = 16
@@ -98,8 +100,19 @@ _HOLDS = {
 _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
 
 
-def trip_count(op: Any) -> int | None:
-    """The number of iterations of a counted ``while`` (see the module docstring), else None."""
+@dataclass(frozen=True)
+class Counted:
+    """A counted loop: carry ``induction`` is ``start + step * t`` at iteration ``t`` in
+    ``[0, count - 1]``."""
+
+    induction: int
+    start: int
+    step: int
+    count: int
+
+
+def counted_loop(op: Any) -> Counted | None:
+    """The induction carry and trip count of a counted ``while`` (module docstring), else None."""
     cond, body = op.operation.regions
     predicate = _terminator(cond).operands[0]
     if isinstance(predicate, ir.BlockArgument) or not predicate.owner.name.endswith(".compare"):
@@ -119,15 +132,15 @@ def trip_count(op: Any) -> int | None:
         return None
     holds = _HOLDS[direction]
     if not holds(start, bound):
-        return 0
+        return Counted(k, start, step, 0)
     if direction == "NE":
         count, exact = divmod(bound - start, step)
-        return count if exact == 0 and count > 0 else None
+        return Counted(k, start, step, count) if exact == 0 and count > 0 else None
     last = bound - (1 if direction == "LT" else -1 if direction == "GT" else 0)
     count = (last - start) // step + 1
     if count <= 0 or holds(start + count * step, bound):
         return None  # the step runs away from the bound: no fixed trip count
-    return count
+    return Counted(k, start, step, count)
 
 
 def _whole(context: Any, space: tuple, target: tuple) -> IndexingMap:
@@ -178,7 +191,12 @@ def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
     body = op.regions[1]
     if _terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
         return [[make_map(context, space, dims(len(space), context))] if a == result_index else [] for a in range(n)]
-    steps = trip_count(op)
+    counted = counted_loop(op)
+    steps = None if counted is None else counted.count
+    if counted is not None and counted.count > 0:
+        exact = iterated_maps(info, result_index, counted)
+        if exact is not None:
+            return exact
     body_maps = _body_maps(info)
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]

@@ -32,3 +32,12 @@ class RegionIndexing(Protocol):
     def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
         """For block argument ``argument_index``, one map set per block result."""
         ...
+
+    def iteration_output_to_input(
+        self, region: ir.Region, result_index: int, induction: int, start: int, step: int, count: int
+    ) -> MapSets:
+        """For a counted loop's body (block argument ``induction`` is ``start + step *
+        t`` at iteration ``t`` in ``[0, count - 1]``): the maps of result
+        ``result_index``, one set per block argument, over the result's index space
+        plus a trailing dimension ``t``."""
+        ...
