@@ -266,3 +266,68 @@ def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> In
         m.runtime_vars,
         constraints,
     )
+
+
+def _linear(expr) -> tuple[dict, int] | None:
+    """``expr`` as ``({("d"|"s", position): coefficient}, constant)``, None if it is not
+    a sum of variables times constants."""
+    e = ax.typed(expr)
+    if isinstance(e, ax.Const):
+        return {}, e.value
+    if isinstance(e, ax.Dim):
+        return {("d", e.position): 1}, 0
+    if isinstance(e, ax.Sym):
+        return {("s", e.position): 1}, 0
+    if isinstance(e, ax.Add):
+        lhs, rhs = _linear(e.lhs), _linear(e.rhs)
+        if lhs is None or rhs is None:
+            return None
+        terms = dict(lhs[0])
+        for key, value in rhs[0].items():
+            terms[key] = terms.get(key, 0) + value
+        return terms, lhs[1] + rhs[1]
+    if isinstance(e, ax.Mul):
+        factor, other = (e.rhs, e.lhs) if ax.constant_value(e.rhs) is not None else (e.lhs, e.rhs)
+        k, inner = ax.constant_value(factor), _linear(other)
+        if k is None or inner is None:
+            return None
+        return {key: value * k for key, value in inner[0].items()}, inner[1] * k
+    return None
+
+
+def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
+    """Replace each range variable that a constraint ``e in [c, c]`` fixes (``e`` linear,
+    the variable's coefficient ``+-1``) by its value, keeping its range as a constraint
+    on that value: ``(d0)[s0] -> (s0), d0 - s0 in [0, 0]`` becomes ``(d0) -> (d0)``.
+    The relation is unchanged."""
+    if m.is_undefined or m.is_known_empty():
+        return m
+    context = m.context
+    for expr, interval in m.constraints.items():
+        linear = _linear(expr) if interval.lower == interval.upper else None
+        if linear is None:
+            continue
+        terms, constant = linear
+        chosen = next(
+            (key for key, k in terms.items() if key[0] == "s" and key[1] < len(m.range_vars) and k in (1, -1)), None
+        )
+        if chosen is None:
+            continue
+        sign = terms[chosen]
+        value = ax.constant(interval.lower - constant, context)
+        for (kind, position), k in terms.items():
+            if (kind, position) != chosen:
+                variable = ax.dim(position, context) if kind == "d" else ax.symbol(position, context)
+                value = value - variable * k
+        value = value * sign
+        dims = [ax.dim(i, context) for i in range(m.num_dims)]
+        symbols = [ax.symbol(i, context) for i in range(m.num_symbols)]
+        symbols[chosen[1]] = value
+        results = [ax.substitute(e, dims, symbols) for e in m.results]
+        out = m.replace(affine_map=_affine_map(m.num_dims, m.num_symbols, results, context), constraints={})
+        for other, other_interval in m.constraints.items():
+            if other != expr:
+                out = out.add_constraint(ax.substitute(other, dims, symbols), other_interval)
+        out = out.add_constraint(value, m.range_vars[chosen[1]].bounds)
+        return eliminate_equal_symbols(out.simplify().remove_unused_symbols())
+    return m

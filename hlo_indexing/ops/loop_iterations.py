@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.builders import OpInfo, dims, make_map, syms
@@ -131,7 +132,10 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     shape = info.result(result_index)
     d = dims(len(shape), context)
     final = make_map(context, shape, d + [ax.constant(n, context)])
-    return [[_compose(final, m) for m in reads[result_index][b] if not m.is_known_empty()] for b in range(carries)]
+    return [
+        list({eliminate_equal_symbols(_compose(final, m)) for m in reads[result_index][b] if not m.is_known_empty()})
+        for b in range(carries)
+    ]
 
 
 def _capped(context: Any, shape: tuple, n: int, target: tuple, maps: set) -> set:

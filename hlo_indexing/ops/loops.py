@@ -1,31 +1,30 @@
 """Control flow: ``while`` loops and ``case``/``if``.
 
 ``while`` (carries ``c0..cN``; ``cond`` and ``body`` take the carries, ``body`` returns
-the new ones). One iteration maps new carry ``r`` to carry ``a`` through the body's
-fused maps ``M[r][a]`` (region hook, :mod:`hlo_indexing.ops.regions`). Result ``r``
-after ``n`` iterations reads init ``a`` through ``S_n[a]``, where ``S_0 = {identity on
-r}`` and ``S_(k+1)[a] = union over b of S_k[b] composed with M[b][a]``:
+the new ones; the body's maps come from the region hook, :mod:`hlo_indexing.ops.regions`):
 
 - a *pass-through* carry (the body returns its own argument) is its init: identity;
 - a *counted* loop (an induction carry with a constant init, a constant step added by
-  the body and a ``compare`` against a constant in ``cond``, which is how JAX lowers
-  ``scan`` and ``fori_loop``) runs a known number ``n`` of iterations: ``S_n``, and
-  the trip count reads no data;
-- a loop whose trip count is not known reads ``S_k`` for every ``k >= 0`` (up to the
-  fixed point) and, because whether it stops depends on them, every element of the
-  carries ``cond`` reads (and of what they read) at every result element: a sound
-  answer, not unknown.
+  the body and a ``compare`` against a constant in ``cond``: how JAX lowers ``scan``
+  and ``fori_loop``) is composed over its iterations with the iteration number as a
+  variable (:mod:`hlo_indexing.ops.loop_iterations`): a stacked output written by
+  ``dynamic_update_slice`` at the induction variable reads iteration ``i`` of the
+  inputs sliced at ``i``, a carry reads every earlier iteration;
+- otherwise one iteration maps new carry ``r`` to carry ``a`` through ``M[r][a]`` (runtime
+  variables read as range variables over every value they may take), and result ``r``
+  reads init ``a`` through ``S_n[a]``, ``S_0 = {identity on r}``, ``S_(k+1)[a] = union
+  over b of S_k[b] composed with M[b][a]``: after the trip count ``n`` when it is known,
+  else for every ``k`` up to the fixed point plus, because whether the loop stops
+  depends on them, every element of the carries ``cond`` reads (and of what they read)
+  at every result element: a sound answer, not unknown. A set growing past
+  ``MAX_MAPS`` maps, or not settling within ``MAX_STEPS`` steps, reads the whole carry.
 
-A body map's runtime variables (a ``dynamic_slice`` at the induction variable) become
-range variables over every value they may take, and a set growing past ``MAX_MAPS`` maps or not
-settling within ``MAX_STEPS`` steps by the whole carry: over-approximations. Input ->
-output maps are the exact inverses of the output -> input ones.
+Input -> output maps are the exact inverses of the output -> input ones.
 
-``case``/``if``: branches run on values defined outside the op (captured), which are
-not its operands, so a per-op map cannot describe them: a result reads the branch
-index (predicate) and, when a branch captures a value, the maps are *unknown* with
-that reason. Without the region hook, or when a region captures values, ``while``
-is unknown with the reason too.
+``case``/``if``: a result reads the branch index (predicate). Branches that read
+values defined outside the op (JAX's ``lax.cond`` does) read what are not operands, so
+a per-op map cannot describe them: the maps are then *unknown* with that reason, and
+so are a ``while``'s when its regions capture values, or without the region hook.
 """
 
 from __future__ import annotations
