@@ -92,3 +92,38 @@ def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:
 
     module.walk(visit)
     return iter(found)
+
+
+#: Ops whose regions read values defined outside them (``lax.cond``'s branches do):
+#: their per-op maps cover those values as operands after their own
+#: (:func:`operand_values`).
+CAPTURING_OPS = frozenset({"stablehlo.case", "stablehlo.if", "mhlo.case", "mhlo.if"})
+
+
+def captured_values(op: Any) -> list:
+    """Values used inside ``op``'s regions but defined outside them, in order of first use."""
+    operation = op.operation
+    defined: set = set()
+    used: list = []
+
+    def visit(inner: Any) -> Any:
+        current = inner.operation
+        if current != operation:
+            used.extend(current.operands)
+            defined.update(current.results)
+        for region in current.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+        return ir.WalkResult.ADVANCE
+
+    operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return list(dict.fromkeys(v for v in used if v not in defined))
+
+
+def operand_values(op: Any) -> list:
+    """What an op's per-op maps are indexed by: its operands, then (for
+    :data:`CAPTURING_OPS`) the values its regions capture."""
+    operation = op.operation
+    operands = list(operation.operands)
+    return operands + captured_values(operation) if operation.name in CAPTURING_OPS else operands
+

@@ -40,11 +40,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hlo_indexing.analysis.loop_bodies import iteration_maps
+from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import block_of, callee_block
+from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -222,7 +222,7 @@ class _Composer:
             for operand in operation.operands:
                 yield operand, (), unknown
         else:
-            for operand, maps in zip(operation.operands, self.op_maps(op, result_index)):
+            for operand, maps in zip(operand_values(operation), self.op_maps(op, result_index), strict=True):
                 yield operand, (), maps
 
     def op_maps(self, op: Any, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
@@ -243,7 +243,7 @@ class _Composer:
         table: dict = {argument: {element: {domain}}}
         operations = list(block.operations)
         for op in operations[:-1]:
-            for k, operand in enumerate(op.operands):
+            for k, operand in enumerate(operand_values(op)):
                 for path, consumer_maps in list(table.get(operand, {}).items()):
                     if not consumer_maps:
                         continue
@@ -366,6 +366,9 @@ class _FusedRegions:
         self, region: ir.Region, result_index: int, induction: int, start: int, step: int, count: int
     ) -> MapSets:
         return iteration_maps(self, region, result_index, induction, start, step, count)
+
+    def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
+        return outer_value_maps(self, region, result_index, values)
 
 
 #: The region analysis this module hands to per-op rules of ops with a body.

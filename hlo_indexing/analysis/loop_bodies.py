@@ -1,4 +1,6 @@
-"""Fused maps of a counted loop's body with the iteration number as a dimension.
+"""Walks of loop and branch bodies beyond what a fused map of a block gives: a counted
+loop's body with the iteration number as a dimension (:func:`iteration_maps`), and a
+region's maps to the values it reads from outside (:func:`outer_value_maps`).
 
 A counted ``while`` (:mod:`hlo_indexing.ops.loops`) runs its body for ``t`` in
 ``[0, count - 1]`` with the induction carry equal to ``start + step * t``. The body's
@@ -122,3 +124,15 @@ def iteration_maps(
     scope = Scope({block.arguments[induction]: Known(value)}, None)
     per_argument = walk.block(block, {root: {domain}}, scope)
     return tuple(frozenset(maps) for maps in per_argument)
+
+
+def outer_value_maps(regions: RegionIndexing, region: Any, result_index: int, values: list) -> MapSets:
+    """For region result ``result_index``, one map set per value of ``values`` (values
+    defined outside the region that it reads: a ``case`` branch's captures)."""
+    block = block_of(region)
+    root = list(block.operations)[-1].operands[result_index]
+    domain = IndexingMap.identity(_shape(root), context=root.context)
+    table: dict = {root: {domain}}
+    _Walk(regions, domain).block(block, table, Scope({}, None))
+    return tuple(frozenset(table.get(value, ())) for value in values)
+

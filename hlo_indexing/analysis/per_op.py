@@ -25,7 +25,7 @@ from typing import Any
 
 from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import is_call_like
+from hlo_indexing.dialect_glue.call_like import is_call_like, operand_values
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
@@ -72,4 +72,4 @@ def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[Instruct
     """One indexing per result (``"output-to-input"``) or per operand (``"input-to-output"``)."""
     if direction == "output-to-input":
         return [output_to_input_indexing(op, r, simplify=simplify) for r in range(len(op.results))]
-    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(op.operands))]
+    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(operand_values(op)))]

@@ -27,7 +27,7 @@ from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import is_call_like
+from hlo_indexing.dialect_glue.call_like import is_call_like, operand_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
@@ -50,7 +50,9 @@ def output_to_input_indexing(
     op: Any, result_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
 ) -> InstructionIndexing:
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
-    result's index space to the operand elements each result element reads. ``regions``
+    result's index space to the operand elements each result element reads. The
+    operands of ``case``/``if`` are followed by the values their branches capture
+    (:func:`~hlo_indexing.dialect_glue.call_like.operand_values`). ``regions``
     gives the rules of ops with a body their body's fused maps
     (:mod:`hlo_indexing.ops.regions`); the public API
     (:mod:`hlo_indexing.analysis.per_op`) always passes it."""
@@ -73,7 +75,7 @@ def clear_cache() -> None:
 
 def _indexing(op: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
     operation = op.operation if hasattr(op, "operation") else op
-    count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operation.operands)
+    count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
     what = "result" if direction == OUTPUT_TO_INPUT else "operand"
     if not 0 <= index < count:
         raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
@@ -116,7 +118,7 @@ def _compute(
     info = OpInfo(
         operation,
         kind,
-        tuple(value_shape(v.type) for v in operation.operands),
+        tuple(value_shape(v.type) for v in operand_values(operation)),
         tuple(value_shape(v.type) for v in operation.results),
         operation.context,
         regions,

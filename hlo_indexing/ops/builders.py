@@ -15,6 +15,7 @@ from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.regions import RegionIndexing
@@ -262,7 +263,9 @@ def invert_direct(m: IndexingMap, target_shape: Shape) -> IndexingMap:
     """:func:`invert`, with each variable of ``m`` (dimension or range variable) that
     some result of ``m`` is (``(d0, d1)[s0] -> (s0, d1)``: results ``s0`` and ``d1``)
     taken from that result's index instead of a range variable tied to it by an
-    equality: the same relation, in the form a hand-written inverse has."""
+    equality (and range variables fixed by an equality replaced by their value,
+    :func:`~hlo_indexing.maps.algebra.eliminate_equal_symbols`): the same relation, in
+    the form a hand-written inverse has."""
     context = m.context
     if m.is_undefined or m.is_known_empty() or m.runtime_vars:
         return invert(m, target_shape)
@@ -288,7 +291,7 @@ def invert_direct(m: IndexingMap, target_shape: Shape) -> IndexingMap:
     for i, expr in enumerate(m.results):
         if direct.get(_variable_position(expr, m.num_dims)) != i:
             constraints[ax.substitute(expr, new_dims, new_syms) - x[i]] = Interval(0, 0)
-    return make_map(context, target_shape, new_dims, [variables[k] for k in free], (), constraints)
+    return eliminate_equal_symbols(make_map(context, target_shape, new_dims, [variables[k] for k in free], (), constraints))
 
 
 def whole_map(context: Any, space: Shape, target: Shape, kept: int = 0) -> IndexingMap:

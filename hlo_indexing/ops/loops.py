@@ -21,10 +21,12 @@ the new ones; the body's maps come from the region hook, :mod:`hlo_indexing.ops.
 
 Input -> output maps are the exact inverses of the output -> input ones.
 
-``case``/``if``: a result reads the branch index (predicate). Branches that read
-values defined outside the op (JAX's ``lax.cond`` does) read what are not operands, so
-a per-op map cannot describe them: the maps are then *unknown* with that reason, and
-so are a ``while``'s when its regions capture values, or without the region hook.
+``case``/``if``: a result reads the branch index (predicate) at every element and, in
+each value the branches capture (JAX's ``lax.cond`` branches read the values defined
+before the op directly; they are the op's operands after its own,
+:func:`~hlo_indexing.dialect_glue.call_like.operand_values`), the union of the
+branches' maps. A ``while`` whose regions capture values is *unknown* with that
+reason, as is every op with a body without the region hook.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import captured_values
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
 from hlo_indexing.ops.loop_iterations import iterated_maps
@@ -40,25 +43,6 @@ from hlo_indexing.ops.loop_iterations import iterated_maps
 #: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
 MAX_MAPS = 16
 MAX_STEPS = 64
-
-
-def captured_values(op: Any) -> list:
-    """Values used inside ``op``'s regions but defined outside them."""
-    defined: set = set()
-    used: list = []
-
-    def visit(inner: Any) -> Any:
-        operation = inner.operation
-        if operation != op.operation:
-            used.extend(operation.operands)
-            defined.update(operation.results)
-        for region in operation.regions:
-            for block in region.blocks:
-                defined.update(block.arguments)
-        return ir.WalkResult.ADVANCE
-
-    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return [v for v in used if v not in defined]
 
 
 def _constant(value: Any) -> int | None:
@@ -252,13 +236,26 @@ def while_inverse(info: OpInfo, operand_index: int) -> list:
 
 
 def case(info: OpInfo, result_index: int) -> list:
-    """A result reads the branch index (predicate); captured values make it unknown."""
-    if captured_values(info.op):
-        raise UnknownIndexing("the branches read values defined outside the op (not operands)")
-    return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (info.num_operands - 1)
+    """A result reads the branch index (predicate) and, in each captured value, the
+    union of what the branches read (module docstring)."""
+    op = info.op.operation
+    captured = captured_values(op)
+    if info.regions is None and captured:
+        raise UnknownIndexing("the maps of a branch are its body's: ask hlo_indexing.analysis.per_op")
+    maps: list[set] = [set() for _ in captured]
+    for region in op.regions:
+        for k, found in enumerate(info.regions.values_output_to_input(region, result_index, captured) if captured else ()):
+            maps[k].update(found)
+    if any(m.is_undefined or m.runtime_vars for found in maps for m in found):
+        raise UnknownIndexing("a branch's maps are unknown")
+    own = len(op.operands)
+    return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
 
 
 def case_inverse(info: OpInfo, operand_index: int) -> list:
-    if captured_values(info.op):
-        raise UnknownIndexing("the branches read values defined outside the op (not operands)")
-    return [[_whole(info.context, (), info.result(r))] if operand_index == 0 else [] for r in range(info.num_results)]
+    """The branch index reaches every result element; a captured value the inverses of
+    :func:`case`'s maps."""
+    if operand_index == 0:
+        return [[_whole(info.context, (), info.result(r))] for r in range(info.num_results)]
+    target = info.operand(operand_index)
+    return [[invert_direct(m, target) for m in case(info, r)[operand_index]] for r in range(info.num_results)]

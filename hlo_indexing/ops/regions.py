@@ -41,3 +41,8 @@ class RegionIndexing(Protocol):
         ``result_index``, one set per block argument, over the result's index space
         plus a trailing dimension ``t``."""
         ...
+
+    def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
+        """For the block's result ``result_index``, one map set per value of
+        ``values`` (values defined outside the region that it reads)."""
+        ...
