@@ -87,6 +87,11 @@ _SHAPED_INSTRUCTION = re.compile(
 )
 
 
+def has_hlo_header(text: str) -> bool:
+    """True when the first token after whitespace and comments is ``HloModule``."""
+    return _HEADER.match(text) is not None
+
+
 def looks_like_hlo_text(text: str | bytes) -> bool:
     """True for XLA HLO text, recognised by content: the first token after whitespace
     and comments is ``HloModule``, or (XLA's tests and dumps leave the header out) the
@@ -95,7 +100,7 @@ def looks_like_hlo_text(text: str | bytes) -> bool:
     (``p0 = f32[100] parameter(0)``), which MLIR text never has."""
     if isinstance(text, bytes):
         text = text[:4096].decode("utf-8", errors="replace")
-    if _HEADER.match(text) is not None:
+    if has_hlo_header(text):
         return True
     body = _blank_comments(text[:4096]).lstrip()
     start = _COMPUTATION_START.match(body)
