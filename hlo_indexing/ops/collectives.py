@@ -15,10 +15,10 @@ map covers every device. Variadic collectives map result ``i`` to operand ``i`` 
 - ``reduce_scatter`` (``scatter_dimension`` ``a``, result size ``m`` along it): result
   ``d`` reads operand element ``d[a] + r * m`` of every device of the group.
 - ``all_to_all`` (``split_dimension`` ``p``, ``concat_dimension`` ``c``, operand size
-  ``n`` along ``c``, result size ``m`` along ``p``): result ``d`` reads, on device
-  ``d[c] floordiv n``, element ``d[c] mod n`` along ``c`` and ``r * m + d[p]`` along
-  ``p`` (the block that device sends to this one); when ``p == c``, element
-  ``r * m + d[p] mod m`` of device ``d[p] floordiv m``.
+  ``n`` along ``c``, blocks of ``m`` (operand size along ``p`` over ``split_count``)):
+  result ``d`` reads, on device ``d[c] floordiv n``, element ``d[c] mod n`` along ``c``
+  and ``r * m + d[p]`` along ``p`` (the block that device sends to this one); when
+  ``p == c``, element ``r * m + d[p] mod m`` of device ``d[p] floordiv m``.
 - ``collective_permute``: result ``d`` reads operand ``d`` of the source device
   (devices without a source get zeros: there the map over-approximates).
 - ``collective_broadcast``: result ``d`` reads operand ``d`` of the group's first
@@ -124,7 +124,7 @@ def all_to_all(info: OpInfo, result_index: int) -> list:
     split, concat, count, operand, result = _all_to_all_params(info, result_index)
     d, r = dims(len(result), info.context), syms(1, info.context)[0]
     exprs = list(d)
-    m = result[split]
+    m = operand[split] // count  # the block each device sends to each other
     if split == concat:
         exprs[split] = r * m + ax.mod(d[split], m)
     else:
@@ -134,9 +134,9 @@ def all_to_all(info: OpInfo, result_index: int) -> list:
 
 
 def all_to_all_replicas(info: OpInfo, result_index: int) -> IndexingMap:
-    split, concat, _count, operand, result = _all_to_all_params(info, result_index)
+    split, concat, count, operand, result = _all_to_all_params(info, result_index)
     d = dims(len(result), info.context)
-    block = result[split] if split == concat else operand[concat]
+    block = operand[split] // count if split == concat else operand[concat]
     return make_map(info.context, result, [ax.floordiv(d[concat], block)])
 
 
