@@ -150,7 +150,7 @@ def test_no_missed_dependence(name) -> None:
 
 
 #: Programs whose maps must be exact (no over-approximated pair).
-EXACT = {"scan_forward", "scan_reverse", "top_k_indices", "argmax", "conv_transpose", "sharding_constraint", "fori_loop"}
+EXACT = {"scan_forward", "scan_reverse", "fori_loop_row_updates", "top_k_indices", "argmax", "conv_transpose", "sharding_constraint", "fori_loop"}
 
 #: Over-approximated pairs per program and result, as measured: data-dependent choices
 #: (``cond``, where the jacobian sees the branch taken), data-dependent selection
@@ -159,7 +159,6 @@ EXACT = {"scan_forward", "scan_reverse", "top_k_indices", "argmax", "conv_transp
 #: other than element by element (its elements are read whole, its iterations in order).
 OVER_APPROXIMATED = {
     ("cond_branches", 0): 8,  # both branches and the predicate; the jacobian sees the branch taken
-    ("fori_loop_row_updates", 0): 24,
     ("rnn_scan", 0): 6,
     ("while_data_dependent_bound", 0): 6,
     ("top_k_values", 0): 24,

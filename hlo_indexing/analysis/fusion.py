@@ -363,9 +363,9 @@ class _FusedRegions:
         return fusion_input_to_output_indexing(region, argument_index).maps
 
     def iteration_output_to_input(
-        self, region: ir.Region, result_index: int, induction: int, start: int, step: int, count: int
+        self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
     ) -> MapSets:
-        return iteration_maps(self, region, result_index, induction, start, step, count)
+        return iteration_maps(self, region, result_index, inductions, count)
 
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
         return outer_value_maps(self, region, result_index, values)

@@ -3,7 +3,7 @@ loop's body with the iteration number as a dimension (:func:`iteration_maps`), a
 region's maps to the values it reads from outside (:func:`outer_value_maps`).
 
 A counted ``while`` (:mod:`hlo_indexing.ops.loops`) runs its body for ``t`` in
-``[0, count - 1]`` with the induction carry equal to ``start + step * t``. The body's
+``[0, count - 1]`` with each induction carry equal to its ``start + step * t``. The body's
 maps depend on ``t`` wherever that carry is used as an index (JAX's scan reads slice
 ``t`` of its inputs with ``dynamic_slice`` and writes slice ``t`` of its stacked outputs
 with ``dynamic_update_slice``). :func:`iteration_maps` composes the body backwards from
@@ -12,7 +12,8 @@ plus a trailing dimension ``t``, entering called computations with their argumen
 bound to the caller's values, and folds every runtime variable whose value is an affine
 expression of ``t`` (and constants) where the op's clamp is a no-op
 (:func:`~hlo_indexing.analysis.runtime_folding.fold_runtime_variables` with the
-induction carry bound to ``start + step * t``). Runtime variables it cannot fold stay.
+induction carries bound to their ``start + step * t``). Runtime variables it cannot
+fold stay.
 
 Example: the body of ``lax.scan(lambda c, x: (c, x * 2), c0, xs)`` with ``xs`` of
 ``4x3`` gives, from the stacked output carry to the ``xs`` carry,
@@ -108,11 +109,12 @@ class _Walk:
 
 
 def iteration_maps(
-    regions: RegionIndexing, region: Any, result_index: int, induction: int, start: int, step: int, count: int
+    regions: RegionIndexing, region: Any, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
 ) -> MapSets:
     """For body result ``result_index``, one map set per body argument, over the
-    result's index space plus a trailing iteration dimension in ``[0, count - 1]``,
-    with body argument ``induction`` equal to ``start + step * t`` (module docstring)."""
+    result's index space plus a trailing iteration dimension ``t`` in ``[0, count -
+    1]``, with body argument ``k`` equal to ``start + step * t`` for each ``(k, start,
+    step)`` of ``inductions`` (module docstring)."""
     block = block_of(region)
     root = list(block.operations)[-1].operands[result_index]
     space = _shape(root)
@@ -120,8 +122,8 @@ def iteration_maps(
     d = dims(len(space) + 1, context)
     domain = make_map(context, list(space) + [count], d[: len(space)])
     walk = _Walk(regions, domain)
-    value = ax.add(ax.mul(d[-1], step), start) if step != 1 else ax.add(d[-1], start)
-    scope = Scope({block.arguments[induction]: Known(value)}, None)
+    known = {block.arguments[k]: Known(ax.add(ax.mul(d[-1], step), start)) for k, start, step in inductions}
+    scope = Scope(known, None)
     per_argument = walk.block(block, {root: {domain}}, scope)
     return tuple(frozenset(maps) for maps in per_argument)
 

@@ -8,12 +8,13 @@ from new carry ``c`` to carry ``a`` over ``c``'s index space plus ``t``
 ``R[c][b]`` maps carry ``c`` at boundary ``tau`` (a trailing dimension in ``[0, n]``) to
 the elements of init ``b`` it reads:
 
-- a pass-through carry (the body returns its argument) and the induction carry read
+- a pass-through carry (the body returns its argument) and the induction carries read
   their own init, at every boundary;
-- a carry that keeps every element (``M[c][c]`` is the identity: an accumulator, or a
-  stacked output written by ``dynamic_update_slice`` at ``t``) reads its init and what
+- a carry that keeps every element (``M[c][c]`` holds the identity: an accumulator, or
+  a stacked output written by ``dynamic_update_slice`` at ``t``) reads its init and what
   any iteration ``t < tau`` read into it: ``M[c][a]`` at ``t`` composed with ``R[a]``
-  at boundary ``t``;
+  at boundary ``t``; its other own maps (``v.at[i].set(f(v[i]))``) compose with ``R[c]``
+  itself at boundary ``t`` up to the fixed point (else it is read as mixing);
 - a carry the body rewrites whole (``M[c][c]`` empty) reads its init at boundary 0 and,
   at ``tau >= 1``, what iteration ``tau - 1`` read into it;
 - a carry that mixes its own elements (any other ``M[c][c]``, e.g. an RNN's state
@@ -90,19 +91,21 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     carries = info.num_operands
     terminator = list(body.blocks[0].operations)[-1]
     passing = {a for a in range(carries) if terminator.operands[a] == body.blocks[0].arguments[a]}
-    fixed = passing | {counted.induction}
+    fixed = passing | {k for k, _start, _step in counted.inductions}
     maps: dict[int, tuple] = {}
     modes: dict[int, str] = {}
+    updates: dict[int, set] = {}  # a KEEPS carry's own maps besides the identity
     for c in range(carries):
         if c in fixed:
             continue
-        per = info.regions.iteration_output_to_input(body, c, counted.induction, counted.start, counted.step, n)
+        per = info.regions.iteration_output_to_input(body, c, counted.inductions, n)
         if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
             return None
         own = {m for m in per[c] if not m.is_known_empty()}
         shape = info.result(c)
         identity = make_map(context, list(shape) + [n], dims(len(shape), context))
-        maps[c], modes[c] = per, REWRITES if not own else KEEPS if own == {identity} else MIXES
+        maps[c], modes[c] = per, REWRITES if not own else KEEPS if identity in own else MIXES
+        updates[c] = own - {identity}
     order = _order(maps, fixed, carries)
     if order is None:
         return None
@@ -111,23 +114,12 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
         reads[a] = [set() for _ in range(carries)]
         reads[a][a] = {_identity(context, info.operand(a), n)}
     for c in order:
+        found = _carry_reads(info, c, modes[c], maps[c], reads, n)
+        if modes[c] == KEEPS and updates[c]:
+            found = _with_updates(found, [_lift(m, n, KEEPS) for m in updates[c]])
+            if found is None:  # the carry's updates of itself do not settle: read it mixed
+                found = _carry_reads(info, c, MIXES, maps[c], reads, n)
         shape = info.result(c)
-        found: list[set] = [set() for _ in range(carries)]
-        start = _identity(context, shape, n)
-        if modes[c] == REWRITES:
-            start = start.add_constraint(dims(len(shape) + 1, context)[len(shape)], Interval(0, 0))
-        elif modes[c] == MIXES:
-            start = make_map(context, list(shape) + [n + 1], syms(len(shape), context), shape)
-        found[c].add(start)
-        for a, per_a in enumerate(maps[c]):
-            if a == c:
-                continue
-            for m in per_a:
-                if m.is_known_empty():
-                    continue
-                lifted = _lift(m, n, modes[c])
-                for b, inner in enumerate(reads[a]):
-                    found[b].update(_compose(lifted, then) for then in inner)
         reads[c] = [_capped(context, shape, n, info.operand(b), s) for b, s in enumerate(found)]
     shape = info.result(result_index)
     d = dims(len(shape), context)
@@ -136,6 +128,50 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
         list({eliminate_equal_symbols(_compose(final, m)) for m in reads[result_index][b] if not m.is_known_empty()})
         for b in range(carries)
     ]
+
+
+def _carry_reads(info: OpInfo, c: int, mode: str, per: tuple, reads: dict, n: int) -> list[set]:
+    """What carry ``c`` at boundary ``tau`` reads of each init, from its init and from
+    what iterations read into it from the other carries (module docstring)."""
+    context, shape = info.context, info.result(c)
+    found: list[set] = [set() for _ in range(info.num_operands)]
+    start = _identity(context, shape, n)
+    if mode == REWRITES:
+        start = start.add_constraint(dims(len(shape) + 1, context)[len(shape)], Interval(0, 0))
+    elif mode == MIXES:
+        start = make_map(context, list(shape) + [n + 1], syms(len(shape), context), shape)
+    found[c].add(start)
+    for a, per_a in enumerate(per):
+        if a == c:
+            continue
+        for m in per_a:
+            if m.is_known_empty():
+                continue
+            lifted = _lift(m, n, mode)
+            for b, inner in enumerate(reads[a]):
+                found[b].update(_compose(lifted, then) for then in inner)
+    return found
+
+
+#: Rounds of a carry's updates of itself (``v.at[i].set(f(v[i]))``) composed before
+#: giving up on their fixed point.
+MAX_UPDATE_ROUNDS = 4
+
+
+def _with_updates(base: list[set], updates: list[IndexingMap]) -> list[set] | None:
+    """The least fixed point of ``R = base | updates o R`` (an iteration ``t < tau``
+    updating elements of the carry from its own value at boundary ``t``), or None."""
+    current = [set(s) for s in base]
+    for _ in range(MAX_UPDATE_ROUNDS):
+        following = [set(s) for s in base]
+        for update in updates:
+            for b, inner in enumerate(current):
+                composed = (eliminate_equal_symbols(_compose(update, then)) for then in inner)
+                following[b].update(m for m in composed if not m.is_known_empty())
+        if following == current:
+            return current
+        current = following
+    return None
 
 
 def _capped(context: Any, shape: tuple, n: int, target: tuple, maps: set) -> set:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import captured_values
+from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
 from hlo_indexing.ops.loop_iterations import iterated_maps
@@ -59,18 +59,30 @@ def _terminator(region: Any) -> Any:
     return list(region.blocks[0].operations)[-1]
 
 
-def _step(body: Any, k: int) -> int | None:
-    """The constant the body adds to carry ``k``, if it does exactly that."""
-    value = _terminator(body).operands[k]
-    if isinstance(value, ir.BlockArgument) or not value.owner.name.endswith(".add"):
+def _increment(value: Any, argument: Any) -> int | None:
+    """The constant ``c`` when ``value`` is ``argument + c`` (also computed inside a
+    called computation, as JAX's ``fori_loop`` bodies do), else None."""
+    if isinstance(value, ir.BlockArgument):
         return None
-    lhs, rhs = value.owner.operands
-    argument = body.blocks[0].arguments[k]
+    op = value.owner
+    callee = callee_block(op)
+    if callee is not None:
+        returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
+        inner = [a for a, v in zip(callee.arguments, op.operands, strict=True) if v == argument]
+        return next((c for a in inner if (c := _increment(returned, a)) is not None), None)
+    if not op.name.endswith(".add"):
+        return None
+    lhs, rhs = op.operands
     if lhs == argument:
         return _constant(rhs)
     if rhs == argument:
         return _constant(lhs)
     return None
+
+
+def _step(body: Any, k: int) -> int | None:
+    """The constant the body adds to carry ``k``, if it does exactly that."""
+    return _increment(_terminator(body).operands[k], body.blocks[0].arguments[k])
 
 
 _HOLDS = {
@@ -85,12 +97,12 @@ _SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
 
 @dataclass(frozen=True)
 class Counted:
-    """A counted loop: carry ``induction`` is ``start + step * t`` at iteration ``t`` in
-    ``[0, count - 1]``."""
+    """A counted loop of ``count`` iterations: carry ``k`` is ``start + step * t`` at
+    iteration ``t`` for each ``(k, start, step)`` of ``inductions`` (the carry ``cond``
+    compares first, then any other carry with a constant init that the body increments
+    by a constant: JAX's ``fori_loop`` passes ``i`` to its body besides the counter)."""
 
-    induction: int
-    start: int
-    step: int
+    inductions: tuple[tuple[int, int, int], ...]
     count: int
 
 
@@ -115,15 +127,21 @@ def counted_loop(op: Any) -> Counted | None:
         return None
     holds = _HOLDS[direction]
     if not holds(start, bound):
-        return Counted(k, start, step, 0)
-    if direction == "NE":
+        count = 0
+    elif direction == "NE":
         count, exact = divmod(bound - start, step)
-        return Counted(k, start, step, count) if exact == 0 and count > 0 else None
-    last = bound - (1 if direction == "LT" else -1 if direction == "GT" else 0)
-    count = (last - start) // step + 1
-    if count <= 0 or holds(start + count * step, bound):
-        return None  # the step runs away from the bound: no fixed trip count
-    return Counted(k, start, step, count)
+        if exact or count <= 0:
+            return None
+    else:
+        last = bound - (1 if direction == "LT" else -1 if direction == "GT" else 0)
+        count = (last - start) // step + 1
+        if count <= 0 or holds(start + count * step, bound):
+            return None  # the step runs away from the bound: no fixed trip count
+    others = []
+    for j, init in enumerate(op.operation.operands):
+        if j != k and (first := _constant(init)) is not None and (increment := _step(body, j)) is not None:
+            others.append((j, first, increment))
+    return Counted(((k, start, step), *others), count)
 
 
 def _whole(context: Any, space: tuple, target: tuple) -> IndexingMap:

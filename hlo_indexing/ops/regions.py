@@ -34,12 +34,12 @@ class RegionIndexing(Protocol):
         ...
 
     def iteration_output_to_input(
-        self, region: ir.Region, result_index: int, induction: int, start: int, step: int, count: int
+        self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
     ) -> MapSets:
-        """For a counted loop's body (block argument ``induction`` is ``start + step *
-        t`` at iteration ``t`` in ``[0, count - 1]``): the maps of result
-        ``result_index``, one set per block argument, over the result's index space
-        plus a trailing dimension ``t``."""
+        """For a counted loop's body (block argument ``k`` is ``start + step * t`` at
+        iteration ``t`` in ``[0, count - 1]`` for each ``(k, start, step)`` of
+        ``inductions``): the maps of result ``result_index``, one set per block
+        argument, over the result's index space plus a trailing dimension ``t``."""
         ...
 
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
