@@ -62,13 +62,14 @@ class Comparison:
         return sum(len(j) for j in self.jacobian)
 
 
-def fused_pairs(f, shapes) -> list[frozenset]:
-    """(output index, input index) pairs of the fused maps of ``jax.jit(f)``, per argument."""
+def fused_pairs(f, shapes, result: int = 0) -> list[frozenset]:
+    """(output index, input index) pairs of the fused maps of result ``result`` of
+    ``jax.jit(f)``, per argument."""
     args = [jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes]
     text = jax.jit(f).lower(*args).as_text()
     module = parse_module(text)
     main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
-    fused = fusion_indexing(main)
+    fused = fusion_indexing(main, result)
     assert not fused.over_approximated, fused.over_approximated
     out = []
     for maps in fused.maps:
