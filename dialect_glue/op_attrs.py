@@ -47,7 +47,7 @@ def attr_to_ints(attr: Any) -> tuple[int, ...]:
     expanded, row-major for 2-D), an ``ArrayAttr`` of integers or a single ``IntegerAttr``."""
     # the bindings hand out attributes already downcast to their concrete class
     if isinstance(attr, (ir.DenseI64ArrayAttr, ir.DenseI32ArrayAttr, ir.DenseBoolArrayAttr, ir.DenseIntElementsAttr)):
-        return tuple(int(v) for v in attr)
+        return tuple(int(v) for v in attr)  # type: ignore[union-attr]  # iterable (__len__/__getitem__); the stubs lack __iter__
     if isinstance(attr, ir.ArrayAttr):
         return tuple(v for item in attr for v in attr_to_ints(item))
     if isinstance(attr, ir.BoolAttr):

@@ -94,11 +94,11 @@ class FuseIndexingMaps(_FusedMapsPass):
                 continue
             context = op.context
             n_args = len(op.regions[0].blocks[0].arguments)
-            per_argument = [
+            per_argument: list[ir.Attribute] = [
                 ir.ArrayAttr.get([indexing_maps_to_attribute(r.maps[a], context) for r in results], context=context)
                 for a in range(n_args)
             ]
-            attributes = {ATTRIBUTE: per_argument}
+            attributes: dict[str, list[ir.Attribute]] = {ATTRIBUTE: per_argument}
             if self.analyses:
                 found = _analyses(op, results, self.max_points, diagnostics)
                 if found is None:

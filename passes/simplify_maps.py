@@ -50,7 +50,12 @@ class SimplifyIndexingMaps(ModulePass):
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         operations: list[ir.Operation] = []
-        module.walk(lambda op: operations.append(op.operation) or ir.WalkResult.ADVANCE)
+
+        def collect(op: ir.Operation) -> ir.WalkResult:
+            operations.append(op.operation)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(collect)
         for op in operations:
             self._simplify_operation(op, diagnostics)
 

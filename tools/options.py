@@ -97,7 +97,8 @@ def parse_command_line(argv: list[str]) -> Options:
             options.columns.setdefault(f"input {arg}", where)
             continue
         body = arg[2:] if arg.startswith("--") else arg[1:]
-        name, has_value, value = body.partition("=")
+        name, separator, value = body.partition("=")
+        has_value = bool(separator)
         name = _ALIASES.get(name, name)
         if name not in FLAGS:
             options.pass_flags.append(PassFlag(f"{name}{{{value}}}" if has_value else name, where, arg))
@@ -159,6 +160,7 @@ def list_passes_text() -> str:
     lines = ["Available Passes:"]
     for name in registry.pass_names():
         entry = registry.info(name)
+        assert entry is not None  # a name of pass_names()
         lines.append(f"  --{name:<34} - {entry.description}")
         for option in entry.options:
             default = option.default

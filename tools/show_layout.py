@@ -86,7 +86,7 @@ def _summary(grid: Grid) -> str:
     )
 
 
-def _blocks(grid: Grid) -> list[tuple[str, list[tuple[int, ...]], list[list[tuple[int, ...]]]]]:
+def _blocks(grid: Grid) -> list[tuple[str, tuple[int, ...], list[list[tuple[int, ...]]]]]:
     """``(title, leading index, rows of cell indices)`` per 2-D block."""
     extents = grid.extents
     rank = len(extents)

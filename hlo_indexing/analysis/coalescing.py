@@ -298,8 +298,8 @@ def coalescing(
     terminator = list(block.operations)[-1]
     inner_dims = []
     for r, value in enumerate(terminator.operands):
-        shape = value_shape(value.type) or ()
-        inner_dims.append(as_layout(result_layouts[r], len(shape)).minor_to_major[0] if shape else None)
+        result_shape = value_shape(value.type) or ()
+        inner_dims.append(as_layout(result_layouts[r], len(result_shape)).minor_to_major[0] if result_shape else None)
     out = []
     for a, argument in enumerate(block.arguments):
         shape = value_shape(argument.type)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -248,7 +248,7 @@ def linear_index(shape: Shape | Sequence[int], index: Sequence[int], layout: Lay
     if len(index) != len(p.dims) or any(not 0 <= i < d for i, d in zip(index, p.dims)):
         raise IndexError(f"index {tuple(index)} is out of bounds for shape {list(p.dims)}")
     arith = IntArith()
-    return linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith)
+    return cast(int, linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith))
 
 
 def logical_index(shape: Shape | Sequence[int], offset: int, layout: Layout | None = None) -> tuple[int, ...] | None:
@@ -265,7 +265,7 @@ def logical_index(shape: Shape | Sequence[int], offset: int, layout: Layout | No
 
 def offsets_array(p: TilingPlan) -> np.ndarray:
     """The buffer offset of every element, as an int64 array of the logical shape."""
-    grids = np.indices(p.dims, dtype=np.int64) if p.dims else []
+    grids: np.ndarray | list[np.ndarray] = np.indices(p.dims, dtype=np.int64) if p.dims else []
     arith = IntArith()
     result = linear_from_coordinates(p, tiled_coordinates(p, list(grids), arith), arith)
     return np.broadcast_to(np.asarray(result, dtype=np.int64), p.dims)

@@ -22,7 +22,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.interval import Interval
 
-AffineExpr = Any  # ir.AffineExpr; the bindings' classes are not usable in annotations
+AffineExpr = ir.AffineExpr
 
 Add, Mul, Mod, FloorDiv, CeilDiv = (
     ir.AffineAddExpr,
@@ -79,6 +79,13 @@ def constant_value(expr: AffineExpr) -> int | None:
     """The value of a constant expression, else None."""
     expr = typed(expr)
     return expr.value if isinstance(expr, Const) else None
+
+
+def rhs_constant(expr: ir.AffineBinaryExpr) -> int:
+    """The right operand of ``expr``, which the caller knows is a constant, as an int."""
+    rhs = expr.rhs
+    assert isinstance(rhs, Const), f"{expr}: the right operand is not a constant"
+    return rhs.value
 
 
 def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
@@ -144,6 +151,7 @@ def _evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> 
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
+    assert isinstance(expr, Binary)
     lhs = _evaluate(expr.lhs, dims, symbols)
     rhs = _evaluate(expr.rhs, dims, symbols)
     if isinstance(expr, Add):
@@ -164,8 +172,9 @@ def evaluate_array(
     dims: Sequence[np.ndarray],
     symbols: Sequence[np.ndarray],
     defined: np.ndarray | None = None,
-) -> np.ndarray:
-    """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape.
+) -> np.ndarray | np.int64:
+    """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape
+    (the value of a constant expression is an int64 scalar).
 
     A divisor that is 0 at some points makes the value undefined there. With ``defined``
     (a boolean array of the points' shape) those points are cleared in ``defined`` and
@@ -178,13 +187,16 @@ def evaluate_array(
     return _evaluate_array(typed(expr), dims, symbols, defined)
 
 
-def _evaluate_array(expr: AffineExpr, dims, symbols, defined: np.ndarray | None) -> np.ndarray:
+def _evaluate_array(
+    expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray], defined: np.ndarray | None
+) -> np.ndarray | np.int64:
     if isinstance(expr, Const):
         return np.int64(expr.value)
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
+    assert isinstance(expr, Binary)
     lhs = _evaluate_array(expr.lhs, dims, symbols, defined)
     rhs = _evaluate_array(expr.rhs, dims, symbols, defined)
     if isinstance(expr, Add):
@@ -212,7 +224,7 @@ def _first_point(mask: np.ndarray, dims, symbols) -> tuple[tuple[int, ...], tupl
     return dims_at, symbols_at
 
 
-def _zero_divisor_error(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> UndefinedDivisionError:
+def _zero_divisor_error(expr: ir.AffineBinaryExpr, dims: Sequence[int], symbols: Sequence[int]) -> UndefinedDivisionError:
     return UndefinedDivisionError(
         f"'{expr}' is undefined: its divisor '{expr.rhs}' is 0 at dims {tuple(dims)}, symbols {tuple(symbols)}"
     )
@@ -238,6 +250,7 @@ def bounds(
     elif isinstance(expr, Sym):
         out = symbol_ranges[expr.position]
     else:
+        assert isinstance(expr, Binary)
         lhs = bounds(expr.lhs, dim_ranges, symbol_ranges, memo)
         rhs = bounds(expr.rhs, dim_ranges, symbol_ranges, memo)
         if isinstance(expr, Add):

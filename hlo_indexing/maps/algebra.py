@@ -124,7 +124,8 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
                 changed = True
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m
-    kept, detached = {}, {}
+    kept: dict[ir.AffineExpr, Interval] = {}
+    detached: dict[ir.AffineExpr, Interval] = {}
     for e, c in m.constraints.items():
         dims, symbols = constraint_vars[e]
         (kept if dims & keep_dims or symbols & keep_symbols else detached)[e] = c

@@ -112,7 +112,8 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
     affine_map = _affine_map(attribute["map"], "map")
     get = lambda key: attribute[key] if key in attribute else None  # noqa: E731
     origins = get("runtime_origins")
-    origin_texts = [ir.StringAttr(a).value for a in origins] if origins is not None else []
+    # an ArrayAttr (iterable), typed Attribute by the stubs of DictAttr.__getitem__
+    origin_texts = [ir.StringAttr(a).value for a in origins] if origins is not None else []  # type: ignore[attr-defined]
     runtimes = _intervals(get("runtimes"), "runtimes")
     if len(origin_texts) != len(runtimes):
         origin_texts = (origin_texts + [""] * len(runtimes))[: len(runtimes)]

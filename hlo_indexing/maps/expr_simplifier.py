@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TypeGuard
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import AffineExpr, Context, ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, atom_order, build, linearize
+
+BinaryExpr = ir.AffineBinaryExpr
 
 #: Largest constant the presentation pass writes into a ``floordiv`` numerator (int64-safe).
 MAX_COMPACTED_CONSTANT = 1 << 48
@@ -21,18 +24,18 @@ MAX_COMPACTED_CONSTANT = 1 << 48
 class ExprSimplifier:
     """Simplifies expressions over fixed variable ranges (memoised per instance)."""
 
-    def __init__(self, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval], context):
+    def __init__(self, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval], context: Context):
         self.dim_ranges = list(dim_ranges)
         self.symbol_ranges = list(symbol_ranges)
         self.context = context
-        self._memo: dict = {}
-        self._bounds_memo: dict = {}
-        self._compact_memo: dict = {}
+        self._memo: dict[AffineExpr, AffineExpr] = {}
+        self._bounds_memo: dict[AffineExpr, Interval] = {}
+        self._compact_memo: dict[AffineExpr, AffineExpr] = {}
         #: Set when this instance built a form :meth:`compact` may shrink: a ``floordiv``
         #: whose numerator has a constant, or a sum with a term ``c*(x mod k)``, ``c > 1``.
         self._compactable = False
 
-    def bounds(self, expr) -> Interval:
+    def bounds(self, expr: AffineExpr) -> Interval:
         return ax.bounds(expr, self.dim_ranges, self.symbol_ranges, self._bounds_memo)
 
     def linear_bounds(self, linear: Linear) -> Interval:
@@ -41,10 +44,10 @@ class ExprSimplifier:
             total = total + self.bounds(atom) * coeff
         return total
 
-    def const(self, value: int):
+    def const(self, value: int) -> AffineExpr:
         return ax.constant(value, self.context)
 
-    def __call__(self, expr):
+    def __call__(self, expr: AffineExpr) -> AffineExpr:
         found = self._memo.get(expr)
         if found is None:
             found = self._simplify(ax.typed(expr))
@@ -52,7 +55,7 @@ class ExprSimplifier:
             self._memo.setdefault(found, found)
         return found
 
-    def _simplify(self, expr):
+    def _simplify(self, expr: AffineExpr) -> AffineExpr:
         if isinstance(expr, ax.Const):
             return expr
         if isinstance(expr, (ax.Dim, ax.Sym)):
@@ -65,6 +68,7 @@ class ExprSimplifier:
             return self.simplify_sum(linearize(expr))
         if isinstance(expr, ax.Mul):  # semi-affine product
             return ax.mul(self(expr.lhs), self(expr.rhs))
+        assert isinstance(expr, ax.Binary)  # constants, variables and sums are handled above
         lhs, rhs = self(expr.lhs), self(expr.rhs)
         divisor = ax.constant_value(rhs)
         if divisor is None or divisor <= 0:
@@ -77,7 +81,7 @@ class ExprSimplifier:
 
     # -- presentation
 
-    def compact(self, expr):
+    def compact(self, expr: AffineExpr) -> AffineExpr:
         """The smallest equivalent form of the simplified ``expr`` reachable by moving
         constants into ``floordiv`` numerators and factors into ``mod`` (see the module
         docstring); ``expr`` itself when no candidate has fewer nodes. Equal over all
@@ -89,27 +93,27 @@ class ExprSimplifier:
         compacted = self._compacted(expr)
         return compacted if compacted == expr or self(compacted) == expr else expr
 
-    def _compacted(self, expr):
+    def _compacted(self, expr: AffineExpr) -> AffineExpr:
         found = self._compact_memo.get(expr)
         if found is None:
             found = self._compact(ax.typed(expr))
             self._compact_memo[expr] = found
         return found
 
-    def _compact(self, expr):
+    def _compact(self, expr: AffineExpr) -> AffineExpr:
         if not isinstance(expr, ax.Binary):
             return expr
         if isinstance(expr, ax.Add) or (isinstance(expr, ax.Mul) and _has_constant_factor(expr)):
             return self._compact_sum(expr, linearize(expr), None)
         if isinstance(expr, ax.Mod) and (ax.constant_value(expr.rhs) or 0) > 0:
-            modulus = expr.rhs.value
+            modulus = ax.rhs_constant(expr)
             numerator = ax.typed(expr.lhs)
             compacted = self._compact_sum(numerator, linearize(numerator), modulus)
             return expr if compacted == numerator else ax.mod(compacted, modulus)
         lhs, rhs = self._compacted(expr.lhs), self._compacted(expr.rhs)
         return expr if (lhs, rhs) == (expr.lhs, expr.rhs) else ax.rebuild(expr, lhs, rhs)
 
-    def _compact_sum(self, expr, linear: Linear, modulus: int | None):
+    def _compact_sum(self, expr: AffineExpr, linear: Linear, modulus: int | None) -> AffineExpr:
         """``expr`` (whose linear form is ``linear``; its constant may move by
         ``modulus`` when given) with compacted atoms and, when that is smaller, its
         constant absorbed by one ``floordiv`` atom. Ties: the input form, then the
@@ -145,7 +149,7 @@ class ExprSimplifier:
                 total = atoms.constant + shift
                 if total % coeff:
                     continue
-                numerator_constant = numerator.constant + (total // coeff) * atom.rhs.value
+                numerator_constant = numerator.constant + (total // coeff) * ax.rhs_constant(atom)
                 if abs(numerator_constant) > MAX_COMPACTED_CONSTANT:
                     continue
                 candidate = atoms.copy()
@@ -158,7 +162,7 @@ class ExprSimplifier:
                     best, best_key = built, key
         return best
 
-    def _scaled_mod(self, atom, coeff: int):
+    def _scaled_mod(self, atom: AffineExpr, coeff: int) -> AffineExpr | None:
         """``(c*x) mod (c*k)`` for the term ``c*(x mod k)`` (``c > 1``) when that has fewer
         nodes and simplifies back to the term, else None (``c*(x mod k) = (c*x) mod (c*k)``
         for every integer ``x``)."""
@@ -166,7 +170,7 @@ class ExprSimplifier:
             return None
         scaled = Linear()
         scaled.add_linear(linearize(atom.lhs), coeff)
-        modulus = atom.rhs.value * coeff
+        modulus = ax.rhs_constant(atom) * coeff
         largest = max([abs(scaled.constant), modulus, *(abs(c) for c in scaled.terms.values())])
         if largest > MAX_COMPACTED_CONSTANT:
             return None
@@ -177,7 +181,7 @@ class ExprSimplifier:
 
     # -- sums
 
-    def simplify_sum(self, linear: Linear):
+    def simplify_sum(self, linear: Linear) -> AffineExpr:
         out = Linear(constant=linear.constant)
         for atom, coeff in linear.terms.items():
             simplified = self(atom)
@@ -194,7 +198,7 @@ class ExprSimplifier:
         mods = [(a, c) for a, c in atoms if isinstance(a, ax.Mod) and ax.constant_value(a.rhs)]
         divs = [(a, c) for a, c in atoms if isinstance(a, ax.FloorDiv) and ax.constant_value(a.rhs)]
         for mod_atom, c1 in mods:
-            k = mod_atom.rhs.value
+            k = ax.rhs_constant(mod_atom)
             if k <= 0:
                 continue
             quotient = None
@@ -202,26 +206,26 @@ class ExprSimplifier:
                 if c2 != c1 * k:
                     continue
                 quotient = quotient if quotient is not None else self.canonical_quotient(mod_atom.lhs, k)
-                if self.canonical_quotient(div_atom.lhs, div_atom.rhs.value) == quotient:
+                if self.canonical_quotient(div_atom.lhs, ax.rhs_constant(div_atom)) == quotient:
                     linear.add(mod_atom, -c1)
                     linear.add(div_atom, -c2)
                     linear.add_linear(linearize(mod_atom.lhs), c1)
                     return True
             for other, c2 in mods:
-                m = other.rhs.value
+                m = ax.rhs_constant(other)
                 if other == mod_atom or c2 != c1 * k or not isinstance(other.lhs, ax.FloorDiv):
                     continue
                 if not ax.constant_value(other.lhs.rhs):
                     continue
                 quotient = quotient if quotient is not None else self.canonical_quotient(mod_atom.lhs, k)
-                if self.canonical_quotient(other.lhs.lhs, other.lhs.rhs.value) == quotient:
+                if self.canonical_quotient(other.lhs.lhs, ax.rhs_constant(other.lhs)) == quotient:
                     linear.add(mod_atom, -c1)
                     linear.add(other, -c2)
                     merged = self(ax.mod(mod_atom.lhs, k * m))
                     linear.add_linear(linearize(merged), c1)
                     return True
         for div_atom, c2 in divs:
-            k = div_atom.rhs.value
+            k = ax.rhs_constant(div_atom)
             if k <= 0 or c2 % k:
                 continue
             c = -c2 // k
@@ -236,14 +240,14 @@ class ExprSimplifier:
             return True
         return False
 
-    def canonical_quotient(self, numerator, divisor: int):
+    def canonical_quotient(self, numerator: AffineExpr, divisor: int) -> AffineExpr:
         """``numerator floordiv divisor`` in simplified form (nested divisions are
         flattened), so that two quotients are the same value when the forms are equal."""
         return self.simplify_floordiv(self(numerator), divisor)
 
     # -- mod, floordiv, ceildiv with a positive constant divisor
 
-    def simplify_mod(self, lhs, k: int):
+    def simplify_mod(self, lhs: AffineExpr, k: int) -> AffineExpr:
         if k == 1:
             return self.const(0)
         linear = linearize(lhs)
@@ -266,7 +270,7 @@ class ExprSimplifier:
                 return self.simplify_sum(Linear({high: g}) if remainder is None else _plus(Linear({high: g}), remainder))
         return ax.mod(build(linear, self.context), k)
 
-    def simplify_floordiv(self, lhs, k: int):
+    def simplify_floordiv(self, lhs: AffineExpr, k: int) -> AffineExpr:
         if k == 1:
             return lhs
         linear = linearize(lhs)
@@ -290,12 +294,12 @@ class ExprSimplifier:
         if not self._compactable:
             self._compactable = any(c > 1 and isinstance(a, ax.Mod) for a, c in linear.terms.items())
 
-    def _floordiv_of_remainder(self, linear: Linear, k: int):
+    def _floordiv_of_remainder(self, linear: Linear, k: int) -> AffineExpr:
         nested = [a for a, c in linear.terms.items() if c == 1 and _positive_divisor(a, ax.FloorDiv)]
         if len(nested) == 1:
             # (A + Z floordiv g) floordiv k == (A*g + Z) floordiv (g*k)
             atom = nested[0]
-            g = atom.rhs.value
+            g = ax.rhs_constant(atom)
             flattened = Linear()
             flattened.add_linear(linear, g)
             flattened.add(atom, -g)
@@ -308,7 +312,7 @@ class ExprSimplifier:
         self._compactable |= linear.constant != 0
         return ax.floordiv(build(linear, self.context), k)
 
-    def _split_by_factor(self, linear: Linear, k: int):
+    def _split_by_factor(self, linear: Linear, k: int) -> tuple[int, Linear, Linear | None] | None:
         """The largest ``g`` with ``1 < g``, ``g | k`` such that the terms whose
         coefficient ``g`` divides (divided by ``g``) and a remainder in ``[0, g - 1]``
         make up ``linear``; returns ``(g, multiples / g, remainder or None)``."""
@@ -327,14 +331,14 @@ class ExprSimplifier:
                 return g, multiples, remainder if has_remainder else None
         return None
 
-    def simplify_ceildiv(self, lhs, k: int):
+    def simplify_ceildiv(self, lhs: AffineExpr, k: int) -> AffineExpr:
         interval = self.bounds(lhs)
         if -((-interval.lower) // k) == -((-interval.upper) // k):
             return self.const(-((-interval.lower) // k))
         return ax.ceildiv(lhs, k)
 
 
-def _positive_divisor(expr, kind) -> bool:
+def _positive_divisor(expr: AffineExpr, kind: type[BinaryExpr]) -> TypeGuard[BinaryExpr]:
     """Whether ``expr`` is a ``kind`` (Mod/FloorDiv) by a positive constant."""
     return isinstance(expr, kind) and (ax.constant_value(expr.rhs) or 0) > 0
 
@@ -345,5 +349,5 @@ def _plus(a: Linear, b: Linear) -> Linear:
     return out
 
 
-def _has_constant_factor(expr) -> bool:
+def _has_constant_factor(expr: BinaryExpr) -> bool:
     return isinstance(expr.rhs, ax.Const) or isinstance(expr.lhs, ax.Const)

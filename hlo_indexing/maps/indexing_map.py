@@ -160,10 +160,10 @@ class IndexingMap:
         self._constraints = constraints
         self._empty = empty
         self._reason = reason
-        self._hash = None
-        self._identity = None
-        self._text = None
-        self._names = None
+        self._hash: int | None = None
+        self._identity: tuple[Any, ...] | None = None
+        self._text: str | None = None
+        self._names: tuple[str, ...] | None = None
 
     @classmethod
     def _make(cls, affine_map, dims, ranges, runtimes, constraints, *, empty=False, reason="") -> "IndexingMap":

@@ -13,7 +13,7 @@ Example::
 
 from __future__ import annotations
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import AffineExpr, Context
 from hlo_indexing.maps import affine_expr as ax
 
 
@@ -22,11 +22,12 @@ class Linear:
 
     __slots__ = ("terms", "constant")
 
-    def __init__(self, terms: dict | None = None, constant: int = 0):
-        self.terms: dict = terms if terms is not None else {}
+    def __init__(self, terms: dict[AffineExpr, int] | None = None, constant: int = 0):
+        self.terms: dict[AffineExpr, int] = terms if terms is not None else {}
         self.constant = constant
 
-    def add(self, atom, coeff: int) -> None:
+    def add(self, atom: AffineExpr, coeff: int) -> None:
+        """Add ``coeff * atom`` (a term whose coefficient becomes 0 is dropped)."""
         value = self.terms.get(atom, 0) + coeff
         if value:
             self.terms[atom] = value
@@ -34,22 +35,24 @@ class Linear:
             self.terms.pop(atom, None)
 
     def add_linear(self, other: "Linear", scale: int = 1) -> None:
+        """Add ``scale * other``."""
         for atom, coeff in other.terms.items():
             self.add(atom, coeff * scale)
         self.constant += other.constant * scale
 
     def copy(self) -> "Linear":
+        """An independent copy (the terms are not shared)."""
         return Linear(dict(self.terms), self.constant)
 
 
-def linearize(expr) -> Linear:
+def linearize(expr: AffineExpr) -> Linear:
     """The linear form of ``expr`` (sums and products by constants are flattened)."""
     out = Linear()
     _linearize_into(ax.typed(expr), 1, out)
     return out
 
 
-def _linearize_into(expr, scale: int, out: Linear) -> None:
+def _linearize_into(expr: AffineExpr, scale: int, out: Linear) -> None:
     if isinstance(expr, ax.Const):
         out.constant += expr.value * scale
     elif isinstance(expr, ax.Add):
@@ -63,7 +66,8 @@ def _linearize_into(expr, scale: int, out: Linear) -> None:
         out.add(expr, scale)
 
 
-def atom_order(atom) -> tuple:
+def atom_order(atom: AffineExpr) -> tuple[int, int, str]:
+    """Sort key of atoms: dimensions, then symbols (by position), then other atoms by text."""
     if isinstance(atom, ax.Dim):
         return (0, atom.position, "")
     if isinstance(atom, ax.Sym):
@@ -71,9 +75,9 @@ def atom_order(atom) -> tuple:
     return (2, 0, str(atom))
 
 
-def build(linear: Linear, context) -> object:
+def build(linear: Linear, context: Context) -> AffineExpr:
     """The ``ir.AffineExpr`` of a linear form, terms in a deterministic order."""
-    expr = None
+    expr: AffineExpr | None = None
     for atom in sorted(linear.terms, key=atom_order):
         coeff = linear.terms[atom]
         term = atom if coeff == 1 else atom * coeff
@@ -83,12 +87,12 @@ def build(linear: Linear, context) -> object:
     return _left_associated(ax.typed(expr + linear.constant if linear.constant else expr))
 
 
-def _left_associated(expr):
+def _left_associated(expr: AffineExpr) -> AffineExpr:
     """The tree MLIR builds when it parses the printed form of ``expr``: the summands in
     printed order, added left to right (repeated until MLIR's folding is stable), so
     that equal texts give equal (uniqued) expressions."""
     for _ in range(4):
-        summands: list = []
+        summands: list[AffineExpr] = []
         stack = [expr]
         while stack:
             node = stack.pop()

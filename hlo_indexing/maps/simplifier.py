@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import AffineExpr, ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -79,7 +79,9 @@ class _MapState:
     def simplifier(self) -> ExprSimplifier:
         return ExprSimplifier([v.bounds for v in self.dims], [v.bounds for v in self.symbols], self.context)
 
-    def narrow(self, variable, interval: Interval) -> bool:
+    def narrow(self, variable: ir.AffineDimExpr | ir.AffineSymbolExpr, interval: Interval) -> bool:
+        """Intersect ``variable``'s range with ``interval`` (an empty result marks the map
+        empty); True if the range changed."""
         table = self.dims if isinstance(variable, ax.Dim) else self.symbols
         old = table[variable.position]
         new = _tighten(old, interval)
@@ -95,7 +97,7 @@ class _MapState:
         """One pass over the constraints; True if anything changed."""
         simplify = self.simplifier()
         changed = False
-        updated: dict = {}
+        updated: dict[AffineExpr, Interval] = {}
         for expr, interval in self.constraints.items():
             new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
             changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
@@ -113,7 +115,9 @@ class _MapState:
         self.constraints = updated
         return changed
 
-    def _normalize(self, expr, interval: Interval, simplify: ExprSimplifier):
+    def _normalize(
+        self, expr: AffineExpr, interval: Interval, simplify: ExprSimplifier
+    ) -> tuple[AffineExpr | None, Interval, bool]:
         """Move constants and factors into the interval, turn constraints on a single
         variable into range narrowing; returns (expr or None if dropped, interval, narrowed)."""
         linear = linearize(expr)
@@ -135,7 +139,7 @@ class _MapState:
             if coeff == 1 and isinstance(atom, (ax.Dim, ax.Sym)):
                 return None, interval, self.narrow(atom, interval)
             divisor = ax.constant_value(atom.rhs) if isinstance(atom, ax.FloorDiv) else None
-            if coeff == 1 and divisor:
+            if coeff == 1 and divisor and isinstance(atom, ax.FloorDiv):
                 # lo <= x floordiv k <= hi  <=>  x in [lo*k, hi*k + k - 1] (k > 0), mirrored for k < 0.
                 if divisor > 0:
                     inner = Interval(interval.lower * divisor, interval.upper * divisor + divisor - 1)
@@ -146,7 +150,7 @@ class _MapState:
         if len(linear.terms) == 1:
             (atom, coeff), = linear.terms.items()
             k = ax.constant_value(atom.rhs) if isinstance(atom, ax.Mod) else None
-            if coeff == 1 and k and k > 0 and isinstance(atom.lhs, (ax.Dim, ax.Sym)):
+            if coeff == 1 and k and k > 0 and isinstance(atom, ax.Mod) and isinstance(atom.lhs, (ax.Dim, ax.Sym)):
                 interval = interval.intersect(Interval(0, k - 1))
                 table = self.dims if isinstance(atom.lhs, ax.Dim) else self.symbols
                 bounds = table[atom.lhs.position].bounds
@@ -162,7 +166,9 @@ class _MapState:
             return None, interval, narrowed
         return new_expr, interval, narrowed
 
-    def _factor_out_small_remainder(self, linear: Linear, interval: Interval, simplify: ExprSimplifier):
+    def _factor_out_small_remainder(
+        self, linear: Linear, interval: Interval, simplify: ExprSimplifier
+    ) -> tuple[Interval, Linear]:
         """Rewrite ``k*A + R in [lo, hi]``, where ``R`` stays within ``[0, k - 1]``, to the
         equivalent ``A in [lo / k, hi div k]`` when ``lo mod k == 0`` and
         ``hi mod k == k - 1``; otherwise divide the sum by the gcd of its coefficients.
@@ -188,10 +194,10 @@ class _MapState:
             return Interval(-((-interval.lower) // g), interval.upper // g), Linear({a: c // g for a, c in linear.terms.items()})
         return interval, linear
 
-    def _merge_mods(self, constraints: dict) -> bool:
+    def _merge_mods(self, constraints: dict[AffineExpr, Interval]) -> bool:
         """Merge ``x mod a in [r, r]`` and ``x mod b in [q, q]`` into one constraint
         ``x mod lcm(a, b) in [t, t]`` (Chinese remainders), or detect emptiness."""
-        by_variable: dict = {}
+        by_variable: dict[ir.AffineDimExpr | ir.AffineSymbolExpr, list[ir.AffineModExpr]] = {}
         for expr, interval in constraints.items():
             if isinstance(expr, ax.Mod) and isinstance(expr.lhs, (ax.Dim, ax.Sym)) and interval.is_point:
                 if (ax.constant_value(expr.rhs) or 0) > 0:
@@ -202,7 +208,7 @@ class _MapState:
                 continue
             modulus, residue = 1, 0
             for expr in exprs:
-                k, r = expr.rhs.value, constraints[expr].lower
+                k, r = ax.rhs_constant(expr), constraints[expr].lower
                 lcm = modulus * k // math.gcd(modulus, k)
                 if lcm > MAX_MERGED_MODULUS:
                     break

@@ -109,10 +109,11 @@ class _MapParser:
             match = _TOKEN.match(text, offset)
             if match is None or match.end() == offset:
                 raise self._error_at(offset, f"unexpected character {text[offset]!r}")
-            kind = match.lastgroup
-            kind = "punct" if kind == "arrow" else kind
-            start = match.start(match.lastgroup)
-            tokens.append(_Token(kind, match.group(match.lastgroup), start))
+            group = match.lastgroup
+            assert group is not None  # every alternative of _TOKEN is a named group
+            kind = "punct" if group == "arrow" else group
+            start = match.start(group)
+            tokens.append(_Token(kind, match.group(group), start))
             offset = match.end()
 
     def _error_at(self, offset: int, message: str) -> ParseError:

@@ -166,7 +166,8 @@ def reshape_groups(src: Shape, dst: Shape) -> list[tuple[tuple[int, ...], tuple[
     groups: list[tuple[list[int], list[int]]] = []
     i = j = 0
     while i < len(src) or j < len(dst):
-        gi, gj = [], []
+        gi: list[int] = []
+        gj: list[int] = []
         psrc = pdst = 1
         while True:
             if (psrc == pdst and gi and gj) or (i >= len(src) and j >= len(dst)):

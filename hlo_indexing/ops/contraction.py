@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import Window
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -79,7 +80,7 @@ def _conv_maps(info: OpInfo):
     group_features = rhs[dn.kernel_input_feature]
     feature_sym = ax.symbol(n_spatial_syms, context) if group_features > 1 else ax.constant(0, context)
     spatial_dims = [d[k] for k in dn.output_spatial]
-    in_exprs = [None] * len(lhs)
+    in_exprs: list[ir.AffineExpr | None] = [None] * len(lhs)
     for k, expr in zip(dn.input_spatial, spatial.results):
         in_exprs[k] = ax.substitute(expr, spatial_dims, syms(n_spatial_syms, context))
     out_features = result[dn.output_feature]
@@ -92,7 +93,7 @@ def _conv_maps(info: OpInfo):
     if feature_groups > 1:
         group = ax.floordiv(d[dn.output_feature], out_features // feature_groups)
         in_exprs[dn.input_feature] = group * group_features + feature_sym
-    kernel_exprs = [None] * len(rhs)
+    kernel_exprs: list[ir.AffineExpr | None] = [None] * len(rhs)
     for position, k in enumerate(dn.kernel_spatial):
         if kernel_sizes[position] == 1:
             kernel_exprs[k] = ax.constant(0, context)

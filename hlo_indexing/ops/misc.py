@@ -20,7 +20,7 @@ def all_gather(info: OpInfo, result_index: int) -> list:
     operand, result = info.operand(result_index), info.result(result_index)
     d = dims(len(result), info.context)
     exprs = [ax.mod(d[i], operand[i]) if i == axis else d[i] for i in range(len(result))]
-    out = [[] for _ in range(info.num_operands)]
+    out: list[list[IndexingMap] | Entry] = [[] for _ in range(info.num_operands)]
     out[result_index] = Entry((make_map(info.context, result, exprs),))
     return out
 
@@ -38,7 +38,7 @@ def all_gather_inverse(info: OpInfo, operand_index: int) -> list:
     operand, result = info.operand(operand_index), info.result(operand_index)
     d, s = dims(len(operand), info.context), syms(1, info.context)
     exprs = [s[0] * operand[i] + d[i] if i == axis else d[i] for i in range(len(operand))]
-    out = [[] for _ in range(info.num_results)]
+    out: list[list[IndexingMap]] = [[] for _ in range(info.num_results)]
     out[operand_index] = [make_map(info.context, operand, exprs, [result[axis] // operand[axis]])]
     return out
 

@@ -283,18 +283,24 @@ def _operand_to_result(info: OpInfo, layout: _Layout, body: _Body, operand_index
     def reader(t: Any) -> Any:  # the step of the result element (a final carry: the last)
         return t if per_step else last
 
+    def from_init(piece: Piece) -> Callable[[Any], dict]:
+        return lambda t: _from_init(layout, piece, reader(t))
+
+    def after(piece: Piece, source: Any) -> Callable[[Any], dict]:
+        return lambda t: _after(layout, piece, reader(t), source)
+
     if operand_index >= layout.inputs:
         c = operand_index - layout.inputs
         pieces = chain.pieces(lambda v: c in v, n - 1)
-        return [_whole(context, space, target, step_at, n, lambda t, p=p: _from_init(layout, p, reader(t))) for p in pieces]
+        return [_whole(context, space, target, step_at, n, from_init(p)) for p in pieces]
     j, source = operand_index, d[dim]
     coords = [d[i] for i in range(len(space)) if i != dim]
     at_last = {} if per_step else {source: Interval(layout.last, layout.last)}
     maps = [_embedded(m, space, coords, source, step_at, at_last) for m in body.forward_maps(j, r) if not m.is_known_empty()]
     if any(m is None for m in maps):  # runtime variables: the whole of this step's result
-        maps = [_whole(context, space, target, step_at, n, lambda t: _after(layout, (-1, -1, 1), reader(t), source))]
+        maps = [_whole(context, space, target, step_at, n, after((-1, -1, 1), source))]
     pieces = chain.pieces(partial(body.feeds, layout, j), n - 2)
-    return maps + [_whole(context, space, target, step_at, n, lambda t, p=p: _after(layout, p, reader(t), source)) for p in pieces]
+    return maps + [_whole(context, space, target, step_at, n, after(p, source)) for p in pieces]
 
 
 def _body_independent(info: OpInfo, layout: _Layout, result_index: int, operand_index: int, inverse: bool) -> IndexingMap:

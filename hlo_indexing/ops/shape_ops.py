@@ -189,7 +189,7 @@ def concatenate(info: OpInfo, result_index: int) -> list:
     d = dims(len(result), info.context)
     out = []
     for k, offset in enumerate(offsets):
-        ranges = list(result)
+        ranges: list[int | tuple[int, int]] = list(result)
         ranges[axis] = (offset, offset + info.operand(k)[axis] - 1)
         exprs = [d[i] - offset if i == axis else d[i] for i in range(len(result))]
         out.append([make_map(info.context, ranges, exprs)])
@@ -254,7 +254,7 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
     for i, n in enumerate(result):
         step = interior[i] + 1
         first, last = low[i], low[i] + (operand[i] - 1) * step
-        pieces = []
+        pieces: list[tuple[tuple[int, int], tuple[int, int] | None]] = []
         if first > 0:
             pieces.append(((0, min(first - 1, n - 1)), None))
         if last < n - 1:
@@ -270,7 +270,9 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
             ranges[i] = bounds
             if scalar:
                 v = dims(rank, info.context)
-                constraints = {ax.mod(v[i] - first, step): Interval(*residue)} if residue else {}
+                constraints: dict[ir.AffineExpr, Interval] = (
+                    {ax.mod(v[i] - first, step): Interval(*residue)} if residue else {}
+                )
                 maps.append(make_map(info.context, ranges, [], constraints=constraints))
             else:
                 s = syms(rank, info.context)

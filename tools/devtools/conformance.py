@@ -531,7 +531,7 @@ def _documented_differences(record: dict, op: Any, maps: list, expected: list, r
             continue
         except CaseFailure:
             pass
-        known = KNOWN_DIFFERENCES.get((record.get("root_opcode"), record["kind"], index))
+        known = KNOWN_DIFFERENCES.get((record.get("root_opcode", ""), record["kind"], index))
         shape = tuple(values[index].type.shape) if index < len(values) else ()
         theirs = [parse_map(t) for t in texts]
         if known is None or not known_difference_holds(known, list(mine), theirs, shape, rng):
