@@ -23,7 +23,7 @@ def _dot_layout(info: OpInfo):
     return dn, lhs_free, rhs_free
 
 
-def dot(info: OpInfo, result_index: int) -> list:
+def dot_output_to_input(info: OpInfo, result_index: int) -> list:
     """Contracting dims become range variables shared by both operands."""
     lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
     dn, lhs_free, rhs_free = _dot_layout(info)
@@ -45,7 +45,7 @@ def dot(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def dot_inverse(info: OpInfo, operand_index: int) -> list:
+def dot_input_to_output(info: OpInfo, operand_index: int) -> list:
     """An lhs element reaches every output with its batch and free indices; the rhs's
     free dims are range variables (and symmetrically for the rhs)."""
     shape = info.operand(operand_index)
@@ -116,10 +116,10 @@ def _window_symbol(window: Window, position: int) -> int:
     return sum(1 for size in window.sizes[:position] if size > 1)
 
 
-def convolution(info: OpInfo, result_index: int) -> list:
+def convolution_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[m] for m in _conv_maps(info)]
 
 
-def convolution_inverse(info: OpInfo, operand_index: int) -> list:
+def convolution_input_to_output(info: OpInfo, operand_index: int) -> list:
     maps = _conv_maps(info)
     return [[invert(maps[operand_index], info.operand(operand_index))]]

@@ -3,6 +3,8 @@ rule for ops the analysis cannot describe."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -13,7 +15,7 @@ def _gather_axis(info: OpInfo) -> int:
     return op_attrs.int_attr(info.op, "all_gather_dim")
 
 
-def all_gather(info: OpInfo, result_index: int) -> list:
+def all_gather_output_to_input(info: OpInfo, result_index: int) -> list:
     """Output ``d`` reads element ``d mod n`` (along the gathered axis) of the operand
     held by replica ``d floordiv n`` of its group (printed as ``replica id``)."""
     axis = _gather_axis(info)
@@ -32,7 +34,7 @@ def all_gather_replicas(info: OpInfo, result_index: int) -> IndexingMap:
     return make_map(info.context, result, [ax.floordiv(d[axis], operand[axis])])
 
 
-def all_gather_inverse(info: OpInfo, operand_index: int) -> list:
+def all_gather_input_to_output(info: OpInfo, operand_index: int) -> list:
     """The operand lands in the slot of its replica: a range variable over the group."""
     axis = _gather_axis(info)
     operand, result = info.operand(operand_index), info.result(operand_index)
@@ -43,13 +45,14 @@ def all_gather_inverse(info: OpInfo, operand_index: int) -> list:
     return out
 
 
-def unknown(reason: str):
-    """A rule giving ``unknown indexing`` for every operand/result, with ``reason``."""
+def unknown(reason: str) -> tuple[Callable[[OpInfo, int], list], Callable[[OpInfo, int], list]]:
+    """The two functions (output to input, input to output) of a rule giving ``unknown
+    indexing`` for every operand/result, with ``reason``."""
 
-    def rule(info: OpInfo, index: int) -> list:
+    def output_to_input(info: OpInfo, index: int) -> list:
         return [[IndexingMap.undefined(f"{info.op.operation.name}: {reason}")]] * info.num_operands
 
-    def inverse(info: OpInfo, index: int) -> list:
+    def input_to_output(info: OpInfo, index: int) -> list:
         return [[IndexingMap.undefined(f"{info.op.operation.name}: {reason}")]] * info.num_results
 
-    return rule, inverse
+    return output_to_input, input_to_output

@@ -34,11 +34,11 @@ def _broadcast_dims(info: OpInfo) -> tuple[int, ...]:
     return op_attrs.int_array(info.op, "broadcast_dimensions")
 
 
-def broadcast(info: OpInfo, result_index: int) -> list:
+def broadcast_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[broadcast_operand_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
 
 
-def broadcast_inverse(info: OpInfo, operand_index: int) -> list:
+def broadcast_input_to_output(info: OpInfo, operand_index: int) -> list:
     return [[broadcast_result_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
 
 
@@ -46,7 +46,7 @@ def _permutation(info: OpInfo) -> tuple[int, ...]:
     return op_attrs.int_array(info.op, "permutation")
 
 
-def transpose(info: OpInfo, result_index: int) -> list:
+def transpose_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result dim ``i`` is operand dim ``perm[i]``: operand dim ``perm[i]`` reads ``d_i``."""
     perm, result = _permutation(info), info.result(0)
     d = dims(len(result), info.context)
@@ -56,7 +56,7 @@ def transpose(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, exprs)]]
 
 
-def transpose_inverse(info: OpInfo, operand_index: int) -> list:
+def transpose_input_to_output(info: OpInfo, operand_index: int) -> list:
     perm, operand = _permutation(info), info.operand(0)
     d = dims(len(operand), info.context)
     return [[make_map(info.context, operand, [d[p] for p in perm])]]
@@ -69,11 +69,11 @@ def _reverse_map(info: OpInfo, shape) -> IndexingMap:
     return make_map(info.context, shape, exprs)
 
 
-def reverse(info: OpInfo, result_index: int) -> list:
+def reverse_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[_reverse_map(info, info.result(0))]]
 
 
-def reverse_inverse(info: OpInfo, operand_index: int) -> list:
+def reverse_input_to_output(info: OpInfo, operand_index: int) -> list:
     return [[_reverse_map(info, info.operand(0))]]
 
 
@@ -82,14 +82,14 @@ def _slice_params(info: OpInfo):
     return op_attrs.int_array(info.op, "start_indices"), op_attrs.int_array(info.op, "strides", (1,) * rank)
 
 
-def slice_(info: OpInfo, result_index: int) -> list:
+def slice_output_to_input(info: OpInfo, result_index: int) -> list:
     starts, strides = _slice_params(info)
     result = info.result(0)
     d = dims(len(result), info.context)
     return [[make_map(info.context, result, [d[i] * strides[i] + starts[i] for i in range(len(result))])]]
 
 
-def slice_inverse(info: OpInfo, operand_index: int) -> list:
+def slice_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Only operand elements on the stride grid have an image."""
     starts, strides = _slice_params(info)
     result = info.result(0)
@@ -106,13 +106,13 @@ def slice_inverse(info: OpInfo, operand_index: int) -> list:
     return [[make_map(info.context, ranges, exprs, constraints=constraints)]]
 
 
-def reshape(info: OpInfo, result_index: int) -> list:
+def reshape_output_to_input(info: OpInfo, result_index: int) -> list:
     operand, result = info.operand(0), info.result(0)
     exprs = reshape_exprs(dims(len(result), info.context), result, operand, info.context)
     return [[make_map(info.context, result, exprs)]]
 
 
-def reshape_inverse(info: OpInfo, operand_index: int) -> list:
+def reshape_input_to_output(info: OpInfo, operand_index: int) -> list:
     operand, result = info.operand(0), info.result(0)
     exprs = reshape_exprs(dims(len(operand), info.context), operand, result, info.context)
     return [[make_map(info.context, operand, exprs)]]
@@ -158,7 +158,7 @@ def _bitcast_layouts(info: OpInfo):
     return layouts
 
 
-def bitcast(info: OpInfo, result_index: int) -> list:
+def bitcast_output_to_input(info: OpInfo, result_index: int) -> list:
     """A layout-changing no-op: transpose to physical order, reshape, transpose back."""
     src_layout, dst_layout = _bitcast_layouts(info)
     operand, result = info.operand(0), info.result(0)
@@ -166,7 +166,7 @@ def bitcast(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, exprs)]]
 
 
-def bitcast_inverse(info: OpInfo, operand_index: int) -> list:
+def bitcast_input_to_output(info: OpInfo, operand_index: int) -> list:
     src_layout, dst_layout = _bitcast_layouts(info)
     operand, result = info.operand(0), info.result(0)
     exprs = _bitcast_exprs(info, operand, result, src_layout, dst_layout, dims(len(operand), info.context))
@@ -182,7 +182,7 @@ def _concat_offsets(info: OpInfo) -> tuple[int, list[int]]:
     return axis, offsets
 
 
-def concatenate(info: OpInfo, result_index: int) -> list:
+def concatenate_output_to_input(info: OpInfo, result_index: int) -> list:
     """Operand ``k`` covers only its own part of the output along the axis."""
     axis, offsets = _concat_offsets(info)
     result = info.result(0)
@@ -196,7 +196,7 @@ def concatenate(info: OpInfo, result_index: int) -> list:
     return out
 
 
-def concatenate_inverse(info: OpInfo, operand_index: int) -> list:
+def concatenate_input_to_output(info: OpInfo, operand_index: int) -> list:
     axis, offsets = _concat_offsets(info)
     operand = info.operand(operand_index)
     d = dims(len(operand), info.context)
@@ -219,7 +219,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def pad(info: OpInfo, result_index: int) -> list:
+def pad_output_to_input(info: OpInfo, result_index: int) -> list:
     """Operand: output positions ``low + x * (interior + 1)`` inside the output; padding
     value: exactly the other positions, as a union of maps (one per dimension and kind
     of padding: low edge, high edge, interior)."""
@@ -281,7 +281,7 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
     return [m for m in maps if not m.is_known_empty()]
 
 
-def pad_inverse(info: OpInfo, operand_index: int) -> list:
+def pad_input_to_output(info: OpInfo, operand_index: int) -> list:
     low, interior = _pad_params(info)
     operand, result = info.operand(0), info.result(0)
     if operand_index == 1:
@@ -318,21 +318,21 @@ def _element_identity(info: OpInfo, value: Any, what: str) -> IndexingMap:
 # which element a map belongs to.
 
 
-def get_tuple_element(info: OpInfo, result_index: int) -> list:
+def get_tuple_element_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result ``x`` reads element ``index`` of the tuple at ``x``."""
     return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
-def get_tuple_element_inverse(info: OpInfo, operand_index: int) -> list:
+def get_tuple_element_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Element ``index`` of the tuple at ``x`` is the result at ``x``."""
     return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
-def tuple_(info: OpInfo, result_index: int) -> list:
+def tuple_output_to_input(info: OpInfo, result_index: int) -> list:
     """Element ``k`` of the result at ``x`` reads operand ``k`` at ``x``."""
     return [[_element_identity(info, value, f"operand {k}")] for k, value in enumerate(info.op.operands)]
 
 
-def tuple_inverse(info: OpInfo, operand_index: int) -> list:
+def tuple_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Operand ``k`` at ``x`` is element ``k`` of the result at ``x``."""
     return [[_element_identity(info, info.op.operands[operand_index], f"operand {operand_index}")]]
