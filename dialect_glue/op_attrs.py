@@ -39,6 +39,7 @@ def _attribute(op: Any, name: str) -> Any:
 
 
 def has_attr(op: Any, name: str) -> bool:
+    """Whether ``op`` (an ``OpView`` or ``Operation``) carries the attribute ``name``."""
     return _attribute(op, name) is not None
 
 
@@ -89,6 +90,7 @@ def _structured(attr: Any, class_name: str) -> Any:
 
 @dataclass(frozen=True)
 class DotDimensions:
+    """The dimension numbers of ``dot_general``: batch and contracting dimensions of each side."""
     lhs_batch: tuple[int, ...]
     rhs_batch: tuple[int, ...]
     lhs_contracting: tuple[int, ...]
@@ -112,6 +114,8 @@ def dot_dimensions(op: Any, lhs_rank: int) -> DotDimensions:
 
 @dataclass(frozen=True)
 class ConvDimensions:
+    """The dimension numbers of ``convolution``: the batch, feature and spatial dimensions of
+    the input, kernel and output."""
     input_batch: int
     input_feature: int
     input_spatial: tuple[int, ...]
@@ -124,6 +128,7 @@ class ConvDimensions:
 
 
 def conv_dimensions(op: Any) -> ConvDimensions:
+    """The :class:`ConvDimensions` of a convolution op."""
     dn = _structured(_attribute(op, "dimension_numbers"), "ConvDimensionNumbers")
     return ConvDimensions(
         dn.input_batch_dimension,
@@ -180,6 +185,7 @@ def conv_window(op: Any, kernel_sizes: tuple[int, ...]) -> Window:
 
 @dataclass(frozen=True)
 class GatherDimensions:
+    """The dimension numbers of ``gather`` (StableHLO's ``GatherDimensionNumbers``)."""
     offset_dims: tuple[int, ...]
     collapsed_slice_dims: tuple[int, ...]
     operand_batching_dims: tuple[int, ...]
@@ -189,6 +195,8 @@ class GatherDimensions:
 
 
 def gather_dimensions(op: Any) -> GatherDimensions:
+    """The :class:`GatherDimensions` of a gather op (batching dimensions empty when the dialect
+    has none)."""
     dn = _structured(_attribute(op, "dimension_numbers"), "GatherDimensionNumbers")
     return GatherDimensions(
         tuple(dn.offset_dims),
@@ -202,6 +210,7 @@ def gather_dimensions(op: Any) -> GatherDimensions:
 
 @dataclass(frozen=True)
 class ScatterDimensions:
+    """The dimension numbers of ``scatter`` (StableHLO's ``ScatterDimensionNumbers``)."""
     update_window_dims: tuple[int, ...]
     inserted_window_dims: tuple[int, ...]
     input_batching_dims: tuple[int, ...]
@@ -211,6 +220,8 @@ class ScatterDimensions:
 
 
 def scatter_dimensions(op: Any) -> ScatterDimensions:
+    """The :class:`ScatterDimensions` of a scatter op (batching dimensions empty when the
+    dialect has none)."""
     dn = _structured(_attribute(op, "scatter_dimension_numbers"), "ScatterDimensionNumbers")
     return ScatterDimensions(
         tuple(dn.update_window_dims),

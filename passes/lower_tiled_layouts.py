@@ -61,6 +61,8 @@ class LowerTiledLayouts(ModulePass):
     )
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Lower the tiled layouts of every function (see the module docstring); a malformed
+        layout gets an error diagnostic."""
         entry = _entry_layouts(module, diagnostics)
         operations: list[ir.Operation] = []
 

@@ -104,6 +104,7 @@ PASSES: dict[str, PassInfo] = {
 
 
 def pass_names() -> list[str]:
+    """The registered pass names, sorted; imports nothing."""
     return sorted(PASSES)
 
 

@@ -49,6 +49,8 @@ class SimplifyIndexingMaps(ModulePass):
     report: bool = field(default=False, metadata={"help": "emit a remark for each map that was simplified"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Simplify every indexing-map attribute in place (a remark per simplified map when
+        ``report`` is set); a malformed attribute gets an error diagnostic."""
         operations: list[ir.Operation] = []
 
         def collect(op: ir.Operation) -> ir.WalkResult:

@@ -45,6 +45,7 @@ class Grid:
     chunk: int  # slots per memory tile (for colours)
 
     def is_padding(self, index: tuple[int, ...]) -> bool:
+        """Whether cell ``index`` of the grid lies outside the logical shape (padding)."""
         return any(i >= d for i, d in zip(index, self.shape.dims))
 
 
@@ -194,4 +195,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cli_main() -> None:
+    """Entry point of ``hlo-indexing-layout``: runs :func:`main` on ``sys.argv`` and exits with
+    its status."""
     sys.exit(main(sys.argv[1:]))

@@ -81,10 +81,13 @@ class FusionIndexing:
 
     @property
     def argument_maps(self) -> tuple[frozenset[IndexingMap], ...]:
+        """The map sets, one per argument (output to input) or per result (input to output):
+        the same as :attr:`maps`."""
         return self.maps
 
     @property
     def is_unknown(self) -> bool:
+        """True when some map is *unknown indexing*."""
         return any(m.is_undefined for maps in self.maps for m in maps)
 
     def element_maps(self, index: int) -> list[tuple[Path, frozenset[IndexingMap]]]:

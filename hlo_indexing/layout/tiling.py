@@ -68,6 +68,8 @@ class TilingPlan:
 
     @property
     def physical_dims(self) -> tuple[int, ...]:
+        """The logical dimensions in physical order, major to minor (``minor_to_major``
+        reversed)."""
         return tuple(self.dims[p] for p in self.permutation)
 
     @property
@@ -80,10 +82,13 @@ class TilingPlan:
 
     @property
     def element_count(self) -> int:
+        """The number of logical elements (padding excluded)."""
         return math.prod(self.dims)
 
     @property
     def padded_size(self) -> int:
+        """Element slots of the buffer: the tiled shape's size rounded up to the tail padding
+        alignment ``L(n)``."""
         size = math.prod(self.tiled_shape)
         align = self.layout.tail_padding_alignment
         return -(-size // align) * align
@@ -157,25 +162,40 @@ def padded_size(shape: Shape | Sequence[int], layout: Layout | None = None) -> i
 class Arith(Protocol):
     """The operations the placement formulas need, on some value type."""
 
-    def zero(self) -> Any: ...
-    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any: ...  # major * extent + minor
-    def div(self, value: Any, divisor: int) -> Any: ...  # floor division
-    def mod(self, value: Any, divisor: int) -> Any: ...
+    def zero(self) -> Any:
+        """The value 0."""
+        ...
+
+    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any:
+        """``major * minor_extent + minor``."""
+        ...
+
+    def div(self, value: Any, divisor: int) -> Any:
+        """``value`` divided by ``divisor``, rounded down."""
+        ...
+
+    def mod(self, value: Any, divisor: int) -> Any:
+        """``value mod divisor`` (floor semantics)."""
+        ...
 
 
 class IntArith:
     """:class:`Arith` on Python ints or numpy integer arrays (elementwise)."""
 
     def zero(self) -> Any:
+        """The int 0."""
         return 0
 
     def combine(self, major: Any, minor: Any, minor_extent: int) -> Any:
+        """``major * minor_extent + minor``."""
         return major * minor_extent + minor
 
     def div(self, value: Any, divisor: int) -> Any:
+        """``value // divisor``."""
         return value // divisor
 
     def mod(self, value: Any, divisor: int) -> Any:
+        """``value % divisor``."""
         return value % divisor
 
 

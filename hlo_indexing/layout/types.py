@@ -61,6 +61,7 @@ class Layout:
 
     @property
     def rank(self) -> int:
+        """The number of dimensions (the length of ``minor_to_major``)."""
         return len(self.minor_to_major)
 
     # placement (see hlo_indexing.layout.tiling); ``dims`` is a dims sequence or a Shape

@@ -40,34 +40,42 @@ def typed(expr: AffineExpr) -> AffineExpr:
 
 
 def constant(value: int, context: "ir.Context") -> AffineExpr:
+    """The constant expression ``value`` in ``context``."""
     return ir.AffineConstantExpr.get(value, context)
 
 
 def dim(position: int, context: "ir.Context") -> AffineExpr:
+    """The dimension expression ``d<position>`` in ``context``."""
     return ir.AffineDimExpr.get(position, context)
 
 
 def symbol(position: int, context: "ir.Context") -> AffineExpr:
+    """The symbol expression ``s<position>`` in ``context``."""
     return ir.AffineSymbolExpr.get(position, context)
 
 
 def add(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs + rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(lhs + rhs)
 
 
 def mul(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs * rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(lhs * rhs)
 
 
 def floordiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs floordiv rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(ir.AffineFloorDivExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
 def ceildiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs ceildiv rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(ir.AffineCeilDivExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
 def mod(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs mod rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(ir.AffineModExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 

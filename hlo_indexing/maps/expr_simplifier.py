@@ -36,15 +36,18 @@ class ExprSimplifier:
         self._compactable = False
 
     def bounds(self, expr: AffineExpr) -> Interval:
+        """An interval holding every value of ``expr`` over the ranges (memoised)."""
         return ax.bounds(expr, self.dim_ranges, self.symbol_ranges, self._bounds_memo)
 
     def linear_bounds(self, linear: Linear) -> Interval:
+        """An interval holding every value of the linear form ``linear`` over the ranges."""
         total = Interval.point(linear.constant)
         for atom, coeff in linear.terms.items():
             total = total + self.bounds(atom) * coeff
         return total
 
     def const(self, value: int) -> AffineExpr:
+        """The constant expression ``value`` in this simplifier's context."""
         return ax.constant(value, self.context)
 
     def __call__(self, expr: AffineExpr) -> AffineExpr:
@@ -182,6 +185,8 @@ class ExprSimplifier:
     # -- sums
 
     def simplify_sum(self, linear: Linear) -> AffineExpr:
+        """The simplified expression of ``linear``: each atom simplified, then the sum rewrites
+        (see :mod:`hlo_indexing.maps.simplifier`) applied until none applies."""
         out = Linear(constant=linear.constant)
         for atom, coeff in linear.terms.items():
             simplified = self(atom)
@@ -248,6 +253,9 @@ class ExprSimplifier:
     # -- mod, floordiv, ceildiv with a positive constant divisor
 
     def simplify_mod(self, lhs: AffineExpr, k: int) -> AffineExpr:
+        """``lhs mod k`` simplified, for a simplified ``lhs`` and ``k > 0``: multiples of ``k``
+        dropped, folded when ``lhs`` stays within one period, nested ``mod`` merged, a small
+        remainder split off by a common factor."""
         if k == 1:
             return self.const(0)
         linear = linearize(lhs)
@@ -271,6 +279,9 @@ class ExprSimplifier:
         return ax.mod(build(linear, self.context), k)
 
     def simplify_floordiv(self, lhs: AffineExpr, k: int) -> AffineExpr:
+        """``lhs floordiv k`` simplified, for a simplified ``lhs`` and ``k > 0``: multiples of
+        ``k`` pulled out, folded when ``lhs`` stays within one period, nested divisions
+        merged, a small remainder dropped by a common factor."""
         if k == 1:
             return lhs
         linear = linearize(lhs)
@@ -332,6 +343,8 @@ class ExprSimplifier:
         return None
 
     def simplify_ceildiv(self, lhs: AffineExpr, k: int) -> AffineExpr:
+        """``lhs ceildiv k`` for ``k > 0``: a constant when ``lhs`` stays within one period,
+        else unchanged."""
         interval = self.bounds(lhs)
         if -((-interval.lower) // k) == -((-interval.upper) // k):
             return self.const(-((-interval.lower) // k))

@@ -223,22 +223,27 @@ class IndexingMap:
 
     @property
     def affine_map(self) -> "ir.AffineMap":
+        """The underlying ``ir.AffineMap`` (None for an undefined map)."""
         return self._map
 
     @property
     def context(self) -> "ir.Context":
+        """The MLIR context of the affine map (defined maps only)."""
         return self._map.context
 
     @property
     def dim_vars(self) -> tuple[Variable, ...]:
+        """The dimension variables ``d0, d1, ...`` with their ranges."""
         return self._dims
 
     @property
     def range_vars(self) -> tuple[Variable, ...]:
+        """The range variables (the first symbols) with their ranges."""
         return self._ranges
 
     @property
     def runtime_vars(self) -> tuple[Variable, ...]:
+        """The runtime variables (the last symbols) with their ranges."""
         return self._runtimes
 
     @property
@@ -248,10 +253,12 @@ class IndexingMap:
 
     @property
     def dim_ranges(self) -> tuple[Interval, ...]:
+        """The range of each dimension, in order."""
         return tuple(v.bounds for v in self._dims)
 
     @property
     def symbol_ranges(self) -> tuple[Interval, ...]:
+        """The range of each symbol (range variables then runtime variables)."""
         return tuple(v.bounds for v in self.symbol_vars)
 
     @property
@@ -261,22 +268,27 @@ class IndexingMap:
 
     @property
     def num_dims(self) -> int:
+        """The number of dimensions."""
         return len(self._dims)
 
     @property
     def num_symbols(self) -> int:
+        """The number of symbols (range plus runtime variables)."""
         return len(self._ranges) + len(self._runtimes)
 
     @property
     def num_results(self) -> int:
+        """The number of results (0 for an undefined map)."""
         return 0 if self._map is None else len(self._map.results)
 
     @property
     def results(self) -> list[Any]:
+        """The result expressions (``ir.AffineExpr``), in order."""
         return list(self._map.results)
 
     @property
     def is_undefined(self) -> bool:
+        """True for an *unknown indexing* map (no affine map, see :attr:`reason`)."""
         return self._map is None
 
     @property
@@ -520,4 +532,7 @@ class IndexingMap:
 
     @staticmethod
     def from_attribute(attribute: "ir.Attribute") -> "IndexingMap":
+        """The map of a builtin attribute made by :meth:`to_attribute`;
+        :class:`~hlo_indexing.errors.ParseError` names the first malformed entry (see
+        :mod:`hlo_indexing.maps.attributes`)."""
         return OPERATIONS.from_attribute(attribute)

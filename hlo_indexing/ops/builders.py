@@ -42,17 +42,21 @@ class OpInfo:
     regions: RegionIndexing | None = None
 
     def operand(self, index: int) -> Shape:
+        """The static shape of operand ``index``; :class:`UnknownIndexing` when it has none."""
         return _static(self.operand_shapes[index], f"operand {index}")
 
     def result(self, index: int) -> Shape:
+        """The static shape of result ``index``; :class:`UnknownIndexing` when it has none."""
         return _static(self.result_shapes[index], f"result {index}")
 
     @property
     def num_operands(self) -> int:
+        """The number of operands."""
         return len(self.operand_shapes)
 
     @property
     def num_results(self) -> int:
+        """The number of results."""
         return len(self.result_shapes)
 
 
@@ -78,10 +82,12 @@ class Entry:
 
 
 def dims(n: int, context: Any) -> list:
+    """The dimension expressions ``d0 .. d<n-1>``."""
     return [ax.dim(i, context) for i in range(n)]
 
 
 def syms(n: int, context: Any, start: int = 0) -> list:
+    """The symbol expressions ``s<start> .. s<start+n-1>``."""
     return [ax.symbol(start + i, context) for i in range(n)]
 
 

@@ -117,9 +117,14 @@ def _window_symbol(window: Window, position: int) -> int:
 
 
 def convolution_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> input and kernel: each output element reads the window of input positions
+    (range variables over the kernel's spatial positions and the input features of its
+    group) and the kernel elements of its output feature."""
     return [[m] for m in _conv_maps(info)]
 
 
 def convolution_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Input or kernel -> output: the inverse relation of the output -> operand map, over the
+    operand's index space."""
     maps = _conv_maps(info)
     return [[invert(maps[operand_index], info.operand(operand_index))]]

@@ -43,6 +43,8 @@ def _dynamic_slice_map(info: OpInfo) -> Entry:
 
 
 def dynamic_slice_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand: ``d + rt`` with one runtime variable per dimension (the clamped
+    start, read from its start-index operand); each start-index operand: its single element."""
     result = info.result(0)
     return [_dynamic_slice_map(info)] + [[scalar_map(info.context, result)]] * (info.num_operands - 1)
 
@@ -73,6 +75,8 @@ def _inverted(entry: Entry, target_shape: Shape) -> Entry:
 
 
 def dynamic_slice_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: the inverse of the output -> operand map, its runtime variables read
+    at the output positions; a start-index operand contributes to every output element."""
     result = info.result(0)
     if operand_index > 0:
         return [[spread_map(info.context, (), lambda d, s: s, result)]]
@@ -97,6 +101,9 @@ def dynamic_update_slice_output_to_input(info: OpInfo, result_index: int) -> lis
 
 
 def dynamic_update_slice_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: identity (over-approximation: elements under the update are
+    overwritten); update -> output: shifted by the runtime start; a start-index operand
+    contributes to every output element."""
     result = info.result(0)
     if operand_index == 0:
         return [[make_map(info.context, result, dims(len(result), info.context))]]
@@ -193,6 +200,9 @@ def gather_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def gather_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: the inverse of the output -> operand map (its runtime offsets read at
+    the output positions); start indices -> output: every output element of the index's
+    batch position."""
     if operand_index == 1:
         return [[_gather_indices_map(info, False)]]
     return [_inverted(_gather_operand_entry(info), info.operand(0))]
@@ -227,6 +237,9 @@ def scatter_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def scatter_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``k`` -> output ``k``: identity (over-approximation); scatter indices -> every
+    output element; updates -> output: the inverse of the output -> update map, its runtime
+    offsets read at the output positions."""
     n = (info.num_operands - 1) // 2
     if operand_index < n:
         shape = info.operand(operand_index)

@@ -44,6 +44,7 @@ def pairwise_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def pairwise_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``k`` feeds result ``k`` only (identity), no other result."""
     shape = info.operand(operand_index)
     return [
         [make_map(info.context, shape, dims(len(shape), info.context))] if r == operand_index else []
@@ -66,6 +67,8 @@ def bitcast_convert_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def bitcast_convert_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Equal widths: identity. Operand with an extra minor dimension (widening): it is dropped.
+    Narrowing: a range variable enumerates the result's extra minor dimension."""
     operand, result = info.operand(0), info.result(0)
     d = dims(len(operand), info.context)
     if len(operand) == len(result):
@@ -106,6 +109,9 @@ def broadcast_result_map(context, operand, result, bdims):
 
 
 def broadcasting_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand ``k`` of a numpy-style broadcast: the operand's dimensions read their
+    result dimensions (trailing alignment unless ``broadcast_dimensions`` says otherwise), 0
+    for a size-1 dimension that is expanded."""
     result = info.result(result_index)
     return [
         [broadcast_operand_map(info.context, info.operand(k), result, _broadcast_dims(info, k))]
@@ -114,6 +120,8 @@ def broadcasting_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def broadcasting_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> each result: result dimensions not fed by an operand dimension of the same
+    size are range variables."""
     operand = info.operand(operand_index)
     bdims = _broadcast_dims(info, operand_index)
     return [[broadcast_result_map(info.context, operand, info.result(r), bdims)] for r in range(info.num_results)]

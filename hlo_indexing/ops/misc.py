@@ -28,6 +28,8 @@ def all_gather_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def all_gather_replicas(info: OpInfo, result_index: int) -> IndexingMap:
+    """Output ``d`` -> the id of the replica whose operand it reads: ``d floordiv n`` along the
+    gathered axis (``n`` the operand's extent there), within the replica group."""
     axis = _gather_axis(info)
     operand, result = info.operand(result_index), info.result(result_index)
     d = dims(len(result), info.context)

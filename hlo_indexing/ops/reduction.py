@@ -37,6 +37,8 @@ def reduce_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def reduce_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Input ``k`` -> each result: the reduced dimensions dropped; an init value contributes to
+    every result element."""
     n = info.num_operands // 2
     reduced, operand = _reduced(info), info.operand(0)
     if operand_index >= n:
@@ -82,6 +84,8 @@ def _drop_implied(m):
 
 
 def reduce_window_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> each input: its window (range variables over the window positions, with
+    strides, dilations and padding as constraints); each init value: its single element."""
     n = info.num_operands // 2
     operand, result = info.operand(0), info.result(result_index)
     window = op_attrs.reduce_window(info.op, len(operand))
@@ -90,6 +94,8 @@ def reduce_window_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def reduce_window_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Input -> each output: every output element whose window holds the input element; an init
+    value contributes to every output element."""
     n = info.num_operands // 2
     operand = info.operand(0)
     out = []
@@ -116,10 +122,14 @@ def _sort_map(info: OpInfo, shape):
 
 
 def sort_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> each operand: every position along the sorted dimension (a range variable),
+    other dimensions unchanged."""
     return [[_sort_map(info, info.result(result_index))]] * info.num_operands
 
 
 def sort_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> each result: every position along the sorted dimension (a range variable),
+    other dimensions unchanged."""
     return [[_sort_map(info, info.operand(operand_index))]] * info.num_results
 
 
@@ -145,6 +155,9 @@ def select_and_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def select_and_scatter_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: the window positions of the sources whose window holds the element;
+    source -> output: the positions of its window; the init value contributes to every
+    output element."""
     window_of_source, sources_of_output = _select_and_scatter_maps(info)
     if operand_index == 0:
         return [[sources_of_output.compose(window_of_source)]]

@@ -35,10 +35,14 @@ def _broadcast_dims(info: OpInfo) -> tuple[int, ...]:
 
 
 def broadcast_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand of ``broadcast_in_dim``: operand dimension ``j`` reads result
+    dimension ``broadcast_dimensions[j]``, 0 when it has size 1 and is expanded."""
     return [[broadcast_operand_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
 
 
 def broadcast_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: result dimensions not fed by an operand dimension of the same size
+    are range variables."""
     return [[broadcast_result_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
 
 
@@ -57,6 +61,7 @@ def transpose_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def transpose_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``d`` -> output ``(d[p] for p in permutation)``."""
     perm, operand = _permutation(info), info.operand(0)
     d = dims(len(operand), info.context)
     return [[make_map(info.context, operand, [d[p] for p in perm])]]
@@ -70,10 +75,12 @@ def _reverse_map(info: OpInfo, shape) -> IndexingMap:
 
 
 def reverse_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output ``d`` -> operand: ``n - 1 - d`` along the reversed dimensions."""
     return [[_reverse_map(info, info.result(0))]]
 
 
 def reverse_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``d`` -> output: ``n - 1 - d`` along the reversed dimensions."""
     return [[_reverse_map(info, info.operand(0))]]
 
 
@@ -83,6 +90,7 @@ def _slice_params(info: OpInfo):
 
 
 def slice_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output ``d`` -> operand ``d * stride + start`` per dimension."""
     starts, strides = _slice_params(info)
     result = info.result(0)
     d = dims(len(result), info.context)
@@ -107,12 +115,15 @@ def slice_input_to_output(info: OpInfo, operand_index: int) -> list:
 
 
 def reshape_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand of a row-major reshape: linearise the output index, delinearise it in
+    the operand's shape (within groups of dimensions with equal element counts)."""
     operand, result = info.operand(0), info.result(0)
     exprs = reshape_exprs(dims(len(result), info.context), result, operand, info.context)
     return [[make_map(info.context, result, exprs)]]
 
 
 def reshape_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output of a row-major reshape (the reshape's rule in the other direction)."""
     operand, result = info.operand(0), info.result(0)
     exprs = reshape_exprs(dims(len(operand), info.context), operand, result, info.context)
     return [[make_map(info.context, operand, exprs)]]
@@ -167,6 +178,8 @@ def bitcast_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def bitcast_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: transpose to physical order, reshape, transpose back (the layouts'
+    permutations)."""
     src_layout, dst_layout = _bitcast_layouts(info)
     operand, result = info.operand(0), info.result(0)
     exprs = _bitcast_exprs(info, operand, result, src_layout, dst_layout, dims(len(operand), info.context))
@@ -197,6 +210,7 @@ def concatenate_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def concatenate_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``k`` -> output: shifted by the operand's offset along the concatenated axis."""
     axis, offsets = _concat_offsets(info)
     operand = info.operand(operand_index)
     d = dims(len(operand), info.context)
@@ -282,6 +296,8 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
 
 
 def pad_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: ``low + d * (interior + 1)`` per dimension, constrained to the
+    output; padding value -> every padded output element."""
     low, interior = _pad_params(info)
     operand, result = info.operand(0), info.result(0)
     if operand_index == 1:
