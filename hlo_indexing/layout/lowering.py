@@ -165,7 +165,7 @@ def memref_type_text(shape: Shape, element_type: str | None = None) -> str:
     if m.is_known_empty():  # zero-sized: the unsimplified map still states the layout
         p, context = _plan_and_context(shape, None, None)
         results = tiled_coordinates(p, _logical_inputs(p, context), _AffineArith(context))
-        affine_map = ir.AffineMap.get(len(p.dims), 0, [r.expr for r in results], context)
+        affine_map: ir.AffineMap | None = ir.AffineMap.get(len(p.dims), 0, [r.expr for r in results], context)
     else:
         affine_map = m.affine_map
     return f"memref<{_dims_text(shape.dims, element)}, affine_map<{affine_map}>>"

@@ -113,7 +113,7 @@ def substitute(
     expr: AffineExpr,
     dims: Sequence[AffineExpr],
     symbols: Sequence[AffineExpr],
-    memo: dict | None = None,
+    memo: dict[AffineExpr, AffineExpr] | None = None,
 ) -> AffineExpr:
     """Replace ``d_i`` by ``dims[i]`` and ``s_j`` by ``symbols[j]`` (MLIR folds as it
     rebuilds)."""
@@ -224,7 +224,9 @@ def _evaluate_array(
     return -np.floor_divide(-lhs, rhs)
 
 
-def _first_point(mask: np.ndarray, dims, symbols) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _first_point(
+    mask: np.ndarray, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The (dims, symbols) values at the first point where ``mask`` holds."""
     shape = np.broadcast_shapes(np.shape(mask), *(np.shape(v) for v in (*dims, *symbols)))
     index = np.unravel_index(int(np.argmax(np.broadcast_to(mask, shape))), shape) if shape else ()
@@ -242,7 +244,7 @@ def bounds(
     expr: AffineExpr,
     dim_ranges: Sequence[Interval],
     symbol_ranges: Sequence[Interval],
-    memo: dict | None = None,
+    memo: dict[AffineExpr, Interval] | None = None,
 ) -> Interval:
     """An interval holding every value of ``expr`` over the given variable ranges
     (exact for sums of distinct variables, a sound over-approximation otherwise)."""
