@@ -10,7 +10,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import Window
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import OpInfo, dims, invert, make_map, syms
+from hlo_indexing.ops.builders import OpInfo, dims, filled, invert, make_map, syms
 from hlo_indexing.ops.reduction import window_map
 
 
@@ -29,7 +29,8 @@ def dot_output_to_input(info: OpInfo, result_index: int) -> list:
     dn, lhs_free, rhs_free = _dot_layout(info)
     d, s = dims(len(result), info.context), syms(len(dn.lhs_contracting), info.context)
     n_batch = len(dn.lhs_batch)
-    lhs_exprs, rhs_exprs = [None] * len(lhs), [None] * len(rhs)
+    lhs_exprs: list[ir.AffineExpr | None] = [None] * len(lhs)
+    rhs_exprs: list[ir.AffineExpr | None] = [None] * len(rhs)
     for k, (i, j) in enumerate(zip(dn.lhs_batch, dn.rhs_batch)):
         lhs_exprs[i] = rhs_exprs[j] = d[k]
     for k, (i, j) in enumerate(zip(dn.lhs_contracting, dn.rhs_contracting)):
@@ -40,8 +41,8 @@ def dot_output_to_input(info: OpInfo, result_index: int) -> list:
         rhs_exprs[j] = d[n_batch + len(lhs_free) + k]
     ranges = [lhs[i] for i in dn.lhs_contracting]
     return [
-        [make_map(info.context, result, lhs_exprs, ranges)],
-        [make_map(info.context, result, rhs_exprs, ranges)],
+        [make_map(info.context, result, filled(lhs_exprs), ranges)],
+        [make_map(info.context, result, filled(rhs_exprs), ranges)],
     ]
 
 
@@ -104,10 +105,10 @@ def _conv_maps(info: OpInfo):
     kernel_exprs[dn.kernel_output_feature] = d[dn.output_feature]
     ranges = [size for size in kernel_sizes if size > 1] + ([group_features] if group_features > 1 else [])
     constraints = {ax.substitute(e, spatial_dims, syms(n_spatial_syms, context)): c for e, c in spatial.constraints.items()}
-    kernel_map = make_map(context, result, kernel_exprs, ranges)
+    kernel_map = make_map(context, result, filled(kernel_exprs), ranges)
     if spatial.is_known_empty():  # no window position ever meets an input element
         return [IndexingMap.known_empty(len(result), len(ranges), len(lhs), context), kernel_map]
-    return [make_map(context, result, in_exprs, ranges, constraints=constraints), kernel_map]
+    return [make_map(context, result, filled(in_exprs), ranges, constraints=constraints), kernel_map]
 
 
 def _window_symbol(window: Window, position: int) -> int:

@@ -14,6 +14,7 @@ read at those positions, so its sources are re-expressed over them (:func:`_inve
 from __future__ import annotations
 
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import Variable
 from hlo_indexing.maps.interval import Interval
@@ -89,7 +90,7 @@ def _update_map(info: OpInfo, space) -> Entry:
     variables, sources = _offsets(info, 2, operand, update, space)
     d, rt = dims(len(space), info.context), syms(len(space), info.context)
     exprs = [a - b for a, b in zip(d, rt)]
-    constraints = {e: Interval(0, n - 1) for e, n in zip(exprs, update)}
+    constraints: dict[ir.AffineExpr, Interval] = {e: Interval(0, n - 1) for e, n in zip(exprs, update)}
     return Entry((make_map(info.context, space, exprs, (), variables, constraints),), sources)
 
 

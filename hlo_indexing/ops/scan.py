@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -86,7 +87,7 @@ class _Body:
     """``reads[r]``: the body arguments body result ``r`` reads; ``maps[r][a]``: its
     fused maps (body result -> body argument)."""
 
-    region: Any
+    region: ir.Region
     regions: RegionIndexing
     reads: tuple[frozenset[int], ...]
     maps: tuple[tuple[frozenset[IndexingMap], ...], ...]

@@ -4,7 +4,6 @@ reverse, slice, reshape, bitcast (with layouts), concatenate, pad, tuples."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -16,6 +15,7 @@ from hlo_indexing.ops.builders import (
     OpInfo,
     UnknownIndexing,
     dims,
+    filled,
     make_map,
     reshape_exprs,
     syms,
@@ -54,10 +54,10 @@ def transpose_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result dim ``i`` is operand dim ``perm[i]``: operand dim ``perm[i]`` reads ``d_i``."""
     perm, result = _permutation(info), info.result(0)
     d = dims(len(result), info.context)
-    exprs = [None] * len(perm)
+    exprs: list[ir.AffineExpr | None] = [None] * len(perm)
     for i, p in enumerate(perm):
         exprs[p] = d[i]
-    return [[make_map(info.context, result, exprs)]]
+    return [[make_map(info.context, result, filled(exprs))]]
 
 
 def transpose_input_to_output(info: OpInfo, operand_index: int) -> list:
@@ -145,10 +145,10 @@ def _bitcast_exprs(info: OpInfo, src, dst, src_layout, dst_layout, src_exprs):
     physical_dst = reshape_exprs(
         physical_src, tuple(src[k] for k in src_major), tuple(dst[k] for k in dst_major), info.context
     )
-    exprs = [None] * len(dst)
+    exprs: list[ir.AffineExpr | None] = [None] * len(dst)
     for position, k in enumerate(dst_major):
         exprs[k] = physical_dst[position]
-    return exprs
+    return filled(exprs)
 
 
 def _bitcast_layouts(info: OpInfo):
@@ -316,7 +316,7 @@ def no_operands(info: OpInfo, result_index: int) -> list:
     return []
 
 
-def _element_identity(info: OpInfo, value: Any, what: str) -> IndexingMap:
+def _element_identity(info: OpInfo, value: ir.Value, what: str) -> IndexingMap:
     """Identity over the index space of ``value``, one tuple element; undefined for a
     nested tuple (the fused-map walk follows nested elements, one op cannot name them)."""
     if isinstance(value.type, ir.TupleType):
