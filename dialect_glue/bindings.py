@@ -75,6 +75,8 @@ AffineExpr = ir.AffineExpr
 AffineMap = ir.AffineMap
 Region = ir.Region
 Block = ir.Block
+#: An op as the bindings hand it out: an ``Operation``, or an ``OpView`` (a dialect's op class).
+OpLike = ir.Operation | ir.OpView
 
 __all__ = [
     "PROVIDER",
@@ -95,4 +97,5 @@ __all__ = [
     "AffineMap",
     "Region",
     "Block",
+    "OpLike",
 ]
