@@ -2,11 +2,11 @@
 ``func.func`` body, an ``mhlo.fusion`` region, or any single-block region with a
 terminator.
 
-``fusion_indexing(region, result_index)`` walks the block backwards from the
-terminator operand ``result_index`` and gives, for every block argument, the set of
-maps from that result's index space to the argument (simplified, de-duplicated). Each
-value's map set is computed once (the walk visits every op once, in reverse program
-order), so the cost is linear in the number of ops times the set sizes. A set larger
+``fusion_indexing(region, result_index)`` walks the block from the terminator operand
+``result_index`` up and gives, for every block argument, the set of maps from that
+result's index space to the argument (simplified, de-duplicated). Each value's map set
+is computed once (the walk visits every op once, in reverse program order), so the
+cost is linear in the number of ops times the set sizes. A set larger
 than ``max_maps``, or holding a map whose results exceed ``max_expr_nodes`` expression
 nodes (irregular permutations such as alternating reshapes and transposes make exact
 maps grow exponentially), is replaced by one over-approximating map that reads the
@@ -188,7 +188,7 @@ class _Composer:
             name = value.get_name() if hasattr(value, "get_name") else str(value.type)
             self.capped.append(name + "".join(f"[{k}]" for k in path))
 
-    def backward(self, block: ir.Block, result_index: int, element: Path = ()) -> list[ElementMaps]:
+    def output_to_input(self, block: ir.Block, result_index: int, element: Path = ()) -> list[ElementMaps]:
         """Per block argument, the maps of each of its elements read by element
         ``element`` of terminator operand ``result_index``."""
         terminator = list(block.operations)[-1]
@@ -216,9 +216,9 @@ class _Composer:
         elif kind == "tuple" and path:
             yield operation.operands[path[0]], path[1:], None
         elif (callee := callee_block(op)) is not None:
-            key = (callee, "backward", result_index, path)
+            key = (callee, "output_to_input", result_index, path)
             if key not in self.callee_cache:
-                self.callee_cache[key] = self.backward(callee, result_index, path)
+                self.callee_cache[key] = self.output_to_input(callee, result_index, path)
             for operand, elements in zip(operation.operands, self.callee_cache[key], strict=True):
                 for operand_path, maps in elements.items():
                     yield operand, operand_path, frozenset(maps)
@@ -240,7 +240,7 @@ class _Composer:
             for maps, sources in zip(indexing.maps, runtime, strict=True)
         )
 
-    def forward(self, block: ir.Block, argument_index: int, element: Path = ()) -> list[ElementMaps]:
+    def input_to_output(self, block: ir.Block, argument_index: int, element: Path = ()) -> list[ElementMaps]:
         """Per terminator operand, the maps of each of its elements that element
         ``element`` of block argument ``argument_index`` contributes to."""
         argument = block.arguments[argument_index]
@@ -269,9 +269,9 @@ class _Composer:
         elif kind == "tuple":
             yield operation.results[0], (operand_index,) + path, None
         elif (callee := callee_block(op)) is not None:
-            key = (callee, "forward", operand_index, path)
+            key = (callee, "input_to_output", operand_index, path)
             if key not in self.callee_cache:
-                self.callee_cache[key] = self.forward(callee, operand_index, path)
+                self.callee_cache[key] = self.input_to_output(callee, operand_index, path)
             for result, elements in zip(operation.results, self.callee_cache[key], strict=True):
                 for result_path, maps in elements.items():
                     yield result, result_path, frozenset(maps)
@@ -314,7 +314,7 @@ def fusion_indexing(
     if isinstance(_element_type(root.type, element), ir.TupleType):
         return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
-    return _fusion_result(block.arguments, composer.backward(block, result_index, element), composer, "output_to_input")
+    return _fusion_result(block.arguments, composer.output_to_input(block, result_index, element), composer, "output_to_input")
 
 
 def fusion_input_to_output_indexing(
@@ -328,7 +328,7 @@ def fusion_input_to_output_indexing(
     if isinstance(_element_type(argument.type, element), ir.TupleType):
         return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
-    return _fusion_result(results, composer.forward(block, argument_index, element), composer, "input_to_output")
+    return _fusion_result(results, composer.input_to_output(block, argument_index, element), composer, "input_to_output")
 
 
 def _fusion_result(
