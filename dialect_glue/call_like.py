@@ -15,9 +15,8 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 
 #: Ops that run a nested computation, and the attribute naming it (None: their own region).
 CALL_LIKE_OPS: dict[str, str | None] = {
@@ -27,7 +26,7 @@ CALL_LIKE_OPS: dict[str, str | None] = {
 }
 
 
-def block_of(region_or_func: Any) -> Any:
+def block_of(region_or_func: ir.Region | OpLike) -> ir.Block:
     """The only block of an op's single region, or of a region; ``ValueError`` otherwise."""
     operation = getattr(region_or_func, "operation", None)
     if operation is not None:
@@ -42,7 +41,7 @@ def block_of(region_or_func: Any) -> Any:
     return blocks[0]
 
 
-def callee_block(op: Any) -> Any | None:
+def callee_block(op: OpLike) -> ir.Block | None:
     """The block an op runs as a nested computation: the body of the ``func.func`` a
     ``func.call`` / ``stablehlo.composite`` names (when in the module), or the region of
     a nested ``mhlo.fusion``."""
