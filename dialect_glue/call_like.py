@@ -16,9 +16,8 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 
 #: Ops that run a nested computation, and the attribute naming it (None: their own region).
 CALL_LIKE_OPS: dict[str, str | None] = {
@@ -28,7 +27,7 @@ CALL_LIKE_OPS: dict[str, str | None] = {
 }
 
 
-def block_of(region_or_func: Any) -> Any:
+def block_of(region_or_func: ir.Region | OpLike) -> ir.Block:
     """The only block of an op's single region, or of a region; ``ValueError`` otherwise."""
     operation = getattr(region_or_func, "operation", None)
     if operation is not None:
@@ -43,7 +42,7 @@ def block_of(region_or_func: Any) -> Any:
     return blocks[0]
 
 
-def callee_region(op: Any) -> Any | None:
+def callee_region(op: OpLike) -> ir.Region | None:
     """The region an op runs as a nested computation: the body of the ``func.func`` a
     ``func.call`` / ``stablehlo.composite`` names (when in the module), or the region of
     an ``mhlo.fusion``; None for other ops and for a callee that is not in the module
@@ -66,13 +65,13 @@ def callee_region(op: Any) -> Any | None:
     return table[symbol].regions[0]
 
 
-def callee_block(op: Any) -> Any | None:
+def callee_block(op: OpLike) -> ir.Block | None:
     """The single block of :func:`callee_region` (None when there is none)."""
     region = callee_region(op)
     return None if region is None else block_of(region)
 
 
-def is_call_like(op: Any) -> bool:
+def is_call_like(op: OpLike) -> bool:
     """True for the ops of :data:`CALL_LIKE_OPS` (whether or not the callee is found)."""
     return op.operation.name in CALL_LIKE_OPS
 
@@ -100,13 +99,13 @@ def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:
 CAPTURING_OPS = frozenset({"stablehlo.case", "stablehlo.if", "mhlo.case", "mhlo.if"})
 
 
-def captured_values(op: Any) -> list:
+def captured_values(op: OpLike) -> list[ir.Value]:
     """Values used inside ``op``'s regions but defined outside them, in order of first use."""
     operation = op.operation
-    defined: set = set()
-    used: list = []
+    defined: set[ir.Value] = set()
+    used: list[ir.Value] = []
 
-    def visit(inner: Any) -> Any:
+    def visit(inner: ir.Operation) -> ir.WalkResult:
         current = inner.operation
         if current != operation:
             used.extend(current.operands)
@@ -120,10 +119,9 @@ def captured_values(op: Any) -> list:
     return list(dict.fromkeys(v for v in used if v not in defined))
 
 
-def operand_values(op: Any) -> list:
+def operand_values(op: OpLike) -> list[ir.Value]:
     """What an op's per-op maps are indexed by: its operands, then (for
     :data:`CAPTURING_OPS`) the values its regions capture."""
     operation = op.operation
     operands = list(operation.operands)
     return operands + captured_values(operation) if operation.name in CAPTURING_OPS else operands
-

@@ -38,10 +38,10 @@ def variable_names(m: IndexingMap) -> tuple[list[str], list[str]]:
     return dims, symbols
 
 
-def print_expr(expr, dim_names: list[str], symbol_names: list[str]) -> str:
+def print_expr(expr: ir.AffineExpr, dim_names: list[str], symbol_names: list[str]) -> str:
     """An ``ir.AffineExpr`` as MLIR prints it, with the given variable names."""
 
-    def rename(match: re.Match) -> str:
+    def rename(match: re.Match[str]) -> str:
         names = dim_names if match.group(1) == "d" else symbol_names
         return names[int(match.group(2))]
 
@@ -109,10 +109,11 @@ class _MapParser:
             match = _TOKEN.match(text, offset)
             if match is None or match.end() == offset:
                 raise self._error_at(offset, f"unexpected character {text[offset]!r}")
-            kind = match.lastgroup
-            kind = "punct" if kind == "arrow" else kind
-            start = match.start(match.lastgroup)
-            tokens.append(_Token(kind, match.group(match.lastgroup), start))
+            group = match.lastgroup
+            assert group is not None  # every alternative of _TOKEN is a named group
+            kind = "punct" if group == "arrow" else group
+            start = match.start(group)
+            tokens.append(_Token(kind, match.group(group), start))
             offset = match.end()
 
     def _error_at(self, offset: int, message: str) -> ParseError:
@@ -199,7 +200,15 @@ class _MapParser:
         self._expect_end()
         return self._build(dim_names, range_names, runtime_names, results, bounds, constraints)
 
-    def _build(self, dim_names, range_names, runtime_names, results, bounds, constraints) -> IndexingMap:
+    def _build(
+        self,
+        dim_names: list[str],
+        range_names: list[str],
+        runtime_names: list[str],
+        results: list[ir.AffineExpr],
+        bounds: list[Interval],
+        constraints: list[tuple[ir.AffineExpr, Interval, _Token]],
+    ) -> IndexingMap:
         n_dims, n_syms = len(dim_names), len(range_names) + len(runtime_names)
         affine_map = ir.AffineMap.get(n_dims, n_syms, results, self.context)
 
@@ -210,7 +219,7 @@ class _MapParser:
         ranges = [var(n, f"s{i}", b) for i, (n, b) in enumerate(zip(range_names, bounds[n_dims:]))]
         runtimes = [var(n, f"rt{i}", b) for i, (n, b) in enumerate(zip(runtime_names, bounds[n_dims + len(ranges) :]))]
         empty = any(b.is_empty for b in bounds)
-        table: dict = {}
+        table: dict[ir.AffineExpr, Interval] = {}
         for expr, interval, token in constraints:
             if interval.is_empty:
                 empty = True
@@ -270,7 +279,7 @@ class _MapParser:
         except ValueError as exc:
             raise self._error_at(token.offset, str(exc)) from None
 
-    def expr(self):
+    def expr(self) -> ir.AffineExpr:
         lhs = self.term()
         while self.peek().text in ("+", "-") and self.peek().kind == "punct":
             op = self.next().text
@@ -278,7 +287,7 @@ class _MapParser:
             lhs = lhs + rhs if op == "+" else lhs - rhs
         return lhs
 
-    def term(self):
+    def term(self) -> ir.AffineExpr:
         lhs = self.unary()
         while self.peek().text in _MUL_OPS and self.peek().kind in ("punct", "name"):
             op_token = self.next()
@@ -296,7 +305,7 @@ class _MapParser:
                 lhs = ax.mod(lhs, rhs)
         return lhs
 
-    def unary(self):
+    def unary(self) -> ir.AffineExpr:
         token = self.next()
         if token.kind == "punct" and token.text == "-":
             return self.unary() * -1
@@ -319,7 +328,7 @@ class _MapParser:
         raise self.error("expected an expression", token)
 
 
-def _is_symbolic(expr) -> bool:
+def _is_symbolic(expr: ir.AffineExpr) -> bool:
     """True if ``expr`` uses no dimension (MLIR's condition for a semi-affine factor)."""
     dims: set[int] = set()
     ax.used_variables(expr, dims, set())

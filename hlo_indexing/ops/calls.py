@@ -27,11 +27,11 @@ def _region(info: OpInfo) -> Any:
     return region
 
 
-def call(info: OpInfo, result_index: int) -> list:
+def call_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result ``result_index`` -> each operand: the callee's fused maps."""
     return [list(maps) for maps in info.regions.output_to_input(_region(info), result_index)]
 
 
-def call_inverse(info: OpInfo, operand_index: int) -> list:
+def call_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Operand ``operand_index`` -> each result: the callee's fused input -> output maps."""
     return [list(maps) for maps in info.regions.input_to_output(_region(info), operand_index)]

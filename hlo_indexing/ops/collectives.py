@@ -64,37 +64,40 @@ def _gather_axis(info: OpInfo) -> int:
     return op_attrs.int_attr(info.op, "all_gather_dim")
 
 
-def all_gather(info: OpInfo, result_index: int) -> list:
+def all_gather_output_to_input(info: OpInfo, result_index: int) -> list:
     """Output ``d`` reads element ``d mod n`` (along the gathered axis) of the operand
     held by replica ``d floordiv n`` of its group (printed as ``replica id``)."""
     axis = _gather_axis(info)
     operand, result = info.operand(result_index), info.result(result_index)
     d = dims(len(result), info.context)
     exprs = [ax.mod(d[i], operand[i]) if i == axis else d[i] for i in range(len(result))]
-    out = [[] for _ in range(info.num_operands)]
+    out: list[list[IndexingMap] | Entry] = [[] for _ in range(info.num_operands)]
     out[result_index] = Entry((make_map(info.context, result, exprs),))
     return out
 
 
 def all_gather_replicas(info: OpInfo, result_index: int) -> IndexingMap:
+    """Output ``d`` -> the id of the replica whose operand it reads: ``d floordiv n`` along the
+    gathered axis (``n`` the operand's extent there), within the replica group."""
     axis = _gather_axis(info)
     operand, result = info.operand(result_index), info.result(result_index)
     d = dims(len(result), info.context)
     return make_map(info.context, result, [ax.floordiv(d[axis], operand[axis])])
 
 
-def all_gather_inverse(info: OpInfo, operand_index: int) -> list:
+def all_gather_input_to_output(info: OpInfo, operand_index: int) -> list:
     """The operand lands in the slot of its replica: a range variable over the group."""
     axis = _gather_axis(info)
     operand, result = info.operand(operand_index), info.result(operand_index)
     d, s = dims(len(operand), info.context), syms(1, info.context)
     exprs = [s[0] * operand[i] + d[i] if i == axis else d[i] for i in range(len(operand))]
-    out = [[] for _ in range(info.num_results)]
+    out: list[list[IndexingMap]] = [[] for _ in range(info.num_results)]
     out[operand_index] = [make_map(info.context, operand, exprs, [result[axis] // operand[axis]])]
     return out
 
 
-def all_reduce(info: OpInfo, result_index: int) -> list:
+def all_reduce_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Result ``d`` reads operand ``d`` (of every device of the group: :func:`every_device`)."""
     return _same_index(info, result_index)
 
 
@@ -104,7 +107,9 @@ def every_device(info: OpInfo, result_index: int) -> IndexingMap:
     return make_map(info.context, space, syms(1, info.context), [group_size(info)])
 
 
-def reduce_scatter(info: OpInfo, result_index: int) -> list:
+def reduce_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Result ``d`` reads operand element ``d + r * m`` along the scatter dimension (``r``
+    this device's position, ``m`` the result's size there), of every device."""
     axis = op_attrs.int_attr(info.op, "scatter_dimension")
     operand, result = info.operand(result_index), info.result(result_index)
     d, r = dims(len(result), info.context), syms(1, info.context)[0]
@@ -120,7 +125,8 @@ def _all_to_all_params(info: OpInfo, index: int) -> tuple[int, int, int, tuple, 
     return split, concat, count, info.operand(index), info.result(index)
 
 
-def all_to_all(info: OpInfo, result_index: int) -> list:
+def all_to_all_output_to_input(info: OpInfo, result_index: int) -> list:
+    """The element of the block the sending device sends to this one (module docstring)."""
     split, concat, count, operand, result = _all_to_all_params(info, result_index)
     d, r = dims(len(result), info.context), syms(1, info.context)[0]
     exprs = list(d)
@@ -134,21 +140,26 @@ def all_to_all(info: OpInfo, result_index: int) -> list:
 
 
 def all_to_all_replicas(info: OpInfo, result_index: int) -> IndexingMap:
+    """The device whose block holds result ``d``: ``d[c] floordiv`` the block size along
+    the concatenated dimension ``c``."""
     split, concat, count, operand, result = _all_to_all_params(info, result_index)
     d = dims(len(result), info.context)
     block = operand[split] // count if split == concat else operand[concat]
     return make_map(info.context, result, [ax.floordiv(d[concat], block)])
 
 
-def collective_permute(info: OpInfo, result_index: int) -> list:
+def collective_permute_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Result ``d`` reads operand ``d`` (of the source device; ``collective_broadcast``:
+    of the group's first device, :func:`first_device`)."""
     return _same_index(info, result_index)
 
 
 def first_device(info: OpInfo, result_index: int) -> IndexingMap:
+    """``(d...) -> (0)``: every element comes from the group's first device."""
     return make_map(info.context, info.result(result_index), [ax.constant(0, info.context)])
 
 
-all_reduce_inverse = inverse_rule(all_reduce)
-reduce_scatter_inverse = inverse_rule(reduce_scatter)
-all_to_all_inverse = inverse_rule(all_to_all)
-collective_permute_inverse = inverse_rule(collective_permute)
+all_reduce_input_to_output = inverse_rule(all_reduce_output_to_input)
+reduce_scatter_input_to_output = inverse_rule(reduce_scatter_output_to_input)
+all_to_all_input_to_output = inverse_rule(all_to_all_output_to_input)
+collective_permute_input_to_output = inverse_rule(collective_permute_output_to_input)

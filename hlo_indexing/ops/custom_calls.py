@@ -55,6 +55,7 @@ TARGETS: dict[str, str] = {
 
 
 def target_name(info: OpInfo) -> str:
+    """The custom call's ``call_target_name`` ('' when absent)."""
     attributes = info.op.attributes
     if "call_target_name" not in attributes:
         return ""
@@ -110,7 +111,7 @@ def _marker(info: OpInfo, result_index: int) -> list:
     return out
 
 
-def custom_call(info: OpInfo, result_index: int) -> list:
+def custom_call_output_to_input(info: OpInfo, result_index: int) -> list:
     """Output -> input maps of a custom call (see the module docstring)."""
     kind = _kind(info)
     if kind == "matrix":
@@ -120,10 +121,10 @@ def custom_call(info: OpInfo, result_index: int) -> list:
     return sorting.selection_maps(info, result_index, sorting.approx_top_k_dimension(info))
 
 
-_inverse_by_inversion = inverse_rule(custom_call)
+_by_inversion = inverse_rule(custom_call_output_to_input)
 
 
-def custom_call_inverse(info: OpInfo, operand_index: int) -> list:
+def custom_call_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Input -> output maps: the exact inverses of :func:`custom_call`'s maps."""
     _kind(info)
-    return _inverse_by_inversion(info, operand_index)
+    return _by_inversion(info, operand_index)

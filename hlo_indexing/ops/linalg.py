@@ -22,7 +22,8 @@ from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, inverse_rule, make_map, syms, whole_map
 
 
-def fft(info: OpInfo, result_index: int) -> list:
+def fft_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Leading dimensions elementwise, the transformed ones read whole."""
     space, target = info.result(0), info.operand(0)
     transformed = len(op_attrs.int_array(info.op, "fft_length"))
     if len(space) != len(target) or transformed > len(space):
@@ -30,12 +31,14 @@ def fft(info: OpInfo, result_index: int) -> list:
     return [[whole_map(info.context, space, target, len(space) - transformed)]]
 
 
-def cholesky(info: OpInfo, result_index: int) -> list:
+def cholesky_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Batch dimensions elementwise, the matrix read whole."""
     space = info.result(0)
     return [[whole_map(info.context, space, info.operand(0), len(space) - 2)]]
 
 
-def triangular_solve(info: OpInfo, result_index: int) -> list:
+def triangular_solve_output_to_input(info: OpInfo, result_index: int) -> list:
+    """All of ``a``'s matrix; the column (``left_side``) or row of ``b`` being solved."""
     space, a, b = info.result(0), info.operand(0), info.operand(1)
     batch = len(space) - 2
     d, s = dims(len(space), info.context), syms(1, info.context)
@@ -50,6 +53,6 @@ def triangular_solve(info: OpInfo, result_index: int) -> list:
     return [[whole_map(info.context, space, a, batch)], [make_map(info.context, space, exprs, [moving])]]
 
 
-fft_inverse = inverse_rule(fft)
-cholesky_inverse = inverse_rule(cholesky)
-triangular_solve_inverse = inverse_rule(triangular_solve)
+fft_input_to_output = inverse_rule(fft_output_to_input)
+cholesky_input_to_output = inverse_rule(cholesky_output_to_input)
+triangular_solve_input_to_output = inverse_rule(triangular_solve_output_to_input)

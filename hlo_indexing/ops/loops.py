@@ -242,18 +242,18 @@ def _reaching(body_maps: list, start: int) -> set[int]:
     return found
 
 
-def while_(info: OpInfo, result_index: int) -> list:
+def while_output_to_input(info: OpInfo, result_index: int) -> list:
     """Output -> input maps of a ``while`` result (see the module docstring)."""
     return _while_maps(info, result_index)
 
 
-def while_inverse(info: OpInfo, operand_index: int) -> list:
+def while_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Input -> output: the inverses of every result's output -> input maps."""
     target = info.operand(operand_index)
     return [[invert_direct(m, target) for m in _while_maps(info, r)[operand_index]] for r in range(info.num_results)]
 
 
-def case(info: OpInfo, result_index: int) -> list:
+def case_output_to_input(info: OpInfo, result_index: int) -> list:
     """A result reads the branch index (predicate) and, in each captured value, the
     union of what the branches read (module docstring)."""
     op = info.op.operation
@@ -270,10 +270,10 @@ def case(info: OpInfo, result_index: int) -> list:
     return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
 
 
-def case_inverse(info: OpInfo, operand_index: int) -> list:
+def case_input_to_output(info: OpInfo, operand_index: int) -> list:
     """The branch index reaches every result element; a captured value the inverses of
-    :func:`case`'s maps."""
+    :func:`case_output_to_input`'s maps."""
     if operand_index == 0:
         return [[_whole(info.context, (), info.result(r))] for r in range(info.num_results)]
     target = info.operand(operand_index)
-    return [[invert_direct(m, target) for m in case(info, r)[operand_index]] for r in range(info.num_results)]
+    return [[invert_direct(m, target) for m in case_output_to_input(info, r)[operand_index]] for r in range(info.num_results)]

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import OpInfo
 
 
-def unknown(reason: str):
-    """A rule giving ``unknown indexing`` for every operand/result, with ``reason``."""
+def unknown(reason: str) -> tuple[Callable[[OpInfo, int], list], Callable[[OpInfo, int], list]]:
+    """The two functions (output to input, input to output) of a rule giving ``unknown
+    indexing`` for every operand/result, with ``reason``."""
 
-    def rule(info: OpInfo, index: int) -> list:
+    def output_to_input(info: OpInfo, index: int) -> list:
         return [[IndexingMap.undefined(f"{info.op.operation.name}: {reason}")]] * info.num_operands
 
-    def inverse(info: OpInfo, index: int) -> list:
+    def input_to_output(info: OpInfo, index: int) -> list:
         return [[IndexingMap.undefined(f"{info.op.operation.name}: {reason}")]] * info.num_results
 
-    return rule, inverse
+    return output_to_input, input_to_output

@@ -64,12 +64,13 @@ def selection_inverse_maps(info: OpInfo, operand_index: int, dimension: int) -> 
     return out
 
 
-def top_k(info: OpInfo, result_index: int) -> list:
-    """``chlo.top_k``: the last dimension."""
+def top_k_output_to_input(info: OpInfo, result_index: int) -> list:
+    """``chlo.top_k``: whole rows along the last dimension."""
     return selection_maps(info, result_index, len(info.operand(0)) - 1)
 
 
-def top_k_inverse(info: OpInfo, operand_index: int) -> list:
+def top_k_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """``chlo.top_k``: an operand row reaches the whole row of both results."""
     return selection_inverse_maps(info, operand_index, len(info.operand(0)) - 1)
 
 
