@@ -275,7 +275,7 @@ def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> In
     )
 
 
-def _linear(expr) -> tuple[dict, int] | None:
+def _linear(expr: ir.AffineExpr) -> tuple[dict[tuple[str, int], int], int] | None:
     """``expr`` as ``({("d"|"s", position): coefficient}, constant)``, None if it is not
     a sum of variables times constants."""
     e = ax.typed(expr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
@@ -314,7 +315,8 @@ def invert_direct(m: IndexingMap, target_shape: Shape) -> IndexingMap:
     for expr, interval in m.constraints.items():
         constraints[ax.substitute(expr, new_dims, new_syms)] = interval
     for i, expr in enumerate(m.results):
-        if direct.get(_variable_position(expr, m.num_dims)) != i:
+        position = _variable_position(expr, m.num_dims)
+        if position is None or direct.get(position) != i:
             constraints[ax.substitute(expr, new_dims, new_syms) - x[i]] = Interval(0, 0)
     return eliminate_equal_symbols(make_map(context, target_shape, new_dims, [variables[k] for k in free], (), constraints))
 

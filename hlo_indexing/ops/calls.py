@@ -16,22 +16,25 @@ from typing import Any
 
 from hlo_indexing.dialect_glue.call_like import callee_region
 from hlo_indexing.ops.builders import OpInfo, UnknownIndexing
+from hlo_indexing.ops.regions import RegionIndexing
 
 
-def _region(info: OpInfo) -> Any:
+def _region(info: OpInfo) -> tuple[Any, RegionIndexing]:
     region = callee_region(info.op)
     if region is None:
         raise UnknownIndexing("the called computation is not in the module")
     if info.regions is None:
         raise UnknownIndexing("the maps of a call are its body's: ask hlo_indexing.analysis.per_op")
-    return region
+    return region, info.regions
 
 
 def call_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result ``result_index`` -> each operand: the callee's fused maps."""
-    return [list(maps) for maps in info.regions.output_to_input(_region(info), result_index)]
+    region, regions = _region(info)
+    return [list(maps) for maps in regions.output_to_input(region, result_index)]
 
 
 def call_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Operand ``operand_index`` -> each result: the callee's fused input -> output maps."""
-    return [list(maps) for maps in info.regions.input_to_output(_region(info), operand_index)]
+    region, regions = _region(info)
+    return [list(maps) for maps in regions.input_to_output(region, operand_index)]

@@ -95,7 +95,8 @@ def _marker(info: OpInfo, result_index: int) -> list:
     if len(space) != len(target):
         raise UnknownIndexing(f"{target_name(info)}: result {space} and operand {target} differ in rank")
     d, context = dims(len(space), info.context), info.context
-    exprs, ranges = [], []
+    exprs: list = []
+    ranges: list[int] = []
     for i, (n_result, n_operand) in enumerate(zip(space, target, strict=True)):
         if n_result == n_operand:
             exprs.append(d[i])

@@ -62,14 +62,15 @@ def _lift(m: IndexingMap, count: int, mode: str) -> IndexingMap:
     extra = n_x if mode == MIXES else 0
     s = syms(m.num_symbols + 1 + extra, context)
     x = s[m.num_symbols + 1 :] if mode == MIXES else d[:n_x]
+    t: ax.AffineExpr
+    ranges: list[Any] = list(m.range_vars)
     if mode == REWRITES:
         t = tau - 1
         constraints = {tau: Interval(1, count)}
-        ranges = list(m.range_vars)
     else:
         t = s[m.num_symbols]
         constraints = {tau - t: Interval(1, count)}
-        ranges = list(m.range_vars) + [(0, count - 1)]
+        ranges.append((0, count - 1))
     if mode == MIXES:
         ranges += list(m.dim_ranges[:n_x])
     new_dims = list(x) + [t]
@@ -86,7 +87,9 @@ def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
 def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     """Output -> input maps of result ``result_index`` of a counted loop (module
     docstring), one list per operand; None when the loop is not of the handled form."""
-    op, context, n = info.op.operation, info.context, counted.count
+    op, context, n, regions = info.op.operation, info.context, counted.count, info.regions
+    if regions is None:
+        return None
     body = op.regions[1]
     carries = info.num_operands
     terminator = list(body.blocks[0].operations)[-1]
@@ -98,7 +101,7 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     for c in range(carries):
         if c in fixed:
             continue
-        per = info.regions.iteration_output_to_input(body, c, counted.inductions, n)
+        per = regions.iteration_output_to_input(body, c, counted.inductions, n)
         if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
             return None
         own = {m for m in per[c] if not m.is_known_empty()}
@@ -116,9 +119,9 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     for c in order:
         found = _carry_reads(info, c, modes[c], maps[c], reads, n)
         if modes[c] == KEEPS and updates[c]:
-            found = _with_updates(found, [_lift(m, n, KEEPS) for m in updates[c]])
-            if found is None:  # the carry's updates of itself do not settle: read it mixed
-                found = _carry_reads(info, c, MIXES, maps[c], reads, n)
+            settled = _with_updates(found, [_lift(m, n, KEEPS) for m in updates[c]])
+            # when the carry's updates of itself do not settle, it is read as mixed
+            found = settled if settled is not None else _carry_reads(info, c, MIXES, maps[c], reads, n)
         shape = info.result(c)
         reads[c] = [_capped(context, shape, n, info.operand(b), s) for b, s in enumerate(found)]
     shape = info.result(result_index)

@@ -39,6 +39,7 @@ from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
 from hlo_indexing.ops.loop_iterations import iterated_maps
+from hlo_indexing.ops.regions import RegionIndexing
 
 #: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
 MAX_MAPS = 16
@@ -116,10 +117,10 @@ def counted_loop(op: Any) -> Counted | None:
     direction = str(compare.attributes["comparison_direction"]).rstrip(">").split()[-1]
     lhs, rhs = compare.operands
     arguments = list(cond.blocks[0].arguments)
-    if lhs in arguments and _constant(rhs) is not None:
-        k, bound = arguments.index(lhs), _constant(rhs)
-    elif rhs in arguments and _constant(lhs) is not None:
-        k, bound, direction = arguments.index(rhs), _constant(lhs), _SWAPPED.get(direction, "")
+    if lhs in arguments and (constant := _constant(rhs)) is not None:
+        k, bound = arguments.index(lhs), constant
+    elif rhs in arguments and (constant := _constant(lhs)) is not None:
+        k, bound, direction = arguments.index(rhs), constant, _SWAPPED.get(direction, "")
     else:
         return None
     start, step = _constant(op.operation.operands[k]), _step(body, k)
@@ -148,18 +149,17 @@ def _whole(context: Any, space: tuple, target: tuple) -> IndexingMap:
     return make_map(context, space, syms(len(target), context), target)
 
 
-def _body_maps(info: OpInfo) -> list[list[frozenset[IndexingMap]]]:
+def _body_maps(info: OpInfo, regions: RegionIndexing) -> list[list[frozenset[IndexingMap]]]:
     """``M[r][a]``: new carry ``r`` -> carry ``a`` in one iteration (runtime variables
     read as range variables)."""
     body = info.op.operation.regions[1]
     out = []
     for r in range(info.num_results):
         per = []
-        for a, maps in enumerate(info.regions.output_to_input(body, r)):
+        for maps in regions.output_to_input(body, r):
             if any(m.is_undefined for m in maps):
                 raise UnknownIndexing(f"the loop body's maps of carry {r} are unknown")
-            maps = {_without_runtime(m) for m in maps}
-            per.append(frozenset(m for m in maps if not m.is_known_empty()))
+            per.append(frozenset(f for f in (_without_runtime(m) for m in maps) if not f.is_known_empty()))
         out.append(per)
     return out
 
@@ -183,7 +183,8 @@ def _capped(info: OpInfo, space: tuple, a: int, maps: set) -> frozenset[Indexing
 
 def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
     op, context = info.op.operation, info.context
-    if info.regions is None:
+    regions = info.regions
+    if regions is None:
         raise UnknownIndexing("the maps of a loop are its body's: ask hlo_indexing.analysis.per_op")
     if captured_values(op):
         raise UnknownIndexing("the loop's regions read values defined outside it (not operands)")
@@ -198,17 +199,17 @@ def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
         exact = iterated_maps(info, result_index, counted)
         if exact is not None:
             return exact
-    body_maps = _body_maps(info)
+    body_maps = _body_maps(info, regions)
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
     seen = [set(s) for s in current]
-    for step in range(steps if steps is not None else MAX_STEPS):
-        following = [set() for _ in range(n)]
+    for _ in range(steps if steps is not None else MAX_STEPS):
+        composed: list[set[IndexingMap]] = [set() for _ in range(n)]
         for b in range(n):
             for first in current[b]:
                 for a in range(n):
-                    following[a].update(_compose(first, then) for then in body_maps[b][a])
-        following = [_capped(info, space, a, s) for a, s in enumerate(following)]
+                    composed[a].update(_compose(first, then) for then in body_maps[b][a])
+        following = [_capped(info, space, a, s) for a, s in enumerate(composed)]
         if following == current:
             break
         current = following
@@ -223,7 +224,7 @@ def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
         return [list(s) for s in current]
     reached = [set(s) for s in seen]
     cond = op.regions[0]
-    for a, maps in enumerate(info.regions.output_to_input(cond, 0)):
+    for a, maps in enumerate(regions.output_to_input(cond, 0)):
         if any(not m.is_known_empty() for m in maps):  # the trip count depends on carry a
             for b in _reaching(body_maps, a):
                 reached[b] = {_whole(context, space, info.operand(b))}
@@ -258,12 +259,13 @@ def case_output_to_input(info: OpInfo, result_index: int) -> list:
     union of what the branches read (module docstring)."""
     op = info.op.operation
     captured = captured_values(op)
-    if info.regions is None and captured:
-        raise UnknownIndexing("the maps of a branch are its body's: ask hlo_indexing.analysis.per_op")
-    maps: list[set] = [set() for _ in captured]
-    for region in op.regions:
-        for k, found in enumerate(info.regions.values_output_to_input(region, result_index, captured) if captured else ()):
-            maps[k].update(found)
+    maps: list[set[IndexingMap]] = [set() for _ in captured]
+    if captured:
+        if info.regions is None:
+            raise UnknownIndexing("the maps of a branch are its body's: ask hlo_indexing.analysis.per_op")
+        for region in op.regions:
+            for k, found in enumerate(info.regions.values_output_to_input(region, result_index, captured)):
+                maps[k].update(found)
     if any(m.is_undefined or m.runtime_vars for found in maps for m in found):
         raise UnknownIndexing("a branch's maps are unknown")
     own = len(op.operands)
