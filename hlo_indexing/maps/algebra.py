@@ -13,6 +13,7 @@ from hlo_indexing.errors import DomainTooLargeError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.linear_form import Linear, build, linearize
 
 
 def _affine_map(n_dims: int, n_symbols: int, results: Iterable[ir.AffineExpr], context: ir.Context) -> ir.AffineMap:
@@ -275,33 +276,6 @@ def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> In
     )
 
 
-def _linear(expr: ir.AffineExpr) -> tuple[dict[tuple[str, int], int], int] | None:
-    """``expr`` as ``({("d"|"s", position): coefficient}, constant)``, None if it is not
-    a sum of variables times constants."""
-    e = ax.typed(expr)
-    if isinstance(e, ax.Const):
-        return {}, e.value
-    if isinstance(e, ax.Dim):
-        return {("d", e.position): 1}, 0
-    if isinstance(e, ax.Sym):
-        return {("s", e.position): 1}, 0
-    if isinstance(e, ax.Add):
-        lhs, rhs = _linear(e.lhs), _linear(e.rhs)
-        if lhs is None or rhs is None:
-            return None
-        terms = dict(lhs[0])
-        for key, value in rhs[0].items():
-            terms[key] = terms.get(key, 0) + value
-        return terms, lhs[1] + rhs[1]
-    if isinstance(e, ax.Mul):
-        factor, other = (e.rhs, e.lhs) if ax.constant_value(e.rhs) is not None else (e.lhs, e.rhs)
-        k, inner = ax.constant_value(factor), _linear(other)
-        if k is None or inner is None:
-            return None
-        return {key: value * k for key, value in inner[0].items()}, inner[1] * k
-    return None
-
-
 def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
     """Replace each range variable that a constraint ``e in [c, c]`` fixes (``e`` linear,
     the variable's coefficient ``+-1``) by its value, keeping its range as a constraint
@@ -311,30 +285,30 @@ def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
         return m
     context = m.context
     for expr, interval in m.constraints.items():
-        linear = _linear(expr) if interval.lower == interval.upper else None
-        if linear is None:
+        if interval.lower != interval.upper:
             continue
-        terms, constant = linear
-        chosen = next(
-            (key for key, k in terms.items() if key[0] == "s" and key[1] < len(m.range_vars) and k in (1, -1)), None
-        )
+        form = linearize(expr)
+        if any(not isinstance(ax.typed(atom), (ax.Dim, ax.Sym)) for atom in form.terms):
+            continue  # not a sum of variables times constants
+        fixable = [
+            (atom, ir.AffineSymbolExpr(atom).position)
+            for atom, k in form.terms.items()
+            if isinstance(ax.typed(atom), ax.Sym) and k in (1, -1)
+        ]
+        chosen, position = next(((a, p) for a, p in fixable if p < len(m.range_vars)), (None, -1))
         if chosen is None:
             continue
-        sign = terms[chosen]
-        value = ax.constant(interval.lower - constant, context)
-        for (kind, position), k in terms.items():
-            if (kind, position) != chosen:
-                variable = ax.dim(position, context) if kind == "d" else ax.symbol(position, context)
-                value = value - variable * k
-        value = value * sign
+        sign = form.terms[chosen]
+        rest = Linear({atom: -k for atom, k in form.terms.items() if atom != chosen}, interval.lower - form.constant)
+        value = build(rest, context) * sign
         dims = [ax.dim(i, context) for i in range(m.num_dims)]
         symbols = [ax.symbol(i, context) for i in range(m.num_symbols)]
-        symbols[chosen[1]] = value
+        symbols[position] = value
         results = [ax.substitute(e, dims, symbols) for e in m.results]
         out = m.replace(affine_map=_affine_map(m.num_dims, m.num_symbols, results, context), constraints={})
         for other, other_interval in m.constraints.items():
             if other != expr:
                 out = out.add_constraint(ax.substitute(other, dims, symbols), other_interval)
-        out = out.add_constraint(value, m.range_vars[chosen[1]].bounds)
+        out = out.add_constraint(value, m.range_vars[position].bounds)
         return eliminate_equal_symbols(out.simplify().remove_unused_symbols())
     return m
