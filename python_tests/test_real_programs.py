@@ -175,3 +175,12 @@ def test_call_per_op_maps_are_the_callee_fused_maps() -> None:
     call = next(op for op in result.ops if op.op == "func.call")
     (fused,) = result.computation("argmax").maps
     assert call.indexing[0].maps == fused.maps
+
+
+def test_data_dependent_loop_says_why_it_over_approximates() -> None:
+    result = analyze(jax.jit(_while).lower(jnp.zeros((3,))))
+    (loop,) = [op for op in result.ops if op.op == "stablehlo.while"]
+    assert not loop.indexing[0].is_unknown
+    assert any("trip count depends on data" in note for note in loop.indexing[0].notes)
+    counted = analyze(jax.jit(lambda xs, c0: _scan(xs, c0)).lower(jnp.zeros((4, 3)), jnp.zeros((3,))))
+    assert not any(i.notes for op in counted.ops if op.op == "stablehlo.while" for i in op.indexing)

@@ -138,13 +138,15 @@ def _compute(
     except UnknownIndexing as exc:
         undefined = IndexingMap.undefined(f"{operation.name}: {exc}")
         entries = [[undefined]] * width
-    maps, runtime = [], []
+    maps, runtime, notes = [], [], []
     for entry in entries:
         if not isinstance(entry, Entry):
             entry = Entry(tuple(entry))
         maps.append(frozenset(_simplified(m, simplify) for m in entry.maps))
         runtime.append(tuple(RuntimeSource(s.operand, _simplified(s.index_map, simplify)) for s in entry.runtime))
-    return InstructionIndexing(tuple(maps), tuple(runtime), replicas, direction)
+        if entry.note and entry.note not in notes:
+            notes.append(entry.note)
+    return InstructionIndexing(tuple(maps), tuple(runtime), replicas, direction, tuple(notes))
 
 
 def _simplified(m: IndexingMap, simplify: bool) -> IndexingMap:
@@ -161,7 +163,7 @@ def _with_sources(indexing: InstructionIndexing, operation: ir.Operation) -> Ins
         tuple(RuntimeSource(s.operand, s.index_map, describe_source(operation.operands[s.operand])) for s in sources)
         for sources in indexing.runtime
     )
-    return InstructionIndexing(indexing.maps, runtime, indexing.replica_maps, indexing.direction)
+    return InstructionIndexing(indexing.maps, runtime, indexing.replica_maps, indexing.direction, indexing.notes)
 
 
 def describe_source(value: ir.Value) -> str:

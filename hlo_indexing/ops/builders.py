@@ -79,10 +79,12 @@ def value_shape(value_type: ir.Type) -> Shape | None:
 
 @dataclass(frozen=True)
 class Entry:
-    """The maps of one operand/result and the sources of their runtime variables."""
+    """The maps of one operand/result and the sources of their runtime variables;
+    ``note`` says why the maps over-approximate, when the rule knows."""
 
     maps: tuple[IndexingMap, ...]
     runtime: tuple[RuntimeSource, ...] = field(default=())
+    note: str = ""
 
 
 def dims(n: int, context: ir.Context) -> list[ir.AffineExpr]:

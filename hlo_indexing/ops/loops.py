@@ -37,7 +37,7 @@ from typing import Any
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
+from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
 from hlo_indexing.ops.loop_iterations import iterated_maps
 from hlo_indexing.ops.regions import RegionIndexing
 
@@ -181,7 +181,17 @@ def _capped(info: OpInfo, space: tuple, a: int, maps: set) -> frozenset[Indexing
     return frozenset({_whole(info.context, space, info.operand(a))}) if len(maps) > MAX_MAPS else frozenset(maps)
 
 
-def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
+#: Why a loop's maps over-approximate (the ``note`` of its entries).
+NOT_COUNTED = (
+    "the trip count depends on data: every iteration count is covered, and the carries the condition "
+    "reads are read whole"
+)
+UNSETTLED = f"the loop's maps did not settle within {MAX_STEPS} iterations: the carries reached are read whole"
+UNORDERED = "iterations composed without their number: runtime offsets in the body read as every value"
+
+
+def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]], str]:
+    """The maps of result ``result_index`` per operand, and why they over-approximate ('')."""
     op, context = info.op.operation, info.context
     regions = info.regions
     if regions is None:
@@ -192,13 +202,14 @@ def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
     n = info.num_operands
     body = op.regions[1]
     if _terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
-        return [[make_map(context, space, dims(len(space), context))] if a == result_index else [] for a in range(n)]
+        identity = make_map(context, space, dims(len(space), context))
+        return [[identity] if a == result_index else [] for a in range(n)], ""
     counted = counted_loop(op)
     steps = None if counted is None else counted.count
     if counted is not None and counted.count > 0:
         exact = iterated_maps(info, result_index, counted)
         if exact is not None:
-            return exact
+            return exact, ""
     body_maps = _body_maps(info, regions)
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
@@ -219,16 +230,16 @@ def _while_maps(info: OpInfo, result_index: int) -> list[list[IndexingMap]]:
                 seen[a] = {_whole(context, space, info.operand(a))}
     else:
         if steps is None:  # not settled: everything reached may be read
-            return [[_whole(context, space, info.operand(a))] if seen[a] else [] for a in range(n)]
+            return [[_whole(context, space, info.operand(a))] if seen[a] else [] for a in range(n)], UNSETTLED
     if steps is not None:
-        return [list(s) for s in current]
+        return [list(s) for s in current], UNORDERED if steps else ""
     reached = [set(s) for s in seen]
     cond = op.regions[0]
     for a, maps in enumerate(regions.output_to_input(cond, 0)):
         if any(not m.is_known_empty() for m in maps):  # the trip count depends on carry a
             for b in _reaching(body_maps, a):
                 reached[b] = {_whole(context, space, info.operand(b))}
-    return [list(s) for s in reached]
+    return [list(s) for s in reached], NOT_COUNTED
 
 
 def _reaching(body_maps: list, start: int) -> set[int]:
@@ -245,13 +256,18 @@ def _reaching(body_maps: list, start: int) -> set[int]:
 
 def while_output_to_input(info: OpInfo, result_index: int) -> list:
     """Output -> input maps of a ``while`` result (see the module docstring)."""
-    return _while_maps(info, result_index)
+    maps, note = _while_maps(info, result_index)
+    return [Entry(tuple(per_operand), note=note) for per_operand in maps]
 
 
 def while_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Input -> output: the inverses of every result's output -> input maps."""
     target = info.operand(operand_index)
-    return [[invert_direct(m, target) for m in _while_maps(info, r)[operand_index]] for r in range(info.num_results)]
+    out = []
+    for r in range(info.num_results):
+        maps, note = _while_maps(info, r)
+        out.append(Entry(tuple(invert_direct(m, target) for m in maps[operand_index]), note=note))
+    return out
 
 
 def case_output_to_input(info: OpInfo, result_index: int) -> list:

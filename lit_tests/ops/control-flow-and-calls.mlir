@@ -4,19 +4,23 @@
 // RUN: %hlo-opt %s --split-input-file --hlo-print-indexing-maps='direction=input-to-output' 2>&1 | FileCheck %s --check-prefix=I2O
 
 // A carry the body returns unchanged is its init (identity), whatever the trip count;
-// the other carry reads both inits element by element.
+// the other carry reads both inits element by element (the condition reads nothing,
+// but the trip count is not a constant: noted).
 // O2I-LABEL: output-to-input indexing of result #0 (stablehlo.while):
 // O2I-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
 // O2I-NEXT: operand id = 1 no dependence
 // O2I-NEXT: output-to-input indexing of result #1 (stablehlo.while):
 // O2I-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
 // O2I-NEXT: operand id = 1 (d0) -> (d0), domain: d0 in [0, 3]
+// O2I-NEXT: note: the trip count depends on data: every iteration count is covered, and the carries the condition reads are read whole
 // I2O-LABEL: input-to-output indexing of operand #0 (stablehlo.while):
 // I2O-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
 // I2O-NEXT: operand id = 1 (d0) -> (d0), domain: d0 in [0, 3]
+// I2O-NEXT: note: the trip count depends on data: every iteration count is covered, and the carries the condition reads are read whole
 // I2O-NEXT: input-to-output indexing of operand #1 (stablehlo.while):
 // I2O-NEXT: operand id = 0 no dependence
 // I2O-NEXT: operand id = 1 (d0) -> (d0), domain: d0 in [0, 3]
+// I2O-NEXT: note: the trip count depends on data: every iteration count is covered, and the carries the condition reads are read whole
 func.func @while_pass_through(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %w:2 = stablehlo.while(%x = %a, %y = %b) : tensor<4xf32>, tensor<4xf32>
    cond {
@@ -131,15 +135,18 @@ func.func @while_counted_carry(%xs: tensor<4x3xf32>, %c: tensor<3xf32>) -> tenso
 // O2I-LABEL: output-to-input indexing of result #0 (stablehlo.while):
 // O2I-NEXT: operand id = 0 (d0)[s0] -> (s0), domain: d0 in [0, 2], s0 in [0, 2]
 // O2I-NEXT: operand id = 1 (d0) -> (), domain: d0 in [0, 2]
+// O2I-NEXT: note: the trip count depends on data: every iteration count is covered, and the carries the condition reads are read whole
 // O2I-NEXT: output-to-input indexing of result #1 (stablehlo.while):
 // O2I-NEXT: operand id = 0 no dependence
 // O2I-NEXT: operand id = 1 () -> ()
 // I2O-LABEL: input-to-output indexing of operand #0 (stablehlo.while):
 // I2O-NEXT: operand id = 0 (d0)[s0] -> (s0), domain: d0 in [0, 2], s0 in [0, 2]
 // I2O-NEXT: operand id = 1 no dependence
+// I2O-NEXT: note: the trip count depends on data: every iteration count is covered, and the carries the condition reads are read whole
 // I2O-NEXT: input-to-output indexing of operand #1 (stablehlo.while):
 // I2O-NEXT: operand id = 0 ()[s0] -> (s0), domain: s0 in [0, 2]
 // I2O-NEXT: operand id = 1 () -> ()
+// I2O-NEXT: note: the trip count depends on data: every iteration count is covered, and the carries the condition reads are read whole
 func.func @while_data_dependent(%a: tensor<3xf32>, %limit: tensor<f32>) -> tensor<3xf32> {
   %w:2 = stablehlo.while(%x = %a, %l = %limit) : tensor<3xf32>, tensor<f32>
    cond {
