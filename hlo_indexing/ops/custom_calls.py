@@ -48,6 +48,7 @@ TARGETS: dict[str, str] = {
     **{f"{lib}_{name}_ffi": "matrix" for lib in ("cublas", "hipblas") for name in _GPU_BLAS_NAMES},
     **{f"{lib}_{name}": "matrix" for lib in ("cublas", "hipblas") for name in _GPU_BLAS_NAMES},
     **{name: "matrix" for name in ("Qr", "Eigh", "LuDecomposition", "ProductOfElementaryHouseholderReflectors")},
+    **{f"{lib}_lu_pivots_to_permutation": "matrix" for lib in ("cu", "hip")},
     **{name: "marker" for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost",
                                    "MoveToDevice", "annotate_device_placement", "LayoutConstraint")},
     **{name: "selection" for name in ("ApproxTopK", "PartialReduce", "TopK")},
