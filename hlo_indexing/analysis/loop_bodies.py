@@ -51,7 +51,8 @@ class _Walk:
     def __init__(self, regions: RegionIndexing, domain: IndexingMap):
         self.regions = regions
         self.domain = domain
-        self.none = RuntimeSource(0, make_map(domain.context, (), []))  # a source fold skips
+        # a source fold skips (its map is not over the walk's dimensions)
+        self.none = RuntimeSource(0, make_map(domain.context, [1] * (domain.num_dims + 1), []))
 
     def whole(self, value: Any) -> IndexingMap:
         shape = _shape(value)

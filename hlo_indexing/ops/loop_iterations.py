@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -101,7 +102,10 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     for c in range(carries):
         if c in fixed:
             continue
-        per = regions.iteration_output_to_input(body, c, counted.inductions, n)
+        try:
+            per = regions.iteration_output_to_input(body, c, counted.inductions, n)
+        except HloIndexingError:  # e.g. tuples in the body: the caller's closure copes
+            return None
         if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
             return None
         own = {m for m in per[c] if not m.is_known_empty()}

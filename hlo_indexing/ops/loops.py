@@ -25,7 +25,7 @@ Input -> output maps are the exact inverses of the output -> input ones.
 each value the branches capture (JAX's ``lax.cond`` branches read the values defined
 before the op directly; they are the op's operands after its own,
 :func:`~hlo_indexing.dialect_glue.call_like.operand_values`), the union of the
-branches' maps. A ``while`` whose regions capture values is *unknown* with that
+branches' maps (runtime offsets read as every value they may take). A ``while`` whose regions capture values is *unknown* with that
 reason, as is every op with a body without the region hook.
 """
 
@@ -36,6 +36,7 @@ from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
+from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
 from hlo_indexing.ops.loop_iterations import iterated_maps
@@ -280,10 +281,14 @@ def case_output_to_input(info: OpInfo, result_index: int) -> list:
         if info.regions is None:
             raise UnknownIndexing("the maps of a branch are its body's: ask hlo_indexing.analysis.per_op")
         for region in op.regions:
-            for k, found in enumerate(info.regions.values_output_to_input(region, result_index, captured)):
-                maps[k].update(found)
-    if any(m.is_undefined or m.runtime_vars for found in maps for m in found):
-        raise UnknownIndexing("a branch's maps are unknown")
+            try:
+                found_per_value = info.regions.values_output_to_input(region, result_index, captured)
+            except HloIndexingError as exc:
+                raise UnknownIndexing(f"a branch cannot be followed: {exc}") from None
+            for k, found in enumerate(found_per_value):
+                maps[k].update(_without_runtime(m) for m in found if not m.is_undefined)
+                if any(m.is_undefined for m in found):
+                    raise UnknownIndexing("a branch's maps are unknown")
     own = len(op.operands)
     return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
 
