@@ -68,8 +68,8 @@ def parse_module(
 
     Raises :class:`hlo_indexing.errors.ParseError` carrying ``file:line:col`` and
     MLIR's (or XLA's) message. JAX's Shardy annotations (``sdy.mesh``,
-    ``#sdy.sharding``) parse with the dialect the bindings ship; bindings without it
-    keep them as opaque ops and attributes. Example::
+    ``#sdy.sharding``) parse with the dialect the bindings ship (jaxlib's); bindings
+    without it keep ``#sdy`` attributes opaque (Shardy's ops need the dialect). Example::
 
         module = parse_module("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {"
                               " return %a : tensor<4xf32> }")

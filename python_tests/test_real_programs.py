@@ -94,6 +94,8 @@ PROGRAMS = [
     Program("top_k_values", lambda x: lax.top_k(x, 2)[:1], [(3, 5)]),
     Program("top_k_indices", lambda x: lax.top_k(x, 2)[1:], [(3, 5)], "perturbation"),
     Program("argmax", lambda x: (jnp.argmax(x, axis=1),), [(3, 5)], "perturbation"),
+    Program("argmin_axis0", lambda x: (jnp.argmin(x, axis=0),), [(3, 5)], "perturbation"),
+    Program("approx_max_k", lambda x: lax.approx_max_k(x, 2), [(3, 5)], "perturbation"),
     Program("sort_two_operands", lambda x, y: lax.sort((x, y), dimension=1, num_keys=1), [(3, 4), (3, 4)]),
     Program("cholesky", lambda a: (jnp.linalg.cholesky(_spd(a)),), [(2, 3, 3)]),
     Program("solve_lu", lambda a, b: (jnp.linalg.solve(_spd(a), b),), [(2, 3, 3), (2, 3, 1)]),
@@ -130,7 +132,7 @@ def test_no_missed_dependence(name) -> None:
 
 
 #: Programs whose maps must be exact (no over-approximated pair).
-EXACT = {"scan_forward", "scan_reverse", "fori_loop_row_updates", "top_k_indices", "argmax", "conv_transpose", "sharding_constraint", "fori_loop"}
+EXACT = {"scan_forward", "scan_reverse", "fori_loop_row_updates", "argmin_axis0", "approx_max_k", "top_k_indices", "argmax", "conv_transpose", "sharding_constraint", "fori_loop"}
 
 #: Over-approximated pairs per program and result, as measured: data-dependent choices
 #: (``cond``, where the jacobian sees the branch taken), data-dependent selection
