@@ -324,6 +324,7 @@ def test_convert_range_variables_to_dims_moves_them_into_the_domain() -> None:
         "(d0)[s0] -> (s0 * 2), domain: d0 in [0, 5], s0 in [0, 3], d0 - s0 in [1, 1]",
         "(d0)[s0, s1] -> (s0, s1), domain: d0 in [0, 5], s0 in [0, 2], s1 in [0, 7], d0 * 2 - s1 + s0 in [3, 3]",
         "(d0)[s0] -> (s0), domain: d0 in [0, 5], s0 in [0, 5], (d0 + s0) mod 2 in [0, 0]",
+        "(d0)[s0] -> (d0 mod 2 + s0 * 2), domain: d0 in [0, 3], s0 in [0, 1], d0 floordiv 2 - s0 in [0, 0]",
     ],
 )
 def test_eliminate_equal_symbols_keeps_the_relation(text) -> None:

@@ -276,11 +276,23 @@ def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> In
     )
 
 
+def _used_elsewhere(terms: dict[ir.AffineExpr, int], atom: ir.AffineExpr, position: int) -> bool:
+    """True when symbol ``position`` occurs in a term of ``terms`` other than ``atom``."""
+    for other in terms:
+        if other != atom:
+            dims_used: set[int] = set()
+            symbols_used: set[int] = set()
+            ax.used_variables(other, dims_used, symbols_used)
+            if position in symbols_used:
+                return True
+    return False
+
+
 def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
-    """Replace each range variable that a constraint ``e in [c, c]`` fixes (``e`` linear,
-    the variable's coefficient ``+-1``) by its value, keeping its range as a constraint
-    on that value: ``(d0)[s0] -> (s0), d0 - s0 in [0, 0]`` becomes ``(d0) -> (d0)``.
-    The relation is unchanged."""
+    """Replace each range variable that a constraint ``e in [c, c]`` fixes (``e`` a sum
+    in which the variable appears once, with coefficient ``+-1``) by its value, keeping
+    its range as a constraint on that value: ``(d0)[s0] -> (s0), d0 - s0 in [0, 0]``
+    becomes ``(d0) -> (d0)``. The relation is unchanged."""
     if m.is_undefined or m.is_known_empty():
         return m
     context = m.context
@@ -288,14 +300,14 @@ def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
         if interval.lower != interval.upper:
             continue
         form = linearize(expr)
-        if any(not isinstance(ax.typed(atom), (ax.Dim, ax.Sym)) for atom in form.terms):
-            continue  # not a sum of variables times constants
         fixable = [
             (atom, ir.AffineSymbolExpr(atom).position)
             for atom, k in form.terms.items()
             if isinstance(ax.typed(atom), ax.Sym) and k in (1, -1)
         ]
-        chosen, position = next(((a, p) for a, p in fixable if p < len(m.range_vars)), (None, -1))
+        chosen, position = next(
+            ((a, p) for a, p in fixable if p < len(m.range_vars) and not _used_elsewhere(form.terms, a, p)), (None, -1)
+        )
         if chosen is None:
             continue
         sign = form.terms[chosen]

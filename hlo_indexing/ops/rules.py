@@ -20,6 +20,7 @@ from hlo_indexing.ops import (
     elementwise,
     linalg,
     loops,
+    manual_computation,
     misc,
     reduction,
     scan,
@@ -82,8 +83,8 @@ ELEMENTWISE_KINDS = frozenset(
 BODY_KINDS = frozenset({"scan"})
 
 #: Ops whose maps depend on more than the op itself (a callee's body elsewhere in the
-#: module, loop bounds computed before the loop): never cached.
-CONTEXT_KINDS = frozenset({"while", "case", "if"})
+#: module, loop bounds computed before the loop, a mesh): never cached.
+CONTEXT_KINDS = frozenset({"while", "case", "if", "manual_computation"})
 
 #: Kinds known to be beyond per-op affine indexing, with the reason.
 UNKNOWN_KINDS = {
@@ -109,6 +110,8 @@ CALL = Rule(calls.call_output_to_input, calls.call_input_to_output)
 #: ``i`` is operand ``i``.
 SDY_IDENTITY_KINDS = frozenset({"sharding_constraint", "reshard", "propagation_barrier"})
 SDY_IDENTITY = Rule(elementwise.pairwise_output_to_input, elementwise.pairwise_input_to_output)
+#: ``sdy.manual_computation`` (``shard_map``): global maps from its body's per-device maps.
+MANUAL_COMPUTATION = Rule(manual_computation.manual_output_to_input, manual_computation.manual_input_to_output)
 
 
 def _register(
@@ -207,6 +210,8 @@ def rule_for(dialect: str, kind: str) -> Rule:
         return CALL
     if dialect == "sdy" and kind in SDY_IDENTITY_KINDS:
         return SDY_IDENTITY
+    if dialect == "sdy" and kind == "manual_computation":
+        return MANUAL_COMPUTATION
     if dialect not in HLO_DIALECTS:
         return Rule(*misc.unknown("not a StableHLO, MHLO or CHLO op"))
     rule = RULES.get(kind)
