@@ -99,21 +99,28 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     maps: dict[int, tuple] = {}
     modes: dict[int, str] = {}
     updates: dict[int, set] = {}  # a KEEPS carry's own maps besides the identity
-    for c in range(carries):
-        if c in fixed:
-            continue
-        try:
-            per = regions.iteration_output_to_input(body, c, counted.inductions, n)
-        except HloIndexingError:  # e.g. tuples in the body: the caller's closure copes
-            return None
-        if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
-            return None
-        own = {m for m in per[c] if not m.is_known_empty()}
-        shape = info.result(c)
-        identity = make_map(context, list(shape) + [n], dims(len(shape), context))
-        maps[c], modes[c] = per, REWRITES if not own else KEEPS if identity in own else MIXES
-        updates[c] = own - {identity}
-    order = _order(maps, fixed, carries)
+
+    def load(c: int) -> tuple:
+        """The body's maps of carry ``c`` (computed once, only for the carries the
+        result depends on); raises ``_NotHandled``."""
+        if c not in maps:
+            try:
+                per = regions.iteration_output_to_input(body, c, counted.inductions, n)
+            except HloIndexingError:  # e.g. tuples in the body: the caller's closure copes
+                raise _NotHandled from None
+            if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
+                raise _NotHandled
+            own = {m for m in per[c] if not m.is_known_empty()}
+            shape = info.result(c)
+            identity = make_map(context, list(shape) + [n], dims(len(shape), context))
+            maps[c], modes[c] = per, REWRITES if not own else KEEPS if identity in own else MIXES
+            updates[c] = own - {identity}
+        return maps[c]
+
+    try:
+        order = _order(load, result_index, fixed, carries)
+    except _NotHandled:
+        return None
     if order is None:
         return None
     reads: dict[int, list[set]] = {}
@@ -188,8 +195,13 @@ def _capped(context: Any, shape: tuple, n: int, target: tuple, maps: set) -> set
     return {make_map(context, list(shape) + [n + 1], syms(len(target), context), target)}
 
 
-def _order(maps: dict, fixed: set, carries: int) -> list[int] | None:
-    """The carries of ``maps`` with every carry after those it reads; None on a cycle."""
+class _NotHandled(Exception):
+    """The body's maps of a carry are not of the handled form."""
+
+
+def _order(load: Any, start: int, fixed: set, carries: int) -> list[int] | None:
+    """The carries ``start`` depends on (itself included, ``fixed`` ones left out), each
+    after those it reads; None on a cycle. ``load(c)`` gives carry ``c``'s body maps."""
     order: list[int] = []
     state: dict[int, str] = {}
 
@@ -199,12 +211,13 @@ def _order(maps: dict, fixed: set, carries: int) -> list[int] | None:
         if state.get(c) == "active":
             return False
         state[c] = "active"
+        per = load(c)
         for a in range(carries):
-            if a != c and a not in fixed and any(not m.is_known_empty() for m in maps[c][a]):
+            if a != c and a not in fixed and any(not m.is_known_empty() for m in per[a]):
                 if not visit(a):
                     return False
         state[c] = "done"
         order.append(c)
         return True
 
-    return order if all(visit(c) for c in maps) else None
+    return order if start in fixed or visit(start) else None

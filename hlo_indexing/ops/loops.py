@@ -150,19 +150,24 @@ def _whole(context: Any, space: tuple, target: tuple) -> IndexingMap:
     return make_map(context, space, syms(len(target), context), target)
 
 
-def _body_maps(info: OpInfo, regions: RegionIndexing) -> list[list[frozenset[IndexingMap]]]:
+class _BodyMaps:
     """``M[r][a]``: new carry ``r`` -> carry ``a`` in one iteration (runtime variables
-    read as range variables)."""
-    body = info.op.operation.regions[1]
-    out = []
-    for r in range(info.num_results):
-        per = []
-        for maps in regions.output_to_input(body, r):
-            if any(m.is_undefined for m in maps):
-                raise UnknownIndexing(f"the loop body's maps of carry {r} are unknown")
-            per.append(frozenset(f for f in (_without_runtime(m) for m in maps) if not f.is_known_empty()))
-        out.append(per)
-    return out
+    read as range variables), computed for a carry the first time it is asked for."""
+
+    def __init__(self, info: OpInfo, regions: RegionIndexing):
+        self.body = info.op.operation.regions[1]
+        self.regions = regions
+        self.maps: dict[int, list[frozenset[IndexingMap]]] = {}
+
+    def __getitem__(self, r: int) -> list[frozenset[IndexingMap]]:
+        if r not in self.maps:
+            per = []
+            for maps in self.regions.output_to_input(self.body, r):
+                if any(m.is_undefined for m in maps):
+                    raise UnknownIndexing(f"the loop body's maps of carry {r} are unknown")
+                per.append(frozenset(f for f in (_without_runtime(m) for m in maps) if not f.is_known_empty()))
+            self.maps[r] = per
+        return self.maps[r]
 
 
 def _without_runtime(m: IndexingMap) -> IndexingMap:
@@ -211,7 +216,7 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
         exact = iterated_maps(info, result_index, counted)
         if exact is not None:
             return exact, ""
-    body_maps = _body_maps(info, regions)
+    body_maps = _BodyMaps(info, regions)
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
     seen = [set(s) for s in current]
@@ -219,8 +224,8 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
         composed: list[set[IndexingMap]] = [set() for _ in range(n)]
         for b in range(n):
             for first in current[b]:
-                for a in range(n):
-                    composed[a].update(_compose(first, then) for then in body_maps[b][a])
+                for a, then_maps in enumerate(body_maps[b]):
+                    composed[a].update(_compose(first, then) for then in then_maps)
         following = [_capped(info, space, a, s) for a, s in enumerate(composed)]
         if following == current:
             break
@@ -243,8 +248,8 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
     return [list(s) for s in reached], NOT_COUNTED
 
 
-def _reaching(body_maps: list, start: int) -> set[int]:
-    """Carries whose inits carry ``start`` may hold after some iterations."""
+def _reaching(body_maps: _BodyMaps, start: int) -> set[int]:
+    """Carries whose inits the value of carry ``start`` may depend on (itself included)."""
     found, todo = {start}, [start]
     while todo:
         b = todo.pop()
