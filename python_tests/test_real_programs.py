@@ -132,16 +132,14 @@ def test_no_missed_dependence(name) -> None:
 
 
 #: Programs whose maps must be exact (no over-approximated pair).
-EXACT = {"scan_forward", "scan_reverse", "fori_loop_row_updates", "argmin_axis0", "approx_max_k", "top_k_indices", "argmax", "conv_transpose", "sharding_constraint", "fori_loop"}
+EXACT = {"scan_forward", "scan_reverse", "fori_loop_row_updates", "rnn_scan", "argmin_axis0", "approx_max_k", "top_k_indices", "argmax", "conv_transpose", "sharding_constraint", "fori_loop"}
 
 #: Over-approximated pairs per program and result, as measured: data-dependent choices
 #: (``cond``, where the jacobian sees the branch taken), data-dependent selection
 #: (sort/top_k read whole rows; the jacobian sees one permutation), whole matrices of the
-#: LAPACK kernels, the data-dependent loop's trip count, a carry that depends on itself
-#: other than element by element (its elements are read whole, its iterations in order).
+#: LAPACK kernels, the data-dependent loop's trip count.
 OVER_APPROXIMATED = {
     ("cond_branches", 0): 8,  # both branches and the predicate; the jacobian sees the branch taken
-    ("rnn_scan", 0): 6,
     ("while_data_dependent_bound", 0): 6,
     ("top_k_values", 0): 24,
     ("sort_two_operands", 0): 84,

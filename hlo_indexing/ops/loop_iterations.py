@@ -18,9 +18,10 @@ the elements of init ``b`` it reads:
 - a carry the body rewrites whole (``M[c][c]`` empty) reads its init at boundary 0 and,
   at ``tau >= 1``, what iteration ``tau - 1`` read into it;
 - a carry that mixes its own elements (any other ``M[c][c]``, e.g. an RNN's state
-  ``tanh(w @ h + x)``) may read any element of its init and, at every element, what
-  iteration ``t < tau`` read into *any* element of it: the iterations stay ordered,
-  the elements are over-approximated.
+  ``tanh(w @ h + x)``) may read any element of its init, what the last iteration
+  ``tau - 1`` read into the element itself and, at every element, what an iteration
+  ``t < tau - 1`` read into *any* element of it: the iterations stay ordered, the
+  elements of earlier iterations are over-approximated.
 
 Result ``r`` is ``R[r]`` at boundary ``n``. This is exact for carries of the first
 three kinds when the body's maps are (e.g. a scan's stacked output row ``j`` reads row ``j`` of its input and, through the
@@ -55,7 +56,8 @@ KEEPS, REWRITES, MIXES = "keeps", "rewrites", "mixes"
 def _lift(m: IndexingMap, count: int, mode: str) -> IndexingMap:
     """``m`` (over ``(x..., t)``) as a map over ``(x..., tau)`` whose results are the
     carry index and the boundary ``t`` it is read at: ``tau - 1`` (``REWRITES``), or a
-    range variable below ``tau``; for ``MIXES`` ``x`` is any element (range variables)."""
+    range variable below ``tau``; for ``MIXES`` ``x`` is any element (range variables)
+    and ``t`` below ``tau - 1`` (the last iteration is lifted as ``REWRITES``)."""
     context = m.context
     n_x = m.num_dims - 1
     d = dims(n_x + 1, context)
@@ -70,7 +72,7 @@ def _lift(m: IndexingMap, count: int, mode: str) -> IndexingMap:
         constraints = {tau: Interval(1, count)}
     else:
         t = s[m.num_symbols]
-        constraints = {tau - t: Interval(1, count)}
+        constraints = {tau - t: Interval(2 if mode == MIXES else 1, count)}
         ranges.append((0, count - 1))
     if mode == MIXES:
         ranges += list(m.dim_ranges[:n_x])
@@ -161,9 +163,10 @@ def _carry_reads(info: OpInfo, c: int, mode: str, per: tuple, reads: dict, n: in
         for m in per_a:
             if m.is_known_empty():
                 continue
-            lifted = _lift(m, n, mode)
-            for b, inner in enumerate(reads[a]):
-                found[b].update(_compose(lifted, then) for then in inner)
+            lifts = [_lift(m, n, mode)] + ([_lift(m, n, REWRITES)] if mode == MIXES else [])
+            for lifted in lifts:
+                for b, inner in enumerate(reads[a]):
+                    found[b].update(_compose(lifted, then) for then in inner)
     return found
 
 
