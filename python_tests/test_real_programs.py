@@ -132,7 +132,19 @@ def test_no_missed_dependence(name) -> None:
 
 
 #: Programs whose maps must be exact (no over-approximated pair).
-EXACT = {"scan_forward", "scan_reverse", "fori_loop_row_updates", "rnn_scan", "argmin_axis0", "approx_max_k", "top_k_indices", "argmax", "conv_transpose", "sharding_constraint", "fori_loop"}
+EXACT = {
+    "scan_forward",
+    "scan_reverse",
+    "fori_loop_row_updates",
+    "rnn_scan",
+    "argmin_axis0",
+    "approx_max_k",
+    "top_k_indices",
+    "argmax",
+    "conv_transpose",
+    "sharding_constraint",
+    "fori_loop",
+}
 
 #: Over-approximated pairs per program and result, as measured: data-dependent choices
 #: (``cond``, where the jacobian sees the branch taken), data-dependent selection

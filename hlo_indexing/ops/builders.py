@@ -320,7 +320,8 @@ def invert_direct(m: IndexingMap, target_shape: Shape) -> IndexingMap:
         position = _variable_position(expr, m.num_dims)
         if position is None or direct.get(position) != i:
             constraints[ax.substitute(expr, new_dims, new_syms) - x[i]] = Interval(0, 0)
-    return eliminate_equal_symbols(make_map(context, target_shape, new_dims, [variables[k] for k in free], (), constraints))
+    inverse = make_map(context, target_shape, new_dims, [variables[k] for k in free], (), constraints)
+    return eliminate_equal_symbols(inverse)
 
 
 def whole_map(context: Any, space: Shape, target: Shape, kept: int = 0) -> IndexingMap:

@@ -24,10 +24,10 @@ the elements of init ``b`` it reads:
   elements of earlier iterations are over-approximated.
 
 Result ``r`` is ``R[r]`` at boundary ``n``. This is exact for carries of the first
-three kinds when the body's maps are (e.g. a scan's stacked output row ``j`` reads row ``j`` of its input and, through the
-carry, rows ``0..j - 1``). Other loops (a carry depending on itself through another
-carries depending on each other in a cycle, a map left with runtime variables) get
-``None``: the caller falls back to its closure (:mod:`hlo_indexing.ops.loops`).
+three kinds when the body's maps are (e.g. a scan's stacked output row ``j`` reads row
+``j`` of its input and, through the carry, rows ``0..j - 1``). Other loops (carries
+depending on each other in a cycle, a map left with runtime variables) get ``None``:
+the caller falls back to its closure (:mod:`hlo_indexing.ops.loops`).
 """
 
 from __future__ import annotations

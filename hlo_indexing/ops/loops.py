@@ -25,8 +25,9 @@ Input -> output maps are the exact inverses of the output -> input ones.
 each value the branches capture (JAX's ``lax.cond`` branches read the values defined
 before the op directly; they are the op's operands after its own,
 :func:`~hlo_indexing.dialect_glue.call_like.operand_values`), the union of the
-branches' maps (runtime offsets read as every value they may take). A ``while`` whose regions capture values is *unknown* with that
-reason, as is every op with a body without the region hook.
+branches' maps (runtime offsets read as every value they may take). A ``while`` whose
+regions capture values is *unknown* with that reason, as is every op with a body
+without the region hook.
 """
 
 from __future__ import annotations
@@ -304,4 +305,7 @@ def case_input_to_output(info: OpInfo, operand_index: int) -> list:
     if operand_index == 0:
         return [[_whole(info.context, (), info.result(r))] for r in range(info.num_results)]
     target = info.operand(operand_index)
-    return [[invert_direct(m, target) for m in case_output_to_input(info, r)[operand_index]] for r in range(info.num_results)]
+    return [
+        [invert_direct(m, target) for m in case_output_to_input(info, r)[operand_index]]
+        for r in range(info.num_results)
+    ]
