@@ -61,6 +61,21 @@ def _scan(xs, c0, reverse=False):
     return lax.scan(body, c0, xs, reverse=reverse)
 
 
+def _nested_scan(xs, c0):
+    def outer(c, row):
+        return lax.scan(lambda d, x: ((d * 0.5 + x),) * 2, c, row)
+
+    return (lax.scan(outer, c0, xs)[1],)
+
+
+def _while_in_scan(xs):
+    def body(c, x):
+        y = lax.while_loop(lambda v: jnp.sum(v) < 5.0, lambda v: v * 2.0, x)
+        return c + y, y
+
+    return (lax.scan(body, jnp.zeros(3), xs)[1],)
+
+
 def _while(x):
     return (lax.while_loop(lambda v: jnp.sum(v) < 20.0, lambda v: v * 1.5 + 0.25, x),)
 
@@ -86,6 +101,8 @@ PROGRAMS = [
     Program("fori_loop_row_updates", lambda x: (lax.fori_loop(0, 3, lambda i, v: v.at[i].set(v[i] * 1.5 + 1.0), x),), [(4, 2)]),
     Program("rnn_scan", lambda w, xs, h0: lax.scan(lambda h, x: (jnp.tanh(w @ h + x),) * 2, h0, xs), [(3, 3), (4, 3), (3,)]),
     Program("while_data_dependent_bound", _while, [(3,)]),
+    Program("nested_scan", _nested_scan, [(3, 4), ()]),
+    Program("while_in_scan", _while_in_scan, [(4, 3)]),
     Program(
         "cond_branches",
         lambda p, x, y: (lax.cond(p[0] > 1.0, lambda a, b: a[::-1] * 2.0, lambda a, b: b + a, x, y),),
@@ -137,6 +154,7 @@ EXACT = {
     "scan_reverse",
     "fori_loop_row_updates",
     "rnn_scan",
+    "nested_scan",
     "argmin_axis0",
     "approx_max_k",
     "top_k_indices",
@@ -153,6 +171,7 @@ EXACT = {
 OVER_APPROXIMATED = {
     ("cond_branches", 0): 8,  # both branches and the predicate; the jacobian sees the branch taken
     ("while_data_dependent_bound", 0): 6,
+    ("while_in_scan", 0): 24,
     ("top_k_values", 0): 24,
     ("sort_two_operands", 0): 84,
     ("sort_two_operands", 1): 84,
