@@ -228,7 +228,7 @@ class _Composer:
             for operand in operation.operands:
                 yield operand, (), unknown
         else:
-            for operand, operand_maps in zip(operand_values(operation), self.op_maps(op, result_index), strict=True):
+            for operand, operand_maps in zip(operand_values(operation), self.op_maps(op, result_index)):
                 yield operand, (), operand_maps
 
     def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
