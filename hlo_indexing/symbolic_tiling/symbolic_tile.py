@@ -124,7 +124,7 @@ def symbolic_tile(indexing_map: IndexingMap) -> SymbolicTile | NotATile:
         return NotATile(f"the indexing map is undefined ({indexing_map.reason})")
     if indexing_map.is_known_empty():
         return NotATile("the indexing map's domain is empty")
-    simplified = _simplify_preserving_points(indexing_map)
+    simplified = simplify_preserving_points(indexing_map)
     if simplified.is_known_empty():
         return NotATile("the indexing map's domain is empty")
     try:
@@ -134,8 +134,8 @@ def symbolic_tile(indexing_map: IndexingMap) -> SymbolicTile | NotATile:
         return NotATile(str(failure))
 
 
-def _simplify_preserving_points(m: IndexingMap) -> IndexingMap:
-    """``m.simplify()``, except that dimensions whose range is one point stay
+def simplify_preserving_points(m: IndexingMap) -> IndexingMap:
+    """``m.simplify()`` (XLA's ``SimplifyPointDimensions::kPreserve``), except that dimensions whose range is one point stay
     dimensions (a tile size along them is still a parameter): they are widened by one
     for the simplification, which is then still an identity on the real domain."""
     widened = [Variable(Interval(v.bounds.lower, v.bounds.lower + 1), v.name, v.origin) if v.bounds.is_point else v for v in m.dim_vars]
@@ -184,7 +184,7 @@ def _derive(m: IndexingMap) -> SymbolicTile:
 def _simplify_expr(m: IndexingMap, expr: ir.AffineExpr) -> ir.AffineExpr:
     """``expr`` (over ``m``'s variables) simplified with ``m``'s ranges."""
     single = m.replace(affine_map=ir.AffineMap.get(m.num_dims, m.num_symbols, [expr], m.context))
-    out = _simplify_preserving_points(single)
+    out = simplify_preserving_points(single)
     return out.results[0] if not out.is_known_empty() else expr
 
 
