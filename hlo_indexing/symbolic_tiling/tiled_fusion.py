@@ -208,6 +208,9 @@ class TiledFusion:
             raise TilingError("INVALID_ARGUMENT", f"tile sizes {sizes} do not satisfy the constraints {self.constraints}")
         pid_maps: dict[tuple[int, ...], tuple[IndexingMap, int]] = {}
         made: dict[int, TiledInstruction] = {}
+        # Tiled instructions are deduplicated again at concrete sizes (two symbolic
+        # nodes of one value may give the same tiles).
+        unique: dict[tuple[ir.Value, tuple[int, ...], tuple[int, ...], IndexingMap], TiledInstruction] = {}
         ordered: list[TiledInstruction] = []
         for node in self.nodes:
             _, node_sizes, strides = node.tile.evaluate(sizes)
@@ -216,9 +219,13 @@ class TiledFusion:
             if node.hidden not in pid_maps:
                 pid_maps[node.hidden] = _program_id_map(self.parameters, sizes, schedule, node.hidden)
             offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map)
-            inst = TiledInstruction(node, node_sizes, strides, offsets, [made[id(o)] for o in node.operands])
+            key = (node.value, node_sizes, strides, offsets)
+            inst = unique.get(key)
+            if inst is None:
+                inst = TiledInstruction(node, node_sizes, strides, offsets, [made[id(o)] for o in node.operands])
+                unique[key] = inst
+                ordered.append(inst)
             made[id(node)] = inst
-            ordered.append(inst)
         for inst in ordered:
             _check_concatenate(inst)
         count = _program_id_map(self.parameters, sizes, schedule, ())[1]
@@ -240,13 +247,48 @@ def flat_tilings_for_input_space(sizes: Sequence[int]) -> list[tuple[int, ...]]:
 def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
     """The symbolic tiling of a computation (a ``func.func``, an ``mhlo.fusion`` or its
     region). ``allow_pad``: pads may be tiled (XLA allows them in gemm fusions only)."""
-    region = computation if isinstance(computation, ir.Region) else computation.regions[0]
-    block = region.blocks[0]
-    terminator = list(block.operations)[-1]
-    outputs = list(terminator.operands)
+    block = _block_of(computation)
+    outputs = _outputs(block)
     if not outputs:
         return AnalysisFailure("the computation has no output")
-    return _Builder(allow_pad).build(block, outputs)
+    return _Builder(allow_pad, {}).build(block, outputs)
+
+
+def analyze_producer_consumer(
+    producer: ir.Operation, consumer: ir.Operation, *, with_extra_outputs: bool = False, allow_pad: bool = False
+) -> TiledFusion | AnalysisFailure:
+    """The symbolic tiling of two ``mhlo.fusion`` ops fused into one: the consumer's
+    body, where each parameter fed by the producer continues into the producer's body
+    (the parameter itself is not a node). With ``with_extra_outputs`` the producer's
+    outputs are outputs too, after the consumer's."""
+    consumer_block = _block_of(consumer)
+    producer_block = _block_of(producer)
+    produced = _outputs(producer_block)
+    substitutions: dict[ir.Value, ir.Value] = {}
+    for k, operand in enumerate(consumer.operands):
+        owner = operand.owner
+        if not isinstance(owner, ir.Block) and owner.operation == producer:
+            substitutions[consumer_block.arguments[k]] = produced[ir.OpResult(operand).result_number]
+    if not substitutions:
+        return AnalysisFailure("the producer does not feed the consumer")
+    # A producer parameter fed by a value that also feeds the consumer is that same
+    # consumer parameter (one fusion parameter outside).
+    consumer_parameters = {operand: consumer_block.arguments[k] for k, operand in enumerate(consumer.operands)}
+    for k, operand in enumerate(producer.operands):
+        if operand in consumer_parameters:
+            substitutions[producer_block.arguments[k]] = consumer_parameters[operand]
+    outputs = _outputs(consumer_block) + (produced if with_extra_outputs else [])
+    return _Builder(allow_pad, substitutions).build(consumer_block, outputs, extra_blocks=(producer_block,))
+
+
+def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
+    region = computation if isinstance(computation, ir.Region) else computation.regions[0]
+    return region.blocks[0]
+
+
+def _outputs(block: ir.Block) -> list[ir.Value]:
+    terminator = list(block.operations)[-1]
+    return list(terminator.operands)
 
 
 class _Failure(Exception):
@@ -254,19 +296,22 @@ class _Failure(Exception):
 
 
 class _Builder:
-    def __init__(self, allow_pad: bool):
+    def __init__(self, allow_pad: bool, substitutions: dict[ir.Value, ir.Value]):
         self.allow_pad = allow_pad
+        self.substitutions = substitutions
         self.parameters: list[TilingParameter] = []
         self.nodes: dict[tuple[ir.Value, IndexingMap, tuple[int, ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
 
-    def build(self, block: ir.Block, outputs: list[ir.Value]) -> TiledFusion | AnalysisFailure:
+    def build(
+        self, block: ir.Block, outputs: list[ir.Value], extra_blocks: Sequence[ir.Block] = ()
+    ) -> TiledFusion | AnalysisFailure:
         try:
             root = self._real_root(outputs)
             root_shape = ir.RankedTensorType(root.type).shape
             self._declare_parameters(root, root_shape)
-            for op in block.operations:
+            for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
                 if op.name in DOT_OPS and op.operation != root.owner:
                     self._hidden_dims(op.operation)
             dims = [Interval.of_size(p.size) for p in self.parameters]
@@ -287,7 +332,7 @@ class _Builder:
         if len(outputs) == 1:
             return outputs[0]
         for candidate in outputs:
-            reachable = _reachable(candidate)
+            reachable = _reachable(candidate, self.substitutions)
             if all(o == candidate or o in reachable for o in outputs):
                 return candidate
         raise _Failure("multi-output fusion whose outputs are not all reachable from one of them is not supported")
@@ -321,6 +366,7 @@ class _Builder:
         return found
 
     def _visit(self, value: ir.Value, indexing: IndexingMap, hidden: tuple[int, ...]) -> TiledNode:
+        value = self.substitutions.get(value, value)
         key = (value, indexing, hidden)
         found = self.nodes.get(key)
         if found is not None:
@@ -354,13 +400,16 @@ class _Builder:
         return node
 
 
-def _reachable(value: ir.Value) -> set[ir.Value]:
+def _reachable(value: ir.Value, substitutions: dict[ir.Value, ir.Value]) -> set[ir.Value]:
     seen: set[ir.Value] = set()
     stack = [value]
     while stack:
         current = stack.pop()
         owner = current.owner
         if isinstance(owner, ir.Block):
+            if current in substitutions and substitutions[current] not in seen:
+                seen.add(substitutions[current])
+                stack.append(substitutions[current])
             continue
         for operand in owner.operands:
             if operand not in seen:

@@ -23,6 +23,7 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledInstruction,
     TilingError,
     analyze_fusion,
+    analyze_producer_consumer,
     flat_tilings_for_input_space,
 )
 
@@ -38,12 +39,19 @@ class _Mismatch(Exception):
 
 def _analysis(record: dict) -> TiledFusion | AnalysisFailure:
     fusion = record["fusion"]
-    if "computation" not in fusion:
-        raise _Mismatch(f"producer-consumer fusions ({fusion}) are not implemented: analyze_fusion takes one computation")
     module = hlo_source.import_hlo(record["hlo"], f"{record['id']}.hlo")
     _keep_alive.append(module)
-    func = hlo_source.computation(module, fusion["computation"])
-    return analyze_fusion(func, allow_pad=bool(_GEMM_FUSION.search(record["hlo"])))
+    allow_pad = bool(_GEMM_FUSION.search(record["hlo"]))
+    if "computation" in fusion:
+        return analyze_fusion(hlo_source.computation(module, fusion["computation"]), allow_pad=allow_pad)
+    pair = fusion["producer_consumer"]
+    ops = {hlo_source.instruction_name(op): op.operation for op in hlo_source.entry(module).regions[0].blocks[0].operations}
+    producer, consumer = ops.get(pair["producer"]), ops.get(pair["consumer"])
+    if producer is None or consumer is None:
+        raise _Mismatch(f"fusions {pair['producer']!r}/{pair['consumer']!r} not found in the ENTRY computation")
+    return analyze_producer_consumer(
+        producer, consumer, with_extra_outputs=bool(pair.get("with_extra_outputs")), allow_pad=allow_pad
+    )
 
 
 def _succeeded(record: dict) -> TiledFusion:
@@ -232,6 +240,15 @@ def check_tiling_specification(record: dict) -> Result:
     return "pass", f"{n} parameters; every size map has {n} dims and no symbols"
 
 
+def check_analysis_roots(record: dict) -> Result:
+    analysis = _succeeded(record)
+    got = [candidates[0].name for candidates in analysis.root_candidates]
+    wanted = [root["hlo"] for root in record["expected"]["roots"]]
+    if got != wanted:
+        return "fail", f"roots {got}, XLA {wanted}"
+    return "pass", f"roots {got}"
+
+
 SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "tiled_computation": check_tiled_computation,
     "tiled_computation_fails": check_tiled_computation_fails,
@@ -241,6 +258,7 @@ SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "analysis_fails": check_analysis_fails,
     "analysis_succeeds": check_analysis_succeeds,
     "tiling_specification": check_tiling_specification,
+    "analysis_roots": check_analysis_roots,
 }
 
 
