@@ -247,7 +247,10 @@ def flat_tilings_for_input_space(sizes: Sequence[int]) -> list[tuple[int, ...]]:
 def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
     """The symbolic tiling of a computation (a ``func.func``, an ``mhlo.fusion`` or its
     region). ``allow_pad``: pads may be tiled (XLA allows them in gemm fusions only)."""
-    block = _block_of(computation)
+    region = computation if isinstance(computation, ir.Region) else computation.regions[0]
+    if not region.blocks:
+        return AnalysisFailure("the computation has no body")
+    block = region.blocks[0]
     outputs = _outputs(block)
     if not outputs:
         return AnalysisFailure("the computation has no output")

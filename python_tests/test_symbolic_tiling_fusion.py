@@ -1,0 +1,158 @@
+"""Tiled fusions, checked by enumeration on generated HLO fusions of small shapes: for
+every valid tiling, the root's tiles cover its output exactly once, and every tiled
+instruction's tile at every program id holds every element the root's tile reads from
+that instruction (soundness of the fused tiles)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")  # test dependency (pyproject's test extra)
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from hlo_indexing.symbolic_tiling import hlo_source
+from hlo_indexing.symbolic_tiling.tiled_fusion import (
+    AnalysisFailure,
+    TiledComputation,
+    TiledFusion,
+    TilingError,
+    analyze_fusion,
+    flat_tilings_for_input_space,
+)
+
+ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+
+
+def shape_text(shape: list[int]) -> str:
+    return f"f32[{','.join(map(str, shape))}]"
+
+
+@st.composite
+def fusions(draw: st.DrawFn) -> str:
+    """HLO text of a fusion: a parameter through 1-3 shape or elementwise ops."""
+    shape = [draw(st.integers(1, 6)), draw(st.integers(1, 6))]
+    lines = [f"  v0 = {shape_text(shape)} parameter(0)"]
+    for step in range(1, draw(st.integers(1, 3)) + 1):
+        rank = len(shape)
+        choices = ["negate", "add"]
+        if rank == 2:
+            choices += ["transpose", "reshape_flat", "reduce", "broadcast", "slice"]
+        if rank == 1 and shape[0] % 2 == 0:
+            choices += ["reshape_split"]
+        op = draw(st.sampled_from(choices))
+        prev = f"v{step - 1}"
+        if op == "negate":
+            body = f"negate({prev})"
+        elif op == "add":
+            body = f"add({prev}, {prev})"
+        elif op == "transpose":
+            shape = shape[::-1]
+            body = f"transpose({prev}), dimensions={{1,0}}"
+        elif op == "reshape_flat":
+            shape = [shape[0] * shape[1]]
+            body = f"reshape({prev})"
+        elif op == "reshape_split":
+            shape = [2, shape[0] // 2]
+            body = f"reshape({prev})"
+        elif op == "reduce":
+            lines.append(f"  z{step} = f32[] constant(0)")
+            shape = [shape[0]]
+            body = f"reduce({prev}, z{step}), dimensions={{1}}, to_apply=add"
+        elif op == "broadcast":
+            shape = [shape[0], shape[1], 3]
+            body = f"broadcast({prev}), dimensions={{0,1}}"
+        else:
+            stride = draw(st.integers(1, 2))
+            start = draw(st.integers(0, shape[1] - 1))
+            size = len(range(start, shape[1], stride))
+            body = f"slice({prev}), slice={{[0:{shape[0]}:1], [{start}:{shape[1]}:{stride}]}}"
+            shape = [shape[0], size]
+        lines.append(f"  v{step} = {shape_text(shape)} {body}")
+    lines[-1] = lines[-1].replace(f"  v{step} =", f"  ROOT v{step} =")
+    entry_shape = lines[0].split(" = ")[1].split(" ")[0]
+    return (
+        f"HloModule m\n{ADD}\nfused {{\n" + "\n".join(lines) + "\n}\n\n"
+        f"ENTRY e {{\n  p = {entry_shape} parameter(0)\n  ROOT f = {shape_text(shape)} fusion(p), kind=kLoop, calls=fused\n}}\n"
+    )
+
+
+def tile_set(offsets, sizes, strides) -> set[tuple[int, ...]]:
+    return set(itertools.product(*([o + k * s for k in range(n)] for o, n, s in zip(offsets, sizes, strides))))
+
+
+def check_tiling(analysis: TiledFusion, computation: TiledComputation, root_shape: list[int]) -> None:
+    root = computation.roots[0]
+    covered: dict[tuple[int, ...], int] = {}
+    root_tiles = {}
+    for pid in range(computation.num_programs):
+        offsets = root.tile_offsets_indexing.evaluate([pid])
+        tile = {e for e in tile_set(offsets, root.tile_sizes, root.tile_strides) if all(0 <= i < n for i, n in zip(e, root_shape))}
+        root_tiles[pid] = tile
+        for element in tile:
+            covered[element] = covered.get(element, 0) + 1
+    assert len(covered) == int(np.prod(root_shape)) and set(covered.values()) == {1}, "root tiles do not partition the output"
+    for inst in computation.instructions:
+        points, images = inst.node.indexing_map.enumerate()
+        dims = [tuple(p) for p in points[:, : inst.node.indexing_map.num_dims].tolist()]
+        reads = {}
+        for d, image in zip(dims, images.tolist()):
+            reads.setdefault(d, set()).add(tuple(image))
+        for pid, tile in root_tiles.items():
+            wanted = set().union(*(reads.get(e, set()) for e in tile)) if tile else set()
+            offsets = inst.tile_offsets_indexing.evaluate([pid])
+            have = tile_set(offsets, inst.tile_sizes, inst.tile_strides)
+            assert wanted <= have, f"{inst.name} at pid {pid}: reads {sorted(wanted - have)[:4]} outside its tile"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(fusions())
+def test_valid_tilings_partition_the_output_and_tiles_are_sound(text: str) -> None:
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    assume(not isinstance(analysis, AnalysisFailure))
+    root_shape = [p.size for p in analysis.parameters]
+    tilings = analysis.valid_tilings()
+    assert all(analysis.satisfies_constraints(list(t)) for t in tilings)
+    for tiling in tilings[:: max(1, len(tilings) // 6)]:
+        try:
+            computation = analysis.tiled_computation(list(tiling))
+        except TilingError as exc:
+            assert exc.status == "UNIMPLEMENTED", exc
+            continue
+        check_tiling(analysis, computation, root_shape)
+
+
+def test_flat_tilings_are_powers_of_two_then_the_size() -> None:
+    assert flat_tilings_for_input_space([5]) == [(1,), (2,), (4,), (5,)]
+    assert flat_tilings_for_input_space([]) == [()]
+    assert flat_tilings_for_input_space([2, 3]) == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
+
+
+def test_constraints_exclude_tilings_a_reshape_cannot_express() -> None:
+    text = (
+        "fused {\n  p0 = f32[4,6] parameter(0)\n  ROOT r = f32[24] reshape(p0)\n}\n"
+        "ENTRY e {\n  p = f32[4,6] parameter(0)\n  ROOT f = f32[24] fusion(p), kind=kLoop, calls=fused\n}\n"
+    )
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    assert isinstance(analysis, TiledFusion)
+    # A tile of 4 elements of the flat output is a partial row of 6: not a tile of p0.
+    assert [list(t) for t in analysis.valid_tilings()] == [[1], [2], [24]]
+    with pytest.raises(TilingError) as error:
+        analysis.tiled_computation([4])
+    assert error.value.status == "INVALID_ARGUMENT"
+    check_tiling(analysis, analysis.tiled_computation([2]), [24])
+
+
+def test_a_fusion_that_cannot_be_tiled_says_why() -> None:
+    text = (
+        "fused {\n  p0 = f32[63] parameter(0)\n  c = f32[] constant(0)\n  ROOT r = f32[64] pad(p0, c), padding=0_1\n}\n"
+        "ENTRY e {\n  p = f32[63] parameter(0)\n  ROOT f = f32[64] fusion(p), kind=kLoop, calls=fused\n}\n"
+    )
+    module = hlo_source.import_hlo(text)  # keep the module alive while its ops are used
+    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    assert isinstance(analysis, AnalysisFailure) and "pad" in analysis.reason
