@@ -88,6 +88,12 @@ class TiledNode:
     #: Parameter positions of the contracting dimensions of the dots this node feeds
     #: (it lies in their operand regions): its programs iterate over those too.
     hidden: tuple[int, ...] = ()
+    #: The nested region the node lies in, as XLA nests the operands of a dot (one
+    #: region) and of a concatenate (one region per operand): ``((owner serial, region
+    #: index), ...)`` from the top level. Nodes of different regions are never shared.
+    region: tuple[tuple[int, int], ...] = ()
+    #: Creation number of the node in its analysis.
+    serial: int = 0
     operands: list["TiledNode"] = field(default_factory=list)
 
     @property
@@ -175,6 +181,21 @@ class TiledFusion:
             out.append(int(sizes[index]))
             offsets[parameter.owner] = index + 1
         return out
+
+    def top_level(self) -> list[TiledNode]:
+        """The nodes outside every region (operands before users)."""
+        return [node for node in self.nodes if not node.region]
+
+    def regions(self, node: TiledNode) -> list[list[TiledNode]]:
+        """The regions a dot (one) or concatenate (one per operand) node owns, each its
+        nodes in order (operands before users); ``[]`` for other nodes."""
+        found: dict[int, list[TiledNode]] = {}
+        for other in self.nodes:
+            if len(other.region) == len(node.region) + 1 and other.region[:-1] == node.region:
+                owner, index = other.region[-1]
+                if owner == node.serial:
+                    found.setdefault(index, []).append(other)
+        return [found[k] for k in sorted(found)]
 
     def satisfies_constraints(self, tile_sizes: Sequence[int]) -> bool:
         """Whether flat tile sizes (one per parameter) satisfy the fusion's constraints."""
@@ -303,7 +324,7 @@ class _Builder:
         self.allow_pad = allow_pad
         self.substitutions = substitutions
         self.parameters: list[TilingParameter] = []
-        self.nodes: dict[tuple[ir.Value, IndexingMap, tuple[int, ...]], TiledNode] = {}
+        self.nodes: dict[tuple[ir.Value, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
 
@@ -341,7 +362,7 @@ class _Builder:
         raise _Failure("multi-output fusion whose outputs are not all reachable from one of them is not supported")
 
     def _candidates(self, value: ir.Value) -> list[TiledNode]:
-        found = [node for (v, _, _), node in self.nodes.items() if v == value]
+        found = [node for (v, _, _, _), node in self.nodes.items() if v == value]
         if not found:
             raise _Failure(f"output {_name_of(value)} is not reached from the root")
         return found
@@ -368,9 +389,11 @@ class _Builder:
             self.hidden[op] = found
         return found
 
-    def _visit(self, value: ir.Value, indexing: IndexingMap, hidden: tuple[int, ...]) -> TiledNode:
+    def _visit(
+        self, value: ir.Value, indexing: IndexingMap, hidden: tuple[int, ...], region: tuple[tuple[int, int], ...] = ()
+    ) -> TiledNode:
         value = self.substitutions.get(value, value)
-        key = (value, indexing, hidden)
+        key = (value, indexing, hidden, region)
         found = self.nodes.get(key)
         if found is not None:
             return found
@@ -384,7 +407,7 @@ class _Builder:
             if opcode in ("reshape", "bitcast"):
                 raise _Failure(f"Bailing out on reshape {name} with indexing map {indexing}: {tile.reason}")
             raise _Failure(f"failed to compute a symbolic tile of {indexing} for {name}: {tile.reason}")
-        node = TiledNode(value, name, opcode, indexing, tile, hidden)
+        node = TiledNode(value, name, opcode, indexing, tile, hidden, region, len(self.nodes))
         self.nodes[key] = node
         if opcode not in ("parameter", *LEAF_OPS):
             op = value.owner
@@ -398,7 +421,13 @@ class _Builder:
                 composed = indexing.compose(operand_maps[0])
                 if opcode == "dot":
                     composed = _contract_as_parameters(composed, self._hidden_dims(op))
-                node.operands.append(self._visit(operand, simplify_preserving_points(composed), operand_hidden))
+                if opcode in ("dot", "concatenate"):
+                    operand_region = region + ((node.serial, k if opcode == "concatenate" else 0),)
+                else:
+                    operand_region = region
+                node.operands.append(
+                    self._visit(operand, simplify_preserving_points(composed), operand_hidden, operand_region)
+                )
         self.order.append(node)
         return node
 

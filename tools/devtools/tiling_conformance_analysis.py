@@ -21,6 +21,7 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledComputation,
     TiledFusion,
     TiledInstruction,
+    TiledNode,
     TilingError,
     analyze_fusion,
     analyze_producer_consumer,
@@ -249,6 +250,35 @@ def check_analysis_roots(record: dict) -> Result:
     return "pass", f"roots {got}"
 
 
+def check_symbolic_structure(record: dict) -> Result:
+    analysis = _succeeded(record)
+    expected = record["expected"]
+    top = analysis.top_level()
+    if len(top) != expected["top_level_instruction_count"]:
+        return "fail", f"{len(top)} top-level instructions ({[n.name for n in top]}), XLA {expected['top_level_instruction_count']}"
+    _compare_structure(analysis, analysis.root_candidates[0][0], expected["instruction"], "root")
+    return "pass", "structure agrees"
+
+
+def _compare_structure(analysis: TiledFusion, node: TiledNode, expected: dict, where: str) -> None:
+    if node.opcode != expected["opcode"]:
+        raise _Mismatch(f"{where}: opcode {node.opcode}, XLA {expected['opcode']}")
+    if "num_operands" in expected and len(node.operands) != expected["num_operands"]:
+        raise _Mismatch(f"{where}: {len(node.operands)} operands, XLA {expected['num_operands']}")
+    regions = analysis.regions(node)
+    if "first_region_size" in expected and (not regions or len(regions[0]) != expected["first_region_size"]):
+        raise _Mismatch(f"{where}: region sizes {[len(r) for r in regions]}, XLA first {expected['first_region_size']}")
+    if "regions" in expected:
+        got = [[n.opcode for n in region] for region in regions]
+        wanted = [[entry["opcode"] for entry in region] for region in expected["regions"]]
+        if got != wanted:
+            raise _Mismatch(f"{where}: regions {got}, XLA {wanted}")
+    for k, operand in enumerate(expected.get("operands", [])):
+        if k >= len(node.operands):
+            raise _Mismatch(f"{where}: no operand {k}")
+        _compare_structure(analysis, node.operands[k], operand, f"{where}.operand({k})")
+
+
 SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "tiled_computation": check_tiled_computation,
     "tiled_computation_fails": check_tiled_computation_fails,
@@ -259,6 +289,7 @@ SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "analysis_succeeds": check_analysis_succeeds,
     "tiling_specification": check_tiling_specification,
     "analysis_roots": check_analysis_roots,
+    "symbolic_structure": check_symbolic_structure,
 }
 
 
