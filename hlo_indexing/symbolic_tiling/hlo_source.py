@@ -9,6 +9,7 @@ public one, and each op is located at its instruction (``loc("name"(...))``).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.context import default_context
@@ -18,8 +19,9 @@ from hlo_indexing.errors import HloIndexingError
 _NAME = re.compile(r'loc\("([^"]+)"')
 
 
-def instruction_name(op: OpLike) -> str:
-    """The HLO instruction name an op was imported from ('' when it has none)."""
+def instruction_name(op: "OpLike | ir.BlockArgument[Any]") -> str:
+    """The HLO instruction name an op (or a computation parameter) was imported from
+    ('' when it has none)."""
     match = _NAME.match(str(op.location))
     return match.group(1) if match else ""
 
@@ -49,7 +51,8 @@ def root_op(func: ir.Operation) -> ir.Operation:
     """The op defining the first returned value of a computation (its ROOT)."""
     block = func.regions[0].blocks[0]
     terminator = list(block.operations)[-1]
-    value = terminator.operands[0]
-    if isinstance(value.owner, ir.Block):
+    owner = terminator.operands[0].owner
+    if isinstance(owner, ir.Block):
         raise HloIndexingError("the computation's ROOT is a parameter")
-    return value.owner.operation if hasattr(value.owner, "operation") else value.owner
+    op: ir.Operation = owner.operation
+    return op

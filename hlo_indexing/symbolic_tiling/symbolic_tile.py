@@ -226,8 +226,9 @@ def _extract_mod(expr: ir.AffineModExpr, dims: Sequence[Interval], symbols: Sequ
     if isinstance(lhs, ax.Mul) and ax.constant_value(lhs.rhs) and modulus % ax.rhs_constant(lhs) == 0:
         # (c * x) mod (c * k) = c * (x mod k): the simplifier may write it either way.
         factor = ax.rhs_constant(lhs)
-        inner = _extract_mod(ax.typed(ax.mod(lhs.lhs, modulus // factor)), dims, symbols, ctx)
+        inner = _extract_mod(ir.AffineModExpr(ax.mod(lhs.lhs, modulus // factor)), dims, symbols, ctx)
         return _Strided(inner.size, ax.mul(inner.stride, factor), inner.constraints)
+    count: ir.AffineExpr
     if isinstance(lhs, ax.Dim):
         count = lhs
     elif isinstance(lhs, ax.FloorDiv) and isinstance(ax.typed(lhs.lhs), ax.Dim) and (ax.constant_value(lhs.rhs) or 0) > 0:

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
@@ -38,6 +39,12 @@ from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
+
+# An SSA value of any type (generic in the bindings' stubs, not at run time).
+if TYPE_CHECKING:
+    SsaValue = ir.Value[Any]
+else:
+    SsaValue = ir.Value
 
 #: Dot ops (their contracting dimensions become tiling parameters).
 DOT_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "mhlo.dot_general", "mhlo.dot"})
@@ -80,7 +87,7 @@ class TiledNode:
     """One symbolic tiled instruction: a value, the map from the tiling parameters to
     its elements, the tile of that map, and the tiled nodes of its operands."""
 
-    value: ir.Value
+    value: SsaValue
     name: str
     opcode: str
     indexing_map: IndexingMap
@@ -99,7 +106,7 @@ class TiledNode:
     @property
     def parameter_number(self) -> int | None:
         """The fusion parameter number of a parameter node, else None."""
-        if isinstance(self.value.owner, ir.Block):
+        if defining_op(self.value) is None:
             return int(ir.BlockArgument(self.value).arg_number)
         return None
 
@@ -131,19 +138,25 @@ class TiledComputation:
     num_programs: int
 
 
-def opcode_of(value: ir.Value) -> str:
-    """XLA's opcode for the op defining ``value`` (``parameter`` for a block argument)."""
+def defining_op(value: SsaValue) -> ir.Operation | None:
+    """The op whose result ``value`` is; None for a block argument (a parameter)."""
     owner = value.owner
-    if isinstance(owner, ir.Block):
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def opcode_of(value: SsaValue) -> str:
+    """XLA's opcode for the op defining ``value`` (``parameter`` for a block argument)."""
+    owner = defining_op(value)
+    if owner is None:
         return "parameter"
     kind = owner.name.split(".", 1)[-1]
     return {"dot_general": "dot", "broadcast_in_dim": "broadcast", "dynamic_update_slice": "dynamic-update-slice"}.get(kind, kind.replace("_", "-"))
 
 
-def _name_of(value: ir.Value) -> str:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        argument = ir.BlockArgument(value)
+def _name_of(value: SsaValue) -> str:
+    owner = defining_op(value)
+    if owner is None:
+        argument: "ir.BlockArgument[Any]" = ir.BlockArgument(value)
         return instruction_name(argument) or f"parameter({argument.arg_number})"
     return instruction_name(owner) or owner.name
 
@@ -160,7 +173,7 @@ class TiledFusion:
     constraints: ConstraintExpression
     root_rank: int
 
-    def flat_tile_sizes(self, tiling: dict[str, Sequence[int]]) -> list[int]:
+    def flat_tile_sizes(self, tiling: Mapping[str, Sequence[int]]) -> list[int]:
         """Tile sizes per parameter from sizes per instruction (``{name: sizes}``: a
         root's output dims, a dot's contracting dims, a dot root contracting first).
         ``TilingError(FAILED_PRECONDITION)`` when an owner's sizes are missing or of the
@@ -231,7 +244,7 @@ class TiledFusion:
         made: dict[int, TiledInstruction] = {}
         # Tiled instructions are deduplicated again at concrete sizes (two symbolic
         # nodes of one value may give the same tiles).
-        unique: dict[tuple[ir.Value, tuple[int, ...], tuple[int, ...], IndexingMap], TiledInstruction] = {}
+        unique: dict[tuple[SsaValue, tuple[int, ...], tuple[int, ...], IndexingMap], TiledInstruction] = {}
         ordered: list[TiledInstruction] = []
         for node in self.nodes:
             _, node_sizes, strides = node.tile.evaluate(sizes)
@@ -288,10 +301,10 @@ def analyze_producer_consumer(
     consumer_block = _block_of(consumer)
     producer_block = _block_of(producer)
     produced = _outputs(producer_block)
-    substitutions: dict[ir.Value, ir.Value] = {}
+    substitutions: dict[SsaValue, SsaValue] = {}
     for k, operand in enumerate(consumer.operands):
-        owner = operand.owner
-        if not isinstance(owner, ir.Block) and owner.operation == producer:
+        owner = defining_op(operand)
+        if owner is not None and owner == producer:
             substitutions[consumer_block.arguments[k]] = produced[ir.OpResult(operand).result_number]
     if not substitutions:
         return AnalysisFailure("the producer does not feed the consumer")
@@ -310,7 +323,7 @@ def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
     return region.blocks[0]
 
 
-def _outputs(block: ir.Block) -> list[ir.Value]:
+def _outputs(block: ir.Block) -> list[SsaValue]:
     terminator = list(block.operations)[-1]
     return list(terminator.operands)
 
@@ -320,23 +333,23 @@ class _Failure(Exception):
 
 
 class _Builder:
-    def __init__(self, allow_pad: bool, substitutions: dict[ir.Value, ir.Value]):
+    def __init__(self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue]):
         self.allow_pad = allow_pad
         self.substitutions = substitutions
         self.parameters: list[TilingParameter] = []
-        self.nodes: dict[tuple[ir.Value, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
+        self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
 
     def build(
-        self, block: ir.Block, outputs: list[ir.Value], extra_blocks: Sequence[ir.Block] = ()
+        self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
     ) -> TiledFusion | AnalysisFailure:
         try:
             root = self._real_root(outputs)
             root_shape = ir.RankedTensorType(root.type).shape
             self._declare_parameters(root, root_shape)
             for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
-                if op.name in DOT_OPS and op.operation != root.owner:
+                if op.name in DOT_OPS and op.operation != defining_op(root):
                     self._hidden_dims(op.operation)
             dims = [Interval.of_size(p.size) for p in self.parameters]
             output_dims = [i for i, p in enumerate(self.parameters) if not p.contracting]
@@ -351,7 +364,7 @@ class _Builder:
             constraints = constraints & node.tile.constraints
         return TiledFusion(self.parameters, roots, self.order, constraints.simplify(), len(root_shape))
 
-    def _real_root(self, outputs: list[ir.Value]) -> ir.Value:
+    def _real_root(self, outputs: list[SsaValue]) -> SsaValue:
         """The output from which every other output is reachable."""
         if len(outputs) == 1:
             return outputs[0]
@@ -361,16 +374,16 @@ class _Builder:
                 return candidate
         raise _Failure("multi-output fusion whose outputs are not all reachable from one of them is not supported")
 
-    def _candidates(self, value: ir.Value) -> list[TiledNode]:
+    def _candidates(self, value: SsaValue) -> list[TiledNode]:
         found = [node for (v, _, _, _), node in self.nodes.items() if v == value]
         if not found:
             raise _Failure(f"output {_name_of(value)} is not reached from the root")
         return found
 
-    def _declare_parameters(self, root: ir.Value, shape: Sequence[int]) -> None:
-        owner = root.owner
+    def _declare_parameters(self, root: SsaValue, shape: Sequence[int]) -> None:
+        owner = defining_op(root)
         name = _name_of(root)
-        if not isinstance(owner, ir.Block) and opcode_of(root) == "dot":
+        if owner is not None and opcode_of(root) == "dot":
             self.hidden[owner] = list(range(len(_contracting_sizes(owner))))
             for k, size in enumerate(_contracting_sizes(owner)):
                 self.parameters.append(TilingParameter(name, k, size, contracting=True))
@@ -390,7 +403,7 @@ class _Builder:
         return found
 
     def _visit(
-        self, value: ir.Value, indexing: IndexingMap, hidden: tuple[int, ...], region: tuple[tuple[int, int], ...] = ()
+        self, value: SsaValue, indexing: IndexingMap, hidden: tuple[int, ...], region: tuple[tuple[int, int], ...] = ()
     ) -> TiledNode:
         value = self.substitutions.get(value, value)
         key = (value, indexing, hidden, region)
@@ -409,8 +422,8 @@ class _Builder:
             raise _Failure(f"failed to compute a symbolic tile of {indexing} for {name}: {tile.reason}")
         node = TiledNode(value, name, opcode, indexing, tile, hidden, region, len(self.nodes))
         self.nodes[key] = node
-        if opcode not in ("parameter", *LEAF_OPS):
-            op = value.owner
+        op = defining_op(value)
+        if op is not None and opcode not in LEAF_OPS:
             result_index = ir.OpResult(value).result_number
             maps = output_to_input_indexing(op, result_index, simplify=False)
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode == "dot" else hidden
@@ -432,13 +445,13 @@ class _Builder:
         return node
 
 
-def _reachable(value: ir.Value, substitutions: dict[ir.Value, ir.Value]) -> set[ir.Value]:
-    seen: set[ir.Value] = set()
+def _reachable(value: SsaValue, substitutions: dict[SsaValue, SsaValue]) -> set[SsaValue]:
+    seen: set[SsaValue] = set()
     stack = [value]
     while stack:
         current = stack.pop()
-        owner = current.owner
-        if isinstance(owner, ir.Block):
+        owner = defining_op(current)
+        if owner is None:
             if current in substitutions and substitutions[current] not in seen:
                 seen.add(substitutions[current])
                 stack.append(substitutions[current])
@@ -534,7 +547,8 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap) -> IndexingMap:
 def _check_concatenate(inst: TiledInstruction) -> None:
     if inst.node.opcode != "concatenate":
         return
-    op = inst.node.value.owner
+    op = defining_op(inst.node.value)
+    assert op is not None, "a concatenate node is an op result"
     axis = ir.IntegerAttr(op.attributes["dimension"]).value
     tile = inst.tile_sizes[axis]
     start = 0

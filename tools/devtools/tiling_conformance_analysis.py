@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval
@@ -66,7 +67,7 @@ def _succeeded(record: dict) -> TiledFusion:
             raise _Mismatch(f"emitter-specific constraint not understood: {extra}")
         dim, root_dim, divisor = (int(g) for g in match.groups())
         target = analysis.parameters[root_dim].size // divisor
-        ctx = hlo_source.default_context()
+        ctx = default_context()
         analysis.constraints = analysis.constraints & ConstraintExpression.of(ax.dim(dim, ctx), Interval(target, target))
     return analysis
 
