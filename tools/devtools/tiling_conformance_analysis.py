@@ -17,11 +17,10 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     AnalysisFailure,
-    TiledComputation,
     TiledFusion,
-    TiledInstruction,
     TiledNode,
     TilingError,
     analyze_fusion,
@@ -79,7 +78,8 @@ def _tiling(record: dict) -> dict[str, list[int]]:
 def check_tiled_computation(record: dict) -> Result:
     analysis = _succeeded(record)
     try:
-        computation = analysis.tiled_computation(
+        computation = tiled_computation(
+            analysis,
             analysis.flat_tile_sizes(_tiling(record)),
             schedule=record.get("schedule") or "major_to_minor",
             constraints_are_known_satisfied=bool(record.get("constraints_are_known_satisfied")),
@@ -154,7 +154,8 @@ def check_tiled_computation_fails(record: dict) -> Result:
     analysis = _succeeded(record)
     expected = record["expected"]
     try:
-        analysis.tiled_computation(
+        tiled_computation(
+            analysis,
             analysis.flat_tile_sizes(_tiling(record)),
             schedule=record.get("schedule") or "major_to_minor",
             constraints_are_known_satisfied=bool(record.get("constraints_are_known_satisfied")),
