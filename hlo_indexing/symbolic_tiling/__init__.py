@@ -7,8 +7,7 @@ below imports it.
 
 Modules: ``constraints`` (:class:`ConstraintExpression`, a disjunction of conjunctions of
 ``expr in [lo, hi]`` on tile sizes), ``symbolic_tile`` (:class:`SymbolicTile` of one
-indexing map), ``tiled_fusion`` (the analysis of a fusion, its valid tilings and the
-tiled computation for concrete tile sizes), split in ``tiled_fusion`` (the symbolic
-analysis, its valid tilings) and ``tiled_computation`` (tiles at concrete sizes);
-``hlo_source`` finds fusions in imported HLO text.
+indexing map), ``tiled_fusion`` (the symbolic analysis of a fusion, its constraints and
+valid tilings), ``tiled_computation`` (the tiles at concrete sizes: sizes, strides and
+offsets per program id) and ``hlo_source`` (finding fusions in imported HLO text).
 """
