@@ -135,9 +135,10 @@ def symbolic_tile(indexing_map: IndexingMap) -> SymbolicTile | NotATile:
 
 
 def simplify_preserving_points(m: IndexingMap) -> IndexingMap:
-    """``m.simplify()`` (XLA's ``SimplifyPointDimensions::kPreserve``), except that dimensions whose range is one point stay
-    dimensions (a tile size along them is still a parameter): they are widened by one
-    for the simplification, which is then still an identity on the real domain."""
+    """``m.simplify()``, except that dimensions whose range is one point stay dimensions
+    (XLA's ``SimplifyPointDimensions::kPreserve``: a tile size along them is still a
+    parameter): they are widened by one for the simplification, which is then still an
+    identity on the real domain."""
     widened = [Variable(Interval(v.bounds.lower, v.bounds.lower + 1), v.name, v.origin) if v.bounds.is_point else v for v in m.dim_vars]
     out = m.replace(dims=widened).simplify()
     if out.is_known_empty():
@@ -146,12 +147,20 @@ def simplify_preserving_points(m: IndexingMap) -> IndexingMap:
 
 
 def _check_constraints(m: IndexingMap) -> None:
-    """Constraints are allowed only where they cut a result at its upper end (right
-    padding): the tile is then still a tile, clipped later by the operand's bounds."""
+    """Constraints are allowed only on results, and only where they cut a result at its
+    upper end (right padding) or depend on runtime variables (an update placed at a
+    runtime offset): the tile is then a superset of what the map reads, clipped later by
+    the operand's bounds. XLA's own maps carry neither kind for these ops."""
     results = set(m.results)
+    first_runtime = m.num_symbols - len(m.runtime_vars)
     for expr, interval in m.constraints.items():
         if expr not in results:
             raise _Failure(f"the map constrains '{expr}', which is not one of its results")
+        dims: set[int] = set()
+        symbols: set[int] = set()
+        ax.used_variables(expr, dims, symbols)
+        if any(s >= first_runtime for s in symbols):
+            continue
         lowest = m.expr_bounds(expr).lower
         if interval.lower > lowest:
             raise _Failure(f"the constraint '{expr} in {interval}' removes the low end of a result (left padding)")

@@ -30,10 +30,10 @@ def _tiled_map(record: dict) -> IndexingMap:
     operand = source["op_output_to_input"]["operand"]
     module = hlo_source.import_hlo(record["hlo"], f"{record['id']}.hlo")
     op = hlo_source.root_op(hlo_source.entry(module))
-    if op.name == "mhlo.fusion":
-        maps = list(fusion_indexing(op.regions[0], 0).maps[operand])
-    else:
-        maps = list(output_to_input_indexing(op).maps[operand])
+    indexing = fusion_indexing(op.regions[0], 0) if op.name == "mhlo.fusion" else output_to_input_indexing(op)
+    if not 0 <= operand < len(indexing.maps):
+        raise ValueError(f"the ROOT ({op.name}) has {len(indexing.maps)} operands, the record asks for operand {operand}")
+    maps = list(indexing.maps[operand])
     if not maps:
         raise ValueError(f"no map for operand {operand}")
     _keep_alive.append(module)
