@@ -53,3 +53,25 @@ def test_a_checker_that_raises_is_a_failure_row(tmp_path: Path, capsys: pytest.C
     broken = {"id": "t::Broken", "kind": "symbolic_tile", "hlo": None, "map_from": {"map": "(d0) -> (d0"}, "expected": {}}
     code, out = _run(tmp_path, [broken], capsys)
     assert code == 1 and "FAIL t::Broken: checker raised ParseError" in out
+
+
+def test_symbolic_indexing_records_compare_maps_as_relations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hlo = (
+        "fusion {\n  p0 = f32[4,8] parameter(0)\n  p1 = f32[8,16] parameter(1)\n"
+        "  ROOT dot = f32[4,16] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
+        "ENTRY main {\n  p0 = f32[4,8] parameter(0)\n  p1 = f32[8,16] parameter(1)\n"
+        "  ROOT fusion = f32[4,16] fusion(p0, p1), kind=kLoop, calls=fusion\n}"
+    )
+    # Tiling parameters of a dot root: (K, M, N); the lhs reads (M, K), the rhs (K, N).
+    lhs = "(d0, d1, d2) -> (d1, d0), domain: d0 in [0, 7], d1 in [0, 3], d2 in [0, 15]"
+    rhs = "(d0, d1, d2) -> (d0, d2), domain: d0 in [0, 7], d1 in [0, 3], d2 in [0, 15]"
+    record = {
+        "id": "t::DotMaps", "kind": "tiling_analysis", "subkind": "symbolic_indexing", "hlo": hlo,
+        "fusion": {"computation": "fusion"},
+        "expected": {"instructions": [{"path": "roots[0].operand(0)", "indexing_map": lhs},
+                                      {"path": "roots[0].operand(1)", "indexing_map": rhs}]},
+    }
+    swapped = dict(record, id="t::Swapped", expected={"instructions": [{"path": "roots[0].operand(0)", "indexing_map": rhs}]})
+    code, out = _run(tmp_path, [record, swapped], capsys)
+    assert "PASS t::DotMaps: 2 indexing maps agree" in out
+    assert "FAIL t::Swapped" in out and code == 1

@@ -8,6 +8,7 @@ domain and give the same offsets)."""
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable
 
@@ -27,6 +28,8 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     analyze_producer_consumer,
     flat_tilings_for_input_space,
 )
+
+from .map_compare import parse_map, relation_difference
 
 Result = tuple[str, str]
 _keep_alive: list[object] = []
@@ -281,6 +284,43 @@ def _compare_structure(analysis: TiledFusion, node: TiledNode, expected: dict, w
         _compare_structure(analysis, node.operands[k], operand, f"{where}.operand({k})")
 
 
+def check_symbolic_indexing(record: dict) -> Result:
+    """Indexing maps of symbolic tiled instructions (over the tiling parameters), compared
+    as relations; entries name the instruction by ``path`` (``roots[k]``, ``.operand(j)``)
+    and give every map under a key ending in ``indexing_map``."""
+    analysis = _succeeded(record)
+    entries = record["expected"].get("instructions") or []
+    if not entries:
+        raise _Mismatch("no instruction entries in the record's 'expected'")
+    compared = 0
+    for entry in entries:
+        node = _resolve_symbolic(analysis, entry["path"])
+        for key, text in entry.items():
+            if not (key.endswith("indexing_map") and isinstance(text, str)):
+                continue
+            difference = relation_difference(node.indexing_map, parse_map(text), random.Random(0))
+            if difference:
+                raise _Mismatch(f"{entry['path']} ({node.name}): {difference}; ours {node.indexing_map}")
+            compared += 1
+    if not compared:
+        raise _Mismatch("no indexing map found in the record's entries")
+    return "pass", f"{compared} indexing maps agree"
+
+
+def _resolve_symbolic(analysis: TiledFusion, path: str) -> TiledNode:
+    head, *steps = path.split(".")
+    match = re.fullmatch(r"roots\[(\d+)\]", head)
+    if not match:
+        raise _Mismatch(f"path {path!r} not understood")
+    node = analysis.root_candidates[int(match.group(1))][0]
+    for step in steps:
+        operand = re.fullmatch(r"operand\((\d+)\)", step)
+        if not operand or int(operand.group(1)) >= len(node.operands):
+            raise _Mismatch(f"{path}: step {step!r} does not resolve from {node.name}")
+        node = node.operands[int(operand.group(1))]
+    return node
+
+
 SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "tiled_computation": check_tiled_computation,
     "tiled_computation_fails": check_tiled_computation_fails,
@@ -292,6 +332,7 @@ SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "tiling_specification": check_tiling_specification,
     "analysis_roots": check_analysis_roots,
     "symbolic_structure": check_symbolic_structure,
+    "symbolic_indexing": check_symbolic_indexing,
 }
 
 
