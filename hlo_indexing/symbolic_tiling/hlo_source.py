@@ -16,7 +16,9 @@ from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.errors import HloIndexingError
 
-_NAME = re.compile(r'loc\("([^"]+)"')
+# A named location wrapping another one: loc("name"(...)); a bare file location
+# loc("file":line:col) has no instruction name.
+_NAME = re.compile(r'loc\("([^"]+)"\(')
 
 
 def instruction_name(op: "OpLike | ir.BlockArgument[Any]") -> str:

@@ -101,6 +101,9 @@ class TiledNode:
     serial: int = 0
     operands: list["TiledNode"] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        return f"TiledNode({self.name}: {self.opcode}, {self.indexing_map})"
+
     @property
     def parameter_number(self) -> int | None:
         """The fusion parameter number of a parameter node, else None."""
@@ -165,6 +168,18 @@ class TiledFusion:
             out.append(int(sizes[index]))
             offsets[parameter.owner] = index + 1
         return out
+
+    def __str__(self) -> str:
+        """One entry per node (operands before users): ``name = opcode(operands)``, its
+        indexing map and symbolic tile; then the constraints."""
+        lines = []
+        for node in self.nodes:
+            operands = ", ".join(o.name for o in node.operands)
+            lines.append(f"{node.name} = {node.opcode}({operands})")
+            lines.append(f"  indexing map: {node.indexing_map}")
+            lines.extend("  " + line.strip() for line in str(node.tile).splitlines())
+        lines.append(f"constraints: {self.constraints}")
+        return "\n".join(lines)
 
     def top_level(self) -> list[TiledNode]:
         """The nodes outside every region (operands before users)."""
@@ -271,7 +286,7 @@ class _Builder:
     ) -> TiledFusion | AnalysisFailure:
         try:
             root = self._real_root(outputs)
-            root_shape = ir.RankedTensorType(root.type).shape
+            root_shape = _static_shape(root)
             self._declare_parameters(root, root_shape)
             for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
                 if op.name in DOT_OPS and op.operation != defining_op(root):
@@ -350,12 +365,17 @@ class _Builder:
         op = defining_op(value)
         if op is not None and opcode not in LEAF_OPS:
             result_index = ir.OpResult(value).result_number
-            maps = output_to_input_indexing(op, result_index, simplify=False)
+            try:
+                maps = output_to_input_indexing(op, result_index, simplify=False)
+            except HloIndexingError as exc:
+                raise _Failure(f"{name}: no indexing ({exc})") from None
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode == "dot" else hidden
             for k, operand in enumerate(op.operands):
                 operand_maps = list(maps.maps[k])
-                if len(operand_maps) != 1 or operand_maps[0].is_undefined:
-                    raise _Failure(f"{name}: operand {k} has {len(operand_maps)} indexing maps or an unknown one")
+                if len(operand_maps) != 1:
+                    raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
+                if operand_maps[0].is_undefined:
+                    raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
                 composed = indexing.compose(operand_maps[0])
                 if opcode == "dot":
                     composed = _contract_as_parameters(composed, self._hidden_dims(op))
@@ -368,6 +388,17 @@ class _Builder:
                 )
         self.order.append(node)
         return node
+
+
+def _static_shape(value: SsaValue) -> list[int]:
+    """The shape of a statically shaped tensor value; a failure for anything else."""
+    try:
+        tensor = ir.RankedTensorType(value.type)
+    except ValueError:
+        raise _Failure(f"{_name_of(value)}: the output {value.type} is not a ranked tensor") from None
+    if not tensor.has_static_shape:
+        raise _Failure(f"{_name_of(value)}: the output {value.type} has a dynamic shape")
+    return list(tensor.shape)
 
 
 def _reachable(value: SsaValue, substitutions: dict[SsaValue, SsaValue]) -> set[SsaValue]:
