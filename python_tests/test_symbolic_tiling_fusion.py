@@ -156,3 +156,30 @@ def test_a_fusion_that_cannot_be_tiled_says_why() -> None:
     module = hlo_source.import_hlo(text)  # keep the module alive while its ops are used
     analysis = analyze_fusion(hlo_source.computation(module, "fused"))
     assert isinstance(analysis, AnalysisFailure) and "pad" in analysis.reason
+
+
+def test_runtime_variables_name_the_values_they_read() -> None:
+    # Dynamic slices whose offsets are computed in the fusion (XLA's
+    # AssignRuntimeVariablesToDynamicSlice): the offsets of `convert` depend on both.
+    text = (
+        "f {\n  p0 = f32[64] parameter(0)\n  c0 = s32[64] convert(p0)\n  slice1 = s32[1] slice(c0), slice={[0:1]}\n"
+        "  off = s32[] reshape(slice1)\n  d1 = s32[20] dynamic-slice(c0, off), dynamic_slice_sizes={20}\n"
+        "  slice2 = s32[1] slice(d1), slice={[1:2]}\n  off2 = s32[] reshape(slice2)\n"
+        "  ROOT d2 = s32[10] dynamic-slice(d1, off2), dynamic_slice_sizes={10}\n}\n"
+        "ENTRY e {\n  p0 = f32[64] parameter(0)\n  ROOT fusion = s32[10] fusion(p0), kind=kCustom, calls=f\n}\n"
+    )
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "f"))
+    assert isinstance(analysis, TiledFusion), analysis
+    computation = tiled_computation(analysis, [1])
+    d1 = computation.roots[0].operands[0]
+    convert = d1.operands[0]
+    assert [v.name for v in d1.runtime_variables] == ["off2"]
+    assert sorted(v.name for v in convert.runtime_variables) == ["off", "off2"]
+    ranges = {v.name: r for v, r in zip(convert.runtime_variables, convert.tile_offsets_indexing.runtime_vars)}
+    assert ranges["off"].bounds.upper == 44 and ranges["off2"].bounds.upper == 10
+    for pid in range(10):
+        for off, off2 in [(0, 0), (44, 10), (3, 7)]:
+            values = [off if v.name == "off" else off2 for v in convert.runtime_variables]
+            # convert[i] is read at pid + off2 + off (d2 reads d1 at pid + off2, d1 reads c0 at + off).
+            assert convert.tile_offsets_indexing.evaluate([pid], values) == (pid + off + off2,)

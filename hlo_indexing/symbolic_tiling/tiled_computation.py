@@ -39,6 +39,9 @@ class TiledInstruction:
     tile_strides: tuple[int, ...]
     tile_offsets_indexing: IndexingMap
     operands: list["TiledInstruction"] = field(default_factory=list)
+    #: Per runtime variable of :attr:`tile_offsets_indexing`, the tiled instruction of
+    #: the value it reads (e.g. a dynamic slice's offset operand).
+    runtime_variables: list["TiledInstruction"] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -96,10 +99,26 @@ def tiled_computation(
         made[id(node)] = inst
     for inst in ordered:
         _check_concatenate(inst)
+    for inst in ordered:
+        inst.runtime_variables = _runtime_variables(inst, fusion, ordered)
     count = _program_id_map(fusion.parameters, sizes, schedule, ())[1]
     roots = [made[id(candidates[0])] if len(candidates) == 1 and k == 0 else _partitioning(candidates, made, count)
              for k, candidates in enumerate(fusion.root_candidates)]
     return TiledComputation(roots, ordered, count)
+
+
+def _runtime_variables(
+    inst: TiledInstruction, fusion: TiledFusion, instructions: list[TiledInstruction]
+) -> list[TiledInstruction]:
+    """The tiled instructions of the values the runtime variables of ``inst`` read."""
+    out = []
+    for variable in inst.tile_offsets_indexing.runtime_vars:
+        source = fusion.runtime_sources.get(variable.origin)
+        found = next((other for other in instructions if source is not None and other.node.value == source), None)
+        if found is None:
+            raise TilingError("UNIMPLEMENTED", f"{inst.name}: no tiled instruction for runtime variable '{variable.origin}'")
+        out.append(found)
+    return out
 
 
 def _program_id_map(

@@ -146,6 +146,8 @@ class TiledFusion:
     nodes: list[TiledNode]
     constraints: ConstraintExpression
     root_rank: int
+    #: Runtime-variable origin (``operand k of node n``) -> the value it reads.
+    runtime_sources: dict[str, SsaValue] = field(default_factory=dict)
 
     def flat_tile_sizes(self, tiling: Mapping[str, Sequence[int]]) -> list[int]:
         """Tile sizes per parameter from sizes per instruction (``{name: sizes}``: a
@@ -276,6 +278,7 @@ class _Builder:
     def __init__(self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue]):
         self.allow_pad = allow_pad
         self.substitutions = substitutions
+        self.runtime_sources: dict[str, SsaValue] = {}
         self.parameters: list[TilingParameter] = []
         self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
@@ -302,7 +305,9 @@ class _Builder:
         constraints = ConstraintExpression.always()
         for node in self.order:
             constraints = constraints & node.tile.constraints
-        return TiledFusion(self.parameters, roots, self.order, constraints.simplify(), len(root_shape))
+        return TiledFusion(
+            self.parameters, roots, self.order, constraints.simplify(), len(root_shape), self.runtime_sources
+        )
 
     def _real_root(self, outputs: list[SsaValue]) -> SsaValue:
         """The output from which every other output is reachable."""
@@ -329,6 +334,21 @@ class _Builder:
                 self.parameters.append(TilingParameter(name, k, size, contracting=True))
         for i, size in enumerate(shape):
             self.parameters.append(TilingParameter(name, i, size))
+
+    def _tag_runtime_sources(self, m: IndexingMap, op: ir.Operation, serial: int) -> IndexingMap:
+        """``m`` with each runtime variable's origin (``operand k``, of ``op``) made a key
+        of :attr:`runtime_sources`, so the value it reads is known after composition."""
+        if not m.runtime_vars:
+            return m
+        tagged = []
+        for variable in m.runtime_vars:
+            match = re.fullmatch(r"operand (\d+)", variable.origin)
+            origin = variable.origin
+            if match and int(match.group(1)) < len(op.operands):
+                origin = f"operand {match.group(1)} of node {serial}"
+                self.runtime_sources[origin] = op.operands[int(match.group(1))]
+            tagged.append(Variable(variable.bounds, variable.name, origin))
+        return m.replace(runtimes=tagged)
 
     def _hidden_dims(self, op: ir.Operation) -> list[int]:
         """The parameter positions of a dot's contracting dimensions (declared before
@@ -376,7 +396,7 @@ class _Builder:
                     raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
-                composed = indexing.compose(operand_maps[0])
+                composed = indexing.compose(self._tag_runtime_sources(operand_maps[0], op, node.serial))
                 if opcode == "dot":
                     composed = _contract_as_parameters(composed, self._hidden_dims(op))
                 if opcode in ("dot", "concatenate"):

@@ -115,13 +115,14 @@ def _resolve(computation: TiledComputation, path: str) -> TiledInstruction:
             raise _Mismatch(f"no tiled parameter({number})")
         current = found[0]
     for step in steps:
-        operand = re.fullmatch(r"operand\((\d+)\)", step)
-        if not operand:
-            raise _Mismatch(f"path step {step!r} not supported (runtime variables are operands here)")
-        index = int(operand.group(1))
-        if index >= len(current.operands):
-            raise _Mismatch(f"{path}: {current.name} has {len(current.operands)} operands")
-        current = current.operands[index]
+        match = re.fullmatch(r"(operand|runtime_variable)\((\d+)\)", step)
+        if not match:
+            raise _Mismatch(f"path step {step!r} not understood")
+        index = int(match.group(2))
+        targets = current.operands if match.group(1) == "operand" else current.runtime_variables
+        if index >= len(targets):
+            raise _Mismatch(f"{path}: {current.name} has {len(targets)} {match.group(1)}s")
+        current = targets[index]
     return current
 
 
@@ -136,6 +137,8 @@ def _check_instruction(inst: TiledInstruction, entry: dict) -> int:
             a != b and n > 1 for a, b, n in zip(inst.tile_strides, entry["tile_strides"], inst.tile_sizes)
         ):
             raise _Mismatch(f"{where}: tile strides {list(inst.tile_strides)}, XLA {entry['tile_strides']}")
+    if "num_runtime_variables" in entry and len(inst.runtime_variables) != entry["num_runtime_variables"]:
+        raise _Mismatch(f"{where}: {len(inst.runtime_variables)} runtime variables, XLA {entry['num_runtime_variables']}")
     if "num_operands" in entry and len(inst.operands) != entry["num_operands"]:
         raise _Mismatch(f"{where}: {len(inst.operands)} operands, XLA {entry['num_operands']}")
     offsets = inst.tile_offsets_indexing
