@@ -183,3 +183,28 @@ def test_runtime_variables_name_the_values_they_read() -> None:
             values = [off if v.name == "off" else off2 for v in convert.runtime_variables]
             # convert[i] is read at pid + off2 + off (d2 reads d1 at pid + off2, d1 reads c0 at + off).
             assert convert.tile_offsets_indexing.evaluate([pid], values) == (pid + off + off2,)
+
+
+def test_a_nested_fusion_feeding_a_dot_is_one_node() -> None:
+    # XLA's AnalyseNestedFusionWithRuntimeVariables: the dot's rhs is a nested fusion
+    # (abs); its tile is the one XLA gives the abs in the unnested form of the test.
+    text = (
+        "dot_lhs {\n  ROOT p0 = f32[2,4] parameter(0)\n}\n"
+        "dot_rhs {\n  p0 = f32[5,2] parameter(0)\n  ROOT result = f32[5,2] abs(p0)\n}\n"
+        "triton_gemm {\n  dot_lhs_param = f32[2,4] parameter(0)\n"
+        "  lhs = f32[2,4] fusion(dot_lhs_param), kind=kCustom, calls=dot_lhs\n"
+        "  rhs_param = f32[5,2] parameter(1)\n  rhs = f32[5,2] fusion(rhs_param), kind=kCustom, calls=dot_rhs\n"
+        "  gemm = f32[4,5] dot(lhs, rhs), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n"
+        "  off0 = s32[] parameter(2)\n  off1 = s32[] parameter(3)\n"
+        "  ROOT result = f32[2,3] dynamic-slice(gemm, off0, off1), dynamic_slice_sizes={2,3}\n}\n"
+        "ENTRY e {\n  p0 = f32[2,4] parameter(0)\n  p1 = f32[5,2] parameter(1)\n  p2 = s32[] parameter(2)\n"
+        "  c0 = s32[] constant(0)\n  ROOT fusion = f32[2,3] fusion(p0, p1, p2, c0), kind=kCustom, calls=triton_gemm\n}\n"
+    )
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "triton_gemm"))
+    assert isinstance(analysis, TiledFusion), analysis
+    computation = tiled_computation(analysis, analysis.flat_tile_sizes({"result": [2, 4], "gemm": [8]}))
+    rhs = computation.roots[0].operands[0].operands[1]
+    assert (rhs.name, rhs.tile_sizes, rhs.tile_strides) == ("rhs", (4, 8), (1, 1))
+    for rt0 in range(3):
+        assert rhs.tile_offsets_indexing.evaluate([0], [rt0]) == (rt0, 0)

@@ -16,7 +16,8 @@ the tiles at concrete sizes.
 
 An analysis that cannot tile returns :class:`AnalysisFailure` with the reason (an op
 without indexing, a map whose image is not a tile, a pad outside a gemm fusion, a nested
-fusion, roots not reachable from one root); tiling at concrete sizes raises
+fusion other than a dot operand, roots not reachable from one root); a nested fusion
+feeding a dot is one node, read through its fused maps); tiling at concrete sizes raises
 :class:`TilingError` with XLA's status code name.
 """
 
@@ -28,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
@@ -371,8 +373,9 @@ class _Builder:
         if found is not None:
             return found
         name, opcode = _name_of(value), opcode_of(value)
-        if opcode == "fusion":
-            raise _Failure(f"{name}: nested fusions are not supported")
+        if opcode == "fusion" and not hidden:
+            # XLA nests fusions only as the operands of a dot (its gemm fusions).
+            raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
         if opcode == "pad" and not self.allow_pad:
             raise _Failure(f"{name}: pad is only supported in gemm fusions")
         tile = symbolic_tile(indexing)
@@ -386,12 +389,15 @@ class _Builder:
         if op is not None and opcode not in LEAF_OPS:
             result_index = ir.OpResult(value).result_number
             try:
-                maps = output_to_input_indexing(op, result_index, simplify=False)
+                if opcode == "fusion":
+                    operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
+                else:
+                    operand_map_sets = list(output_to_input_indexing(op, result_index, simplify=False).maps)
             except HloIndexingError as exc:
                 raise _Failure(f"{name}: no indexing ({exc})") from None
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode == "dot" else hidden
             for k, operand in enumerate(op.operands):
-                operand_maps = list(maps.maps[k])
+                operand_maps = list(operand_map_sets[k])
                 if len(operand_maps) != 1:
                     raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
                 if operand_maps[0].is_undefined:
