@@ -5,8 +5,8 @@ value reached gets the indexing map from the *tiling parameters* to its elements
 :class:`~.symbolic_tile.SymbolicTile` of that map; a value read through two different
 maps gets two tiled nodes, one read twice through the same map one node (XLA's
 deduplication). The tiling parameters are the root's output dimensions, plus, for each
-dot (``stablehlo.dot_general``), its contracting dimensions (hidden parameters: they are
-tiled but not iterated over by program ids; a dot root lists them first,
+dot (``stablehlo.dot_general``), its contracting dimensions (hidden parameters: only the
+programs of the dot's operand region iterate over them; a dot root lists them first,
 ``{K, M, N}``, as XLA's ``TilingSpecification``).
 
 The fusion's constraints are the conjunction of every tile's; :meth:`TiledFusion.valid_tilings`
@@ -16,7 +16,7 @@ the tiles at concrete sizes.
 
 An analysis that cannot tile returns :class:`AnalysisFailure` with the reason (an op
 without indexing, a map whose image is not a tile, a pad outside a gemm fusion, a nested
-fusion other than a dot operand, roots not reachable from one root); a nested fusion
+fusion other than a dot operand, roots not reachable from one root; a nested fusion
 feeding a dot is one node, read through its fused maps); tiling at concrete sizes raises
 :class:`TilingError` with XLA's status code name.
 """
@@ -126,7 +126,7 @@ def opcode_of(value: SsaValue) -> str:
     if owner is None:
         return "parameter"
     kind = owner.name.split(".", 1)[-1]
-    return {"dot_general": "dot", "broadcast_in_dim": "broadcast", "dynamic_update_slice": "dynamic-update-slice"}.get(kind, kind.replace("_", "-"))
+    return {"dot_general": "dot", "broadcast_in_dim": "broadcast"}.get(kind, kind.replace("_", "-"))
 
 
 def _name_of(value: SsaValue) -> str:
