@@ -53,6 +53,11 @@ def check_symbolic_tile(record: dict) -> Result:
         return "fail", "XLA derives no tile, we derive one:\n" + str(tile)
     if isinstance(tile, NotATile):
         return "fail", f"XLA derives a tile, we do not: {tile.reason}"
+    if "rt_vars" in expected:
+        ours = [(v.bounds.lower, v.bounds.upper) for v in tile.runtime_vars]
+        xla = [(v["lo"], v["hi"]) for v in expected["rt_vars"]]
+        if ours != xla:
+            return "fail", f"runtime variable bounds {ours}, XLA {xla}"
     return _compare_evaluations(tile, record.get("evaluations", []))
 
 
