@@ -49,8 +49,11 @@ def load_checkers() -> dict[str, Checker]:
     for name in CHECKER_MODULES:
         if not (Path(__file__).with_name(f"{name}.py")).exists():
             continue
-        module = importlib.import_module(f"{__package__ or 'devtools'}.{name}")
-        table.update(module.CHECKERS)
+        try:
+            module = importlib.import_module(f"{__package__ or 'devtools'}.{name}")
+            table.update(module.CHECKERS)
+        except Exception as exc:  # a broken checker module must not stop the run: its kinds then fail as unknown
+            print(f"tiling_conformance: cannot load {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
     return table
 
 
