@@ -20,10 +20,14 @@ from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, symbolic_tile
 
 
-def read_by_tile(m: IndexingMap, tile_sizes: list[int]) -> set[tuple[int, ...]]:
-    """Every element the map reads for the dimension points in the tile at offset 0."""
+def read_by_tile(m: IndexingMap, tile_sizes: list[int], runtime: list[int] = ()) -> set[tuple[int, ...]]:
+    """Every element the map reads for the dimension points in the tile at offset 0
+    (runtime variables at the given values)."""
     points, images = m.enumerate()
     keep = (points[:, : m.num_dims] < [m.dim_ranges[i].lower + t for i, t in enumerate(tile_sizes)]).all(axis=1)
+    first_runtime = m.num_dims + len(m.range_vars)
+    for j, value in enumerate(runtime):
+        keep &= points[:, first_runtime + j] == value
     return {tuple(row) for row in images[keep].tolist()}
 
 
@@ -94,6 +98,17 @@ def small_maps(draw: st.DrawFn) -> IndexingMap:
 @given(small_maps())
 def test_tiles_of_generated_maps_are_sound_and_exact(m: IndexingMap) -> None:
     check_map(m)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 8), st.integers(0, 6), st.sampled_from(["d0 + rt0", "d0 * 2 + rt0", "-d0 + rt0 + 7"]))
+def test_runtime_offsets_are_sound_and_exact_at_every_runtime_value(size: int, top: int, result: str) -> None:
+    m = IndexingMap.parse(f"(d0){{rt0}} -> ({result}), domain: d0 in [0, {size - 1}], rt0 in [0, {top}]")
+    tile = symbolic_tile(m)
+    assert isinstance(tile, SymbolicTile), tile
+    for sizes in range(1, size + 1):
+        for rt in range(top + 1):
+            assert read_by_tile(m, [sizes], [rt]) == tile_elements(tile, [sizes], [rt])
 
 
 @pytest.mark.parametrize(
