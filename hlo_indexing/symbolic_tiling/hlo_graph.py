@@ -198,9 +198,6 @@ def parse_hlo_graph(text: str, filename: str = "<hlo>") -> HloGraph:
             inst.operands = [by_name[o.name] for o in item.operands()]
             for operand in inst.operands:
                 operand.users.append(inst)
-        root_line = re.search(r"ROOT %?([\w.\-]+)", "\n".join(
-            line for line in printed.split("\n")), re.MULTILINE)
-        del root_line
         computations[comp.name] = Computation(comp.name, [i for i, _ in insts], insts[-1][0])
     for comp_name, comp in computations.items():
         block = re.search(r"^(?:ENTRY )?%" + re.escape(comp_name) + r" .*?\{\n(.*?)^\}", printed,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import Instruction
-from hlo_indexing.symbolic_tiling.reshape_propagation import propagate_through_reshape
+from hlo_indexing.symbolic_tiling.reshape_propagation import is_multiple_of, propagate_through_reshape
 from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, rt
 from hlo_indexing.symbolic_tiling.tile_expr import Expr
 from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace
@@ -36,17 +36,6 @@ def _unimplemented(direction: str, hlo: Instruction) -> TilingError:
     return TilingError("UNIMPLEMENTED", f"{direction} tile propagation not implemented for {hlo.opcode}")
 
 
-def _is_multiple_of(e: Expr, factor: int) -> bool:
-    """True when ``e`` is a multiple of ``factor`` for all values (structural check)."""
-    if e.is_const:
-        return e.value % factor == 0
-    if e.op == "add" and e.lhs is not None and e.rhs is not None:
-        return _is_multiple_of(e.lhs, factor) and _is_multiple_of(e.rhs, factor)
-    if e.op == "mul" and e.lhs is not None and e.rhs is not None:
-        return _is_multiple_of(e.lhs, factor) or _is_multiple_of(e.rhs, factor)
-    return False
-
-
 def _concatenate_checks(space: TilingSpace, hlo: Instruction, offset: Expr, size: Expr, axis: int) -> None:
     sizes = [o.array.dims[axis] for o in hlo.operands]
     base = offset.substitute({f"tid_{d.index}": 0 for d in space.dimensions})
@@ -62,7 +51,7 @@ def _concatenate_checks(space: TilingSpace, hlo: Instruction, offset: Expr, size
             raise TilingError("FAILED_PRECONDITION", "Tiling propagation rejected for Concatenate: The base offset "
                               f"{base.value} falls completely outside the total concatenate dimension size {acc}")
         step = offset - base.value
-        if not _is_multiple_of(step, tile):
+        if not is_multiple_of(step, tile):
             raise TilingError("FAILED_PRECONDITION", "Tiling propagation rejected for Concatenate: The variable "
                               f"step expression '{step}' must be a clean multiple of its tile size {tile}")
         remaining = acc + sizes[start] - base.value
@@ -72,7 +61,7 @@ def _concatenate_checks(space: TilingSpace, hlo: Instruction, offset: Expr, size
                               f"multiple of its tile size {tile}")
         first = start + 1
     else:
-        if not _is_multiple_of(offset, tile):
+        if not is_multiple_of(offset, tile):
             raise TilingError("FAILED_PRECONDITION", "Tiling propagation rejected for Concatenate: The tile offset "
                               f"expression '{offset}' must be a clean multiple of its tile size {tile}")
         first = 0

@@ -98,6 +98,24 @@ def _collapse(tiles: list[DimTile], dims: list[int]) -> DimTile:
     return DimTile(offset, tiles[j].size * flat[j], Expr.const(1), rest + tiles[j].upper_bound * flat[j])
 
 
+def _stays_inside(offset: Expr, flat: int, size: int, dim: int) -> bool:
+    """True when ``size`` consecutive elements from ``offset / flat`` never wrap ``dim``."""
+    if offset.is_const:
+        return (offset.value // flat) % dim + size <= dim
+    return dim % size == 0 and is_multiple_of(offset, size * flat)
+
+
+def is_multiple_of(e: Expr, factor: int) -> bool:
+    """True when ``e`` is a multiple of ``factor`` for all values (structural check)."""
+    if e.is_const:
+        return e.value % factor == 0
+    if e.op == "add" and e.lhs is not None and e.rhs is not None:
+        return is_multiple_of(e.lhs, factor) and is_multiple_of(e.rhs, factor)
+    if e.op == "mul" and e.lhs is not None and e.rhs is not None:
+        return is_multiple_of(e.lhs, factor) or is_multiple_of(e.rhs, factor)
+    return False
+
+
 def _split(offset: Expr, flat: list[int], dims: list[int], k: int) -> Expr:
     part = offset.floordiv(flat[k])
     return part if k == 0 else part.mod(dims[k])
@@ -125,6 +143,9 @@ def _expand(tile: DimTile, dims: list[int], source_shape: tuple[int, ...],
             if remaining > dims[k] and k > 0:
                 raise TilingError("UNIMPLEMENTED", _non_contiguous(tile, size, dims, flat, source_shape, target_shape))
             sizes[k] = remaining
+            if k > 0 and 1 < remaining < dims[k] and not _stays_inside(tile.offset, flat[k], remaining, dims[k]):
+                raise TilingError("UNIMPLEMENTED", f"the tile of {remaining} elements may cross the boundary of "
+                                  f"target dimension {k} (size {dims[k]}): not a tile of the target shape")
             break
     out = []
     for k, d in enumerate(dims):
