@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import Computation, HloGraph, Instruction, first_array
 from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, rt, tid, ts
+from hlo_indexing.symbolic_tiling.simplify import simplify
 from hlo_indexing.symbolic_tiling.tile_expr import Expr
 
 
@@ -104,6 +106,25 @@ class TilingSpace:
         return {f"tid_{d.index}": (0, -(-d.size // d.tile_size) - 1)
                 for d in self.dimensions if d.tile_size}
 
+    def variable_bounds(self) -> dict[str, tuple[int, int]]:
+        """Bounds of tile ids (concrete tile sizes only) and runtime variables."""
+        out = self.tile_id_bounds()
+        out.update({f"rt_{v.index}": v.bounds for v in self.rt_vars})
+        return out
+
+    def simplify_expression(self, expr: Expr) -> Expr:
+        """``expr`` simplified under :meth:`variable_bounds` (see :mod:`simplify`)."""
+        return simplify(expr, self.variable_bounds())
+
+    def simplify_tile(self, tile: Tile) -> Tile:
+        """Every expression of ``tile`` simplified under :meth:`variable_bounds`."""
+        bounds = self.variable_bounds()
+
+        def dims(ds: tuple[DimTile, ...]) -> tuple[DimTile, ...]:
+            return tuple(DimTile(*(simplify(e, bounds) for e in d.exprs())) for d in ds)
+
+        return Tile(tile.num_dims, tile.num_rt, dims(tile.dims), None if tile.replica is None else dims(tile.replica))
+
     def concretize(self, tile: Tile) -> Tile:
         """``tile`` with the assigned tile sizes substituted and ``tid_i`` set to 0 where
         the tile covers the dimension."""
@@ -145,7 +166,8 @@ def create_tiling_space(graph: HloGraph, *, instruction: Instruction | None = No
     """The tiling space of the entry computation's root (of its fused computation when the
     root is a fusion), or of ``instruction`` alone (XLA's ``ForInstruction``).
 
-    Raises UnsupportedError for several roots without a multi-output flag (as XLA)."""
+    Raises TilingError (``UNIMPLEMENTED``) for several roots without a multi-output flag,
+    as XLA does."""
     space = TilingSpace()
     if instruction is not None:
         members = {id(instruction)}
@@ -154,7 +176,7 @@ def create_tiling_space(graph: HloGraph, *, instruction: Instruction | None = No
         computation, roots = _roots(graph, graph.entry_computation)
         members = {id(i) for i in computation.instructions}
     if len(roots) > 1 and not (triton_multi_output or same_shape_multi_output):
-        raise UnsupportedError("TilingSpace::Create does not support multiple roots")
+        raise TilingError("UNIMPLEMENTED", "TilingSpace does not support fusions with multiple roots.")
     shared = same_shape_multi_output and len({first_array(r.shape).dims for r in roots}) == 1
     for k, root in enumerate(roots):
         producer = root
@@ -168,8 +190,10 @@ def create_tiling_space(graph: HloGraph, *, instruction: Instruction | None = No
         dims = []
         scan_dims = set(producer.int_list("dimensions")) if producer.opcode == "scan" else set()
         for pos, size in enumerate(root.array.dims):
-            kind = "sequential" if pos in scan_dims else "parallel"
-            space.dimensions.append(DimensionInfo(len(space.dimensions), kind, size, producer, pos))
+            if pos in scan_dims:  # the scanned dimension of a root scan is walked sequentially
+                space.dimensions.append(DimensionInfo(len(space.dimensions), "sequential", size, producer, pos))
+            else:
+                space.dimensions.append(DimensionInfo(len(space.dimensions), "parallel", size, root, pos))
             dims.append(len(space.dimensions) - 1)
         space.root_dims.append(dims)
         space.roots.append(root)
