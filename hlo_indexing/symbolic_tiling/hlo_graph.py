@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlo_indexing.dialect_glue import hlo_import
-from hlo_indexing.errors import ParseError
+from hlo_indexing.errors import ParseError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,10 @@ def parse_shape(text: str) -> tuple[Shape, int]:
     m = _ARRAY.match(text_stripped)
     if m is None:
         raise ParseError(f"cannot read a shape in {text[:60]!r}")
-    dims = tuple(int(d) for d in m.group(2).split(",") if d.strip())
+    try:
+        dims = tuple(int(d) for d in m.group(2).split(",") if d.strip())
+    except ValueError:
+        raise UnsupportedError(f"dynamic dimensions are not tiled: {m.group(0)}") from None
     layout = None
     if m.group(3) is not None:
         minor = m.group(3).split(":")[0]
@@ -151,7 +154,7 @@ def _split_top(text: str) -> list[str]:
     return parts
 
 
-def _read(text: str, computation: str) -> tuple[str, Shape, str, str | None, dict[str, str]]:
+def _read(text: str) -> tuple[str, Shape, str, str | None, dict[str, str]]:
     m = re.match(r"\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*", text)
     if m is None:
         raise ParseError(f"cannot read HLO instruction {text!r}")
@@ -179,7 +182,7 @@ def parse_hlo_graph(text: str, filename: str = "<hlo>") -> HloGraph:
     Raises ParseError (from XLA's parser) on bad text."""
     if not re.match(r"\s*HloModule\b", text):
         text = "HloModule m\n" + text
-    module = hlo_import._parse_hlo(text, filename)
+    module = hlo_import.parse_xla_hlo_module(text, filename)
     printed = module.to_string()  # type: ignore[attr-defined]
     entry = re.search(r"^ENTRY %?([\w.\-]+)", printed, re.MULTILINE)
     if entry is None:
@@ -190,8 +193,9 @@ def parse_hlo_graph(text: str, filename: str = "<hlo>") -> HloGraph:
         raw = list(comp.instructions())
         insts = []
         for item in raw:
-            name, shape, opcode, literal, attrs = _read(item.to_string(), comp.name)
-            inst = Instruction(name, opcode, shape, [], attrs, item.to_string(), comp.name, literal)
+            text_of_item = item.to_string()
+            name, shape, opcode, literal, attrs = _read(text_of_item)
+            inst = Instruction(name, opcode, shape, [], attrs, text_of_item, comp.name, literal)
             by_name[name] = inst
             insts.append((inst, item))
         for inst, item in insts:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import Instruction
 from hlo_indexing.symbolic_tiling.reshape_propagation import is_multiple_of, propagate_through_reshape
+from hlo_indexing.symbolic_tiling.simplify import simplify
 from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, rt
 from hlo_indexing.symbolic_tiling.tile_expr import Expr
 from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace
@@ -50,7 +51,7 @@ def _concatenate_checks(space: TilingSpace, hlo: Instruction, offset: Expr, size
         if start >= len(sizes):
             raise TilingError("FAILED_PRECONDITION", "Tiling propagation rejected for Concatenate: The base offset "
                               f"{base.value} falls completely outside the total concatenate dimension size {acc}")
-        step = offset - base.value
+        step = simplify(offset - base.value, {})  # canonical: constants cancel
         if not is_multiple_of(step, tile):
             raise TilingError("FAILED_PRECONDITION", "Tiling propagation rejected for Concatenate: The variable "
                               f"step expression '{step}' must be a clean multiple of its tile size {tile}")
@@ -223,9 +224,9 @@ def propagate_to_input(space: TilingSpace, hlo: Instruction, output_tile: Tile, 
         return [_slice_tile(tile, starts, steps)]
     if op == "dynamic-slice":
         starts = []
-        for d in range(len(tile.dims)):
-            var = space.rt_var(hlo, d + 1)
-            value = _constant_value(hlo.operands[d + 1])
+        for axis in range(len(tile.dims)):
+            var = space.rt_var(hlo, axis + 1)
+            value = _constant_value(hlo.operands[axis + 1])
             starts.append(Expr.const(min(max(value, var.bounds[0]), var.bounds[1])) if value is not None
                           else rt(var.index))
         return [_slice_tile(tile, starts, [1] * len(tile.dims))] + [tile.scalar()] * (len(hlo.operands) - 1)

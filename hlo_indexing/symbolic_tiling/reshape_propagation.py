@@ -92,10 +92,13 @@ def _collapse(tiles: list[DimTile], dims: list[int]) -> DimTile:
     for k in range(j + 1, len(tiles)):
         if _const(tiles[k].size) != dims[k] or _const(tiles[k].stride) != 1:
             raise TilingError("UNIMPLEMENTED", "Multiple dimensions are partially tiled")
+    size = tiles[j].size * flat[j]
+    if _const(tiles[j].upper_bound) == dims[j] and _const(tiles[j].size) and dims[j] % tiles[j].size.value == 0:
+        return DimTile(offset, size, Expr.const(1), offset + size)  # tiles never cross the bound
     rest = Expr.const(0)
     for k in range(j):
         rest = rest + tiles[k].offset * flat[k]
-    return DimTile(offset, tiles[j].size * flat[j], Expr.const(1), rest + tiles[j].upper_bound * flat[j])
+    return DimTile(offset, size, Expr.const(1), rest + tiles[j].upper_bound * flat[j])
 
 
 def _stays_inside(offset: Expr, flat: int, size: int, dim: int) -> bool:

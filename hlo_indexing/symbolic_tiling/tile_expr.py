@@ -7,7 +7,8 @@ variables ``tid_i`` (tile id of tiling-space dimension i), ``ts_i`` (its tile si
 two variables (``tid_0 * ts_0``) are allowed.
 
 Contract: :meth:`Expr.evaluate` is exact integer arithmetic; the constructors fold
-constants and drop neutral elements only (never change the value); :func:`parse_expr`
+constant operands and drop neutral elements only (``x + 64 - 256`` stays as built, as
+in XLA before ``Simplify()``; :mod:`simplify` folds it); :func:`parse_expr`
 reads the printed form (XLA's precedence: ``*``, ``/``, ``mod`` bind tighter than ``+``,
 ``-``; ``min``/``max``/``ceildiv`` as calls or ``ceildiv`` as an infix operator).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Union
+from typing import Callable, Mapping, Union
 
 from hlo_indexing.errors import ParseError
 
@@ -35,7 +36,7 @@ def _ceildiv(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-_BINARY = {
+_BINARY: dict[str, Callable[[int, int], int]] = {
     "add": lambda a, b: a + b,
     "mul": lambda a, b: a * b,
     "floordiv": _floordiv,
@@ -171,8 +172,6 @@ def binary(op: str, a: Expr, b: Expr) -> Expr:
             return a
         if a.is_const:  # constants go right: x + 3
             return binary("add", b, a)
-        if b.is_const and a.op == "add" and a.rhs is not None and a.rhs.is_const:
-            return binary("add", a.lhs or a, Expr.const(a.rhs.value + b.value))
     elif op == "mul":
         if a.is_const and not b.is_const:
             return binary("mul", b, a)
@@ -279,8 +278,8 @@ class _Parser:
         while self.peek() in ("*", "/", "mod", "floordiv", "ceildiv"):
             op = self.take()
             rhs = self.unary()
-            e = {"*": e.__mul__, "/": e.floordiv, "floordiv": e.floordiv, "mod": e.mod,
-                 "ceildiv": e.ceildiv}[op](rhs)
+            name = {"*": "mul", "/": "floordiv"}.get(op, op)
+            e = binary(name, e, rhs)
         return e
 
     def unary(self) -> Expr:

@@ -20,8 +20,9 @@ from typing import Callable
 from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import parse_hlo_graph
 from hlo_indexing.symbolic_tiling.propagation import propagate_to_input, propagate_to_output
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, parse_tile
-from hlo_indexing.symbolic_tiling.tile_expr import parse_expr
+from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, parse_tile, tid, ts
+from hlo_indexing.symbolic_tiling.tile_expr import Expr, parse_expr
+from hlo_indexing.symbolic_tiling.tiled_hlo import TiledComputation, TiledInstruction, tile_computation
 from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace, create_tiling_space
 
 Verdict = tuple[str, str]
@@ -283,10 +284,108 @@ def check_simplify_expression(record: dict) -> Verdict:
     return "pass", f"simplified to {got}"
 
 
+def _tiled(record: dict) -> tuple[TilingSpace, TiledComputation]:
+    graph = parse_hlo_graph(record["hlo"])
+    space = create_tiling_space(graph, **_flags(record))
+    space.assign_tile_sizes(record["tile_sizes"])
+    return space, tile_computation(graph, space)
+
+
+def _parameter_number(inst: TiledInstruction) -> int | None:
+    match = re.search(r"\bparameter\((\d+)\)", inst.hlo.text)
+    return int(match.group(1)) if inst.hlo.opcode == "parameter" and match else None
+
+
 @_guarded
-def check_missing(record: dict) -> Verdict:
-    """Record kinds whose API is not built yet: a failure, naming the API."""
-    return "fail", "TiledHloComputation (tiled_hlo.py) is not implemented"
+def check_tiled_computation(record: dict) -> Verdict:
+    """``tiled_computation``: the tiling space, then every tiled instruction in printed
+    order (opcode, operands and region owners by position, parameter number), then the
+    evaluations of the root tiles and of each tiled instruction's tile. XLA's names
+    (``p0.1.tile_0``) are mapped by position, not spelling."""
+    space, computation = _tiled(record)
+    want = record["expected"]
+    problem = _check_space(space, want["tiling_space"])
+    if problem:
+        return "fail", problem
+    sorted_ = "SortInstructionsPostOrder" in record.get("construction", "")
+    mine = computation.ordered() if sorted_ else computation.instructions
+    expected = want["tiled_hlo"]
+    if len(mine) != len(expected):
+        return "fail", f"{len(mine)} tiled instructions != {len(expected)}: {[m.name for m in mine]}"
+    position = {e["name"]: i for i, e in enumerate(expected)}
+    mine_position = {id(m): i for i, m in enumerate(mine)}
+    for i, (m, e) in enumerate(zip(mine, expected)):
+        if m.hlo.opcode != e["opcode"]:
+            return "fail", f"instruction {i}: {m.name} ({m.hlo.opcode}) where {e['name']} ({e['opcode']}) expected"
+        got_ops = [mine_position.get(id(o)) for o in m.operands]
+        if got_ops != [position.get(o) for o in e["operands"]]:
+            return "fail", f"instruction {i} ({e['name']}): operands at {got_ops}, expected {e['operands']}"
+        got_region = [(mine_position.get(id(owner)), index) for owner, index in m.region]
+        if got_region != [(position.get(r["owner"]), r["region"]) for r in e["region"]]:
+            return "fail", f"instruction {i} ({e['name']}): region {got_region}, expected {e['region']}"
+        if _parameter_number(m) != e["parameter_number"]:
+            return "fail", f"instruction {i} ({e['name']}): parameter {_parameter_number(m)}"
+    tiles: dict = {f"root_tile_{k}": t for k, t in enumerate(computation.root_tiles)}
+    tiles.update({e["name"]: m.tile for m, e in zip(mine, expected)})
+    return _compare_evaluations(tiles, record["evaluations"])
+
+
+@_guarded
+def check_tiled_computation_error(record: dict) -> Verdict:
+    """``tiled_computation_error``: tiling fails with the expected status."""
+    try:
+        _tiled(record)
+    except TilingError as exc:
+        return _status(exc, record)
+    return "fail", "tiled without error"
+
+
+@_guarded
+def check_tiled_computation_order(record: dict) -> Verdict:
+    """``tiled_computation_order``: creation order starts with the root, the sorted order
+    ends with it."""
+    _, computation = _tiled(record)
+    first = computation.instructions[0].hlo.opcode
+    last = computation.ordered()[-1].hlo.opcode
+    want = record["expected"]
+    if (first, last) != (want["before_sort_first_opcode"], want["after_sort_last_opcode"]):
+        return "fail", f"first {first}, last {last}"
+    return "pass", f"first {first} before sorting, last {last} after"
+
+
+@_guarded
+def check_tiled_substring(record: dict) -> Verdict:
+    """``tiled_computation_substring``: the printed computation before ``Simplify()``
+    and after contains the expected pieces (a printing test: text)."""
+    graph = parse_hlo_graph(record["hlo"])
+    space = create_tiling_space(graph, **_flags(record))
+    space.assign_tile_sizes(record["tile_sizes"])
+    before = tile_computation(graph, space, simplify=False).to_string(ordered=False)
+    after = tile_computation(graph, space).to_string()
+    want = record["expected"]
+    if want["before_simplify_contains"] not in before:
+        return "fail", f"{want['before_simplify_contains']!r} not in the unsimplified print"
+    if want["after_simplify_contains"] not in after:
+        return "fail", f"{want['after_simplify_contains']!r} not in the simplified print"
+    return "pass", "both prints contain the expected pieces"
+
+
+@_guarded
+def check_tiled_instruction_print(record: dict) -> Verdict:
+    """``tiled_hlo_instruction_print``: the operand tile of the root, attached to the root
+    HLO, printed as ``hlo: ...`` / ``tile: ...`` (text, whitespace-insensitive) and evaluated."""
+    graph = parse_hlo_graph(record["hlo"])
+    root = graph.instruction(record["instruction"])
+    space = create_tiling_space(graph, instruction=root)
+    shape = root.array.dims
+    test_tile = Tile(space.num_dimensions, 0, tuple(
+        DimTile(tid(i) * ts(i), ts(i), Expr.const(i + 1), Expr.const(d)) for i, d in enumerate(shape)))
+    tile = propagate_to_input(space, root, test_tile, 0)[0]
+    inst = TiledInstruction("t", root, tile, 0, ())
+    want = record["expected"]
+    if _squash(inst.to_string()) != _squash(f"hlo: {want['hlo']} tile: {want['tile']}"):
+        return "fail", f"printed {inst.to_string()!r}"
+    return _compare_evaluations([tile], record["evaluations"])
 
 
 CHECKERS: dict[str, Callable[[dict], Verdict]] = {
@@ -299,9 +398,9 @@ CHECKERS: dict[str, Callable[[dict], Verdict]] = {
     "tiling_space": check_tiling_space,
     "tiling_space_error": check_tiling_space_error,
     "simplify_expression": check_simplify_expression,
-    "tiled_computation": check_missing,
-    "tiled_computation_error": check_missing,
-    "tiled_computation_order": check_missing,
-    "tiled_computation_substring": check_missing,
-    "tiled_hlo_instruction_print": check_missing,
+    "tiled_computation": check_tiled_computation,
+    "tiled_computation_error": check_tiled_computation_error,
+    "tiled_computation_order": check_tiled_computation_order,
+    "tiled_computation_substring": check_tiled_substring,
+    "tiled_hlo_instruction_print": check_tiled_instruction_print,
 }
