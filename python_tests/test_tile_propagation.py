@@ -161,6 +161,19 @@ def test_concatenate_operand_tiles(lengths, size):
     _check_sound(hlo, lambda space: [size])
 
 
+@hypothesis.settings(max_examples=20, deadline=None)
+@hypothesis.given(st.integers(3, 7), st.integers(1, 3), st.integers(1, 2), st.integers(0, 1), st.integers(1, 2),
+                  st.lists(st.integers(1, 3), min_size=1, max_size=3))
+def test_convolution_input_tile_covers_the_window(width, kernel, stride, pad, dilation, sizes):
+    span = (kernel - 1) * dilation + 1
+    hypothesis.assume(width + 2 * pad >= span)
+    out = (width + 2 * pad - span) // stride + 1
+    hlo = (f"HloModule m\nENTRY main {{\n x = f32[1,{width},2] parameter(0)\n k = f32[{kernel},2,3] parameter(1)\n"
+           f" ROOT c = f32[1,{out},3] convolution(x, k), window={{size={kernel} stride={stride} pad={pad}_{pad} "
+           f"rhs_dilate={dilation}}}, dim_labels=b0f_0io->b0f\n}}\n")
+    _check_sound(hlo, _sizes(sizes))
+
+
 def test_reshape_refusal_names_the_reason():
     graph = parse_hlo_graph("HloModule m\nENTRY e {\n p = f32[12] parameter(0)\n ROOT r = f32[3,4] reshape(p)\n}\n")
     space = create_tiling_space(graph, instruction=graph.entry_computation.root.operands[0])

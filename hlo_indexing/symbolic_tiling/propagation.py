@@ -8,7 +8,8 @@ Rules per opcode: elementwise ops (and all-reduce, map) pass the tile through;
 broadcast, transpose, slice, dynamic slice (offsets become runtime variables), pad
 (edge padding only), concatenate (piecewise, with XLA's divisibility checks), dot,
 scaled dot (scales by block), ragged dot, reduce, scan, all-gather (the gathered
-dimension splits into a replica-id tile), get-tuple-element, reshape and bitcast (as
+dimension splits into a replica-id tile), get-tuple-element, convolution (see
+:mod:`convolution`), reshape and bitcast (as
 reshape or transpose, see :mod:`reshape_propagation`). Reduced and contracted
 dimensions take the tile of their tiling-space dimension. Anything else raises
 :class:`TilingError` (``UNIMPLEMENTED``), as XLA returns an error status.
@@ -16,6 +17,7 @@ dimensions take the tile of their tiling-space dimension. Anything else raises
 
 from __future__ import annotations
 
+from hlo_indexing.symbolic_tiling.convolution import conv_labels, convolution_operand_tiles
 from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import Instruction
 from hlo_indexing.symbolic_tiling.reshape_propagation import is_multiple_of, propagate_through_reshape
@@ -262,6 +264,12 @@ def propagate_to_input(space: TilingSpace, hlo: Instruction, output_tile: Tile, 
                 _scale_tile(shapes[3], shapes[1], rhs_tile)]
     if op == "ragged-dot":
         return _ragged_dot(space, hlo, tile)
+    if op == "convolution":
+        rank = len(hlo.array.dims)
+        spatial = len(conv_labels(hlo).lhs_spatial)
+        kernel = [space.dim_tile(space.dimension(hlo, rank + k)) for k in range(spatial)]
+        feature = space.dim_tile(space.dimension(hlo, rank + spatial))
+        return convolution_operand_tiles(hlo, tile, kernel, feature)
     if op == "reduce":
         reduced = hlo.int_list("dimensions")
         rank = len(hlo.array.dims)
@@ -331,9 +339,14 @@ def propagate_to_output(space: TilingSpace, hlo: Instruction, input_tile: Tile, 
         d = dims[axis]
         dims[axis] = DimTile(d.offset + start, d.size, d.stride, d.upper_bound + start)
         return [tile.with_dims(dims)]
+    if op == "get-tuple-element":
+        return [tile]
     if op == "scan":
         axes = hlo.int_list("dimensions")
         carries = int(hlo.attrs.get("num_carries", "0"))
+        if input_index >= len(hlo.operands) - carries:
+            raise TilingError("INVALID_ARGUMENT", f"scan {hlo.name}: tiles of carry operand {input_index} "
+                              "cannot be propagated to the outputs")
         outputs = len(hlo.shape) if isinstance(hlo.shape, tuple) else 1
         carry = tile.with_dims([d for i, d in enumerate(tile.dims) if i not in axes])
         return [tile] * (outputs - carries) + [carry] * carries

@@ -2,8 +2,8 @@
 
 Dimensions: the output dimensions of the roots (``parallel``), then, walking the
 computation from the roots, the contracting dimensions of dots and the reduced
-dimensions of reductions (``sequential``; ragged dots add their group / ragged
-dimensions). Runtime variables: one per index operand of each dynamic slice (bounds
+dimensions of reductions, the kernel spatial and input-feature dimensions of
+convolutions (``sequential``; ragged dots add their group / ragged dimensions). Runtime variables: one per index operand of each dynamic slice (bounds
 ``[0, operand_dim - slice_size]``) and the group size (and group start) of ragged dots.
 Tile ids ``tid_i`` range over ``[0, ceil(size_i / ts_i) - 1]``.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.symbolic_tiling.convolution import conv_labels
 from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import Computation, HloGraph, Instruction, first_array
 from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, rt, tid, ts
@@ -250,6 +251,12 @@ def _add_instruction(space: TilingSpace, inst: Instruction) -> None:
         else:
             for k, d in enumerate(contracting):
                 sequential(rank + k, lhs[d])
+    elif inst.opcode == "convolution":
+        labels = conv_labels(inst)
+        kernel = inst.operands[1].array.dims
+        for k, d in enumerate(labels.rhs_spatial):
+            sequential(rank + k, kernel[d])
+        sequential(rank + len(labels.rhs_spatial), kernel[labels.rhs_in])
     elif inst.opcode == "dynamic-slice":
         operand = inst.operands[0].array.dims
         sizes = inst.int_list("dynamic_slice_sizes")

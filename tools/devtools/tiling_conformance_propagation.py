@@ -262,8 +262,8 @@ def check_tiling_space_error(record: dict) -> Verdict:
     graph = parse_hlo_graph(record["hlo"])
     try:
         create_tiling_space(graph, **_flags(record))
-    except Exception as exc:  # any HloIndexingError: the creation is refused as expected
-        return "pass", f"refused: {exc}"
+    except TilingError as exc:
+        return _status(exc, record)
     return "fail", "tiling space created, expected an error"
 
 
