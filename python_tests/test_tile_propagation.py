@@ -21,7 +21,7 @@ from hlo_indexing import output_to_input_indexing, parse_module
 from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import parse_hlo_graph
 from hlo_indexing.symbolic_tiling.propagation import propagate_to_input, propagate_to_output
-from hlo_indexing.symbolic_tiling.tile import Tile
+from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, tid
 from hlo_indexing.symbolic_tiling.tiling_space import create_tiling_space
 
 hypothesis = pytest.importorskip("hypothesis")  # optional test dependency (test extra)
@@ -172,6 +172,55 @@ def test_convolution_input_tile_covers_the_window(width, kernel, stride, pad, di
            f" ROOT c = f32[1,{out},3] convolution(x, k), window={{size={kernel} stride={stride} pad={pad}_{pad} "
            f"rhs_dilate={dilation}}}, dim_labels=b0f_0io->b0f\n}}\n")
     _check_sound(hlo, _sizes(sizes))
+
+
+def _accessed(values: dict[str, list[int]], shape: tuple[int, ...]) -> list[int]:
+    """Row-major linear indices of the tile's elements in tile order, masked by the bounds."""
+    axes = [[values["offsets"][d] + j * values["strides"][d] for j in range(values["sizes"][d])]
+            for d in range(len(shape))]
+    out = []
+    for index in itertools.product(*axes):
+        if all(i < min(values["upper_bounds"][d], shape[d]) for d, i in enumerate(index)):
+            out.append(sum(i * math.prod(shape[d + 1:]) for d, i in enumerate(index)))
+    return out
+
+
+@st.composite
+def reshapes(draw):
+    factors = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
+    source = tuple(factors)
+    cut = sorted(draw(st.sets(st.integers(1, max(1, len(factors) - 1)), max_size=len(factors) - 1)))
+    bounds = [0] + list(cut) + [len(factors)]
+    target = tuple(math.prod(factors[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a)
+    if draw(st.booleans()):
+        source, target = target, source
+    sizes = [draw(st.integers(1, max(1, d))) for d in source]
+    strides = [draw(st.integers(1, 2)) for _ in source]
+    return source, target, sizes, strides
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.given(reshapes())
+def test_reshape_tile_accesses_the_same_elements_in_the_same_order(case):
+    """XLA's VerifyTileEquivalence: for every tile id, the propagated tile reads the
+    elements of the source tile, in order."""
+    source, target, sizes, strides = case
+    hlo = (f"HloModule m\nENTRY e {{\n p = {_shape(source)} parameter(0)\n"
+           f" ROOT r = {_shape(target)} reshape(p)\n}}\n")
+    graph = parse_hlo_graph(hlo)
+    root = graph.entry_computation.root
+    space = create_tiling_space(graph, instruction=root.operands[0])
+    space.assign_tile_sizes(sizes)
+    tile = Tile(len(source), 0, tuple(
+        DimTile.of(tid(i) * size, size, stride, dim) for i, (dim, size, stride) in enumerate(zip(source, sizes, strides))))
+    try:
+        out = propagate_to_output(space, root, tile)[0]
+    except TilingError:
+        hypothesis.assume(False)  # refused: nothing claimed
+    for ids in itertools.product(*[range(-(-d // t)) for d, t in zip(source, sizes)]):
+        point = {f"tid_{i}": v for i, v in enumerate(ids)}
+        assert _accessed(out.evaluate(point), target) == _accessed(tile.evaluate(point), source), (
+            f"{source} -> {target} tile {tile} -> {out} at {point}")
 
 
 def test_reshape_refusal_names_the_reason():

@@ -4,11 +4,14 @@ runtime variables in their bounds).
 
 Rules, applied bottom-up, each value-preserving on the given bounds:
 
-* sums are kept as linear forms (terms with integer coefficients plus a constant);
-* ``a / c`` and ``a mod c`` with ``c > 0``: a common factor ``g`` of every coefficient,
-  the constant and ``c`` is divided out of a division (``(x * 2) / 10 -> x / 5``); a
-  remainder of an expression known in ``[0, c - 1]`` is the expression itself, and terms
-  whose coefficient is a multiple of ``c`` leave a remainder. Like XLA, a division is not
+* sums are kept as linear forms (terms with integer coefficients plus a constant),
+  printed runtime variables first, then tile ids, then tile sizes (XLA's order);
+* ``a / c`` and ``a mod c`` with ``c > 0``: a common factor ``g`` of every coefficient
+  and ``c`` is divided out of a division, the constant rounded down
+  (``(x * 2) / 10 -> x / 5``, ``(x * 8 + 7) / 32 -> x / 4``); a
+  remainder of an expression known in ``[0, c - 1]`` is the expression itself, terms
+  whose coefficient is a multiple of ``c`` leave a remainder, and a common factor comes
+  out of one (``(x * 16) mod 64 -> (x mod 4) * 16``). Like XLA, a division is not
   folded to ``0`` from ranges alone (XLA's tests expect ``tid_1 / 5`` to stay);
 * ``min``/``max`` of expressions with ordered ranges pick the smaller/larger one.
 """
@@ -75,9 +78,21 @@ def _linear(e: Expr) -> tuple[list[tuple[Expr, int]], int]:
     return [(e, 1)], 0
 
 
+_KIND = {"rt": 0, "tid": 1, "ts": 2}
+
+
+def _term_key(term: Expr) -> tuple[int, int, str]:
+    """Runtime variables first, then tile ids, then tile sizes, by index (XLA's order)."""
+    keys = []
+    for name in term.variables():
+        kind, _, index = name.rpartition("_")
+        keys.append((_KIND.get(kind, 3), int(index) if index.isdigit() else 0, name))
+    return min(keys) if keys else (4, 0, "")
+
+
 def _rebuild(terms: list[tuple[Expr, int]], constant: int) -> Expr:
     out = Expr.const(0)
-    for term, coef in terms:
+    for term, coef in sorted(terms, key=lambda tc: _term_key(tc[0])):
         out = out + term * coef
     return out + constant
 
@@ -91,8 +106,8 @@ def simplify(e: Expr, bounds: Bounds) -> Expr:
     if e.op in ("floordiv", "mod") and b.is_const and b.value > 0:
         c = b.value
         terms, constant = _linear(a)
-        if e.op == "floordiv":
-            g = math.gcd(c, constant, *(k for _, k in terms))
+        if e.op == "floordiv":  # (g*y + g*q + r) / (g*m) = (y + q) / m for 0 <= r < g
+            g = math.gcd(c, *(k for _, k in terms))
             if g > 1:
                 terms, constant, c = [(t, k // g) for t, k in terms], constant // g, c // g
         else:
@@ -102,6 +117,10 @@ def simplify(e: Expr, bounds: Bounds) -> Expr:
         r = expr_range(a, bounds)
         if e.op == "mod" and r is not None and 0 <= r[0] and r[1] < c:
             return a
+        g = math.gcd(c, constant, *(k for _, k in terms)) if e.op == "mod" else 1
+        if g > 1:  # (g * x) mod (g * m) = (x mod m) * g
+            inner = _rebuild([(t, k // g) for t, k in terms], constant // g)
+            return binary("mul", binary("mod", inner, Expr.const(c // g)), Expr.const(g))
         return binary(e.op, a, Expr.const(c))
     if e.op in ("min", "max"):
         ra, rb = expr_range(a, bounds), expr_range(b, bounds)

@@ -5,7 +5,7 @@ instruction of a fused computation with the tile it computes, for concrete tile 
 each tile to the operands (:mod:`propagation`), simplifying every tile under the
 tile-id bounds. Identical (instruction, tile) pairs within a region are one tiled
 instruction (roots are deduplicated among themselves). Operands computed inside a loop
-of their user live in a *region* of it: every operand of a dot, operand ``k`` of a
+of their user live in a *region* of it: every operand of a dot or convolution, operand ``k`` of a
 concatenate in region ``k``, the reduced/scanned inputs of a reduce or scan whose
 sequential dimension takes several tiles. :meth:`TiledComputation.ordered` gives XLA's
 post-order: each instruction after the producers of the runtime variables its tile uses
@@ -43,9 +43,13 @@ class TiledInstruction:
         return f"hlo: {self.hlo.text}\ntile: {self.tile.to_string()}"
 
     def line(self) -> str:
-        """``name = opcode(operands) tile`` as in the computation's print."""
-        operands = ", ".join(o.name for o in self.operands)
-        return f"{self.name} = {self.hlo.opcode}({operands}) {self.tile.to_string(False)}"
+        """``name = opcode(operands)  tile`` as in the computation's print (a parameter
+        shows its number)."""
+        if self.hlo.opcode == "parameter":
+            args = self.hlo.text.split("parameter(", 1)[1].split(")", 1)[0]
+        else:
+            args = ", ".join(o.name for o in self.operands)
+        return f"{self.name} = {self.hlo.opcode}({args})  {self.tile.to_string(False)}"
 
 
 @dataclass
@@ -89,10 +93,27 @@ class TiledComputation:
         return out
 
     def to_string(self, ordered: bool = True) -> str:
-        """The tiling space, then one line per tiled instruction (regions indented)."""
-        lines = [self.space.to_string(), "Tiled HLO:"]
-        for inst in self.ordered() if ordered else self.instructions:
-            lines.append("  " * (1 + len(inst.region)) + inst.line())
+        """XLA's ``TiledHloComputation::ToString``: the tiling space, then the tiled
+        instructions, each region ``region #k { ... }`` after its owner."""
+        lines = [self.space.to_string(), "", "Tiled HLO:"]
+        if ordered:
+            top = [i for i in self.ordered() if not i.region]
+        else:
+            top = [i for i in self.instructions if not i.region]
+        order = self.ordered() if ordered else self.instructions
+
+        def emit(node: TiledInstruction, depth: int) -> None:
+            lines.append("  " * depth + node.line())
+            for index in sorted(node.regions):
+                lines.append("  " * depth + f"region #{index} {{")
+                path = node.region + ((node, index),)
+                for member in order:
+                    if member.region == path:
+                        emit(member, depth + 1)
+                lines.append("  " * depth + "}")
+
+        for node in top:
+            emit(node, 1)
         return "\n".join(lines)
 
 
@@ -107,7 +128,7 @@ def _variables(tile: Tile) -> set[str]:
 def _operand_regions(space: TilingSpace, hlo: Instruction) -> list[int | None]:
     """Per operand: the region of ``hlo`` it lives in, or None (the user's region)."""
     n = len(hlo.operands)
-    if hlo.opcode in ("dot", "scaled-dot", "ragged-dot"):
+    if hlo.opcode in ("dot", "scaled-dot", "ragged-dot", "convolution"):
         return [0] * n
     if hlo.opcode == "concatenate":
         return list(range(n))
@@ -138,9 +159,7 @@ def tile_computation(graph: HloGraph, space: TilingSpace, *, simplify: bool = Tr
         key = (scope, tuple((id(o), i) for o, i in region), id(hlo), output_index, tile.to_string())
         if key in keys:
             return keys[key]
-        k = counts.get(id(hlo), 0)
-        counts[id(hlo)] = k + 1
-        node = TiledInstruction(f"{hlo.name}.tile_{k}", hlo, tile, output_index, region)
+        node = TiledInstruction(hlo.name, hlo, tile, output_index, region)
         keys[key] = node
         created.append(node)
         queue.append(node)
@@ -168,4 +187,10 @@ def tile_computation(graph: HloGraph, space: TilingSpace, *, simplify: bool = Tr
                 members = node.regions.setdefault(region_index, [])
                 if child not in members:
                     members.append(child)
-    return TiledComputation(space, roots, root_tiles, created)
+    computation = TiledComputation(space, roots, root_tiles, created)
+    counts.clear()
+    for node in computation.ordered():  # XLA numbers the tiles of an HLO in printed order
+        k = counts.get(id(node.hlo), 0)
+        counts[id(node.hlo)] = k + 1
+        node.name = f"{node.hlo.name}.tile_{k}"
+    return computation

@@ -138,17 +138,20 @@ class TilingSpace:
         return tile.substitute(values)
 
     def to_string(self) -> str:
-        """A readable summary (dimensions, runtime variables, root tiles)."""
+        """XLA's ``TilingSpace::ToString``: dimensions (with tile sizes once assigned),
+        runtime variables (when any), root tiles (concrete tile sizes substituted)."""
         lines = ["Dimensions:"]
         for d in self.dimensions:
-            lines.append(f"{d.index} type: {d.type} size: {d.size} tile size: {d.tile_size} "
-                         f"dim ID: {d.dim_position} hlo: {d.hlo.text}")
-        lines.append("Runtime variables:")
-        for v in self.rt_vars:
-            lines.append(f"{v.index} bounds: [{v.bounds[0]}, {v.bounds[1]}] hlo: "
-                         f"{v.hlo.text if v.hlo is not None else '(derived)'}")
+            size = "" if d.tile_size is None else f" tile size: {d.tile_size}"
+            lines.append(f"{d.index} type: {d.type} size: {d.size}{size} dim ID:{d.dim_position} hlo: {d.hlo.text}")
+        if self.rt_vars:
+            lines.append("Runtime variables:")
+            for v in self.rt_vars:
+                source = v.hlo.text if v.hlo is not None else "(derived)"
+                lines.append(f"{v.index} bounds: [{v.bounds[0]}, {v.bounds[1]}] hlo: {source}")
         lines.append("Root tiles:")
-        lines.extend(f"{i} root tile: {t.to_string(False)}" for i, t in enumerate(self.root_tiles()))
+        for i, tile in enumerate(self.root_tiles()):
+            lines.append(f"{i} root tile:  {self.simplify_tile(self.concretize(tile)).to_string(False)}")
         return "\n".join(lines)
 
 
