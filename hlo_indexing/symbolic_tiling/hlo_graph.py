@@ -10,7 +10,7 @@ text with XLA's parser and reads each instruction's canonical print
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue import hlo_import
 from hlo_indexing.errors import ParseError, UnsupportedError
@@ -45,7 +45,6 @@ class Instruction:
     text: str
     computation: str
     literal: str | None = None
-    users: list["Instruction"] = field(default_factory=list)
 
     @property
     def array(self) -> ArrayShape:
@@ -200,8 +199,6 @@ def parse_hlo_graph(text: str, filename: str = "<hlo>") -> HloGraph:
             insts.append((inst, item))
         for inst, item in insts:
             inst.operands = [by_name[o.name] for o in item.operands()]
-            for operand in inst.operands:
-                operand.users.append(inst)
         computations[comp.name] = Computation(comp.name, [i for i, _ in insts], insts[-1][0])
     for comp_name, comp in computations.items():
         block = re.search(r"^(?:ENTRY )?%" + re.escape(comp_name) + r" .*?\{\n(.*?)^\}", printed,

@@ -135,7 +135,11 @@ def _expand(tile: DimTile, dims: list[int], source_shape: tuple[int, ...],
     if stride > 1:
         if stride not in flat:
             raise TilingError("UNIMPLEMENTED", f"source stride {stride} is not the flat stride of a target dimension")
-        sizes[flat.index(stride)] = size
+        j = flat.index(stride)
+        sizes[j] = size
+        if j > 0 and size > 1 and not _stays_inside(tile.offset, flat[j], size, dims[j]):
+            raise TilingError("UNIMPLEMENTED", f"the strided tile of {size} elements may cross the boundary of "
+                              f"target dimension {j} (size {dims[j]})")
     else:
         remaining = size
         for k in reversed(range(len(dims))):

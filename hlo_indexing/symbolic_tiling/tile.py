@@ -167,7 +167,6 @@ def _split_list(text: str) -> list[str]:
             depth -= 1
         elif ch == "," and depth == 0:
             items.append(text[start:i])
-            start = i
             start = i + 1
     if text.strip():
         items.append(text[start:])
