@@ -18,7 +18,7 @@ import traceback
 from typing import Callable
 
 from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.hlo_graph import parse_hlo_graph
+from hlo_indexing.symbolic_tiling.hlo_graph import HloGraph, parse_hlo_graph
 from hlo_indexing.symbolic_tiling.propagation import propagate_to_input, propagate_to_output
 from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, parse_tile, tid, ts
 from hlo_indexing.symbolic_tiling.tile_expr import Expr, parse_expr
@@ -120,6 +120,8 @@ def check_propagation(record: dict) -> Verdict:
             tile = _propagate(space, graph, step["instruction"], step["direction"], start, index)[
                 step["take_result_tile"]]
     index = record["output_index"] if record["kind"] == "propagate_to_input" else record["input_index"]
+    if tile is None:
+        return "fail", "the record has neither an input tile nor an input chain"
     try:
         tiles = _propagate(space, graph, record["instruction"], record["kind"], tile, index)
     except TilingError as exc:
@@ -227,12 +229,14 @@ def check_tile_print(record: dict) -> Verdict:
     return _compare_evaluations([tile], record["evaluations"])
 
 
-def _flags(record: dict) -> dict[str, bool]:
+def _fusion_space(graph: HloGraph, record: dict) -> TilingSpace:
+    """The tiling space of the entry root, with the record's multi-output flags."""
     options = record.get("debug_options") or {}
-    return {
-        "triton_multi_output": bool(options.get("xla_gpu_unsupported_enable_triton_multi_output_fusion")),
-        "same_shape_multi_output": bool(options.get("xla_gpu_experimental_enable_same_shape_multi_output_fusion")),
-    }
+    return create_tiling_space(
+        graph,
+        triton_multi_output=bool(options.get("xla_gpu_unsupported_enable_triton_multi_output_fusion")),
+        same_shape_multi_output=bool(options.get("xla_gpu_experimental_enable_same_shape_multi_output_fusion")),
+    )
 
 
 @_guarded
@@ -240,7 +244,7 @@ def check_tiling_space(record: dict) -> Verdict:
     """``tiling_space``: dimensions (type, size, position, opcode of the owner), runtime
     variables (bounds, opcode of the source) and the root tiles' evaluations."""
     graph = parse_hlo_graph(record["hlo"])
-    space = create_tiling_space(graph, **_flags(record))
+    space = _fusion_space(graph, record)
     want = record["expected"]
     problem = _check_space(space, want)
     if problem:
@@ -261,7 +265,7 @@ def check_tiling_space_error(record: dict) -> Verdict:
     """``tiling_space_error``: creating the space must fail."""
     graph = parse_hlo_graph(record["hlo"])
     try:
-        create_tiling_space(graph, **_flags(record))
+        _fusion_space(graph, record)
     except TilingError as exc:
         return _status(exc, record)
     return "fail", "tiling space created, expected an error"
@@ -272,7 +276,7 @@ def check_simplify_expression(record: dict) -> Verdict:
     """``simplify_expression``: XLA compares expression objects, so the simplified input
     must equal the parsed expectation structurally; both are also evaluated."""
     graph = parse_hlo_graph(record["hlo"])
-    space = create_tiling_space(graph, **_flags(record))
+    space = _fusion_space(graph, record)
     space.assign_tile_sizes(record["tile_sizes"])
     got = space.simplify_expression(parse_expr(record["input"]))
     want = parse_expr(record["expected"])
@@ -286,7 +290,7 @@ def check_simplify_expression(record: dict) -> Verdict:
 
 def _tiled(record: dict) -> tuple[TilingSpace, TiledComputation]:
     graph = parse_hlo_graph(record["hlo"])
-    space = create_tiling_space(graph, **_flags(record))
+    space = _fusion_space(graph, record)
     space.assign_tile_sizes(record["tile_sizes"])
     return space, tile_computation(graph, space)
 
@@ -358,7 +362,7 @@ def check_tiled_substring(record: dict) -> Verdict:
     """``tiled_computation_substring``: the printed computation before ``Simplify()``
     and after contains the expected pieces (a printing test: text)."""
     graph = parse_hlo_graph(record["hlo"])
-    space = create_tiling_space(graph, **_flags(record))
+    space = _fusion_space(graph, record)
     space.assign_tile_sizes(record["tile_sizes"])
     before = tile_computation(graph, space, simplify=False).to_string(ordered=False)
     after = tile_computation(graph, space).to_string()
