@@ -10,7 +10,8 @@ broadcast, transpose, slice, dynamic slice (offsets become runtime variables), p
 scaled dot (scales by block), ragged dot, reduce, scan, all-gather (the gathered
 dimension splits into a replica-id tile), get-tuple-element, convolution (see
 :mod:`convolution`), reshape and bitcast (as
-reshape or transpose, see :mod:`reshape_propagation`). Reduced and contracted
+reshape or transpose, see :mod:`reshape_propagation`); the ops of :mod:`more_ops`
+(beyond XLA: reverse, reduce-window, sort, dynamic-update-slice, ...). Reduced and contracted
 dimensions take the tile of their tiling-space dimension. Anything else raises
 :class:`TilingError` (``UNIMPLEMENTED``), as XLA returns an error status.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 from hlo_indexing.symbolic_tiling.convolution import conv_labels, convolution_operand_tiles
 from hlo_indexing.symbolic_tiling.errors import TilingError
 from hlo_indexing.symbolic_tiling.hlo_graph import Instruction
+from hlo_indexing.symbolic_tiling.more_ops import more_ops_to_input
 from hlo_indexing.symbolic_tiling.reshape_propagation import is_multiple_of, propagate_through_reshape
 from hlo_indexing.symbolic_tiling.simplify import simplify
 from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, rt
@@ -309,6 +311,9 @@ def propagate_to_input(space: TilingSpace, hlo: Instruction, output_tile: Tile, 
         if kind == "transpose":
             return [_transpose_to_input(tile, perm)]
         return [propagate_through_reshape(tile, hlo.array.dims, hlo.operands[0].array.dims)]
+    more = more_ops_to_input(hlo, tile)
+    if more is not None:
+        return more
     raise _unimplemented("Output to input", hlo)
 
 
