@@ -11,6 +11,7 @@ tiling, best first::
 
 ``format=json`` emits instead one remark at the module holding one JSON document:
 ``{"computations": [{"label": "@softmax", "parameters": [...], "tilings": [...]}]}``
+(``skipped``: tilings with more than 65536 programs, not evaluated)
 (``"failure"`` instead of ``"tilings"`` when the analysis fails). The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
 
@@ -97,17 +98,21 @@ class PrintTilings(ModulePass):
             entry["parameters"] = _parameters_text(fusion)
             layouts, output_layouts = declared_parameter_layouts(op)
             try:
-                ranked = rank_tilings(fusion, budget, layouts=layouts, output_layouts=output_layouts)
+                ranking = rank_tilings(fusion, budget, layouts=layouts, output_layouts=output_layouts)
             except HloIndexingError as exc:
                 diagnostics.error(op.location, f"{label}: {exc.message}")
                 continue
+            ranked = ranking.tilings
             entry["valid_tilings"] = len(fusion.valid_tilings())
+            entry["skipped"] = ranking.skipped
             entry["tilings"] = [f.to_json() for f in ranked[: self.max]]
             if self.format == "text":
                 if not ranked:
                     diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
                 for k, footprint in enumerate(ranked[: self.max]):
                     diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
+                if ranking.skipped:
+                    diagnostics.remark(op.location, f"{label}: {ranking.skipped} tilings with too many programs not evaluated")
         if self.format == "json":
             diagnostics.remark(module.location, json.dumps({"budget_bytes": budget, "computations": document}))
 

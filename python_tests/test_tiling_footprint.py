@@ -152,15 +152,26 @@ def test_a_dot_operand_is_read_once_per_contracting_step(functions) -> None:
 def test_ranking_keeps_the_tilings_within_budget_best_first(functions) -> None:
     fusion = analysis_of(functions, "matmul")
     budget = 256
-    ranked = rank_tilings(fusion, budget)
+    ranking = rank_tilings(fusion, budget)
+    assert ranking.skipped == 0
+    ranked = ranking.tilings
     within = [s for s in fusion.valid_tilings() if tiling_footprint(fusion, s).bytes_per_tile <= budget]
     assert sorted(f.tile_sizes for f in ranked) == sorted(within)
     keys = [(f.bytes_per_output_element, f.num_tiles) for f in ranked]
     assert keys == sorted(keys) and all(f.bytes_per_tile <= budget for f in ranked)
     # Without a budget, one 8x4 output tile reads a (bf16) and b once: 96 + 96 bytes,
     # writes 128, for 32 output elements (any K step moves the same bytes).
-    best = rank_tilings(fusion, 10**9)[0]
+    best = rank_tilings(fusion, 10**9).tilings[0]
     assert best.tile_sizes[1:] == (8, 4) and best.num_tiles == 1 and best.bytes_per_output_element == 10.0
+
+
+def test_tilings_with_too_many_programs_are_counted_not_evaluated(functions) -> None:
+    fusion = analysis_of(functions, "matmul")
+    # {K, M, N} = (6, 8, 4): tilings with more than 8 programs (K steps included) are skipped.
+    programs = [math.prod(-(-n // s) for n, s in zip((6, 8, 4), sizes)) for sizes in fusion.valid_tilings()]
+    ranking = rank_tilings(fusion, 10**9, max_programs=8)
+    assert ranking.skipped == sum(p > 8 for p in programs) > 0
+    assert len(ranking.tilings) == sum(p <= 8 for p in programs)
 
 
 def test_invalid_sizes_and_bad_layouts_are_errors(functions) -> None:

@@ -202,18 +202,35 @@ def tiling_footprint(
     return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs)
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """Ranked footprints (best first) and the number of valid tilings left out because
+    their programs (contracting steps included) exceed ``max_programs``."""
+
+    tilings: list[Footprint]
+    skipped: int
+
+
 def rank_tilings(
     fusion: TiledFusion,
     budget_bytes: int,
     *,
     layouts: Mapping[int, LayoutLike] | None = None,
     output_layouts: Mapping[int, LayoutLike] | None = None,
-) -> list[Footprint]:
+    max_programs: int = 1 << 16,
+) -> Ranking:
     """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
     most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
-    tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out."""
+    tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out;
+    so are (counted in :attr:`Ranking.skipped`) those with more than ``max_programs``
+    programs, counting contracting steps, whose per-program counts are not computed."""
     found = []
+    skipped = 0
     for sizes in fusion.valid_tilings():
+        programs = math.prod(-(-p.size // s) for p, s in zip(fusion.parameters, sizes))
+        if programs > max_programs:
+            skipped += 1
+            continue
         try:
             footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
         except TilingError as exc:
@@ -223,7 +240,7 @@ def rank_tilings(
         if footprint.bytes_per_tile <= budget_bytes:
             found.append(footprint)
     found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.tile_sizes))
-    return found
+    return Ranking(found, skipped)
 
 
 def _shape(inst: TiledInstruction) -> tuple[int, ...]:

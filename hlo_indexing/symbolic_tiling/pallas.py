@@ -12,7 +12,7 @@ along an axis ignores that index. :func:`pallas_blockspecs` returns::
     in_specs = [
         pl.BlockSpec((1, 6), lambda i, j: (i, 0)),  # parameter 0: tensor<4x6xf32>
     ]
-    out_specs = pl.BlockSpec((1, 6), lambda i, j: (i, j))  # output 0: tensor<4x6xf32>
+    out_specs = pl.BlockSpec((1, 6), lambda i, j: (i, 0))  # output 0: tensor<4x6xf32>
 
 and :func:`block_index_maps` the same maps as :class:`IndexingMap` s (grid indices ->
 block indices), for checking.
