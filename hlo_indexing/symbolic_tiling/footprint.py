@@ -19,7 +19,7 @@ The per-tile footprint (what must be resident at once) is the maximum over progr
 of the sum over operands and outputs; bytes moved are summed over all programs. A
 parameter read through several different tiles counts the union of their elements.
 :func:`rank_tilings` keeps the valid tilings whose footprint fits a byte budget and
-sorts them by bytes moved per output element, then by number of tiles.
+sorts them by bytes moved per output element, then by number of tiles (then programs).
 """
 
 from __future__ import annotations
@@ -84,6 +84,11 @@ class Footprint:
     output_elements: int
     operands: tuple[OperandFootprint, ...]
     outputs: tuple[OperandFootprint, ...]
+
+    @property
+    def num_programs(self) -> int:
+        """Programs including contracting steps: :attr:`num_tiles` times the most steps."""
+        return self.num_tiles * max((o.steps for o in self.operands), default=1)
 
     @property
     def bytes_read_per_tile(self) -> int:
@@ -221,7 +226,7 @@ def rank_tilings(
 ) -> Ranking:
     """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
     most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
-    tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out;
+    number of programs (fewer contracting steps first), then tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out;
     so are (counted in :attr:`Ranking.skipped`) those with more than ``max_programs``
     programs, counting contracting steps, whose per-program counts are not computed."""
     found = []
@@ -239,7 +244,7 @@ def rank_tilings(
             raise
         if footprint.bytes_per_tile <= budget_bytes:
             found.append(footprint)
-    found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.tile_sizes))
+    found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
     return Ranking(found, skipped)
 
 

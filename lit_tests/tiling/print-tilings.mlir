@@ -29,10 +29,13 @@ func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
 // A matmul: the tiling parameters are {K, M, N} (contracting first). %b is laid out in
 // (8,128) layout tiles: a tile of 64 columns still moves whole 128-column layout tiles,
 // which shows as padding waste; a K step reads one (M, K) block of %a and one (K, N) of %b.
-// KIB-LABEL:   remark: @matmul tiling #1: tile sizes [8, 16, 128]: 4 tiles, 10496 B per tile (read 2304, write 8192), 8.5 B per output element, padding waste 0.0%
-// KIB-NEXT:    remark: @matmul tiling #2: tile sizes [16, 16, 128]: 4 tiles, 12800 B per tile (read 4608, write 8192), 8.5 B per output element, padding waste 0.0%
+// Equal bytes moved and tiles: fewer K steps (programs) rank first. Tilings of more
+// than 65536 programs (K steps included) are counted, not evaluated.
+// KIB-LABEL:   remark: @matmul tiling #1: tile sizes [16, 16, 128]: 4 tiles, 12800 B per tile (read 4608, write 8192), 8.5 B per output element, padding waste 0.0%
+// KIB-NEXT:    remark: @matmul tiling #2: tile sizes [8, 16, 128]: 4 tiles, 10496 B per tile (read 2304, write 8192), 8.5 B per output element, padding waste 0.0%
+// KIB-NEXT:    remark: @matmul: 4 tilings with too many programs not evaluated
 // JSON-LABEL:  remark: {"budget_bytes": 16384, "computations": [{"label": "@matmul"
-// JSON-SAME:   {"kind": "operand", "index": 1, "name": "parameter(1)", "layout": "{1,0:T(8,128)(2,1)}", "tile_sizes": [8, 128], "tile_strides": [1, 1], "bytes_per_tile": 2048, "bytes_moved": 32768, "steps": 4}
+// JSON-SAME:   {"kind": "operand", "index": 1, "name": "parameter(1)", "layout": "{1,0:T(8,128)(2,1)}", "tile_sizes": [16, 128], "tile_strides": [1, 1], "bytes_per_tile": 4096, "bytes_moved": 32768, "steps": 2}
 // CHECK-LABEL: remark: @matmul: no valid tiling fits the budget of 64 bytes
 func.func @matmul(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16> {hlo_indexing.layout = "{1,0:T(8,128)(2,1)}"}) -> tensor<64x128xf32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x32xbf16>, tensor<32x128xbf16>) -> tensor<64x128xf32>
