@@ -15,8 +15,7 @@ from typing import Any
 from hlo_indexing.analysis.fusion import (
     DEFAULT_MAX_MAPS,
     FusionIndexing,
-    fusion_indexing,
-    fusion_input_to_output_indexing,
+    computation_indexing,
 )
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.dialect_glue.bindings import ir
@@ -132,14 +131,8 @@ def module_indexing(
 
 def _computation_maps(module: Any, direction: str, max_maps: int, buffer: str | None):
     for name, op in computations(module):
-        block = op.regions[0].blocks[0]
         try:
-            if direction == "output-to-input":
-                count = len(list(block.operations)[-1].operands)
-                maps = tuple(fusion_indexing(op, r, max_maps=max_maps) for r in range(count))
-            else:
-                count = len(block.arguments)
-                maps = tuple(fusion_input_to_output_indexing(op, a, max_maps=max_maps) for a in range(count))
+            maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps)
         except (HloIndexingError, ValueError, NotImplementedError) as exc:
             yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc))
             continue
