@@ -207,6 +207,9 @@ class _Composer:
         self.union_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
         self.map_memo: dict[tuple[object, object], IndexingMap] = {}
         self.too_large: dict[frozenset, bool] = {}
+        self.blocks: dict[ir.Block, tuple[list, list[ir.Value], list[ir.Value]]] = {}
+        self.identities: dict[tuple[int, ...], IndexingMap] = {}
+        self.interned: dict[frozenset, frozenset] = {}
 
     def table(self, block: ir.Block, direction: str, needed: set[ir.Value] | None = None) -> dict[Node, Entry]:
         """The block's table in ``direction``; with ``needed``, only the ops producing
@@ -214,7 +217,7 @@ class _Composer:
         key = (block, direction)
         found = self.tables.get(key)
         if found is None:
-            operations = list(block.operations)
+            operations = self.parts(block)[0]
             if direction == "output_to_input":
                 found = self._output_to_input_table(block, operations, needed)
             else:
@@ -308,7 +311,7 @@ class _Composer:
         key = (maps, found)
         composed = self.sets_memo.get(key)
         if composed is None:
-            composed = self.sets_memo[key] = frozenset(self.compose(q, m) for q in maps for m in found)
+            composed = self.sets_memo[key] = self.intern(frozenset(self.compose(q, m) for q in maps for m in found))
         return composed
 
     def union(self, a: frozenset, b: frozenset) -> frozenset:
@@ -316,7 +319,7 @@ class _Composer:
         key = (a, b)
         joined = self.union_memo.get(key)
         if joined is None:
-            joined = self.union_memo[key] = a | b
+            joined = self.union_memo[key] = self.intern(a | b)
         return joined
 
     def compose(self, consumer: IndexingMap, producer: IndexingMap | None) -> IndexingMap:
@@ -333,11 +336,11 @@ class _Composer:
     def root_maps(self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None) -> tuple[list[ElementMaps], frozenset[str]]:
         """Per block argument (result), the maps of each of its elements from element
         ``element`` of result (argument) ``index``, and the capped values' names."""
-        operations = list(block.operations)
+        _, arguments, results = self.parts(block)
         if direction == "output_to_input":
-            root, targets = operations[-1].operands[index], list(block.arguments)
+            root, targets = results[index], arguments
         else:
-            root, targets = block.arguments[index], list(operations[-1].operands)
+            root, targets = arguments[index], results
         sets, caps = self.table(block, direction, needed).get((root, element), ({}, _NO_CAPS))
         out: list[ElementMaps] = [{} for _ in targets]
         if not sets:
@@ -347,10 +350,29 @@ class _Composer:
             # root may read): its index space is undefined.
             unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {_element_type(root.type, element)}")
             return [{path: {unknown} for (index, path) in sets if index == k} for k in range(len(targets))], caps
-        domain = IndexingMap.identity(_static_shape(root, element), context=root.context)
+        domain = self.intern(frozenset({self.identity(_static_shape(root, element), root.context)}))
         for (target, target_path), found in sets.items():
-            out[target].setdefault(target_path, set()).update(self.compose(domain, m) for m in found)
+            out[target].setdefault(target_path, set()).update(self.compose_sets(domain, found))
         return out, caps
+
+    def parts(self, block: ir.Block) -> tuple[list, list[ir.Value], list[ir.Value]]:
+        """The block's ops, arguments and results (terminator operands), listed once."""
+        found = self.blocks.get(block)
+        if found is None:
+            operations = list(block.operations)
+            found = self.blocks[block] = (operations, list(block.arguments), list(operations[-1].operands))
+        return found
+
+    def identity(self, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
+        """The identity map of ``shape`` (one object per shape: memo keys then compare by identity)."""
+        found = self.identities.get(shape)
+        if found is None:
+            found = self.identities[shape] = IndexingMap.identity(shape, context=context)
+        return found
+
+    def intern(self, maps: frozenset) -> frozenset:
+        """One object per distinct set (memo keys then compare by identity)."""
+        return self.interned.setdefault(maps, maps)
 
     def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[tuple[ir.Value, Path, frozenset[IndexingMap] | None, frozenset[str]]]:
         """``(operand, element, maps, caps)`` read by element ``path`` of result
@@ -381,7 +403,7 @@ class _Composer:
         indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         return tuple(
-            frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op))
+            self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
             for maps, sources in zip(indexing.maps, runtime, strict=True)
         )
 
@@ -406,7 +428,7 @@ class _Composer:
                 yield result, (), unknown, _NO_CAPS
         else:
             for result, result_maps in zip(operation.results, input_to_output_indexing(op, operand_index, regions=REGIONS).maps):
-                yield result, (), result_maps, _NO_CAPS
+                yield result, (), self.intern(result_maps), _NO_CAPS
 
 
 def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:
