@@ -177,6 +177,7 @@ Entry = tuple[Sets, frozenset[str]]
 #: The sets of a block argument (result) to itself: ``None`` stands for the identity.
 _SEED: frozenset = frozenset({None})
 _NO_CAPS: frozenset[str] = frozenset()
+_NO_MAPS: frozenset[IndexingMap] = frozenset()
 
 
 def _paths(value_type: ir.Type) -> list[Path]:
@@ -518,8 +519,12 @@ def _fusion_result(
     """Tensors keep their set; a tuple-typed value's sets go to ``elements``."""
     maps, elements = [], []
     for index, (value, found) in enumerate(zip(values, per_value, strict=True)):
+        if not found:
+            maps.append(_NO_MAPS)
+            elements.append({})
+            continue
         whole = frozenset(found.get((), ()))
-        if isinstance(value.type, ir.TupleType) and found:
+        if isinstance(value.type, ir.TupleType):
             what = "argument" if direction == "output_to_input" else "result"
             marker = IndexingMap.undefined(f"{what} #{index} is a {value.type}: see its per-element maps")
             maps.append(whole | {marker})
