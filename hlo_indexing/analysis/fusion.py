@@ -36,7 +36,7 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
@@ -52,6 +52,7 @@ from hlo_indexing.ops.analysis import (
 )
 from hlo_indexing.ops.builders import value_shape
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
+from hlo_indexing.ops.result import InstructionIndexing
 
 #: Default cap on the number of distinct maps kept per value.
 DEFAULT_MAX_MAPS = 16
@@ -200,8 +201,15 @@ class _Composer:
     results (arguments) asked for. Composition goes through one memo per analysis for
     the compose-simplify-clean-up chain (per pair of maps) and one per pair of sets."""
 
-    def __init__(self, max_maps: int, max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES):
+    def __init__(
+        self,
+        max_maps: int,
+        max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES,
+        per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
+        per_op_direction: str = "output_to_input",
+    ):
         self.max_maps = max_maps
+        self.per_op = {per_op_direction: per_op} if per_op else {}
         self.max_expr_nodes = max_expr_nodes
         self.tables: dict[tuple[ir.Block, str], dict[Node, Entry]] = {}
         self.sets_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
@@ -401,7 +409,9 @@ class _Composer:
     def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Output -> input maps of one op, with runtime variables computed in the block
         folded in."""
-        indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
+        known = self.per_op.get("output_to_input")
+        found = known.get(op.operation) if known is not None else None
+        indexing = found[result_index] if found is not None else output_to_input_indexing(op, result_index, regions=REGIONS)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         return tuple(
             self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
@@ -428,7 +438,10 @@ class _Composer:
             for result in operation.results:
                 yield result, (), unknown, _NO_CAPS
         else:
-            for result, result_maps in zip(operation.results, input_to_output_indexing(op, operand_index, regions=REGIONS).maps):
+            known = self.per_op.get("input_to_output")
+            found = known.get(operation) if known is not None else None
+            indexing = found[operand_index] if found is not None else input_to_output_indexing(op, operand_index, regions=REGIONS)
+            for result, result_maps in zip(operation.results, indexing.maps):
                 yield result, (), self.intern(result_maps), _NO_CAPS
 
 
@@ -494,12 +507,19 @@ def fusion_input_to_output_indexing(
 
 
 def computation_indexing(
-    region_or_func: ir.Region | OpLike, direction: str = "output_to_input", *, max_maps: int = DEFAULT_MAX_MAPS
+    region_or_func: ir.Region | OpLike,
+    direction: str = "output_to_input",
+    *,
+    max_maps: int = DEFAULT_MAX_MAPS,
+    per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
 ) -> tuple[FusionIndexing, ...]:
     """The fused maps of every result (``"output_to_input"``: as ``fusion_indexing(f, r)``
-    for each ``r``) or every argument (``"input_to_output"``), from one walk of the block."""
+    for each ``r``) or every argument (``"input_to_output"``), from one walk of the block.
+    ``per_op`` may give ops' per-op maps in ``direction`` already computed (simplified,
+    as :mod:`hlo_indexing.analysis.per_op` gives them: one per result or operand); the
+    other ops' maps are derived."""
     block = block_of(region_or_func)
-    composer = _Composer(max_maps)
+    composer = _Composer(max_maps, per_op=per_op, per_op_direction=direction)
     if direction == "output_to_input":
         roots, others, what = list(block.operations)[-1].operands, list(block.arguments), "result"
     else:
