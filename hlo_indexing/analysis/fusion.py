@@ -217,6 +217,8 @@ class _Composer:
         self.map_memo: dict[tuple[object, object], IndexingMap] = {}
         self.too_large: dict[frozenset, bool] = {}
         self.blocks: dict[ir.Block, tuple[list, list[ir.Value], list[ir.Value]]] = {}
+        self.clean: dict[int, IndexingMap] = {}  # results of the chain, by identity
+        self.identity_flags: dict[IndexingMap, bool] = {}
         self.identities: dict[tuple[int, ...], IndexingMap] = {}
         self.interned: dict[frozenset, frozenset] = {}
 
@@ -336,11 +338,32 @@ class _Composer:
         producer is the identity of a seed."""
         if producer is None:
             return consumer
+        if (
+            self.clean.get(id(producer)) is producer
+            and self.is_identity(consumer)
+            and consumer.dim_vars == producer.dim_vars
+            and not any(v.name for v in producer.dim_vars)
+        ):
+            return producer  # composing a result of this chain after the identity gives it back
         key = (consumer._memo_key(), producer._memo_key())
         composed = self.map_memo.get(key)
         if composed is None:
             composed = self.map_memo[key] = _compose(consumer, producer)
+            self.clean[id(composed)] = composed
         return composed
+
+    def is_identity(self, m: IndexingMap) -> bool:
+        """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbol, constraint or variable name."""
+        found = self.identity_flags.get(m)
+        if found is None:
+            found = self.identity_flags[m] = (
+                not m.is_undefined
+                and m.num_symbols == 0
+                and not m.constraints
+                and not any(v.name for v in m.dim_vars)
+                and m.affine_map == ir.AffineMap.get_identity(m.num_dims, m.context)
+            )
+        return found
 
     def root_maps(self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None) -> tuple[list[ElementMaps], frozenset[str]]:
         """Per block argument (result), the maps of each of its elements from element
