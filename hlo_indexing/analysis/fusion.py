@@ -179,6 +179,9 @@ Entry = tuple[Sets, frozenset[str]]
 _SEED: frozenset = frozenset({None})
 _NO_CAPS: frozenset[str] = frozenset()
 _NO_MAPS: frozenset[IndexingMap] = frozenset()
+#: What one element reads (writes): the value, its element, the maps (None: the same
+#: index) and the names of values capped inside a callee.
+Flow = tuple[ir.Value, Path, frozenset[IndexingMap] | None, frozenset[str]]
 
 
 def _paths(value_type: ir.Type) -> list[Path]:
@@ -237,7 +240,9 @@ class _Composer:
                 self.tables[key] = found
         return found
 
-    def _output_to_input_table(self, block: ir.Block, operations: list, needed: set[ir.Value] | None) -> dict[Node, Entry]:
+    def _output_to_input_table(
+        self, block: ir.Block, operations: list, needed: set[ir.Value] | None
+    ) -> dict[Node, Entry]:
         arguments = list(block.arguments)
         table: dict[Node, Entry] = {}
         for i, argument in enumerate(arguments):
@@ -249,11 +254,16 @@ class _Composer:
                 continue
             for r, result in enumerate(results):
                 for path in _paths(result.type):
-                    parts = [(table.get((operand, operand_path)), maps, caps) for operand, operand_path, maps, caps in self.reads(op, r, path)]
+                    parts = [
+                        (table.get((operand, operand_path)), maps, caps)
+                        for operand, operand_path, maps, caps in self.reads(op, r, path)
+                    ]
                     table[(result, path)] = self.merge(result, path, parts, arguments)
         return table
 
-    def _input_to_output_table(self, block: ir.Block, operations: list, needed: set[ir.Value] | None) -> dict[Node, Entry]:
+    def _input_to_output_table(
+        self, block: ir.Block, operations: list, needed: set[ir.Value] | None
+    ) -> dict[Node, Entry]:
         results = list(operations[-1].operands)
         pending: dict[Node, list] = {}
         for r, value in enumerate(results):
@@ -269,7 +279,10 @@ class _Composer:
                     table[(result, path)] = self.merge(result, path, pending.pop((result, path), []), results)
             for k, operand in enumerate(operands):
                 for path in _paths(operand.type):
-                    parts = [(table.get((result, result_path)), maps, caps) for result, result_path, maps, caps in self.writes(op, k, path)]
+                    parts = [
+                        (table.get((result, result_path)), maps, caps)
+                        for result, result_path, maps, caps in self.writes(op, k, path)
+                    ]
                     pending.setdefault((operand, path), []).extend(parts)
         for argument in block.arguments:
             for path in _paths(argument.type):
@@ -298,7 +311,9 @@ class _Composer:
                 before = merged.get(target)
                 merged[target] = composed if before is None or before is composed else self.union(before, composed)
         for target, found in merged.items():
-            if found is not _SEED and self.over_cap(found) and not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
+            if found is _SEED or not self.over_cap(found):
+                continue
+            if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
                 domain = IndexingMap.identity(_static_shape(value, path), context=value.context)
                 index, target_path = target
                 merged[target] = frozenset({_whole_value_map(_static_shape(targets[index], target_path), domain)})
@@ -365,7 +380,9 @@ class _Composer:
             )
         return found
 
-    def root_maps(self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None) -> tuple[list[ElementMaps], frozenset[str]]:
+    def root_maps(
+        self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None
+    ) -> tuple[list[ElementMaps], frozenset[str]]:
         """Per block argument (result), the maps of each of its elements from element
         ``element`` of result (argument) ``index``, and the capped values' names."""
         _, arguments, results = self.parts(block)
@@ -380,7 +397,8 @@ class _Composer:
         if isinstance(_element_type(root.type, element), ir.TupleType):
             # Only a callee's walk asks for a whole tuple (for a call whose element no
             # root may read): its index space is undefined.
-            unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {_element_type(root.type, element)}")
+            element_type = _element_type(root.type, element)
+            unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {element_type}")
             return [{path: {unknown} for (index, path) in sets if index == k} for k in range(len(targets))], caps
         domain = self.intern(frozenset({self.identity(_static_shape(root, element), root.context)}))
         for (target, target_path), found in sets.items():
@@ -406,7 +424,7 @@ class _Composer:
         """One object per distinct set (memo keys then compare by identity)."""
         return self.interned.setdefault(maps, maps)
 
-    def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[tuple[ir.Value, Path, frozenset[IndexingMap] | None, frozenset[str]]]:
+    def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[Flow]:
         """``(operand, element, maps, caps)`` read by element ``path`` of result
         ``result_index``; ``maps`` None means "the same index" (tuple plumbing), ``caps``
         names values capped inside a callee."""
@@ -434,14 +452,17 @@ class _Composer:
         folded in."""
         known = self.per_op.get("output_to_input")
         found = known.get(op.operation) if known is not None else None
-        indexing = found[result_index] if found is not None else output_to_input_indexing(op, result_index, regions=REGIONS)
+        if found is not None:
+            indexing = found[result_index]
+        else:
+            indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         return tuple(
             self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
             for maps, sources in zip(indexing.maps, runtime, strict=True)
         )
 
-    def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[tuple[ir.Value, Path, frozenset[IndexingMap] | None, frozenset[str]]]:
+    def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[Flow]:
         """``(result, element, maps, caps)`` that element ``path`` of operand
         ``operand_index`` contributes to; ``maps`` None means "the same index"."""
         operation = op.operation
@@ -463,7 +484,10 @@ class _Composer:
         else:
             known = self.per_op.get("input_to_output")
             found = known.get(operation) if known is not None else None
-            indexing = found[operand_index] if found is not None else input_to_output_indexing(op, operand_index, regions=REGIONS)
+            if found is not None:
+                indexing = found[operand_index]
+            else:
+                indexing = input_to_output_indexing(op, operand_index, regions=REGIONS)
             for result, result_maps in zip(operation.results, indexing.maps):
                 yield result, (), self.intern(result_maps), _NO_CAPS
 
@@ -543,10 +567,12 @@ def computation_indexing(
     other ops' maps are derived."""
     block = block_of(region_or_func)
     composer = _Composer(max_maps, per_op=per_op, per_op_direction=direction)
+    _, arguments, results = composer.parts(block)
     if direction == "output_to_input":
-        roots, others, what = list(block.operations)[-1].operands, list(block.arguments), "result"
+        roots, others, what = results, arguments, "result"
     else:
-        roots, others, what = list(block.arguments), list(list(block.operations)[-1].operands), "argument"
+        roots, others, what = arguments, results, "argument"
+
     out = []
     for index, root in enumerate(roots):
         if isinstance(root.type, ir.TupleType):
@@ -560,7 +586,8 @@ def _fusion_result(
     values: Sequence[ir.Value], per_value: list[ElementMaps], capped: frozenset[str], direction: str
 ) -> FusionIndexing:
     """Tensors keep their set; a tuple-typed value's sets go to ``elements``."""
-    maps, elements = [], []
+    maps: list[frozenset[IndexingMap]] = []
+    elements: list[dict[Path, frozenset[IndexingMap]]] = []
     for index, (value, found) in enumerate(zip(values, per_value, strict=True)):
         if not found:
             maps.append(_NO_MAPS)

@@ -132,7 +132,11 @@ def module_indexing(
 
 
 def _computation_maps(
-    module: Any, direction: str, max_maps: int, buffer: str | None, known: dict[ir.Operation, tuple[InstructionIndexing, ...]]
+    module: Any,
+    direction: str,
+    max_maps: int,
+    buffer: str | None,
+    known: dict[ir.Operation, tuple[InstructionIndexing, ...]],
 ):
     for name, op in computations(module):
         try:
