@@ -39,10 +39,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import block_of, callee_block
+from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -271,7 +272,7 @@ class _Composer:
                 pending.setdefault((value, path), []).append((({(r, path): _SEED}, _NO_CAPS), None, _NO_CAPS))
         table: dict[Node, Entry] = {}
         for op in reversed(operations[:-1]):
-            operands = list(op.operands)
+            operands = list(operand_values(op))
             if needed is not None and not any(operand in needed for operand in operands):
                 continue
             for result in op.results:
@@ -444,7 +445,7 @@ class _Composer:
             for operand in operation.operands:
                 yield operand, (), unknown, _NO_CAPS
         else:
-            for operand, operand_maps in zip(operation.operands, self.op_maps(op, result_index)):
+            for operand, operand_maps in zip(operand_values(operation), self.op_maps(op, result_index)):
                 yield operand, (), operand_maps, _NO_CAPS
 
     def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
@@ -506,7 +507,7 @@ def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
     needed = {root}
     for op in reversed(list(block.operations)[:-1]):
         if any(result in needed for result in op.results):
-            needed.update(op.operands)
+            needed.update(operand_values(op))
     return needed
 
 
@@ -514,7 +515,7 @@ def _users(block: ir.Block, argument: ir.Value) -> set[ir.Value]:
     """The values computed from ``argument`` (the ops to walk for one argument)."""
     needed = {argument}
     for op in list(block.operations)[:-1]:
-        if any(operand in needed for operand in op.operands):
+        if any(operand in needed for operand in operand_values(op)):
             needed.update(op.results)
     return needed
 
@@ -622,6 +623,14 @@ class _FusedRegions:
 
     def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
         return fusion_input_to_output_indexing(region, argument_index).maps
+
+    def iteration_output_to_input(
+        self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+    ) -> MapSets:
+        return iteration_maps(self, region, result_index, inductions, count)
+
+    def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
+        return outer_value_maps(self, region, result_index, values)
 
 
 #: The region analysis this module hands to per-op rules of ops with a body.
