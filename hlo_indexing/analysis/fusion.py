@@ -297,6 +297,7 @@ class _Composer:
         capped set becomes one map reading the whole target)."""
         merged: Sets = {}
         capped = _NO_CAPS
+        memo = self.sets_memo
         for entry, maps, caps in parts:
             if caps:
                 capped = capped | caps
@@ -305,14 +306,21 @@ class _Composer:
             sets, entry_caps = entry
             if entry_caps:
                 capped = capped | entry_caps
-            for target, found in sets.items():
-                composed = found if maps is None else self.compose_sets(maps, found)
+            if maps is None:
+                pairs = sets.items()
+            else:  # the memo lookup inlined: this loop runs once per value and target
+                pairs = ((t, memo.get((maps, f)) or self.compose_sets(maps, f)) for t, f in sets.items())
+            if not merged:
+                merged = {target: composed for target, composed in pairs if composed}
+                continue
+            for target, composed in pairs:
                 if not composed:
                     continue
                 before = merged.get(target)
                 merged[target] = composed if before is None or before is composed else self.union(before, composed)
+        checked = self.too_large
         for target, found in merged.items():
-            if found is _SEED or not self.over_cap(found):
+            if found is _SEED or checked.get(found) is False or not self.over_cap(found):
                 continue
             if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
                 domain = IndexingMap.identity(_static_shape(value, path), context=value.context)
