@@ -67,3 +67,13 @@ def test_random_simplifier_inputs_parse(context) -> None:
     assert len(texts) == 25
     for text in texts:
         IndexingMap.parse(text)
+
+
+def test_training_step_benchmark_runs_on_one_layer(context) -> None:
+    pytest.importorskip("jax")
+    _load("bench_analysis")
+    rows = _load("bench_training").measure([1], repeat=1, baseline_repeat=1)
+    assert [(r["layers"], r["growth_per_doubling"]) for r in rows] == [(1, None)]
+    text = _load("jax_training_step").training_step_text(1)
+    n_functions, counted = _functions_and_ops(text, context)
+    assert rows[0]["ops"] == counted > 300 and rows[0]["results"] > 30

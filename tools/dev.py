@@ -6,7 +6,7 @@ Standard library only, so it runs before anything is installed::
     python3 tools/dev.py test       # lit over lit_tests/, pytest over python_tests/, then mypy
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
     python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
-    python3 tools/dev.py conformance [FILE.jsonl ...]   # XLA's tiling corpus (tools/devtools/tiling_conformance.py)
+    python3 tools/dev.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (tools/devtools/tiling_conformance.py)
 
 Both create ``.venv`` in the repository when it is missing and install the project
 into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
@@ -198,7 +198,7 @@ def command_bench(*options: str) -> int:
 
 def command_conformance(*files: str) -> int:
     """Run ``tools/devtools/tiling_conformance.py`` in the venv on ``files`` (default: every
-    ``*.jsonl`` of ``../shared/conformance/xla_tiling``); its exit code."""
+    ``*.jsonl`` in the folders of ``../shared/conformance``); its exit code."""
     ensure_environment()
     command = [str(venv_bin("python")), str(ROOT / "tools" / "devtools" / "tiling_conformance.py"), *files]
     print("dev: " + " ".join(command), flush=True)

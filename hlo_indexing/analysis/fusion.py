@@ -36,7 +36,7 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
@@ -53,6 +53,7 @@ from hlo_indexing.ops.analysis import (
 )
 from hlo_indexing.ops.builders import value_shape
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
+from hlo_indexing.ops.result import InstructionIndexing
 
 #: Default cap on the number of distinct maps kept per value.
 DEFAULT_MAX_MAPS = 16
@@ -154,6 +155,10 @@ def _static_shape(value: ir.Value, path: Path = ()) -> tuple[int, ...]:
     return shape
 
 
+def _is_tuple(value: ir.Value, path: Path) -> bool:
+    return isinstance(_element_type(value.type, path), ir.TupleType)
+
+
 def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
     if m.is_undefined or m.is_known_empty():
         return False
@@ -165,124 +170,335 @@ def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
     return False
 
 
+#: A value element: the value and its element path.
+Node = tuple[ir.Value, Path]
+#: Per target (argument or result index, element path), the maps to it.
+Sets = dict[tuple[int, Path], frozenset]
+#: A table entry: the sets of one value element and the names of the capped values on the way.
+Entry = tuple[Sets, frozenset[str]]
+#: The sets of a block argument (result) to itself: ``None`` stands for the identity.
+_SEED: frozenset = frozenset({None})
+_NO_CAPS: frozenset[str] = frozenset()
+_NO_MAPS: frozenset[IndexingMap] = frozenset()
+#: What one element reads (writes): the value, its element, the maps (None: the same
+#: index) and the names of values capped inside a callee.
+Flow = tuple[ir.Value, Path, frozenset[IndexingMap] | None, frozenset[str]]
+
+
+def _paths(value_type: ir.Type) -> list[Path]:
+    """Every element path of a value of ``value_type``: ``()`` and, for a tuple, the
+    paths of its elements (inner tuples included)."""
+    if not isinstance(value_type, ir.TupleType):
+        return [()]
+    return [()] + [(k,) + path for k in range(value_type.num_types) for path in _paths(value_type.get_type(k))]
+
+
 class _Composer:
-    """One walk's state: the caps, the values that were capped, and the fused maps of
-    each callee (per direction, index and element) computed so far."""
+    """One analysis' state: the caps, the memos, and the table of each block walked.
 
-    def __init__(self, max_maps: int, max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES):
+    A block's table gives, for every element of every value, its map sets to every
+    block argument (output to input) or block result (input to output) it depends on,
+    with the names of the values whose sets were capped on the way. It is computed in
+    one walk over the block (dynamic programming over the use-def graph: each op's
+    per-op maps are derived once and composed with its operands' (users') sets), so the
+    cost is linear in ops times reached arguments (results), whatever the number of
+    results (arguments) asked for. Composition goes through one memo per analysis for
+    the compose-simplify-clean-up chain (per pair of maps) and one per pair of sets."""
+
+    def __init__(
+        self,
+        max_maps: int,
+        max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES,
+        per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
+        per_op_direction: str = "output_to_input",
+    ):
         self.max_maps = max_maps
+        self.per_op = {per_op_direction: per_op} if per_op else {}
         self.max_expr_nodes = max_expr_nodes
-        self.capped: list[str] = []
-        self.callee_cache: dict[tuple[ir.Block, str, int, Path], list[ElementMaps]] = {}
+        self.tables: dict[tuple[ir.Block, str], dict[Node, Entry]] = {}
+        self.sets_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
+        self.union_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
+        self.map_memo: dict[tuple[object, object], IndexingMap] = {}
+        self.too_large: dict[frozenset, bool] = {}
+        self.blocks: dict[ir.Block, tuple[list, list[ir.Value], list[ir.Value]]] = {}
+        self.clean: dict[int, IndexingMap] = {}  # results of the chain, by identity
+        self.identity_flags: dict[IndexingMap, bool] = {}
+        self.identities: dict[tuple[int, ...], IndexingMap] = {}
+        self.interned: dict[frozenset, frozenset] = {}
 
-    def add(
-        self, table: dict[ir.Value, ElementMaps], value: ir.Value, path: Path, maps: Iterable[IndexingMap], domain: IndexingMap
-    ) -> None:
-        """Add ``maps`` to the set of element ``path`` of ``value``, capping it."""
-        elements = table.setdefault(value, {})
-        current = elements.setdefault(path, set())
-        current.update(maps)
-        if any(m.is_undefined for m in current):
-            return
-        if len(current) > self.max_maps or any(_too_large(m, self.max_expr_nodes) for m in maps):
-            elements[path] = {_whole_value_map(_static_shape(value, path), domain)}
-            name = value.get_name() if hasattr(value, "get_name") else str(value.type)
-            self.capped.append(name + "".join(f"[{k}]" for k in path))
+    def table(self, block: ir.Block, direction: str, needed: set[ir.Value] | None = None) -> dict[Node, Entry]:
+        """The block's table in ``direction``; with ``needed``, only the ops producing
+        (output to input) or using (input to output) those values are walked (not kept)."""
+        key = (block, direction)
+        found = self.tables.get(key)
+        if found is None:
+            operations = self.parts(block)[0]
+            if direction == "output_to_input":
+                found = self._output_to_input_table(block, operations, needed)
+            else:
+                found = self._input_to_output_table(block, operations, needed)
+            if needed is None:
+                self.tables[key] = found
+        return found
 
-    def output_to_input(self, block: ir.Block, result_index: int, element: Path = ()) -> list[ElementMaps]:
-        """Per block argument, the maps of each of its elements read by element
-        ``element`` of terminator operand ``result_index``."""
-        terminator = list(block.operations)[-1]
-        root = terminator.operands[result_index]
-        domain = IndexingMap.identity(_static_shape(root, element), context=root.context)
-        table: dict[ir.Value, ElementMaps] = {root: {element: {domain}}}
-        for op in reversed(list(block.operations)[:-1]):
-            for r, result in enumerate(op.results):
-                for path, consumer_maps in table.pop(result, {}).items():
-                    if not consumer_maps:
-                        continue
-                    for operand, operand_path, producer_maps in self.reads(op, r, path):
-                        composed = _compose_sets(consumer_maps, producer_maps)
-                        if composed:
-                            self.add(table, operand, operand_path, composed, domain)
-        return [table.get(argument, {}) for argument in block.arguments]
+    def _output_to_input_table(
+        self, block: ir.Block, operations: list, needed: set[ir.Value] | None
+    ) -> dict[Node, Entry]:
+        arguments = list(block.arguments)
+        table: dict[Node, Entry] = {}
+        for i, argument in enumerate(arguments):
+            for path in _paths(argument.type):
+                table[(argument, path)] = ({(i, path): _SEED}, _NO_CAPS)
+        for op in operations[:-1]:
+            results = list(op.results)
+            if needed is not None and not any(result in needed for result in results):
+                continue
+            for r, result in enumerate(results):
+                for path in _paths(result.type):
+                    parts = [
+                        (table.get((operand, operand_path)), maps, caps)
+                        for operand, operand_path, maps, caps in self.reads(op, r, path)
+                    ]
+                    table[(result, path)] = self.merge(result, path, parts, arguments)
+        return table
 
-    def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[tuple[ir.Value, Path, frozenset[IndexingMap] | None]]:
-        """``(operand, element, maps)`` read by element ``path`` of result
-        ``result_index``; ``maps`` None means "the same index" (tuple plumbing)."""
+    def _input_to_output_table(
+        self, block: ir.Block, operations: list, needed: set[ir.Value] | None
+    ) -> dict[Node, Entry]:
+        results = list(operations[-1].operands)
+        pending: dict[Node, list] = {}
+        for r, value in enumerate(results):
+            for path in _paths(value.type):
+                pending.setdefault((value, path), []).append((({(r, path): _SEED}, _NO_CAPS), None, _NO_CAPS))
+        table: dict[Node, Entry] = {}
+        for op in reversed(operations[:-1]):
+            operands = list(operand_values(op))
+            if needed is not None and not any(operand in needed for operand in operands):
+                continue
+            for result in op.results:
+                for path in _paths(result.type):
+                    table[(result, path)] = self.merge(result, path, pending.pop((result, path), []), results)
+            for k, operand in enumerate(operands):
+                for path in _paths(operand.type):
+                    parts = [
+                        (table.get((result, result_path)), maps, caps)
+                        for result, result_path, maps, caps in self.writes(op, k, path)
+                    ]
+                    pending.setdefault((operand, path), []).extend(parts)
+        for argument in block.arguments:
+            for path in _paths(argument.type):
+                table[(argument, path)] = self.merge(argument, path, pending.pop((argument, path), []), results)
+        return table
+
+    def merge(self, value: ir.Value, path: Path, parts: list, targets: Sequence[ir.Value]) -> Entry:
+        """The entry of element ``path`` of ``value``: each part ``(entry, maps, caps)``
+        is the entry of a value it reads (writes), composed after ``maps`` (None: the
+        same index); sets reaching the same target are joined, then capped (the
+        capped set becomes one map reading the whole target)."""
+        merged: Sets = {}
+        capped = _NO_CAPS
+        memo = self.sets_memo
+        for entry, maps, caps in parts:
+            if caps:
+                capped = capped | caps
+            if entry is None:
+                continue
+            sets, entry_caps = entry
+            if entry_caps:
+                capped = capped | entry_caps
+            if maps is None:
+                pairs = sets.items()
+            else:  # the memo lookup inlined: this loop runs once per value and target
+                pairs = ((t, memo.get((maps, f)) or self.compose_sets(maps, f)) for t, f in sets.items())
+            if not merged:
+                merged = {target: composed for target, composed in pairs if composed}
+                continue
+            for target, composed in pairs:
+                if not composed:
+                    continue
+                before = merged.get(target)
+                merged[target] = composed if before is None or before is composed else self.union(before, composed)
+        checked = self.too_large
+        for target, found in merged.items():
+            if found is _SEED or checked.get(found) is False or not self.over_cap(found):
+                continue
+            if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
+                domain = IndexingMap.identity(_static_shape(value, path), context=value.context)
+                index, target_path = target
+                merged[target] = frozenset({_whole_value_map(_static_shape(targets[index], target_path), domain)})
+                name = value.get_name() if hasattr(value, "get_name") else str(value.type)
+                capped = capped | {name + "".join(f"[{k}]" for k in path)}
+        return merged, capped
+
+    def over_cap(self, found: frozenset) -> bool:
+        """Whether a set is over the caps (never when it holds an unknown map)."""
+        over = self.too_large.get(found)
+        if over is None:
+            defined = [m for m in found if m is not None]
+            over = not any(m.is_undefined for m in defined) and (
+                len(found) > self.max_maps or any(_too_large(m, self.max_expr_nodes) for m in defined)
+            )
+            self.too_large[found] = over
+        return over
+
+    def compose_sets(self, maps: frozenset, found: frozenset) -> frozenset:
+        """``{compose(q, m)}`` for ``q`` in ``maps`` (one op's) and ``m`` in ``found``."""
+        key = (maps, found)
+        composed = self.sets_memo.get(key)
+        if composed is None:
+            composed = self.sets_memo[key] = self.intern(frozenset(self.compose(q, m) for q in maps for m in found))
+        return composed
+
+    def union(self, a: frozenset, b: frozenset) -> frozenset:
+        """``a | b`` (memoized: the same sets meet again and again)."""
+        key = (a, b)
+        joined = self.union_memo.get(key)
+        if joined is None:
+            joined = self.union_memo[key] = self.intern(a | b)
+        return joined
+
+    def compose(self, consumer: IndexingMap, producer: IndexingMap | None) -> IndexingMap:
+        """Compose, simplify, remove unused symbols (one memo for the chain); a None
+        producer is the identity of a seed."""
+        if producer is None:
+            return consumer
+        if (
+            self.clean.get(id(producer)) is producer
+            and self.is_identity(consumer)
+            and consumer.dim_vars == producer.dim_vars
+            and not any(v.name for v in producer.dim_vars)
+        ):
+            return producer  # composing a result of this chain after the identity gives it back
+        key = (consumer._memo_key(), producer._memo_key())
+        composed = self.map_memo.get(key)
+        if composed is None:
+            composed = self.map_memo[key] = _compose(consumer, producer)
+            self.clean[id(composed)] = composed
+        return composed
+
+    def is_identity(self, m: IndexingMap) -> bool:
+        """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbol, constraint or variable name."""
+        found = self.identity_flags.get(m)
+        if found is None:
+            found = self.identity_flags[m] = (
+                not m.is_undefined
+                and m.num_symbols == 0
+                and not m.constraints
+                and not any(v.name for v in m.dim_vars)
+                and m.affine_map == ir.AffineMap.get_identity(m.num_dims, m.context)
+            )
+        return found
+
+    def root_maps(
+        self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None
+    ) -> tuple[list[ElementMaps], frozenset[str]]:
+        """Per block argument (result), the maps of each of its elements from element
+        ``element`` of result (argument) ``index``, and the capped values' names."""
+        _, arguments, results = self.parts(block)
+        if direction == "output_to_input":
+            root, targets = results[index], arguments
+        else:
+            root, targets = arguments[index], results
+        sets, caps = self.table(block, direction, needed).get((root, element), ({}, _NO_CAPS))
+        out: list[ElementMaps] = [{} for _ in targets]
+        if not sets:
+            return out, caps
+        if isinstance(_element_type(root.type, element), ir.TupleType):
+            # Only a callee's walk asks for a whole tuple (for a call whose element no
+            # root may read): its index space is undefined.
+            element_type = _element_type(root.type, element)
+            unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {element_type}")
+            return [{path: {unknown} for (index, path) in sets if index == k} for k in range(len(targets))], caps
+        domain = self.intern(frozenset({self.identity(_static_shape(root, element), root.context)}))
+        for (target, target_path), found in sets.items():
+            out[target].setdefault(target_path, set()).update(self.compose_sets(domain, found))
+        return out, caps
+
+    def parts(self, block: ir.Block) -> tuple[list, list[ir.Value], list[ir.Value]]:
+        """The block's ops, arguments and results (terminator operands), listed once."""
+        found = self.blocks.get(block)
+        if found is None:
+            operations = list(block.operations)
+            found = self.blocks[block] = (operations, list(block.arguments), list(operations[-1].operands))
+        return found
+
+    def identity(self, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
+        """The identity map of ``shape`` (one object per shape: memo keys then compare by identity)."""
+        found = self.identities.get(shape)
+        if found is None:
+            found = self.identities[shape] = IndexingMap.identity(shape, context=context)
+        return found
+
+    def intern(self, maps: frozenset) -> frozenset:
+        """One object per distinct set (memo keys then compare by identity)."""
+        return self.interned.setdefault(maps, maps)
+
+    def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[Flow]:
+        """``(operand, element, maps, caps)`` read by element ``path`` of result
+        ``result_index``; ``maps`` None means "the same index" (tuple plumbing), ``caps``
+        names values capped inside a callee."""
         operation = op.operation
         kind = op_attrs.op_kind(operation)[1]
         if kind == "get_tuple_element":
-            yield operation.operands[0], (op_attrs.int_attr(operation, "index"),) + path, None
+            yield operation.operands[0], (op_attrs.int_attr(operation, "index"),) + path, None, _NO_CAPS
         elif kind == "tuple" and path:
-            yield operation.operands[path[0]], path[1:], None
+            yield operation.operands[path[0]], path[1:], None, _NO_CAPS
         elif (callee := callee_block(op)) is not None:
-            key = (callee, "output_to_input", result_index, path)
-            if key not in self.callee_cache:
-                self.callee_cache[key] = self.output_to_input(callee, result_index, path)
-            for operand, elements in zip(operation.operands, self.callee_cache[key], strict=True):
+            per_argument, caps = self.root_maps(callee, "output_to_input", result_index, path)
+            for operand, elements in zip(operation.operands, per_argument, strict=True):
                 for operand_path, maps in elements.items():
-                    yield operand, operand_path, frozenset(maps)
+                    yield operand, operand_path, frozenset(maps), caps
         elif path or kind == "tuple":
             unknown = frozenset({_untracked_element(operation, "result", result_index, path)})
             for operand in operation.operands:
-                yield operand, (), unknown
+                yield operand, (), unknown, _NO_CAPS
         else:
             for operand, operand_maps in zip(operand_values(operation), self.op_maps(op, result_index)):
-                yield operand, (), operand_maps
+                yield operand, (), operand_maps, _NO_CAPS
 
     def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Output -> input maps of one op, with runtime variables computed in the block
         folded in."""
-        indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
+        known = self.per_op.get("output_to_input")
+        found = known.get(op.operation) if known is not None else None
+        if found is not None:
+            indexing = found[result_index]
+        else:
+            indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         return tuple(
-            frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op))
+            self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
             for maps, sources in zip(indexing.maps, runtime, strict=True)
         )
 
-    def input_to_output(self, block: ir.Block, argument_index: int, element: Path = ()) -> list[ElementMaps]:
-        """Per terminator operand, the maps of each of its elements that element
-        ``element`` of block argument ``argument_index`` contributes to."""
-        argument = block.arguments[argument_index]
-        domain = IndexingMap.identity(_static_shape(argument, element), context=argument.context)
-        table: dict[ir.Value, ElementMaps] = {argument: {element: {domain}}}
-        operations = list(block.operations)
-        for op in operations[:-1]:
-            for k, operand in enumerate(operand_values(op)):
-                for path, consumer_maps in list(table.get(operand, {}).items()):
-                    if not consumer_maps:
-                        continue
-                    for result, result_path, producer_maps in self.writes(op, k, path):
-                        composed = _compose_sets(consumer_maps, producer_maps)
-                        if composed:
-                            self.add(table, result, result_path, composed, domain)
-        return [table.get(value, {}) for value in operations[-1].operands]
-
-    def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[tuple[ir.Value, Path, frozenset[IndexingMap] | None]]:
-        """``(result, element, maps)`` that element ``path`` of operand
+    def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[Flow]:
+        """``(result, element, maps, caps)`` that element ``path`` of operand
         ``operand_index`` contributes to; ``maps`` None means "the same index"."""
         operation = op.operation
         kind = op_attrs.op_kind(operation)[1]
         if kind == "get_tuple_element" and path:
             if path[0] == op_attrs.int_attr(operation, "index"):
-                yield operation.results[0], path[1:], None
+                yield operation.results[0], path[1:], None, _NO_CAPS
         elif kind == "tuple":
-            yield operation.results[0], (operand_index,) + path, None
+            yield operation.results[0], (operand_index,) + path, None, _NO_CAPS
         elif (callee := callee_block(op)) is not None:
-            key = (callee, "input_to_output", operand_index, path)
-            if key not in self.callee_cache:
-                self.callee_cache[key] = self.input_to_output(callee, operand_index, path)
-            for result, elements in zip(operation.results, self.callee_cache[key], strict=True):
+            per_result, caps = self.root_maps(callee, "input_to_output", operand_index, path)
+            for result, elements in zip(operation.results, per_result, strict=True):
                 for result_path, maps in elements.items():
-                    yield result, result_path, frozenset(maps)
+                    yield result, result_path, frozenset(maps), caps
         elif path or kind == "get_tuple_element":
             unknown = frozenset({_untracked_element(operation, "operand", operand_index, path)})
             for result in operation.results:
-                yield result, (), unknown
+                yield result, (), unknown, _NO_CAPS
         else:
-            for result, result_maps in zip(operation.results, input_to_output_indexing(op, operand_index, regions=REGIONS).maps):
-                yield result, (), result_maps
+            known = self.per_op.get("input_to_output")
+            found = known.get(operation) if known is not None else None
+            if found is not None:
+                indexing = found[operand_index]
+            else:
+                indexing = input_to_output_indexing(op, operand_index, regions=REGIONS)
+            for result, result_maps in zip(operation.results, indexing.maps):
+                yield result, (), self.intern(result_maps), _NO_CAPS
 
 
 def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:
@@ -290,14 +506,26 @@ def _untracked_element(operation: ir.Operation, what: str, index: int, path: Pat
     return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
 
 
-def _compose_sets(consumer_maps: Iterable[IndexingMap], producer_maps: frozenset[IndexingMap] | None) -> set[IndexingMap]:
-    if producer_maps is None:
-        return set(consumer_maps)
-    return {_compose(c, p) for c in consumer_maps for p in producer_maps}
-
-
 def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     return consumer.compose(producer).simplify().remove_unused_symbols()
+
+
+def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
+    """The values ``root`` is computed from (the ops to walk for one result)."""
+    needed = {root}
+    for op in reversed(list(block.operations)[:-1]):
+        if any(result in needed for result in op.results):
+            needed.update(operand_values(op))
+    return needed
+
+
+def _users(block: ir.Block, argument: ir.Value) -> set[ir.Value]:
+    """The values computed from ``argument`` (the ops to walk for one argument)."""
+    needed = {argument}
+    for op in list(block.operations)[:-1]:
+        if any(operand in needed for operand in operand_values(op)):
+            needed.update(op.results)
+    return needed
 
 
 def fusion_indexing(
@@ -315,7 +543,8 @@ def fusion_indexing(
     if isinstance(_element_type(root.type, element), ir.TupleType):
         return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
-    return _fusion_result(block.arguments, composer.output_to_input(block, result_index, element), composer, "output_to_input")
+    found = composer.root_maps(block, "output_to_input", result_index, element, _producers(block, root))
+    return _fusion_result(block.arguments, *found, "output_to_input")
 
 
 def fusion_input_to_output_indexing(
@@ -329,17 +558,52 @@ def fusion_input_to_output_indexing(
     if isinstance(_element_type(argument.type, element), ir.TupleType):
         return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
-    return _fusion_result(results, composer.input_to_output(block, argument_index, element), composer, "input_to_output")
+    found = composer.root_maps(block, "input_to_output", argument_index, element, _users(block, argument))
+    return _fusion_result(results, *found, "input_to_output")
+
+
+def computation_indexing(
+    region_or_func: ir.Region | OpLike,
+    direction: str = "output_to_input",
+    *,
+    max_maps: int = DEFAULT_MAX_MAPS,
+    per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
+) -> tuple[FusionIndexing, ...]:
+    """The fused maps of every result (``"output_to_input"``: as ``fusion_indexing(f, r)``
+    for each ``r``) or every argument (``"input_to_output"``), from one walk of the block.
+    ``per_op`` may give ops' per-op maps in ``direction`` already computed (simplified,
+    as :mod:`hlo_indexing.analysis.per_op` gives them: one per result or operand); the
+    other ops' maps are derived."""
+    block = block_of(region_or_func)
+    composer = _Composer(max_maps, per_op=per_op, per_op_direction=direction)
+    _, arguments, results = composer.parts(block)
+    if direction == "output_to_input":
+        roots, others, what = results, arguments, "result"
+    else:
+        roots, others, what = arguments, results, "argument"
+
+    out = []
+    for index, root in enumerate(roots):
+        if isinstance(root.type, ir.TupleType):
+            out.append(_whole_tuple(f"{what} #{index}", root, (), len(others), direction))
+        else:
+            out.append(_fusion_result(others, *composer.root_maps(block, direction, index, ()), direction))
+    return tuple(out)
 
 
 def _fusion_result(
-    values: Sequence[ir.Value], per_value: list[ElementMaps], composer: _Composer, direction: str
+    values: Sequence[ir.Value], per_value: list[ElementMaps], capped: frozenset[str], direction: str
 ) -> FusionIndexing:
     """Tensors keep their set; a tuple-typed value's sets go to ``elements``."""
-    maps, elements = [], []
+    maps: list[frozenset[IndexingMap]] = []
+    elements: list[dict[Path, frozenset[IndexingMap]]] = []
     for index, (value, found) in enumerate(zip(values, per_value, strict=True)):
+        if not found:
+            maps.append(_NO_MAPS)
+            elements.append({})
+            continue
         whole = frozenset(found.get((), ()))
-        if isinstance(value.type, ir.TupleType) and found:
+        if isinstance(value.type, ir.TupleType):
             what = "argument" if direction == "output_to_input" else "result"
             marker = IndexingMap.undefined(f"{what} #{index} is a {value.type}: see its per-element maps")
             maps.append(whole | {marker})
@@ -347,7 +611,7 @@ def _fusion_result(
         else:
             maps.append(whole)
             elements.append({})
-    return FusionIndexing(tuple(maps), tuple(composer.capped), direction, tuple(elements))
+    return FusionIndexing(tuple(maps), tuple(sorted(capped)), direction, tuple(elements))
 
 
 def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:

@@ -15,8 +15,7 @@ from typing import Any
 from hlo_indexing.analysis.fusion import (
     DEFAULT_MAX_MAPS,
     FusionIndexing,
-    fusion_indexing,
-    fusion_input_to_output_indexing,
+    computation_indexing,
 )
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.dialect_glue.bindings import ir
@@ -125,27 +124,24 @@ def module_indexing(
     """The fused maps of every computation (``fused``) and the per-op maps of every HLO op
     (``per_op``) of ``module``; ``buffer`` names the text it was parsed from (for
     locations)."""
-    computations_found = tuple(_computation_maps(module, direction, max_maps, buffer)) if fused else ()
-    ops = tuple(_op_maps(module, direction, buffer)) if per_op else ()
+    found = [(op, tuple(indexings(op, direction, simplify=True))) for op in hlo_ops(module)] if per_op else []
+    known = dict(found)  # the fused walks reuse the per-op maps instead of deriving them again
+    computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, known)) if fused else ()
+    ops = tuple(OpMaps(op.name, _short_location(op, buffer), maps, direction) for op, maps in found)
     return ModuleIndexing(computations_found, ops, direction, module)
 
 
-def _computation_maps(module: Any, direction: str, max_maps: int, buffer: str | None):
+def _computation_maps(
+    module: Any,
+    direction: str,
+    max_maps: int,
+    buffer: str | None,
+    known: dict[ir.Operation, tuple[InstructionIndexing, ...]],
+):
     for name, op in computations(module):
-        block = op.regions[0].blocks[0]
         try:
-            if direction == "output-to-input":
-                count = len(list(block.operations)[-1].operands)
-                maps = tuple(fusion_indexing(op, r, max_maps=max_maps) for r in range(count))
-            else:
-                count = len(block.arguments)
-                maps = tuple(fusion_input_to_output_indexing(op, a, max_maps=max_maps) for a in range(count))
+            maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps, per_op=known)
         except (HloIndexingError, ValueError, NotImplementedError) as exc:
             yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc))
             continue
         yield ComputationMaps(name, _short_location(op, buffer), maps, direction)
-
-
-def _op_maps(module: Any, direction: str, buffer: str | None):
-    for op in hlo_ops(module):
-        yield OpMaps(op.name, _short_location(op, buffer), tuple(indexings(op, direction, simplify=True)), direction)

@@ -1,16 +1,17 @@
-"""Run XLA's tiling conformance corpus (``conformance/xla_tiling/*.jsonl``) through
-hlo-indexing's symbolic tiling.
+"""Run the conformance corpora (``../shared/conformance/*/*.jsonl``: XLA's tiling and
+indexing expectations, the tiled-layout vectors) through hlo-indexing.
 
 Usage::
 
     python3 tools/devtools/tiling_conformance.py [FILE.jsonl ...] [--only SUBSTRING]
 
-Without files, every ``*.jsonl`` under ``../shared/conformance/xla_tiling`` (beside the
-repository) is run. Each record is dispatched by its ``kind`` to a checker: a function
-``record -> (status, detail)`` with status ``"pass"``, ``"fail"`` or ``"skip"``, found in
-the ``CHECKERS`` table of ``tiling_conformance_symbolic.py`` (this branch) and, when the
-file exists, ``tiling_conformance_propagation.py``. Checkers compare numerically through
-each record's ``evaluations``, never map texts.
+Without files, every ``*.jsonl`` in the folders of ``../shared/conformance`` (beside the
+repository) is run. Each record is dispatched by its kind (:func:`record_kind`) to a
+checker: a function ``record -> (status, detail)`` with status ``"pass"``, ``"fail"`` or
+``"skip"``, found in the ``CHECKERS`` tables of ``tiling_conformance_symbolic.py``,
+``tiling_conformance_propagation.py`` and ``corpus_checkers.py`` (indexing corpus and
+layout vectors). Checkers compare numerically (through each record's ``evaluations``, or
+by enumerating relations), never map texts.
 
 Prints one row per record, ``PASS|FAIL|SKIP id: detail``, and ends with
 ``conformance: P passed, F failed, S skipped``. A record whose kind has no checker is a
@@ -35,20 +36,18 @@ if __name__ == "__main__" and not __package__:
     __package__ = "devtools"
 
 Checker = Callable[[dict], tuple[str, str]]
-DEFAULT_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "xla_tiling"
-#: Checker modules (next to this file); a missing one is skipped at import.
-CHECKER_MODULES = ("tiling_conformance_symbolic", "tiling_conformance_propagation")
+DEFAULT_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+#: Checker modules (next to this file).
+CHECKER_MODULES = ("tiling_conformance_symbolic", "tiling_conformance_propagation", "corpus_checkers")
 
 
 def load_checkers() -> dict[str, Checker]:
-    """The union of the ``CHECKERS`` tables of the checker modules that exist.
+    """The union of the ``CHECKERS`` tables of the checker modules.
 
-    ``tiling_conformance_propagation`` is written on another branch (tile propagation);
-    until it is merged it does not exist, and its record kinds fail as unknown."""
+    A module that fails to import is reported on stderr; its record kinds then fail as
+    unknown."""
     table: dict[str, Checker] = {}
     for name in CHECKER_MODULES:
-        if not (Path(__file__).with_name(f"{name}.py")).exists():
-            continue
         try:
             module = importlib.import_module(f"{__package__ or 'devtools'}.{name}")
             table.update(module.CHECKERS)
@@ -57,10 +56,18 @@ def load_checkers() -> dict[str, Checker]:
     return table
 
 
+def record_kind(record: dict) -> str | None:
+    """The record's ``kind``; ``layout_vector`` for a tiled-layout vector (which has none)."""
+    kind = record.get("kind")
+    if kind is None and "layout" in record and "samples" in record:
+        return "layout_vector"
+    return kind if isinstance(kind, str) else None
+
+
 def check_record(record: dict, checkers: dict[str, Checker]) -> tuple[str, str]:
     """Run the checker of ``record['kind']``; never raises."""
-    kind = record.get("kind")
-    checker = checkers.get(kind) if isinstance(kind, str) else None
+    kind = record_kind(record)
+    checker = checkers.get(kind) if kind is not None else None
     if checker is None:
         return "fail", f"no checker for record kind {kind!r}"
     try:
@@ -99,10 +106,10 @@ def run_files(paths: Sequence[Path], only: str | None = None) -> list[tuple[str,
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tiling_conformance.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", type=Path, help=f"corpus files (default: {DEFAULT_DIR}/*.jsonl)")
+    parser.add_argument("files", nargs="*", type=Path, help=f"corpus files (default: {DEFAULT_DIR}/*/*.jsonl)")
     parser.add_argument("--only", help="run only the records whose id contains this text")
     args = parser.parse_args(argv)
-    files = list(args.files) or sorted(DEFAULT_DIR.glob("*.jsonl"))
+    files = list(args.files) or sorted(DEFAULT_DIR.glob("*/*.jsonl"))
     if not files:
         print(f"tiling_conformance: no corpus files (looked in {DEFAULT_DIR})", file=sys.stderr)
         return 1
