@@ -40,6 +40,15 @@ _EXPORTS = {
     "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
+    "tiling_footprint": "hlo_indexing.symbolic_tiling.footprint",
+    "rank_tilings": "hlo_indexing.symbolic_tiling.footprint",
+    "Footprint": "hlo_indexing.symbolic_tiling.footprint",
+    "Ranking": "hlo_indexing.symbolic_tiling.footprint",
+    "OperandFootprint": "hlo_indexing.symbolic_tiling.footprint",
+    "FootprintError": "hlo_indexing.symbolic_tiling.footprint",
+    "pallas_blockspecs": "hlo_indexing.symbolic_tiling.pallas",
+    "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
+    "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -99,6 +99,22 @@ PASSES: dict[str, PassInfo] = {
             "fusion_maps:PrintFusionIndexing",
             _FUSED_MAPS_OPTIONS,
         ),
+        PassInfo(
+            "hlo-print-tilings",
+            "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget",
+            "tilings:PrintTilings",
+            (
+                OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB)"),
+                OptionInfo("max", "int", 5, "tilings printed per computation"),
+                OptionInfo("format", "str", "text", "text (remarks) or json (one document)", ("text", "json")),
+            ),
+        ),
+        PassInfo(
+            "hlo-attach-tiles",
+            "Attach each op's tile (pid->offsets map, sizes, strides) for the given tile sizes",
+            "tilings:AttachTiles",
+            (OptionInfo("tile-sizes", "str", "", "flat tile sizes, one per tiling parameter (e.g. 8,128)"),),
+        ),
     )
 }
 

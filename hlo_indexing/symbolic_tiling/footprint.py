@@ -1,0 +1,366 @@
+"""What a tiling moves: bytes per tile and per output element, and tilings ranked.
+
+For concrete tile sizes, :func:`tiling_footprint` instantiates the tiled computation
+(:func:`~.tiled_computation.tiled_computation`) and, per fusion parameter and per output,
+counts what one tile touches at every program id:
+
+* the tile *box* is ``offset + stride * iota(size)`` per dimension; only the indices
+  inside the array are read (a box hanging over the edge reads fewer elements, the
+  rest are masked lanes);
+* with a row-major (untiled) layout, one tile reads its distinct in-bounds elements;
+  with an XLA tiled layout (``{1,0:T(8,128)}``, :mod:`hlo_indexing.layout.tiling`) it
+  reads every *layout tile* (the first tile level, a contiguous block of the buffer)
+  that holds one of them, padding included;
+* a parameter read by the programs of a dot's operand region is read once per
+  contracting step: its bytes per tile are one step's block, its bytes moved are
+  summed over the steps.
+
+The per-tile footprint (what must be resident at once) is the maximum over program ids
+of the sum over operands and outputs; bytes moved are summed over all programs. A
+parameter read through several different tiles counts the union of their elements.
+:func:`rank_tilings` keeps the valid tilings whose footprint fits a byte budget and
+sorts them by bytes moved per output element, then by number of tiles (then programs).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hlo_indexing.analysis.coalescing import LayoutLike, as_layout, declared_layouts
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.layout.tiling import offsets_array, plan
+from hlo_indexing.layout.types import COMBINE, Layout
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
+
+#: Largest number of tile elements enumerated for a parameter read through several tiles
+#: or a layout whose layout tiles are not a product of per-dimension blocks.
+MAX_ENUMERATED = 1 << 24
+
+
+class FootprintError(HloIndexingError):
+    """A footprint cannot be computed (unknown element type, layout of the wrong rank,
+    too many elements to enumerate)."""
+
+
+@dataclass(frozen=True)
+class OperandFootprint:
+    """What the tiles of one fusion parameter (``kind == "operand"``) or output
+    (``kind == "output"``) touch. ``unit_bytes`` is the byte size of what is moved at
+    once: an element, or a whole layout tile."""
+
+    kind: str
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    layout: Layout
+    element_bytes: int
+    unit_bytes: int
+    tile_sizes: tuple[int, ...]
+    tile_strides: tuple[int, ...]
+    #: Bytes one tile touches (maximum over program ids and contracting steps).
+    bytes_per_tile: int
+    #: Bytes touched summed over every program (and contracting step).
+    bytes_moved: int
+    #: Bytes of in-bounds tile elements summed over every program (``bytes_moved`` minus
+    #: the padding of layout tiles).
+    useful_bytes: int
+    #: Contracting steps per output tile (1 outside a dot's operand region).
+    steps: int
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The footprint of one tiling (flat ``tile_sizes``, one per tiling parameter)."""
+
+    tile_sizes: tuple[int, ...]
+    num_tiles: int
+    output_elements: int
+    operands: tuple[OperandFootprint, ...]
+    outputs: tuple[OperandFootprint, ...]
+
+    @property
+    def num_programs(self) -> int:
+        """Programs including contracting steps: :attr:`num_tiles` times the most steps."""
+        return self.num_tiles * max((o.steps for o in self.operands), default=1)
+
+    @property
+    def bytes_read_per_tile(self) -> int:
+        """Bytes one tile reads, all operands (one contracting step)."""
+        return sum(o.bytes_per_tile for o in self.operands)
+
+    @property
+    def bytes_written_per_tile(self) -> int:
+        """Bytes one tile writes, all outputs."""
+        return sum(o.bytes_per_tile for o in self.outputs)
+
+    @property
+    def bytes_per_tile(self) -> int:
+        """The per-tile footprint: bytes read plus bytes written by one tile."""
+        return self.bytes_read_per_tile + self.bytes_written_per_tile
+
+    @property
+    def bytes_moved(self) -> int:
+        """Bytes read and written by all tiles."""
+        return sum(o.bytes_moved for o in self.operands + self.outputs)
+
+    @property
+    def bytes_per_output_element(self) -> float:
+        """:attr:`bytes_moved` divided by the number of output elements."""
+        return self.bytes_moved / max(self.output_elements, 1)
+
+    @property
+    def padding_waste(self) -> float:
+        """The fraction of bytes moved that is layout-tile padding (0.0 when none)."""
+        moved = self.bytes_moved
+        return 0.0 if moved == 0 else 1.0 - sum(o.useful_bytes for o in self.operands + self.outputs) / moved
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready summary (sizes, counts, per operand and output)."""
+        return {
+            "tile_sizes": list(self.tile_sizes),
+            "num_tiles": self.num_tiles,
+            "bytes_per_tile": self.bytes_per_tile,
+            "bytes_read_per_tile": self.bytes_read_per_tile,
+            "bytes_written_per_tile": self.bytes_written_per_tile,
+            "bytes_moved": self.bytes_moved,
+            "bytes_per_output_element": self.bytes_per_output_element,
+            "padding_waste": self.padding_waste,
+            "operands": [_operand_json(o) for o in self.operands + self.outputs],
+        }
+
+    def __str__(self) -> str:
+        return (
+            f"tile sizes {list(self.tile_sizes)}: {self.num_tiles} tiles, {self.bytes_per_tile} B per tile "
+            f"(read {self.bytes_read_per_tile}, write {self.bytes_written_per_tile}), "
+            f"{self.bytes_per_output_element:.3g} B per output element, padding waste {self.padding_waste:.1%}"
+        )
+
+
+def _operand_json(o: OperandFootprint) -> dict[str, object]:
+    return {
+        "kind": o.kind,
+        "index": o.index,
+        "name": o.name,
+        "layout": str(o.layout),
+        "tile_sizes": list(o.tile_sizes),
+        "tile_strides": list(o.tile_strides),
+        "bytes_per_tile": o.bytes_per_tile,
+        "bytes_moved": o.bytes_moved,
+        "steps": o.steps,
+    }
+
+
+def element_bytes(value_type: ir.Type) -> int:
+    """Bytes of one element of a ranked tensor type (sub-byte types and ``i1`` round up
+    to 1). Raises :class:`FootprintError` for a type without a width (``index``)."""
+    element = ir.ShapedType(value_type).element_type
+    if isinstance(element, ir.ComplexType):
+        return 2 * element_bytes(ir.RankedTensorType.get([], element.element_type))
+    if isinstance(element, (ir.IntegerType, ir.FloatType)):
+        return max(1, -(-element.width // 8))
+    raise FootprintError(f"element type {element} has no known width")
+
+
+def declared_parameter_layouts(op: ir.Operation) -> tuple[dict[int, Layout | str], dict[int, Layout | str]]:
+    """The ``hlo_indexing.layout`` attributes of a ``func.func``'s arguments and results
+    (or of an ``mhlo.fusion``'s operands and results), by position; missing ones left out."""
+    arguments, results = declared_layouts(op)
+    return (
+        {k: text for k, text in enumerate(arguments) if text is not None},
+        {k: text for k, text in enumerate(results) if text is not None},
+    )
+
+
+def tiling_footprint(
+    fusion: TiledFusion,
+    tile_sizes: Sequence[int],
+    *,
+    layouts: Mapping[int, LayoutLike] | None = None,
+    output_layouts: Mapping[int, LayoutLike] | None = None,
+) -> Footprint:
+    """The :class:`Footprint` of flat ``tile_sizes`` (see the module docstring).
+    ``layouts``/``output_layouts``: per parameter/output number, a Layout or its text
+    (default row-major). Raises :class:`~.tiled_fusion.TilingError` when the sizes are
+    not a valid tiling, :class:`FootprintError` when counting is impossible."""
+    computation = tiled_computation(fusion, list(tile_sizes))
+    by_parameter: dict[int, list[TiledInstruction]] = {}
+    for inst in computation.instructions:
+        number = inst.node.parameter_number
+        if number is not None:
+            by_parameter.setdefault(number, []).append(inst)
+    operands = tuple(
+        _footprint("operand", number, insts, (layouts or {}).get(number), computation.num_programs)
+        for number, insts in sorted(by_parameter.items())
+    )
+    outputs = tuple(
+        _footprint("output", k, [root], (output_layouts or {}).get(k), computation.num_programs)
+        for k, root in enumerate(computation.roots)
+    )
+    output_elements = math.prod(_shape(computation.roots[0]))
+    return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Ranked footprints (best first) and the number of valid tilings left out because
+    their programs (contracting steps included) exceed ``max_programs``."""
+
+    tilings: list[Footprint]
+    skipped: int
+
+
+def rank_tilings(
+    fusion: TiledFusion,
+    budget_bytes: int,
+    *,
+    layouts: Mapping[int, LayoutLike] | None = None,
+    output_layouts: Mapping[int, LayoutLike] | None = None,
+    max_programs: int = 1 << 16,
+) -> Ranking:
+    """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
+    most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
+    number of programs (fewer contracting steps first), then tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out;
+    so are (counted in :attr:`Ranking.skipped`) those with more than ``max_programs``
+    programs, counting contracting steps, whose per-program counts are not computed."""
+    found = []
+    skipped = 0
+    for sizes in fusion.valid_tilings():
+        programs = math.prod(-(-p.size // s) for p, s in zip(fusion.parameters, sizes))
+        if programs > max_programs:
+            skipped += 1
+            continue
+        try:
+            footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
+        except TilingError as exc:
+            if exc.status == "UNIMPLEMENTED":
+                continue
+            raise
+        if footprint.bytes_per_tile <= budget_bytes:
+            found.append(footprint)
+    found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
+    return Ranking(found, skipped)
+
+
+def _shape(inst: TiledInstruction) -> tuple[int, ...]:
+    return tuple(ir.RankedTensorType(inst.node.value.type).shape)
+
+
+def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like: LayoutLike, num_programs: int) -> OperandFootprint:
+    first = insts[0]
+    shape = _shape(first)
+    try:
+        layout = as_layout(layout_like, len(shape))
+    except ValueError as exc:
+        raise FootprintError(f"{kind} {index} ({first.name}): {exc}") from exc
+    size = element_bytes(first.node.value.type)
+    unit = _unit_elements(layout, len(shape))
+    domain = first.tile_offsets_indexing.domain_size()
+    steps = max(1, domain // max(num_programs, 1))
+    if len(insts) == 1 and unit is not None:
+        units, elements = _separable_counts(first, shape, layout)
+        unit_elements = unit
+    else:
+        units, elements, unit_elements = _enumerated_counts(insts, shape, layout)
+    # Runtime variables multiply the enumerated points: average over their values.
+    repeats = max(1, len(units) // max(domain, 1))
+    return OperandFootprint(
+        kind=kind,
+        index=index,
+        name=first.name,
+        shape=shape,
+        layout=layout,
+        element_bytes=size,
+        unit_bytes=unit_elements * size,
+        tile_sizes=first.tile_sizes,
+        tile_strides=first.tile_strides,
+        bytes_per_tile=int(units.max(initial=0)) * unit_elements * size,
+        bytes_moved=int(units.sum()) // repeats * unit_elements * size,
+        useful_bytes=int(elements.sum()) // repeats * size,
+        steps=steps,
+    )
+
+
+def _unit_elements(layout: Layout, rank: int) -> int | None:
+    """Elements of one layout tile when layout tiles are blocks of the logical dims
+    (first tile without ``*``, no longer than the rank); 1 untiled; None otherwise."""
+    if not layout.tiles:
+        return 1
+    tile = layout.tiles[0]
+    if COMBINE in tile or len(tile) > rank:
+        return None
+    return math.prod(tile)
+
+
+def _divisors(layout: Layout, rank: int) -> list[int]:
+    """Per logical dim, the size of a layout tile along it (1 when not tiled)."""
+    divisors = [1] * rank
+    if layout.tiles:
+        permutation = list(reversed(layout.minor_to_major))
+        tile = layout.tiles[0]
+        for j, t in zip(permutation[rank - len(tile) :], tile):
+            divisors[j] = t
+    return divisors
+
+
+def _offsets(inst: TiledInstruction) -> np.ndarray:
+    """Tile offsets, one row per program id (and runtime value)."""
+    _, images = inst.tile_offsets_indexing.enumerate(max_points=MAX_ENUMERATED)
+    return images.reshape(len(images), len(inst.tile_sizes))
+
+
+def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Per program: layout tiles touched and in-bounds elements, one tile whose layout
+    tiles are blocks, as products over dimensions."""
+    offsets = _offsets(inst)
+    units = np.ones(len(offsets), np.int64)
+    elements = np.ones(len(offsets), np.int64)
+    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, _divisors(layout, len(shape)))):
+        column = offsets[:, d]
+        values, inverse = np.unique(column, return_inverse=True)
+        per_unit = np.empty(len(values), np.int64)
+        per_element = np.empty(len(values), np.int64)
+        for k, offset in enumerate(values.tolist()):
+            indices = {offset + stride * i for i in range(n)}
+            inside = [i for i in indices if 0 <= i < extent]
+            per_element[k] = len(inside)
+            per_unit[k] = len({i // div for i in inside})
+        units *= per_unit[inverse.reshape(-1)]
+        elements *= per_element[inverse.reshape(-1)]
+    return units, elements
+
+
+def _enumerated_counts(
+    insts: list[TiledInstruction], shape: tuple[int, ...], layout: Layout
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per program: layout tiles touched and in-bounds elements of the union of
+    ``insts``' tiles, by enumerating every element's buffer offset."""
+    p = plan(shape, layout)
+    unit = math.prod(t for t in layout.tiles[0] if t != COMBINE) if layout.tiles else 1
+    buffer = offsets_array(p)
+    all_offsets = [_offsets(inst) for inst in insts]
+    programs = len(all_offsets[0])
+    if any(len(o) != programs for o in all_offsets):
+        raise FootprintError(f"{insts[0].name} is read by programs of different grids")
+    work = programs * sum(math.prod(inst.tile_sizes) for inst in insts)
+    if work > MAX_ENUMERATED:
+        raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
+    units = np.zeros(programs, np.int64)
+    elements = np.zeros(programs, np.int64)
+    for pid in range(programs):
+        touched: set[tuple[int, ...]] = set()
+        for inst, offsets in zip(insts, all_offsets):
+            axes = [
+                [o + s * i for i in range(n) if 0 <= o + s * i < extent]
+                for o, n, s, extent in zip(offsets[pid].tolist(), inst.tile_sizes, inst.tile_strides, shape)
+            ]
+            touched.update(itertools.product(*axes))
+        elements[pid] = len(touched)
+        units[pid] = len({int(buffer[index]) // unit for index in touched})
+    return units, elements, unit

@@ -1,0 +1,53 @@
+// hlo-print-tilings: the valid tilings of each function, ranked by bytes moved per output
+// element (then number of tiles) among those whose per-tile footprint (bytes one tile
+// reads plus bytes it writes) fits the budget.
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-tilings{budget=64B max=3})' 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-tilings{budget=16KiB max=2})' 2>&1 | FileCheck %s --check-prefix=KIB
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-tilings{budget=16KiB max=1 format=json})' 2>&1 | FileCheck %s --check-prefix=JSON
+// RUN: not %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-tilings{budget=lots})' 2>&1 | FileCheck %s --check-prefix=BUDGET
+
+// A row softmax: a tile must hold whole rows for the reduction, so one row per tile
+// (6 f32 read, 6 written: 48 B) moves the least per output element. Tiles of 4 columns
+// reread the row for the 2 masked columns of the second tile.
+// CHECK-LABEL: remark: @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), 8 B per output element, padding waste 0.0%
+// CHECK-NEXT:  remark: @softmax tiling #2: tile sizes [1, 4]: 8 tiles, 40 B per tile (read 24, write 16), 12 B per output element
+// CHECK-NEXT:  remark: @softmax tiling #3: tile sizes [2, 2]: 6 tiles, 64 B per tile (read 48, write 16), 16 B per output element
+// KIB-LABEL:   remark: @softmax tiling #1: tile sizes [4, 6]: 1 tiles, 192 B per tile
+// JSON-LABEL:  remark: {"budget_bytes": 16384, "computations": [{"label": "@softmax", "parameters": ["stablehlo.exponential dim 0 (size 4)", "stablehlo.exponential dim 1 (size 6)"], "valid_tilings": 12, "skipped": 0, "tilings": [{"tile_sizes": [4, 6], "num_tiles": 1,
+// BUDGET:      error: invalid byte size 'lots'
+func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.maximum across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<4xf32>) -> tensor<4x6xf32>
+  %2 = stablehlo.subtract %arg0, %1 : tensor<4x6xf32>
+  %3 = stablehlo.exponential %2 : tensor<4x6xf32>
+  return %3 : tensor<4x6xf32>
+}
+
+// -----
+
+// A matmul: the tiling parameters are {K, M, N} (contracting first). %b is laid out in
+// (8,128) layout tiles: a tile of 64 columns still moves whole 128-column layout tiles,
+// which shows as padding waste; a K step reads one (M, K) block of %a and one (K, N) of %b.
+// Equal bytes moved and tiles: fewer K steps (programs) rank first. Tilings of more
+// than 65536 programs (K steps included) are counted, not evaluated.
+// KIB-LABEL:   remark: @matmul tiling #1: tile sizes [16, 16, 128]: 4 tiles, 12800 B per tile (read 4608, write 8192), 8.5 B per output element, padding waste 0.0%
+// KIB-NEXT:    remark: @matmul tiling #2: tile sizes [8, 16, 128]: 4 tiles, 10496 B per tile (read 2304, write 8192), 8.5 B per output element, padding waste 0.0%
+// KIB-NEXT:    remark: @matmul: 4 tilings with too many programs not evaluated
+// JSON-LABEL:  remark: {"budget_bytes": 16384, "computations": [{"label": "@matmul"
+// JSON-SAME:   {"kind": "operand", "index": 1, "name": "parameter(1)", "layout": "{1,0:T(8,128)(2,1)}", "tile_sizes": [16, 128], "tile_strides": [1, 1], "bytes_per_tile": 4096, "bytes_moved": 32768, "steps": 2}
+// CHECK-LABEL: remark: @matmul: no valid tiling fits the budget of 64 bytes
+func.func @matmul(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16> {hlo_indexing.layout = "{1,0:T(8,128)(2,1)}"}) -> tensor<64x128xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x32xbf16>, tensor<32x128xbf16>) -> tensor<64x128xf32>
+  return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// A pad outside a gemm fusion cannot be tiled (as in XLA): a warning says why.
+// CHECK-LABEL: warning: @pad: cannot tile: {{.*}}pad
+func.func @pad(%x: tensor<63xf32>) -> tensor<64xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %x, %c, low = [0], high = [1], interior = [0] : (tensor<63xf32>, tensor<f32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}

@@ -1,0 +1,206 @@
+"""The passes ``hlo-print-tilings`` and ``hlo-attach-tiles``: the symbolic tiling of every
+``func.func`` and ``mhlo.fusion`` (:mod:`hlo_indexing.symbolic_tiling`), as remarks or
+attributes.
+
+``hlo-print-tilings{budget=48KiB max=5 format=text}`` ranks the valid tilings whose
+per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.footprint.rank_tilings`,
+argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
+tiling, best first::
+
+    @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ...
+
+``format=json`` emits instead one remark at the module holding one JSON document:
+``{"computations": [{"label": "@softmax", "parameters": [...], "tilings": [...]}]}``
+(``skipped``: tilings with more than 65536 programs, not evaluated)
+(``"failure"`` instead of ``"tilings"`` when the analysis fails). The budget is bytes
+(``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
+
+``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
+per tiling parameter, as ``valid_tilings`` lists them) and attaches to each op of the
+tiled computation ``hlo_indexing.tile``: an array with one dictionary per tiled
+instruction of its result, ``{offsets = {map from pid_0 ...}, sizes = array<i64: ...>,
+strides = array<i64: ...>}``; the computation gets ``hlo_indexing.tiling = {num_tiles,
+tile_sizes}`` and, for each argument read, ``hlo_indexing.argument_tiles`` (on a
+function's argument attributes; an ``mhlo.fusion`` lists them per operand). A
+computation that cannot be tiled, or sizes that are not a valid tiling, give an error
+naming the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps.attributes import indexing_map_to_attribute
+from hlo_indexing.passes.base import Diagnostics, ModulePass
+from hlo_indexing.passes.fusion_maps import _set_argument_attributes
+from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, rank_tilings
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
+
+TILE_ATTRIBUTE = "hlo_indexing.tile"
+TILING_ATTRIBUTE = "hlo_indexing.tiling"
+ARGUMENT_TILES_ATTRIBUTE = "hlo_indexing.argument_tiles"
+
+_UNITS = {"": 1, "b": 1, "kib": 1 << 10, "kb": 1000, "mib": 1 << 20, "mb": 1000 * 1000}
+
+
+def parse_bytes(text: str) -> int:
+    """Bytes from ``49152``, ``48KiB``, ``1MiB``, ``64kB`` (case-insensitive units).
+    Raises :class:`HloIndexingError` otherwise."""
+    found = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    if found is None or found.group(2).lower() not in _UNITS:
+        raise HloIndexingError(f"invalid byte size '{text}': expected a number with an optional unit B, KiB, MiB, kB, MB")
+    return int(found.group(1)) * _UNITS[found.group(2).lower()]
+
+
+def _parameters_text(fusion: TiledFusion) -> list[str]:
+    return [
+        f"{p.owner} {'contracting ' if p.contracting else ''}dim {p.dim} (size {p.size})" for p in fusion.parameters
+    ]
+
+
+@dataclass(frozen=True)
+class PrintTilings(ModulePass):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "hlo-print-tilings"
+    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget"
+
+    budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
+    max: int = field(default=5, metadata={"help": "tilings printed per computation"})
+    format: str = field(default="text", metadata={"help": "text (remarks) or json (one document)", "choices": ("text", "json")})
+
+    def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Emit the ranked tilings of every computation (see the module docstring); an
+        invalid budget is an error, a computation that cannot be tiled a warning (text)
+        or a ``failure`` entry (json)."""
+        try:
+            budget = parse_bytes(self.budget)
+        except HloIndexingError as exc:
+            diagnostics.error(module.location, exc.message)
+            return
+        document: list[dict[str, Any]] = []
+        for label, op in computations(module):
+            fusion = analyze_fusion(op)
+            entry: dict[str, Any] = {"label": label}
+            document.append(entry)
+            if isinstance(fusion, AnalysisFailure):
+                entry["failure"] = fusion.reason
+                if self.format == "text":
+                    diagnostics.warning(op.location, f"{label}: {fusion}")
+                continue
+            entry["parameters"] = _parameters_text(fusion)
+            layouts, output_layouts = declared_parameter_layouts(op)
+            try:
+                ranking = rank_tilings(fusion, budget, layouts=layouts, output_layouts=output_layouts)
+            except HloIndexingError as exc:
+                diagnostics.error(op.location, f"{label}: {exc.message}")
+                continue
+            ranked = ranking.tilings
+            entry["valid_tilings"] = len(fusion.valid_tilings())
+            entry["skipped"] = ranking.skipped
+            entry["tilings"] = [f.to_json() for f in ranked[: self.max]]
+            if self.format == "text":
+                if not ranked:
+                    diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
+                for k, footprint in enumerate(ranked[: self.max]):
+                    diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
+                if ranking.skipped:
+                    diagnostics.remark(op.location, f"{label}: {ranking.skipped} tilings with too many programs not evaluated")
+        if self.format == "json":
+            diagnostics.remark(module.location, json.dumps({"budget_bytes": budget, "computations": document}))
+
+
+def parse_tile_sizes(text: str) -> list[int]:
+    """Sizes from ``8,128`` (positive integers). Raises :class:`HloIndexingError`."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise HloIndexingError(f"invalid tile sizes '{text}': expected positive integers separated by commas")
+    return [int(p) for p in parts]
+
+
+def tile_attribute(inst: TiledInstruction, context: "ir.Context") -> "ir.Attribute":
+    """``{offsets = <pid_0 -> offsets map>, sizes = array<i64>, strides = array<i64>}``."""
+    return ir.DictAttr.get(
+        {
+            "offsets": indexing_map_to_attribute(inst.tile_offsets_indexing, context),
+            "sizes": ir.DenseI64ArrayAttr.get(list(inst.tile_sizes), context=context),
+            "strides": ir.DenseI64ArrayAttr.get(list(inst.tile_strides), context=context),
+        },
+        context=context,
+    )
+
+
+@dataclass(frozen=True)
+class AttachTiles(ModulePass):
+    """See the module docstring."""
+
+    name: ClassVar[str] = "hlo-attach-tiles"
+    description: ClassVar[str] = "Attach each op's tile (pid->offsets map, sizes, strides) for the given tile sizes"
+
+    tile_sizes: str = field(default="", metadata={"help": "flat tile sizes, one per tiling parameter (e.g. 8,128)"})
+
+    def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Attach the tiles of every computation at :attr:`tile_sizes` (see the module
+        docstring); an error names the computation and the reason when it cannot."""
+        try:
+            sizes = parse_tile_sizes(self.tile_sizes)
+        except HloIndexingError as exc:
+            diagnostics.error(module.location, exc.message)
+            return
+        for label, op in computations(module):
+            fusion = analyze_fusion(op)
+            if isinstance(fusion, AnalysisFailure):
+                diagnostics.error(op.location, f"{label}: {fusion}")
+                continue
+            if len(sizes) != len(fusion.parameters):
+                diagnostics.error(
+                    op.location,
+                    f"{label}: {len(sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: "
+                    + ", ".join(_parameters_text(fusion)),
+                )
+                continue
+            try:
+                computation = tiled_computation(fusion, sizes)
+            except HloIndexingError as exc:
+                diagnostics.error(op.location, f"{label}: tile sizes {sizes} are not a valid tiling: {exc.message}")
+                continue
+            self._attach(op, computation.instructions, sizes, computation.num_programs)
+
+    def _attach(self, op: "ir.Operation", instructions: list[TiledInstruction], sizes: list[int], num_tiles: int) -> None:
+        context = op.context
+        on_ops: dict[Any, list[ir.Attribute]] = {}
+        on_arguments: dict[int, list[ir.Attribute]] = {}
+        owners: dict[Any, ir.Operation] = {}
+        for inst in instructions:
+            owner = defining_op(inst.node.value)
+            if owner is None:
+                number = inst.node.parameter_number
+                assert number is not None
+                on_arguments.setdefault(number, []).append(tile_attribute(inst, context))
+            else:
+                key = owner.operation
+                owners[key] = owner.operation
+                on_ops.setdefault(key, []).append(tile_attribute(inst, context))
+        for key, tiles in on_ops.items():
+            owners[key].attributes[TILE_ATTRIBUTE] = ir.ArrayAttr.get(tiles, context=context)
+        op.attributes[TILING_ATTRIBUTE] = ir.DictAttr.get(
+            {
+                "num_tiles": ir.IntegerAttr.get(ir.IntegerType.get_signless(64, context), num_tiles),
+                "tile_sizes": ir.DenseI64ArrayAttr.get(sizes, context=context),
+            },
+            context=context,
+        )
+        n_args = len(op.regions[0].blocks[0].arguments)
+        per_argument: list[ir.Attribute] = [ir.ArrayAttr.get(on_arguments.get(a, []), context=context) for a in range(n_args)]
+        if op.name == "func.func":
+            _set_argument_attributes(op, {ARGUMENT_TILES_ATTRIBUTE: per_argument})
+        else:
+            op.attributes[ARGUMENT_TILES_ATTRIBUTE] = ir.ArrayAttr.get(per_argument, context=context)
+
