@@ -110,7 +110,7 @@ class FuseIndexingMaps(_FusedMapsPass):
                 attributes[UTILIZATION_EXACT_ATTRIBUTE] = [ir.BoolAttr.get(u.exact, context) for u in found[0]]
                 attributes[COALESCED_ATTRIBUTE] = [ir.BoolAttr.get(c.coalesced, context) for c in found[1]]
             if op.name == "func.func":
-                _set_argument_attributes(op, attributes)
+                set_argument_attributes(op, attributes)
             else:
                 op.attributes[ATTRIBUTE] = ir.ArrayAttr.get(
                     [ir.ArrayAttr.get([indexing_maps_to_attribute(s, context) for s in r.maps], context=context) for r in results],
@@ -121,7 +121,7 @@ class FuseIndexingMaps(_FusedMapsPass):
                         op.attributes[key] = ir.ArrayAttr.get(values, context=context)
 
 
-def _set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute"]]) -> None:
+def set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute"]]) -> None:
     """Set ``attributes[key][i]`` on argument ``i`` of ``func`` (kept: other entries)."""
     context = func.context
     old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []

@@ -38,7 +38,7 @@ from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
-from hlo_indexing.passes.fusion_maps import _set_argument_attributes
+from hlo_indexing.passes.fusion_maps import set_argument_attributes
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, rank_tilings
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
@@ -200,7 +200,7 @@ class AttachTiles(ModulePass):
         n_args = len(op.regions[0].blocks[0].arguments)
         per_argument: list[ir.Attribute] = [ir.ArrayAttr.get(on_arguments.get(a, []), context=context) for a in range(n_args)]
         if op.name == "func.func":
-            _set_argument_attributes(op, {ARGUMENT_TILES_ATTRIBUTE: per_argument})
+            set_argument_attributes(op, {ARGUMENT_TILES_ATTRIBUTE: per_argument})
         else:
             op.attributes[ARGUMENT_TILES_ATTRIBUTE] = ir.ArrayAttr.get(per_argument, context=context)
 
