@@ -6,6 +6,7 @@ Standard library only, so it runs before anything is installed::
     python3 tools/dev.py test       # lit over lit_tests/ and pytest over python_tests/
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
     python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
+    python3 tools/dev.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (tools/devtools/fuzz/)
 
 Both create ``.venv`` in the repository when it is missing and install the project
 into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
@@ -135,9 +136,17 @@ def command_bench(*options: str) -> int:
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
 
-COMMANDS = {"test": command_test, "example": command_example, "bench": command_bench}
+def command_fuzz(*options: str) -> int:
+    """Run a fuzz campaign (``tools/devtools/fuzz/campaign.py --help``) with the venv's Python."""
+    ensure_environment()
+    command = [str(venv_bin("python")), str(ROOT / "tools" / "devtools" / "fuzz" / "campaign.py"), *options]
+    print("dev: " + " ".join(command), flush=True)
+    return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
+
+
+COMMANDS = {"test": command_test, "example": command_example, "bench": command_bench, "fuzz": command_fuzz}
 #: Commands that take options after their name.
-PASS_THROUGH = {"bench"}
+PASS_THROUGH = {"bench", "fuzz"}
 
 
 def main(argv: list[str]) -> int:
