@@ -222,15 +222,35 @@ def scatter_dimensions(op: Any) -> ScatterDimensions:
     )
 
 
+def named_attributes(attributes: Any) -> list[tuple[str, Any]]:
+    """``(name, attribute)`` of an op's attributes or a ``DictAttr``, in order. Never
+    touches ``NamedAttribute.attr``: for an attribute the bindings cannot downcast
+    (``dense<(1.0,2.0)> : tensor<complex<f32>>``) it throws inside C++ and aborts the
+    process. Such an attribute comes as its printed text (a ``str``)."""
+    entries = []
+    for i in range(len(attributes)):
+        named = attributes[i]
+        name = named.name
+        try:
+            entries.append((name, attributes[name]))
+        except TypeError:  # complex dense elements: no Python class to downcast to
+            entries.append((name, str(named)))
+    return entries
+
+
 def attribute_key(op: Any) -> tuple:
     """All attributes of ``op`` as a hashable ``((name, attribute), ...)`` (for cache
     keys; attributes are uniqued per context, so equal attributes hash equal); the
     analysis's own results (``hlo_indexing.*`` other than ``hlo_indexing.layout``) are
     left out so that annotating an op does not change its key."""
     attributes = op.operation.attributes if hasattr(op, "operation") else op.attributes
+    try:
+        items = attributes.items()
+    except TypeError:  # an attribute the bindings cannot downcast (complex elements)
+        items = named_attributes(attributes)
     return tuple(
         sorted(
-            (item for item in attributes.items() if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"),
+            (item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"),
             key=lambda item: item[0],
         )
     )

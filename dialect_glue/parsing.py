@@ -10,7 +10,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
-from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.errors import InvalidArgumentError, ParseError, SourceLocation
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
 ANONYMOUS_BUFFER = "-"
@@ -75,7 +75,7 @@ def parse_module(
     if isinstance(source, (ir.Module, ir.Operation, ir.OpView)):
         return source
     if input_format not in (None, "mlir", "hlo"):
-        raise ValueError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
+        raise InvalidArgumentError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
     context = context or current_or_default_context()
     if _is_hlo(source, filename, input_format):
         return _import_hlo(source, filename, context)
@@ -86,7 +86,7 @@ def parse_module(
         except ir.MLIRError as exc:
             raise _parse_error(exc, path) from None
     if not isinstance(source, (str, bytes)):
-        raise TypeError(f"parse_module: cannot parse a {type(source).__name__}")
+        raise InvalidArgumentError(f"parse_module: cannot parse a {type(source).__name__}")
     name = filename or "<string>"
     try:
         return ir.Module.parse(source, context=context)
@@ -122,6 +122,6 @@ def _import_hlo(
             raise ParseError(f"cannot read HLO file: {exc}", SourceLocation(path, 1, 1)) from None
         return import_hlo_text(text, path, context)
     if not isinstance(source, (str, bytes)):
-        raise TypeError(f"parse_module: cannot parse a {type(source).__name__} as HLO")
+        raise InvalidArgumentError(f"parse_module: cannot parse a {type(source).__name__} as HLO")
     text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
     return import_hlo_text(text, filename or "<string>", context)

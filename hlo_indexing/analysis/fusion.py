@@ -307,6 +307,8 @@ def fusion_indexing(
     root = list(block.operations)[-1].operands[result_index]
     if isinstance(_element_type(root.type, element), ir.TupleType):
         return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
+    if value_shape(_element_type(root.type, element)) is None:
+        return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
     return _fusion_result(block.arguments, composer.backward(block, result_index, element), composer, "output_to_input")
 
@@ -321,6 +323,8 @@ def fusion_input_to_output_indexing(
     results = list(block.operations)[-1].operands
     if isinstance(_element_type(argument.type, element), ir.TupleType):
         return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
+    if value_shape(_element_type(argument.type, element)) is None:
+        return _no_index_space(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
     return _fusion_result(results, composer.forward(block, argument_index, element), composer, "input_to_output")
 
@@ -349,6 +353,14 @@ def _whole_tuple(what: str, value: Any, element: Path, count: int, direction: st
     unknown = IndexingMap.undefined(
         f"{what}{at} is a {_element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
     )
+    return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
+
+
+def _no_index_space(what: str, value: Any, element: Path, count: int, direction: str) -> FusionIndexing:
+    """Unknown maps for every value: a token, a scalar of another dialect or a dynamic
+    shape has no static index space to map from."""
+    at = f" element {path_text(element)}" if element else ""
+    unknown = IndexingMap.undefined(f"{what}{at} is a {_element_type(value.type, element)}, not a statically shaped tensor")
     return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
 
 

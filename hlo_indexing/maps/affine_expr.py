@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.maps.interval import Interval
+from hlo_indexing.errors import UndefinedDivisionError
+from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 
 AffineExpr = Any  # ir.AffineExpr; the bindings' classes are not usable in annotations
 
@@ -40,7 +40,8 @@ def typed(expr: AffineExpr) -> AffineExpr:
 
 
 def constant(value: int, context: "ir.Context") -> AffineExpr:
-    return ir.AffineConstantExpr.get(value, context)
+    """The constant ``value``; :class:`IntegerOverflowError` outside int64."""
+    return ir.AffineConstantExpr.get(check_int64(value, "constant"), context)
 
 
 def dim(position: int, context: "ir.Context") -> AffineExpr:
@@ -52,11 +53,11 @@ def symbol(position: int, context: "ir.Context") -> AffineExpr:
 
 
 def add(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
-    return typed(lhs + rhs)
+    return typed(lhs + (check_int64(rhs, "constant") if isinstance(rhs, int) else rhs))
 
 
 def mul(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
-    return typed(lhs * rhs)
+    return typed(lhs * (check_int64(rhs, "factor") if isinstance(rhs, int) else rhs))
 
 
 def floordiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
@@ -118,13 +119,6 @@ def substitute(
     out = typed(out)
     memo[expr] = out
     return out
-
-
-class UndefinedDivisionError(HloIndexingError, ValueError):
-    """A ``floordiv``, ``ceildiv`` or ``mod`` whose divisor is 0 at the evaluated point.
-
-    MLIR gives such expressions no value (its folders leave them unfolded), so the
-    evaluators refuse them instead of returning a number."""
 
 
 def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
@@ -258,6 +252,8 @@ def bounds(
 
 def _semi_affine_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Interval:
     """Bounds when the divisor is not a single constant (semi-affine maps)."""
+    if rhs.lower == 0 and rhs.upper == 0:  # never defined: no value to bound (and never a point to fold to)
+        return Interval(INT64_MIN, INT64_MAX)
     magnitude = max(abs(lhs.lower), abs(lhs.upper))
     if isinstance(expr, Mod):
         top = max(abs(rhs.lower), abs(rhs.upper))
@@ -301,3 +297,37 @@ def _walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
         _walk(expr.lhs, visit)
         _walk(expr.rhs, visit)
     visit(expr)
+
+
+def depth(expr: AffineExpr) -> int:
+    """The depth of the expression tree (a leaf has depth 1), computed without recursion,
+    so that deep expressions can be refused (``limits.MAX_NESTING_DEPTH``) before the
+    recursive walks above see them."""
+    deepest = 0
+    stack = [(typed(expr), 1)]
+    seen: dict = {}
+    while stack:
+        node, level = stack.pop()
+        if seen.get(node, 0) >= level:
+            continue
+        seen[node] = level
+        deepest = max(deepest, level)
+        if isinstance(node, Binary):
+            stack.append((typed(node.lhs), level + 1))
+            stack.append((typed(node.rhs), level + 1))
+    return deepest
+
+
+def zero_divisors(expr: AffineExpr, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> list[AffineExpr]:
+    """The divisors of ``floordiv``/``ceildiv``/``mod`` nodes of ``expr`` that are zero
+    over the given ranges (a constant 0, or an expression whose bounds are ``[0, 0]``)."""
+    found: list[AffineExpr] = []
+
+    def visit(node: AffineExpr) -> None:
+        if isinstance(node, (FloorDiv, CeilDiv, Mod)):
+            value = bounds(node.rhs, dim_ranges, symbol_ranges)
+            if value.lower == 0 and value.upper == 0:
+                found.append(node.rhs)
+
+    walk(expr, visit)
+    return found

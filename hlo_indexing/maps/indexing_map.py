@@ -182,8 +182,11 @@ class IndexingMap:
 
     @classmethod
     def identity(cls, shape: Sequence[int], context: "ir.Context | None" = None) -> "IndexingMap":
-        """``(d0, ..., dn) -> (d0, ..., dn)`` over the index space of ``shape``."""
+        """``(d0, ..., dn) -> (d0, ..., dn)`` over the index space of ``shape``; known
+        empty when ``shape`` has no element (a zero-sized dimension)."""
         context = context or current_or_default_context()
+        if any(n <= 0 for n in shape):
+            return cls.known_empty(len(shape), 0, len(shape), context)
         affine_map = ir.AffineMap.get_identity(len(shape), context)
         return cls(affine_map, [Interval.of_size(n) for n in shape])
 

@@ -39,9 +39,10 @@ import math
 from collections.abc import Sequence
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import IntegerOverflowError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
-from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.interval import Interval, check_int64
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
 MAX_ROUNDS = 8
@@ -111,8 +112,9 @@ def _atom_order(atom) -> tuple:
 def build(linear: Linear, context) -> object:
     """The ``ir.AffineExpr`` of a linear form, terms in a deterministic order."""
     expr = None
+    check_int64(linear.constant, "constant of a simplified expression")
     for atom in sorted(linear.terms, key=_atom_order):
-        coeff = linear.terms[atom]
+        coeff = check_int64(linear.terms[atom], "coefficient of a simplified expression")
         term = atom if coeff == 1 else atom * coeff
         expr = term if expr is None else expr + term
     if expr is None:
@@ -385,7 +387,8 @@ class ExprSimplifier:
             return build(linear, self.context)
         if len(linear.terms) == 1 and linear.constant == 0:
             (atom, coeff), = linear.terms.items()
-            if coeff == 1 and isinstance(atom, ax.Mod) and (ax.constant_value(atom.rhs) or 0) % k == 0:
+            inner = ax.constant_value(atom.rhs) if isinstance(atom, ax.Mod) else None
+            if coeff == 1 and inner and inner % k == 0:
                 return self(ax.mod(atom.lhs, k))
         split = self._split_by_factor(linear, k)
         if split is not None:
@@ -487,10 +490,15 @@ def _tighten(variable: Variable, interval: Interval) -> Variable:
 
 def _values_in_mod_class(bounds: Interval, k: int, residues: Interval) -> Interval:
     """The smallest interval inside ``bounds`` holding every ``v`` with
-    ``v mod k`` in ``residues`` (empty if none)."""
-    lower = next((v for v in range(bounds.lower, min(bounds.upper, bounds.lower + k - 1) + 1) if residues.contains(v % k)), None)
-    upper = next((v for v in range(bounds.upper, max(bounds.lower, bounds.upper - k + 1) - 1, -1) if residues.contains(v % k)), None)
-    if lower is None or upper is None:
+    ``v mod k`` in ``residues`` (a sub-interval of ``[0, k - 1]``; empty if none).
+    Constant time: ``k`` may be as large as int64 (a tile of ``2147483648`` elements)."""
+    if residues.is_empty or bounds.is_empty:
+        return Interval(0, -1)
+    base, rest = divmod(bounds.lower, k)
+    lower = base * k + max(rest, residues.lower) if rest <= residues.upper else (base + 1) * k + residues.lower
+    base, rest = divmod(bounds.upper, k)
+    upper = base * k + min(rest, residues.upper) if rest >= residues.lower else (base - 1) * k + residues.upper
+    if lower > bounds.upper or upper < bounds.lower or lower > upper:
         return Interval(0, -1)
     return Interval(lower, upper)
 
@@ -670,8 +678,11 @@ def simplify(m: IndexingMap) -> IndexingMap:
     its variable names (equal maps may carry different names)."""
     if m.is_undefined or m.is_known_empty():
         return m
-    state = _MapState(m)
-    for _ in range(MAX_ROUNDS):
-        if not state.round() or state.empty:
-            break
-    return state.result()
+    try:
+        state = _MapState(m)
+        for _ in range(MAX_ROUNDS):
+            if not state.round() or state.empty:
+                break
+        return state.result()
+    except IntegerOverflowError:
+        return m  # an intermediate value left int64: the map as given is the simplest exact form we have

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.errors import ParseError, SourceLocation, UndefinedDivisionError
+from hlo_indexing.limits import check_depth
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval, check_int64
@@ -95,6 +96,9 @@ class _MapParser:
         self.tokens = self._tokenize(text)
         self.pos = 0
         self.names: dict[str, ax.AffineExpr] = {}
+        self.nesting = 0
+        #: (divisor, its first token) of every floordiv/ceildiv/mod, checked for zero.
+        self.divisors: list[tuple[ax.AffineExpr, _Token]] = []
 
     # -- tokens
 
@@ -115,10 +119,13 @@ class _MapParser:
             tokens.append(_Token(kind, match.group(match.lastgroup), start))
             offset = match.end()
 
-    def _error_at(self, offset: int, message: str) -> ParseError:
+    def _location(self, offset: int) -> SourceLocation:
         line = self.text.count("\n", 0, offset) + 1
         column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
-        return ParseError(message, SourceLocation(self.filename, line, column))
+        return SourceLocation(self.filename, line, column)
+
+    def _error_at(self, offset: int, message: str) -> ParseError:
+        return ParseError(message, self._location(offset))
 
     def error(self, message: str, token: _Token | None = None) -> ParseError:
         token = token or self.peek()
@@ -170,9 +177,9 @@ class _MapParser:
         self.expect("(")
         results = []
         if not self.accept(")"):
-            results.append(self.expr())
+            results.append(self._checked_expr())
             while self.accept(","):
-                results.append(self.expr())
+                results.append(self._checked_expr())
             self.expect(")")
         bounds: list[Interval] = []
         constraints: list[tuple[ax.AffineExpr, Interval, _Token]] = []
@@ -189,7 +196,7 @@ class _MapParser:
             if not all_names or self.accept(","):
                 while True:
                     token = self.peek()
-                    expr = self.expr()
+                    expr = self._checked_expr()
                     self.expect("in")
                     constraints.append((expr, self._interval(), token))
                     if not self.accept(","):
@@ -197,7 +204,29 @@ class _MapParser:
         elif all_names:
             raise self.error("expected ', domain:' with the range of every variable")
         self._expect_end()
+        self._check_divisors(len(dim_names), bounds)
         return self._build(dim_names, range_names, runtime_names, results, bounds, constraints)
+
+    def _checked_expr(self):
+        """An expression whose tree is not deeper than ``limits.MAX_NESTING_DEPTH`` (MLIR
+        builds ``a + b + ...`` as a left-deep tree, one level per term)."""
+        token = self.peek()
+        expr = self.expr()
+        check_depth(ax.depth(expr), "expression", self._location(token.offset))
+        return expr
+
+    def _check_divisors(self, n_dims: int, bounds: list[Interval]) -> None:
+        """A divisor that is zero over the variables' ranges is an error at the divisor."""
+        if not self.divisors or any(b.is_empty for b in bounds):
+            return
+        dim_ranges, symbol_ranges = bounds[:n_dims], bounds[n_dims:]
+        for divisor, token in self.divisors:
+            value = ax.bounds(divisor, dim_ranges, symbol_ranges)
+            if value.lower == 0 and value.upper == 0:
+                raise UndefinedDivisionError(
+                    "division by zero: the divisor is 0" + ("" if ax.constant_value(divisor) == 0 else " over the domain"),
+                    self._location(token.offset),
+                )
 
     def _build(self, dim_names, range_names, runtime_names, results, bounds, constraints) -> IndexingMap:
         n_dims, n_syms = len(dim_names), len(range_names) + len(runtime_names)
@@ -282,8 +311,13 @@ class _MapParser:
         lhs = self.unary()
         while self.peek().text in _MUL_OPS and self.peek().kind in ("punct", "name"):
             op_token = self.next()
+            rhs_token = self.peek()
             rhs = self.unary()
             op = op_token.text
+            if op != "*":
+                if ax.constant_value(rhs) == 0:
+                    raise UndefinedDivisionError("division by zero: the divisor is 0", self._location(rhs_token.offset))
+                self.divisors.append((rhs, rhs_token))
             if op == "*":
                 if not (_is_symbolic(lhs) or _is_symbolic(rhs)):
                     raise self.error("non-affine product: one factor must be a constant or use symbols only", op_token)
@@ -298,8 +332,23 @@ class _MapParser:
 
     def unary(self):
         token = self.next()
-        if token.kind == "punct" and token.text == "-":
+        if token.kind == "punct" and token.text in ("-", "("):
+            self.nesting += 1
+            check_depth(self.nesting, "expression", self._location(token.offset))
+            try:
+                return self._nested(token)
+            finally:
+                self.nesting -= 1
+        return self._leaf(token)
+
+    def _nested(self, token: _Token):
+        if token.text == "-":
             return self.unary() * -1
+        inner = self.expr()
+        self.expect(")")
+        return inner
+
+    def _leaf(self, token: _Token):
         if token.kind == "int":
             try:
                 return ax.constant(check_int64(int(token.text), "constant"), self.context)
@@ -312,10 +361,6 @@ class _MapParser:
             if found is None:
                 raise self.error("unknown variable", token)
             return found
-        if token.kind == "punct" and token.text == "(":
-            inner = self.expr()
-            self.expect(")")
-            return inner
         raise self.error("expected an expression", token)
 
 

@@ -25,7 +25,8 @@ from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.dialect_glue.parsing import location_of
+from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
@@ -69,7 +70,25 @@ def clear_cache() -> None:
 
 
 def _indexing(op: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
+    """:func:`_cached_indexing`; every error is an :class:`HloIndexingError` located at the op
+    (a rule that trips over a malformed attribute raises :class:`InvalidInputError` naming
+    the op, not the ``IndexError``/``ValueError`` of the rule)."""
     operation = op.operation if hasattr(op, "operation") else op
+    try:
+        return _cached_indexing(operation, direction, index, simplify, regions)
+    except HloIndexingError as exc:
+        if exc.location is None:
+            exc.location = location_of(operation.location, "<string>")
+        raise
+    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise InvalidInputError(
+            f"{operation.name}: malformed op ({type(exc).__name__}: {exc})", location_of(operation.location, "<string>")
+        ) from exc
+
+
+def _cached_indexing(
+    operation: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
+) -> InstructionIndexing:
     count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operation.operands)
     what = "result" if direction == OUTPUT_TO_INPUT else "operand"
     if not 0 <= index < count:

@@ -1,0 +1,73 @@
+"""Resource limits: the one place that says how far hlo-indexing goes on any input.
+
+Every algorithm is bounded by the size of its input text, or by one of these limits;
+past a limit the input is refused with its own :class:`~hlo_indexing.errors.LimitExceededError`
+subclass (the error's ``limit`` attribute names the constant here), or, where a limit
+only bounds an optimisation, the optimisation is skipped and the answer stays exact.
+
+========================  ==========================  =====================================
+limit                     error                       what it bounds
+========================  ==========================  =====================================
+``MAX_NESTING_DEPTH``     ``NestingTooDeepError``     parentheses in map text; depth of an
+                                                      expression (text, attribute, MLIR map)
+``INT64_MIN/INT64_MAX``   ``IntegerOverflowError``    every number: constants, bounds,
+                                                      shapes, strides, offsets, sizes
+``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
+                                                      ``IndexingMap.enumerate`` (default)
+``MAX_RESIDUE_CANDIDATES``  (skipped, exact)          residues the simplifier tries when it
+                                                      narrows a range to a residue class
+``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
+``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
+                                                      translator (isolated child process)
+``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
+                                                      allocate above its parent
+========================  ==========================  =====================================
+"""
+
+from __future__ import annotations
+
+from hlo_indexing.errors import IntegerOverflowError, NestingTooDeepError, SourceLocation
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+#: Deepest nesting of parentheses / expression nodes accepted (Python's recursion limit
+#: is 1,000 frames; the expression walks need a few frames per level).
+MAX_NESTING_DEPTH = 200
+
+#: Default cap on the points ``IndexingMap.enumerate`` visits.
+MAX_ENUMERATION_POINTS = 2_000_000
+
+#: Residues the simplifier enumerates to narrow ``x`` with ``x mod m`` fixed; larger
+#: moduli keep the plain interval (an over-approximation the simplifier already allows).
+MAX_RESIDUE_CANDIDATES = 4096
+
+#: Cells the layout viewer draws.
+MAX_VIEWER_CELLS = 20_000
+
+#: Seconds XLA's parser and translator may take on one HLO module.
+HLO_PARSE_SECONDS = 20.0
+
+#: Bytes of address space the isolated HLO parser may add to its parent's.
+ISOLATED_MEMORY_BYTES = 4 << 30
+
+
+def check_int64(value: int, what: str, location: SourceLocation | None = None) -> int:
+    """``value`` if it fits in int64, else :class:`IntegerOverflowError` naming ``what``
+    and the value."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise IntegerOverflowError(
+            f"{what} = {value} does not fit in int64", location, limit="INT64_MAX", value=value
+        )
+    return value
+
+
+def check_depth(depth: int, what: str, location: SourceLocation | None = None) -> None:
+    """:class:`NestingTooDeepError` when ``depth`` exceeds :data:`MAX_NESTING_DEPTH`."""
+    if depth > MAX_NESTING_DEPTH:
+        raise NestingTooDeepError(
+            f"{what} is nested {depth} levels deep, more than the limit of {MAX_NESTING_DEPTH} (limits.MAX_NESTING_DEPTH)",
+            location,
+            limit="MAX_NESTING_DEPTH",
+            value=depth,
+        )
