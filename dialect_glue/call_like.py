@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.parsing import location_of
+from hlo_indexing.errors import InvalidInputError
 
 #: Ops that run a nested computation, and the attribute naming it (None: their own region).
 CALL_LIKE_OPS: dict[str, str | None] = {
@@ -28,18 +30,42 @@ CALL_LIKE_OPS: dict[str, str | None] = {
 
 
 def block_of(region_or_func: Any) -> Any:
-    """The only block of an op's single region, or of a region; ``ValueError`` otherwise."""
+    """The only block of an op's single region, or of a region;
+    :class:`InvalidInputError` (a ``ValueError``) otherwise."""
     operation = getattr(region_or_func, "operation", None)
     if operation is not None:
         if len(operation.regions) != 1:
-            raise ValueError(f"{operation.name} does not have exactly one region")
+            raise InvalidInputError(f"{operation.name} does not have exactly one region", location_of(operation.location))
         region = operation.regions[0]
     else:
         region = region_or_func
     blocks = list(region.blocks)
     if len(blocks) != 1:
-        raise ValueError(f"expected a single-block region, found {len(blocks)} blocks")
+        where = region.owner if hasattr(region, "owner") else None
+        raise InvalidInputError(
+            f"expected a single-block region, found {len(blocks)} blocks",
+            location_of(where.location) if where is not None else None,
+        )
     return blocks[0]
+
+
+def _check_signature(op: Any, block: Any) -> Any:
+    """``block`` if it takes the op's operand types and returns its result types, else
+    :class:`InvalidInputError` at the op (the verifier of ``mhlo.fusion`` does not check
+    this, and XLA's HLO parser does not verify fusions)."""
+    operation = op.operation
+    parameters = [str(a.type) for a in block.arguments]
+    operands = [str(v.type) for v in operation.operands]
+    operations = list(block.operations)
+    returned = [str(v.type) for v in operations[-1].operands] if operations else []
+    results = [str(v.type) for v in operation.results]
+    if parameters != operands or returned != results:
+        raise InvalidInputError(
+            f"{operation.name}: its computation takes ({', '.join(parameters)}) and returns ({', '.join(returned)}), "
+            f"but the op passes ({', '.join(operands)}) and produces ({', '.join(results)})",
+            location_of(operation.location),
+        )
+    return block
 
 
 def callee_block(op: Any) -> Any | None:
@@ -51,7 +77,7 @@ def callee_block(op: Any) -> Any | None:
         return None
     symbol_attribute = CALL_LIKE_OPS[name]
     if symbol_attribute is None:
-        return block_of(op.operation.regions[0])
+        return _check_signature(op, block_of(op.operation.regions[0]))
     symbol = ir.FlatSymbolRefAttr(op.attributes[symbol_attribute]).value
     table_op = op.operation.parent
     while table_op is not None and table_op.name != "builtin.module":
@@ -59,7 +85,7 @@ def callee_block(op: Any) -> Any | None:
     if table_op is None:
         return None
     table = ir.SymbolTable(table_op)
-    return block_of(table[symbol]) if symbol in table else None
+    return _check_signature(op, block_of(table[symbol])) if symbol in table else None
 
 
 def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:

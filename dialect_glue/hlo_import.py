@@ -439,8 +439,9 @@ def import_hlo_text(text: str, filename: str, context: "ir.Context", *, isolate:
 
 def verify_imported(module: "ir.Module", filename: str) -> None:
     """What XLA's parser does not check (jaxlib exposes no HLO verifier): the MLIR
-    verifier on the translation, and that each ``mhlo.fusion``'s parameters have its
-    operands' types. :class:`InvalidInputError` at the offending instruction."""
+    verifier on the translation, and that each ``mhlo.fusion``'s computation takes its
+    operands' types and returns its result types. :class:`InvalidInputError` at the
+    offending instruction."""
     with module.context:
         if not module.operation.verify():
             raise InvalidInputError("the translated module does not verify", SourceLocation(filename, 1, 1))
@@ -452,11 +453,15 @@ def verify_imported(module: "ir.Module", filename: str) -> None:
                 block = op.regions[0].blocks[0]
                 operand_types = [str(v.type) for v in op.operands]
                 parameter_types = [str(a.type) for a in block.arguments]
-                if operand_types != parameter_types:
+                operations = list(block.operations)
+                root_types = [str(v.type) for v in operations[-1].operands] if operations else []
+                result_types = [str(v.type) for v in op.results]
+                if operand_types != parameter_types or root_types != result_types:
                     problems.append(
                         InvalidInputError(
-                            f"fusion parameters ({', '.join(parameter_types)}) do not match its operands "
-                            f"({', '.join(operand_types)})",
+                            f"fusion computation takes ({', '.join(parameter_types)}) and returns "
+                            f"({', '.join(root_types)}), but the fusion passes ({', '.join(operand_types)}) "
+                            f"and produces ({', '.join(result_types)})",
                             location_of_op(op, filename),
                         )
                     )

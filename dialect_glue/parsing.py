@@ -10,7 +10,8 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
-from hlo_indexing.errors import InvalidArgumentError, ParseError, SourceLocation
+from hlo_indexing.errors import InvalidArgumentError, LimitExceededError, ParseError, SourceLocation
+from hlo_indexing.limits import MAX_DIMENSION_INDEX
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
 ANONYMOUS_BUFFER = "-"
@@ -33,15 +34,55 @@ def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocati
     return SourceLocation(name, int(match.group(2)), int(match.group(3)))
 
 
-def _parse_error(exc: "ir.MLIRError", filename: str) -> ParseError:
+def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) -> ParseError:
     diagnostics = list(getattr(exc, "error_diagnostics", []) or [])
     if not diagnostics:
         return ParseError(str(exc), SourceLocation(filename, 1, 1))
     first = diagnostics[0]
-    location = location_of(first.location, filename) or SourceLocation(filename, 0, 0)
+    location = location_of(first.location, filename) or _guess_location(first.message, filename, text)
     error = ParseError(first.message, location)
     error.notes = tuple((location_of(note.location, filename), note.message) for note in first.notes)
     return error
+
+
+#: Convolution dimension numbers (``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``), in the op's
+#: custom form or in ``#stablehlo.conv<...>``/``#mhlo.conv<...>``.
+_CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
+_NUMBER = re.compile(r"\d+")
+
+
+def check_dimension_numbers(text: str, filename: str) -> None:
+    """Refuse convolution dimension numbers above ``limits.MAX_DIMENSION_INDEX`` before
+    MLIR's parser sees them: StableHLO's parser allocates in proportion to the largest
+    one (a dimension ``2147483648`` takes minutes and ~9.5 GB)."""
+    for match in _CONV_DIMENSIONS.finditer(text):
+        for number in _NUMBER.finditer(match.group(0)):
+            value = int(number.group(0))
+            if value > MAX_DIMENSION_INDEX:
+                offset = match.start() + number.start()
+                line = text.count("\n", 0, offset) + 1
+                column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+                raise LimitExceededError(
+                    f"convolution dimension number {value} exceeds the limit of {MAX_DIMENSION_INDEX} "
+                    "(limits.MAX_DIMENSION_INDEX)",
+                    SourceLocation(filename, line, column),
+                    limit="MAX_DIMENSION_INDEX",
+                    value=value,
+                )
+
+
+def _guess_location(message: str, filename: str, text: str | None) -> SourceLocation:
+    """For a verifier error at an op written with ``loc(unknown)``: the first place the
+    text names the op (``'stablehlo.add' op ...``), else the start of the text."""
+    match = re.match(r"'([\w.$-]+)' op", message)
+    if match and text:
+        at = re.search(rf"(?<![\w.]){re.escape(match.group(1))}(?![\w.])", text)
+        if at is None:
+            at = re.search(rf'"{re.escape(match.group(1))}"', text)  # generic form
+        if at is not None:
+            line = text.count("\n", 0, at.start()) + 1
+            return SourceLocation(filename, line, at.start() - (text.rfind("\n", 0, at.start()) + 1) + 1)
+    return SourceLocation(filename, 1, 1)
 
 
 def parse_module(
@@ -82,16 +123,23 @@ def parse_module(
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
         try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                check_dimension_numbers(handle.read(), path)
+        except OSError:
+            pass  # parseFile reports it
+        try:
             return ir.Module.parseFile(path, context=context)
         except ir.MLIRError as exc:
             raise _parse_error(exc, path) from None
     if not isinstance(source, (str, bytes)):
         raise InvalidArgumentError(f"parse_module: cannot parse a {type(source).__name__}")
     name = filename or "<string>"
+    if isinstance(source, str):
+        check_dimension_numbers(source, name)
     try:
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as exc:
-        raise _parse_error(exc, name) from None
+        raise _parse_error(exc, name, source if isinstance(source, str) else None) from None
 
 
 def _is_hlo(source: str | bytes | os.PathLike, filename: str | None, input_format: str | None) -> bool:

@@ -2,8 +2,9 @@
 
 Every algorithm is bounded by the size of its input text, or by one of these limits;
 past a limit the input is refused with its own :class:`~hlo_indexing.errors.LimitExceededError`
-subclass (the error's ``limit`` attribute names the constant here), or, where a limit
-only bounds an optimisation, the optimisation is skipped and the answer stays exact.
+subclass (the error's ``limit`` attribute names the constant here). Work that depends
+on the magnitude of numbers rather than on the text's length is done in constant time
+(e.g. the simplifier's residue classes) or refused.
 
 ========================  ==========================  =====================================
 limit                     error                       what it bounds
@@ -12,10 +13,11 @@ limit                     error                       what it bounds
                                                       expression (text, attribute, MLIR map)
 ``INT64_MIN/INT64_MAX``   ``IntegerOverflowError``    every number: constants, bounds,
                                                       shapes, strides, offsets, sizes
+``MAX_DIMENSION_INDEX``   ``LimitExceededError``      a dimension number in convolution
+                                                      ``dim_numbers`` (checked before MLIR's
+                                                      parser, which allocates by its value)
 ``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
                                                       ``IndexingMap.enumerate`` (default)
-``MAX_RESIDUE_CANDIDATES``  (skipped, exact)          residues the simplifier tries when it
-                                                      narrows a range to a residue class
 ``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
@@ -35,12 +37,11 @@ INT64_MAX = 2**63 - 1
 #: is 1,000 frames; the expression walks need a few frames per level).
 MAX_NESTING_DEPTH = 200
 
+#: Largest dimension number accepted in convolution ``dim_numbers`` (ranks are far smaller).
+MAX_DIMENSION_INDEX = 4096
+
 #: Default cap on the points ``IndexingMap.enumerate`` visits.
 MAX_ENUMERATION_POINTS = 2_000_000
-
-#: Residues the simplifier enumerates to narrow ``x`` with ``x mod m`` fixed; larger
-#: moduli keep the plain interval (an over-approximation the simplifier already allows).
-MAX_RESIDUE_CANDIDATES = 4096
 
 #: Cells the layout viewer draws.
 MAX_VIEWER_CELLS = 20_000

@@ -71,9 +71,10 @@ def build_grid(shape: Shape) -> Grid:
                 extents[logical_dim] = -(-extents[logical_dim] // tile) * tile
                 gaps[logical_dim] = tile
     cells = math.prod(extents)
-    if cells > MAX_CELLS:
+    if cells > MAX_CELLS or any(e > MAX_CELLS for e in extents):  # an empty grid still draws its rows
         raise EnumerationTooLargeError(
-            f"the grid has {cells} cells, more than the viewer's limit of {MAX_CELLS} (limits.MAX_VIEWER_CELLS)",
+            f"the grid has {cells} cells in extents {extents}: the viewer's limit is {MAX_CELLS} cells, "
+            "in total and along one dimension (limits.MAX_VIEWER_CELLS)",
             SourceLocation(SHAPE_ARGUMENT, 1, 1),
             limit="MAX_VIEWER_CELLS",
             value=cells,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import ParseError
+from hlo_indexing.errors import HloIndexingError, ParseError
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 
@@ -131,6 +131,8 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
             [Variable(b, origin=o) for b, o in zip(runtimes, origin_texts)],
             constraints,
         )
+    except HloIndexingError:
+        raise
     except ValueError as exc:
         raise ParseError(f"indexing-map attribute: {exc}") from None
 

@@ -35,6 +35,7 @@ from hlo_indexing.delegates import Delegates
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import DomainTooLargeError
+from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval, check_int64
 
@@ -43,7 +44,7 @@ from hlo_indexing.maps.interval import Interval, check_int64
 OPERATIONS = Delegates("hlo_indexing.maps")
 
 #: Default limit on the number of domain points :meth:`IndexingMap.enumerate` visits.
-DEFAULT_MAX_POINTS = 2_000_000
+DEFAULT_MAX_POINTS = MAX_ENUMERATION_POINTS
 
 #: Number of results of :meth:`IndexingMap.compose`, :meth:`~IndexingMap.simplify` and
 #: :meth:`~IndexingMap.remove_unused_symbols` remembered (the oldest entry is dropped):
@@ -443,7 +444,9 @@ class IndexingMap:
         size = self.domain_size()
         if size > max_points:
             raise DomainTooLargeError(
-                f"domain of {size} points exceeds the enumeration limit of {max_points} (max_points)"
+                f"domain of {size} points exceeds the enumeration limit of {max_points} (max_points)",
+                limit="MAX_ENUMERATION_POINTS",
+                value=size,
             )
         axes = [np.arange(v.bounds.lower, v.bounds.upper + 1, dtype=np.int64) for v in self._dims + self.symbol_vars]
         if total:

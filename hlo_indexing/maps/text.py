@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import ParseError, SourceLocation, UndefinedDivisionError
-from hlo_indexing.limits import check_depth
+from hlo_indexing.limits import check_depth, check_int64
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
-from hlo_indexing.maps.interval import Interval, check_int64
+from hlo_indexing.maps.interval import Interval
 
 _MLIR_NAME = re.compile(r"\b([ds])(\d+)\b")
 
@@ -97,6 +97,7 @@ class _MapParser:
         self.pos = 0
         self.names: dict[str, ax.AffineExpr] = {}
         self.nesting = 0
+        self.n_dims = self.n_symbols = 0
         #: (divisor, its first token) of every floordiv/ceildiv/mod, checked for zero.
         self.divisors: list[tuple[ax.AffineExpr, _Token]] = []
 
@@ -173,6 +174,7 @@ class _MapParser:
             self.names[name] = ax.dim(i, self.context)
         for i, name in enumerate(range_names + runtime_names):
             self.names[name] = ax.symbol(i, self.context)
+        self.n_dims, self.n_symbols = len(dim_names), len(range_names) + len(runtime_names)
         self.expect("->")
         self.expect("(")
         results = []
@@ -294,18 +296,33 @@ class _MapParser:
         if token.kind != "int":
             raise self.error("expected an integer", token)
         value = -int(token.text) if negative else int(token.text)
-        try:
-            return check_int64(value, "bound")
-        except ValueError as exc:
-            raise self._error_at(token.offset, str(exc)) from None
+        return check_int64(value, "bound", self._location(token.offset))
 
     def expr(self):
         lhs = self.term()
         while self.peek().text in ("+", "-") and self.peek().kind == "punct":
-            op = self.next().text
+            op_token = self.next()
             rhs = self.term()
-            lhs = lhs + rhs if op == "+" else lhs - rhs
+            if op_token.text == "+":
+                lhs = self._exact(op_token, lhs, rhs, lhs + rhs, lambda a, b: a + b)
+            else:
+                lhs = self._exact(op_token, lhs, rhs, lhs - rhs, lambda a, b: a - b)
         return lhs
+
+    def _exact(self, op_token: _Token, lhs, rhs, result, exact):
+        """``result`` (MLIR's folded ``lhs op rhs``), unless the operation leaves int64 (MLIR's
+        folding wraps or gives up): then :class:`IntegerOverflowError` at the operator.
+        Checked at the all-0 and all-1 points, in Python ints."""
+        for value in (0, 1):
+            dims, symbols = [value] * self.n_dims, [value] * self.n_symbols
+            try:
+                wanted = exact(ax.evaluate(lhs, dims, symbols), ax.evaluate(rhs, dims, symbols))
+                got = ax.evaluate(result, dims, symbols)
+            except UndefinedDivisionError:
+                continue
+            check_int64(wanted, "value of this operation", self._location(op_token.offset))
+            check_int64(got, "value of this operation", self._location(op_token.offset))
+        return result
 
     def term(self):
         lhs = self.unary()
@@ -321,7 +338,7 @@ class _MapParser:
             if op == "*":
                 if not (_is_symbolic(lhs) or _is_symbolic(rhs)):
                     raise self.error("non-affine product: one factor must be a constant or use symbols only", op_token)
-                lhs = lhs * rhs
+                lhs = self._exact(op_token, lhs, rhs, lhs * rhs, lambda a, b: a * b)
             elif op in ("/", "floordiv", "floorDiv"):
                 lhs = ax.floordiv(lhs, rhs)
             elif op in ("ceildiv", "ceilDiv"):
@@ -343,17 +360,15 @@ class _MapParser:
 
     def _nested(self, token: _Token):
         if token.text == "-":
-            return self.unary() * -1
+            operand = self.unary()
+            return self._exact(token, operand, ax.constant(-1, self.context), operand * -1, lambda a, b: a * b)
         inner = self.expr()
         self.expect(")")
         return inner
 
     def _leaf(self, token: _Token):
         if token.kind == "int":
-            try:
-                return ax.constant(check_int64(int(token.text), "constant"), self.context)
-            except ValueError as exc:
-                raise self._error_at(token.offset, str(exc)) from None
+            return ax.constant(check_int64(int(token.text), "constant", self._location(token.offset)), self.context)
         if token.kind == "name":
             if token.text in ("min", "max"):
                 raise self.error(f"'{token.text}' is not an affine expression (XLA's symbolic maps only)", token)

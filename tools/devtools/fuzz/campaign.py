@@ -148,14 +148,18 @@ def ddmin(items: list[str], still_fails, budget: list[int]) -> list[str]:
     return items
 
 
-def minimise(worker: Worker, case: dict, signature: str, runs: int, timeout: float) -> tuple[dict, int]:
-    """The case with as few lines, then tokens, of its text as keep ``signature``."""
+def minimise(worker: Worker, case: dict, signature: str, runs: int, timeout: float, end: float) -> tuple[dict, int]:
+    """The case with as few lines, then tokens, of its text as keep ``signature`` (at most
+    ``runs`` runs, until the monotonic time ``end``)."""
     field = case_text_field(case)
     budget = [runs]
     used = [0]
 
     def keeps(text: str) -> bool:
         used[0] += 1
+        if time.monotonic() >= end:
+            budget[0] = 0
+            return False
         result = worker.run(dict(case, **{field: text}), timeout)
         return result["signature"] == signature
 
@@ -249,24 +253,28 @@ def run_campaign(args: argparse.Namespace) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     findings = []
-    minimiser = workers[0]
     for n, (signature, members) in enumerate(sorted(groups.items())):
         case, result = members[0]
-        minimal, runs = case, 0
-        if n < args.minimise_groups:
-            runs_budget = args.minimise_runs if result["outcome"] != "hang" else 6
-            minimal, runs = minimise(minimiser, case, signature, runs_budget, args.timeout)
         record = {
             "signature": signature,
             "outcome": result["outcome"],
             "count": len(members),
             "detail": result["detail"],
             "case": case,
-            "minimised": minimal,
-            "minimise_runs": runs,
+            "minimised": None,
+            "minimise_runs": 0,
         }
+        record["path"] = str(out / f"{result['outcome']}-{n:03d}.json")
+        Path(record["path"]).write_text(json.dumps(record, indent=1) + "\n")
         findings.append(record)
-        (out / f"{result['outcome']}-{n:03d}.json").write_text(json.dumps(record, indent=1) + "\n")
+    minimise_end = time.monotonic() + args.minimise_seconds
+    for record in findings[: args.minimise_groups]:
+        if time.monotonic() >= minimise_end:
+            break
+        runs_budget = args.minimise_runs if record["outcome"] != "hang" else 4
+        minimal, runs = minimise(workers[0], record["case"], record["signature"], runs_budget, args.timeout, minimise_end)
+        record["minimised"], record["minimise_runs"] = minimal, runs
+        Path(record["path"]).write_text(json.dumps(record, indent=1) + "\n")
     for w in workers:
         w.stop()
     summary = {
@@ -306,10 +314,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="findings folder (default: fuzz-findings/seed-S)")
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds before a case counts as a hang")
+    parser.add_argument(
+        "--timeout", type=float, default=30.0,
+        help="seconds before a case counts as a hang (above limits.HLO_PARSE_SECONDS, so that a runaway HLO parse is "
+        "seen as the library's TimeLimitError)",
+    )
     parser.add_argument("--max-cases", type=int, default=0, help="stop after this many cases (0: no limit)")
     parser.add_argument("--minimise-groups", type=int, default=40, help="minimise the first N finding groups")
     parser.add_argument("--minimise-runs", type=int, default=150, help="runs per minimised finding")
+    parser.add_argument("--minimise-seconds", type=float, default=120.0, help="time for all minimisation")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args(argv)
     if args.seed is None:

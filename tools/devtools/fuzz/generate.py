@@ -16,6 +16,7 @@ Standard library only (the campaign parent needs no third-party package).
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from dataclasses import dataclass
@@ -53,7 +54,9 @@ def _strip_test_lines(text: str) -> str:
 
 
 def load_corpus(root: Path) -> Corpus:
-    """Chunks of the lit tests and examples, map texts and layouts found in the tests."""
+    """Chunks of the lit tests and examples, map texts and layouts found in the tests, and,
+    when ``../shared/conformance`` is beside the repository, XLA's indexing test modules
+    (HLO) and the tiled-layout vectors."""
     mlir: list[str] = []
     for path in sorted((root / "lit_tests").rglob("*.mlir")) + sorted((root / "examples").rglob("*.mlir")):
         for chunk in path.read_text(encoding="utf-8", errors="replace").split("// -----"):
@@ -73,8 +76,19 @@ def load_corpus(root: Path) -> Corpus:
         {m.group(0) for t in texts for m in re.finditer(r"[a-z]\w*\[[\d,]*\]\{[^}\"'\s]*\}", t)}
         | {"f32[3,5]{1,0:T(2,2)}", "f32[8,128]{1,0:T(8,128)(2,1)}", "bf16[16,256]{0,1:T(8,128)(2,1)}", "s8[4,4,4]{2,1,0:T(2,*,2)}"}
     )
+    conformance = root.parent / "shared" / "conformance"
+    cases = conformance / "xla_indexing" / "cases.jsonl"
+    if cases.is_file():
+        records = [json.loads(line) for line in cases.read_text().splitlines() if line.strip()]
+        hlo += sorted({r["hlo"] for r in records if r.get("hlo")})
+    vectors = conformance / "tiled_layout" / "vectors.jsonl"
+    if vectors.is_file():
+        for line in vectors.read_text().splitlines():
+            if line.strip():
+                v = json.loads(line)
+                layouts.append(f"{v['dtype']}[{','.join(map(str, v['shape']))}]{v['layout']}")
     ops = sorted({m.group(0) for t in mlir for m in re.finditer(r"\b(?:stablehlo|mhlo|chlo)\.[a-z_]+", t)})
-    return Corpus(mlir, hlo, maps, layouts, ops)
+    return Corpus(mlir, hlo, maps, sorted(set(layouts)), ops)
 
 
 # ----------------------------------------------------------------------------- mutators

@@ -108,7 +108,7 @@ def run_map(text: str) -> None:
 def run_layout(text: str) -> None:
     shape = Shape.parse(text)
     p = tiling.plan(shape)
-    if p.element_count > MAX_POINTS or p.padded_size > 16 * MAX_POINTS:
+    if p.element_count > MAX_POINTS or p.padded_size > 16 * MAX_POINTS or any(d > MAX_POINTS for d in shape.dims):
         lowering.logical_index_map(shape)
         return
     seen = {}
@@ -263,6 +263,7 @@ def run_cli(case: dict) -> None:
         for file, line, col in located:
             if file in ("<unknown>",) or line == "0":
                 raise Finding("unlocated", f"error at {file}:{line}:{col}: {errors[-500:]}", f"cli at {file}:{line}")
+        raise Finding("error", errors[-300:], "cli error")
 
 
 # ----------------------------------------------------------------------------- loop
@@ -280,6 +281,8 @@ def run_case(case: dict) -> dict:
         else:
             run_cli(case)
         return {"outcome": "ok", "detail": "", "signature": ""}
+    except Finding as exc:
+        finding = exc
     except RecursionError as exc:
         finding = Finding("foreign", f"RecursionError: {str(exc)[:200]}", f"RecursionError at {_frame(exc)}")
     except Exception as exc:  # noqa: BLE001 - classifying every exception is the point
