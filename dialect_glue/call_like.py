@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import location_of
+from hlo_indexing.dialect_glue.parsing import located
 from hlo_indexing.errors import InvalidInputError
 
 #: Ops that run a nested computation, and the attribute naming it (None: their own region).
@@ -35,17 +35,15 @@ def block_of(region_or_func: Any) -> Any:
     operation = getattr(region_or_func, "operation", None)
     if operation is not None:
         if len(operation.regions) != 1:
-            raise InvalidInputError(f"{operation.name} does not have exactly one region", location_of(operation.location))
+            raise located(InvalidInputError(f"{operation.name} does not have exactly one region"), operation)
         region = operation.regions[0]
     else:
         region = region_or_func
     blocks = list(region.blocks)
     if len(blocks) != 1:
-        where = region.owner if hasattr(region, "owner") else None
-        raise InvalidInputError(
-            f"expected a single-block region, found {len(blocks)} blocks",
-            location_of(where.location) if where is not None else None,
-        )
+        error = InvalidInputError(f"expected a single-block region, found {len(blocks)} blocks")
+        owner = getattr(region, "owner", None)
+        raise located(error, owner) if owner is not None else error
     return blocks[0]
 
 
@@ -60,10 +58,12 @@ def _check_signature(op: Any, block: Any) -> Any:
     returned = [str(v.type) for v in operations[-1].operands] if operations else []
     results = [str(v.type) for v in operation.results]
     if parameters != operands or returned != results:
-        raise InvalidInputError(
-            f"{operation.name}: its computation takes ({', '.join(parameters)}) and returns ({', '.join(returned)}), "
-            f"but the op passes ({', '.join(operands)}) and produces ({', '.join(results)})",
-            location_of(operation.location),
+        raise located(
+            InvalidInputError(
+                f"{operation.name}: its computation takes ({', '.join(parameters)}) and returns "
+                f"({', '.join(returned)}), but the op passes ({', '.join(operands)}) and produces ({', '.join(results)})"
+            ),
+            operation,
         )
     return block
 

@@ -371,19 +371,28 @@ def _annotate_function(
                     if text is not None:
                         arg_layouts[argument.arg_number] = element
         _set_value_attrs(func_op, "arg_attrs", arg_layouts, len(block.arguments))
+    line, column = (computation.line, computation.column) if computation is not None else (1, 1)
     for region in func_op.regions:
         for block in region.blocks:
             for op in block.operations:
-                _annotate_op(op.operation, instructions, filename)
+                _annotate_op(op.operation, instructions, filename, (line, column))
 
 
-def _annotate_op(op: "ir.Operation", instructions: dict[str, HloInstruction], filename: str) -> None:
-    instruction = instructions.get(_name_of(op.location) or "")
+def _annotate_op(
+    op: "ir.Operation", instructions: dict[str, HloInstruction], filename: str, fallback: tuple[int, int]
+) -> None:
+    """Locate ``op`` at its instruction (with its layout); an op the text scan could not
+    match (unusual formatting, an op the translator made up) is located at its
+    computation, so that errors about it still point into the file."""
+    name = _name_of(op.location)
+    instruction = instructions.get(name or "")
     if instruction is not None:
         op.location = _text_location(instruction.name, instruction.line, instruction.column, filename)
         layout = _layout_attr(instruction, [r.type for r in op.results])
         if layout is not None:
             op.attributes[LAYOUT_ATTR] = layout
+    elif '":' not in str(op.location):
+        op.location = _text_location(name or op.name, fallback[0], fallback[1], filename)
     for region in op.regions:
         for block in region.blocks:
             for argument in block.arguments:
@@ -393,7 +402,7 @@ def _annotate_op(op: "ir.Operation", instructions: dict[str, HloInstruction], fi
                         _text_location(owner.name, owner.line, owner.column, filename)
                     )
             for inner in block.operations:
-                _annotate_op(inner.operation, instructions, filename)
+                _annotate_op(inner.operation, instructions, filename, fallback)
 
 
 def _name_of(location: "ir.Location") -> str | None:

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir, mhlo, stablehlo
-from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.errors import InvalidAttributeError, UnsupportedError
 
 #: Dialects whose ops share one indexing rule per op kind.
 HLO_DIALECTS = ("stablehlo", "mhlo", "chlo")
@@ -73,9 +74,20 @@ def int_attr(op: Any, name: str, default: int | None = None) -> int:
     return values[0]
 
 
+def sized_int_array(op: Any, name: str, size: int, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """:func:`int_array` with exactly ``size`` entries, else :class:`InvalidAttributeError`
+    naming the op and the attribute, at the op (the verifier accepts e.g. an empty
+    ``lhs_dilate = []`` on a 2-d convolution)."""
+    values = int_array(op, name, default)
+    if len(values) != size:
+        operation = op.operation
+        raise located(InvalidAttributeError(operation.name, name, f"has {len(values)} entries, expected {size}"), operation)
+    return values
+
+
 def padding_pairs(op: Any, name: str, rank: int) -> tuple[tuple[int, int], ...]:
     """``padding = dense<[[lo, hi], ...]>`` as ``((lo, hi), ...)``; zeros when absent."""
-    flat = int_array(op, name, (0,) * (2 * rank))
+    flat = sized_int_array(op, name, 2 * rank, (0,) * (2 * rank))
     return tuple((flat[2 * i], flat[2 * i + 1]) for i in range(len(flat) // 2))
 
 
@@ -155,11 +167,11 @@ def reduce_window(op: Any, rank: int) -> Window:
     """The window of ``reduce_window`` / ``select_and_scatter`` (defaults filled in)."""
     ones = (1,) * rank
     return Window(
-        int_array(op, "window_dimensions"),
-        int_array(op, "window_strides", ones),
+        sized_int_array(op, "window_dimensions", rank),
+        sized_int_array(op, "window_strides", rank, ones),
         padding_pairs(op, "padding", rank),
-        int_array(op, "base_dilations", ones),
-        int_array(op, "window_dilations", ones),
+        sized_int_array(op, "base_dilations", rank, ones),
+        sized_int_array(op, "window_dilations", rank, ones),
         (False,) * rank,
     )
 
@@ -170,11 +182,11 @@ def conv_window(op: Any, kernel_sizes: tuple[int, ...]) -> Window:
     ones = (1,) * n
     return Window(
         kernel_sizes,
-        int_array(op, "window_strides", ones),
+        sized_int_array(op, "window_strides", n, ones),
         padding_pairs(op, "padding", n),
-        int_array(op, "lhs_dilation", ones),
-        int_array(op, "rhs_dilation", ones),
-        tuple(bool(v) for v in int_array(op, "window_reversal", (0,) * n)),
+        sized_int_array(op, "lhs_dilation", n, ones),
+        sized_int_array(op, "rhs_dilation", n, ones),
+        tuple(bool(v) for v in sized_int_array(op, "window_reversal", n, (0,) * n)),
     )
 
 

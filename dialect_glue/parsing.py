@@ -10,7 +10,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
-from hlo_indexing.errors import InvalidArgumentError, LimitExceededError, ParseError, SourceLocation
+from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, LimitExceededError, ParseError, SourceLocation
 from hlo_indexing.limits import MAX_DIMENSION_INDEX
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
@@ -32,6 +32,16 @@ def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocati
     if name == ANONYMOUS_BUFFER and filename is not None:
         name = filename
     return SourceLocation(name, int(match.group(2)), int(match.group(3)))
+
+
+def located(exc: HloIndexingError, operation: "ir.Operation") -> HloIndexingError:
+    """``exc`` pointed at ``operation`` where it points nowhere yet (its file position,
+    ``<string>`` for a module parsed from a string, and its MLIR location)."""
+    if exc.location is None:
+        exc.location = location_of(operation.location, "<string>")
+    if exc.ir_location is None:
+        exc.ir_location = operation.location
+    return exc
 
 
 def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) -> ParseError:

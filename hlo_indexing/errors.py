@@ -45,8 +45,12 @@ class SourceLocation:
 class HloIndexingError(Exception):
     """Base class of all errors raised by hlo-indexing.
 
-    ``location`` is the place the error points at, when there is one.
+    ``location`` is the place the error points at, when there is one. ``ir_location``
+    is the MLIR location of the op the error is about (set by the per-op analysis), so
+    that a pass reports the error at the op, in the op's own buffer.
     """
+
+    ir_location: object = None
 
     def __init__(self, message: str, location: SourceLocation | None = None):
         super().__init__(message)

@@ -55,7 +55,7 @@ def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndex
     try:
         return [fusion_indexing(op, r, max_maps=max_maps) for r in range(len(terminator.operands))]
     except (HloIndexingError, ValueError, NotImplementedError) as exc:
-        diagnostics.error(op.location, f"cannot compute fused indexing maps: {exc}")
+        diagnostics.failure(op.location, exc, "while computing the fused indexing maps of this computation")
         return None
 
 
@@ -68,7 +68,7 @@ def _analyses(
             coalescing(op, fused=fused, max_points=max_points),
         )
     except (HloIndexingError, ValueError) as exc:
-        diagnostics.error(op.location, f"cannot compute operand utilization / coalescing: {exc}")
+        diagnostics.failure(op.location, exc, "while computing operand utilization / coalescing of this computation")
         return None
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import location_of
+from hlo_indexing.dialect_glue.parsing import located
 from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
@@ -77,13 +77,9 @@ def _indexing(op: Any, direction: str, index: int, simplify: bool, regions: Regi
     try:
         return _cached_indexing(operation, direction, index, simplify, regions)
     except HloIndexingError as exc:
-        if exc.location is None:
-            exc.location = location_of(operation.location, "<string>")
-        raise
+        raise located(exc, operation)
     except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
-        raise InvalidInputError(
-            f"{operation.name}: malformed op ({type(exc).__name__}: {exc})", location_of(operation.location, "<string>")
-        ) from exc
+        raise located(InvalidInputError(f"{operation.name}: malformed op ({type(exc).__name__}: {exc})"), operation) from exc
 
 
 def _cached_indexing(
