@@ -300,8 +300,11 @@ class _MapParser:
 
     def expr(self):
         lhs = self.term()
+        terms = 0
         while self.peek().text in ("+", "-") and self.peek().kind == "punct":
             op_token = self.next()
+            terms += 1  # MLIR builds a chain as a left-deep tree: one level per term
+            check_depth(self.nesting + terms, "expression", self._location(op_token.offset))
             rhs = self.term()
             if op_token.text == "+":
                 lhs = self._exact(op_token, lhs, rhs, lhs + rhs, lambda a, b: a + b)
@@ -326,8 +329,11 @@ class _MapParser:
 
     def term(self):
         lhs = self.unary()
+        factors = 0
         while self.peek().text in _MUL_OPS and self.peek().kind in ("punct", "name"):
             op_token = self.next()
+            factors += 1
+            check_depth(self.nesting + factors, "expression", self._location(op_token.offset))
             rhs_token = self.peek()
             rhs = self.unary()
             op = op_token.text
