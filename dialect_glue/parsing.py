@@ -11,7 +11,7 @@ from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, LimitExceededError, ParseError, SourceLocation
-from hlo_indexing.limits import MAX_DIMENSION_INDEX
+from hlo_indexing.limits import MAX_DIMENSION_INDEX, MAX_RESULT_INDEX
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
 ANONYMOUS_BUFFER = "-"
@@ -59,26 +59,34 @@ def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) ->
 #: custom form or in ``#stablehlo.conv<...>``/``#mhlo.conv<...>``.
 _CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
 _NUMBER = re.compile(r"\d+")
+#: ``%name#N`` (result N of a multi-result op) and ``%name:N =`` (an op with N results).
+_RESULT_NUMBER = re.compile(r"%[\w.$-]+[#:](\d+)")
 
 
-def check_dimension_numbers(text: str, filename: str) -> None:
-    """Refuse convolution dimension numbers above ``limits.MAX_DIMENSION_INDEX`` before
-    MLIR's parser sees them: StableHLO's parser allocates in proportion to the largest
-    one (a dimension ``2147483648`` takes minutes and ~9.5 GB)."""
+def check_magnitudes(text: str, filename: str) -> None:
+    """Refuse the numbers MLIR's parser allocates memory in proportion to, before it sees
+    them: convolution dimension numbers above ``limits.MAX_DIMENSION_INDEX`` (a dimension
+    ``2147483648`` takes minutes and ~9.5 GB) and result numbers above
+    ``limits.MAX_RESULT_INDEX`` (``%0#2147483647`` ends in ``std::bad_alloc``)."""
+
+    def refuse(what: str, value: int, offset: int, limit: str, maximum: int) -> LimitExceededError:
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        return LimitExceededError(
+            f"{what} {value} exceeds the limit of {maximum} (limits.{limit})",
+            SourceLocation(filename, line, column),
+            limit=limit,
+            value=value,
+        )
+
     for match in _CONV_DIMENSIONS.finditer(text):
         for number in _NUMBER.finditer(match.group(0)):
-            value = int(number.group(0))
-            if value > MAX_DIMENSION_INDEX:
+            if int(number.group(0)) > MAX_DIMENSION_INDEX:
                 offset = match.start() + number.start()
-                line = text.count("\n", 0, offset) + 1
-                column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-                raise LimitExceededError(
-                    f"convolution dimension number {value} exceeds the limit of {MAX_DIMENSION_INDEX} "
-                    "(limits.MAX_DIMENSION_INDEX)",
-                    SourceLocation(filename, line, column),
-                    limit="MAX_DIMENSION_INDEX",
-                    value=value,
-                )
+                raise refuse("convolution dimension number", int(number.group(0)), offset, "MAX_DIMENSION_INDEX", MAX_DIMENSION_INDEX)
+    for match in _RESULT_NUMBER.finditer(text):
+        if int(match.group(1)) > MAX_RESULT_INDEX:
+            raise refuse("result number", int(match.group(1)), match.start(1), "MAX_RESULT_INDEX", MAX_RESULT_INDEX)
 
 
 def _guess_location(message: str, filename: str, text: str | None) -> SourceLocation:
@@ -134,22 +142,26 @@ def parse_module(
         path = os.fspath(source)
         try:
             with open(path, encoding="utf-8", errors="replace") as handle:
-                check_dimension_numbers(handle.read(), path)
+                check_magnitudes(handle.read(), path)
         except OSError:
             pass  # parseFile reports it
         try:
             return ir.Module.parseFile(path, context=context)
         except ir.MLIRError as exc:
             raise _parse_error(exc, path) from None
+        except MemoryError:  # std::bad_alloc in the parser: a size written in the text
+            raise LimitExceededError("out of memory while parsing this module", SourceLocation(path, 1, 1)) from None
     if not isinstance(source, (str, bytes)):
         raise InvalidArgumentError(f"parse_module: cannot parse a {type(source).__name__}")
     name = filename or "<string>"
     if isinstance(source, str):
-        check_dimension_numbers(source, name)
+        check_magnitudes(source, name)
     try:
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as exc:
         raise _parse_error(exc, name, source if isinstance(source, str) else None) from None
+    except MemoryError:  # std::bad_alloc in the parser: a size written in the text
+        raise LimitExceededError("out of memory while parsing this module", SourceLocation(name, 1, 1)) from None
 
 
 def _is_hlo(source: str | bytes | os.PathLike, filename: str | None, input_format: str | None) -> bool:

@@ -16,6 +16,8 @@ limit                     error                       what it bounds
 ``MAX_DIMENSION_INDEX``   ``LimitExceededError``      a dimension number in convolution
                                                       ``dim_numbers`` (checked before MLIR's
                                                       parser, which allocates by its value)
+``MAX_RESULT_INDEX``      ``LimitExceededError``      a result number in MLIR text (``%0#N``,
+                                                      ``%0:N``), checked before MLIR's parser
 ``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
                                                       ``IndexingMap.enumerate`` (default)
 ``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
@@ -39,6 +41,9 @@ MAX_NESTING_DEPTH = 200
 
 #: Largest dimension number accepted in convolution ``dim_numbers`` (ranks are far smaller).
 MAX_DIMENSION_INDEX = 4096
+
+#: Largest result number accepted in MLIR text (``%0#N``, ``%0:N = ...``).
+MAX_RESULT_INDEX = 65536
 
 #: Default cap on the points ``IndexingMap.enumerate`` visits.
 MAX_ENUMERATION_POINTS = 2_000_000

@@ -44,7 +44,7 @@ from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block
-from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
@@ -127,7 +127,7 @@ def _element_type(value_type: Any, path: Path) -> Any:
     """The type of element ``path`` of a value of ``value_type``."""
     for k in path:
         if not isinstance(value_type, ir.TupleType) or not 0 <= k < value_type.num_types:
-            raise ValueError(f"{value_type} has no tuple element {k}")
+            raise InvalidArgumentError(f"{value_type} has no tuple element {k}")
         value_type = value_type.get_type(k)
     return value_type
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import UndefinedDivisionError
+from hlo_indexing.errors import IntegerOverflowError, UndefinedDivisionError
 from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 
 AffineExpr = Any  # ir.AffineExpr; the bindings' classes are not usable in annotations
@@ -168,19 +168,49 @@ def evaluate_array(
 
     Example: for ``s0 floordiv s1`` at ``s0 = [7, 7]``, ``s1 = [2, 0]`` with
     ``defined = [True, True]`` the values are ``[3, 7]`` and ``defined`` becomes
-    ``[True, False]``."""
-    return _evaluate_array(typed(expr), dims, symbols, defined)
+    ``[True, False]``.
+
+    Values that may leave int64 on the way (``d0 ceildiv 16`` with ``d0`` near the int64
+    minimum negates ``d0``) are computed exactly with Python ints; a result outside
+    int64 raises :class:`IntegerOverflowError`."""
+    expr = typed(expr)
+    if not _may_overflow(expr, dims, symbols):
+        return _evaluate_array(expr, dims, symbols, defined)
+    exact = _evaluate_array(
+        expr, [np.asarray(v, dtype=object) for v in dims], [np.asarray(v, dtype=object) for v in symbols], defined, int
+    )
+    values = np.asarray(exact, dtype=object)
+    if values.size and (values.min() < INT64_MIN or values.max() > INT64_MAX):
+        raise IntegerOverflowError(f"a value of {expr} does not fit in int64", limit="INT64_MAX", value=max(values.max(), -values.min()))
+    return values.astype(np.int64)
 
 
-def _evaluate_array(expr: AffineExpr, dims, symbols, defined: np.ndarray | None) -> np.ndarray:
+#: Magnitude above which int64 arithmetic may overflow in one step (a sum of two values,
+#: a negation); products are bounded by their interval bounds directly.
+_SAFE_MAGNITUDE = 1 << 62
+
+
+def _may_overflow(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> bool:
+    """Whether some node of ``expr`` may reach :data:`_SAFE_MAGNITUDE` over the values given."""
+
+    def span(values: np.ndarray) -> Interval:
+        array = np.asarray(values)
+        return Interval(int(array.min()), int(array.max())) if array.size else Interval(0, 0)
+
+    memo: dict = {}
+    bounds(expr, [span(v) for v in dims], [span(v) for v in symbols], memo)
+    return any(max(abs(b.lower), abs(b.upper)) >= _SAFE_MAGNITUDE for b in memo.values() if not b.is_empty)
+
+
+def _evaluate_array(expr: AffineExpr, dims, symbols, defined: np.ndarray | None, scalar=np.int64) -> np.ndarray:
     if isinstance(expr, Const):
-        return np.int64(expr.value)
+        return scalar(expr.value)
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
-    lhs = _evaluate_array(expr.lhs, dims, symbols, defined)
-    rhs = _evaluate_array(expr.rhs, dims, symbols, defined)
+    lhs = _evaluate_array(expr.lhs, dims, symbols, defined, scalar)
+    rhs = _evaluate_array(expr.rhs, dims, symbols, defined, scalar)
     if isinstance(expr, Add):
         return lhs + rhs
     if isinstance(expr, Mul):
@@ -190,7 +220,7 @@ def _evaluate_array(expr: AffineExpr, dims, symbols, defined: np.ndarray | None)
         if defined is None:
             raise _zero_divisor_error(expr, *_first_point(zero, dims, symbols))
         defined &= ~zero
-        rhs = np.where(zero, np.int64(1), rhs)
+        rhs = np.where(zero, scalar(1), rhs)
     if isinstance(expr, Mod):
         return np.mod(lhs, rhs)
     if isinstance(expr, FloorDiv):

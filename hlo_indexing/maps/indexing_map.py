@@ -34,7 +34,7 @@ import numpy as np
 from hlo_indexing.delegates import Delegates
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import DomainTooLargeError
+from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval, check_int64
@@ -101,7 +101,7 @@ def _variable(value: RangeLike, what: str) -> Variable:
     check_int64(variable.bounds.lower, f"lower bound of {what}")
     check_int64(variable.bounds.upper, f"upper bound of {what}")
     if variable.bounds.is_empty:
-        raise ValueError(f"range of {what} is empty: {variable.bounds} (lower > upper)")
+        raise InvalidArgumentError(f"range of {what} is empty: {variable.bounds} (lower > upper)")
     return variable
 
 
@@ -136,9 +136,9 @@ class IndexingMap:
         range_list = tuple(_variable(v, f"s{i}") for i, v in enumerate(range_vars))
         runtime_list = tuple(_variable(v, f"rt{i}") for i, v in enumerate(runtime_vars))
         if len(dim_vars) != affine_map.n_dims:
-            raise ValueError(f"the affine map has {affine_map.n_dims} dimensions but {len(dim_vars)} ranges were given")
+            raise InvalidArgumentError(f"the affine map has {affine_map.n_dims} dimensions but {len(dim_vars)} ranges were given")
         if len(range_list) + len(runtime_list) != affine_map.n_symbols:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the affine map has {affine_map.n_symbols} symbols but {len(range_list)} range and "
                 f"{len(runtime_list)} runtime variables were given"
             )
@@ -395,7 +395,7 @@ class IndexingMap:
         """The results at one point (domain membership is not checked: see
         :meth:`contains_point`)."""
         if len(dims) != self.num_dims or len(symbols) != self.num_symbols:
-            raise ValueError(f"expected {self.num_dims} dims and {self.num_symbols} symbols")
+            raise InvalidArgumentError(f"expected {self.num_dims} dims and {self.num_symbols} symbols")
         return tuple(ax.evaluate(e, dims, symbols) for e in self._map.results)
 
     def contains_point(self, dims: Sequence[int], symbols: Sequence[int] = ()) -> bool:
@@ -403,7 +403,7 @@ class IndexingMap:
         (a point where a constraint or result divides by zero is not in the domain, as
         in :meth:`enumerate`). ``ValueError`` for an undefined map."""
         if self.is_undefined:
-            raise ValueError(f"cannot test a point of an undefined map ({self._reason})")
+            raise InvalidArgumentError(f"cannot test a point of an undefined map ({self._reason})")
         if self._empty:
             return False
         for value, var in zip(itertools.chain(dims, symbols), self._dims + self.symbol_vars):
@@ -437,7 +437,7 @@ class IndexingMap:
         variable ranges holds more than ``max_points`` points. Points where a constraint
         or a result divides by 0 (semi-affine maps) have no image and are left out."""
         if self._map is None:
-            raise ValueError(f"cannot enumerate an undefined map ({self._reason})")
+            raise InvalidArgumentError(f"cannot enumerate an undefined map ({self._reason})")
         total = self.num_dims + self.num_symbols
         if self._empty:
             return np.zeros((0, total), np.int64), np.zeros((0, self.num_results), np.int64)

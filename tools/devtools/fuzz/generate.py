@@ -29,7 +29,7 @@ INTERESTING = (
     0, 1, -1, 2, 3, 7, 16, 127, 128, 255, 1024, 65536, 2147483647, 2147483648, -2147483648,
     4294967296, 9223372036854775807, 9223372036854775808, -9223372036854775808, 10**30,
 )
-ELEMENT_TYPES = ("f32", "f16", "bf16", "i1", "i8", "i32", "i64", "ui8", "complex<f32>", "complex<f64>", "f64")
+ELEMENT_TYPES = ("f32", "f16", "bf16", "i1", "i8", "i32", "i64", "ui8", "complex<f32>", "complex<f64>", "f64", "index")
 HLO_ELEMENT_TYPES = ("f32", "f16", "bf16", "pred", "s8", "s32", "s64", "u8", "c64", "c128", "token", "f64")
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
@@ -173,6 +173,20 @@ def _empty_list(rng: random.Random, text: str) -> str:
     return text[: m.start()] + rng.choice(("", "0", "1, 0", "-1", "2147483648", "0, 0")) + text[m.end() :]
 
 
+def _type_or_location(rng: random.Random, text: str) -> str:
+    """A tensor type made a token, dynamic or unranked; or an op's location made unknown."""
+    matches = list(re.finditer(r"tensor<[^<>]*(?:<[^<>]*>)?[^<>]*>", text))
+    if rng.random() < 0.3 or not matches:
+        lines = text.split("\n")
+        i = rng.randrange(len(lines))
+        if "=" in lines[i] and ":" in lines[i]:
+            lines[i] = lines[i] + " loc(unknown)"
+        return "\n".join(lines)
+    m = rng.choice(matches)
+    replacement = rng.choice(("!stablehlo.token", "tensor<?xf32>", "tensor<*xf32>", "tensor<0xf32>", "tuple<>"))
+    return text[: m.start()] + replacement + text[m.end() :]
+
+
 def _op_name(rng: random.Random, text: str, names: list[str]) -> str:
     present = list(re.finditer(r"\b(?:stablehlo|mhlo|chlo)\.[a-z_]+", text))
     if not present or not names:
@@ -185,8 +199,10 @@ def mutate(rng: random.Random, text: str, others: list[str], types: tuple[str, .
     """One to three random mutations of ``text``."""
     for _ in range(rng.choice((1, 1, 2, 3))):
         other = rng.choice(others) if others else text
-        op = rng.randrange(10)
-        if op <= 2:
+        op = rng.randrange(11)
+        if op == 10:
+            text = _type_or_location(rng, text)
+        elif op <= 2:
             text = _replace_number(rng, text)
         elif op == 3:
             text = _lines_op(rng, text, other)

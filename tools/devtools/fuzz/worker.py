@@ -34,12 +34,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from hlo_indexing.analysis.fusion import fusion_indexing
+from hlo_indexing.analysis.fusion import fusion_indexing, fusion_input_to_output_indexing
 from hlo_indexing.analysis.per_op import hlo_ops, input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.frontend import analyze
 from hlo_indexing.layout import lowering, tiling
 from hlo_indexing.layout.types import Shape
 from hlo_indexing.maps.attributes import indexing_map_from_attribute, indexing_map_to_attribute
@@ -188,10 +189,16 @@ def run_module(text: str, hlo: bool) -> None:
             block = func.regions[0].blocks[0]
             arg_shapes = [_static_dims(a.type) for a in block.arguments]
             function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-            for r, result_type in enumerate(function_type.results):
+            result_shapes = [_static_dims(t) for t in function_type.results]
+            for r, result_shape in enumerate(result_shapes):
                 fused = fusion_indexing(func, r)
                 for k, maps in enumerate(fused.maps):
-                    _check_maps(maps, _static_dims(result_type), arg_shapes[k] if k < len(arg_shapes) else None, f"fused @{r}->{k}")
+                    _check_maps(maps, result_shape, arg_shapes[k] if k < len(arg_shapes) else None, f"fused @{r}->{k}")
+            for k, arg_shape in enumerate(arg_shapes):
+                fused = fusion_input_to_output_indexing(func, k)
+                for r, maps in enumerate(fused.maps):
+                    _check_maps(maps, arg_shape, result_shapes[r] if r < len(result_shapes) else None, f"fused arg {k}->{r}")
+        analyze(root)
         for op in hlo_ops(root):
             results = [_static_dims(v.type) for v in op.results]
             operands = [_static_dims(v.type) for v in op.operands]
