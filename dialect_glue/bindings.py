@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from hlo_indexing.errors import UnsupportedError
 
@@ -49,10 +50,52 @@ if PROVIDER not in _ROOTS:
     )
 
 _root = _ROOTS[PROVIDER]
-ir = _import(f"{_root}.ir")
-passmanager = _import(f"{_root}.passmanager")
+if TYPE_CHECKING:
+    # The type checker's static view: the default provider's modules and their stubs
+    # (every provider ships the same upstream ``ir`` API).
+    from jaxlib.mlir import ir, passmanager
+else:
+    ir = _import(f"{_root}.ir")
+    passmanager = _import(f"{_root}.passmanager")
 stablehlo = _optional(f"{_root}.dialects.stablehlo")
 mhlo = _optional(f"{_root}.dialects.mhlo")
 chlo = _optional(f"{_root}.dialects.chlo")
 
-__all__ = ["PROVIDER", "ir", "passmanager", "stablehlo", "mhlo", "chlo"]
+# Aliases for the binding types the package's signatures use (the chosen provider's
+# classes at run time, jaxlib's for the type checker).
+Context = ir.Context
+Location = ir.Location
+Module = ir.Module
+Operation = ir.Operation
+OpView = ir.OpView
+Value = ir.Value
+Type = ir.Type
+Attribute = ir.Attribute
+AffineExpr = ir.AffineExpr
+AffineMap = ir.AffineMap
+Region = ir.Region
+Block = ir.Block
+#: An op as the bindings hand it out: an ``Operation``, or an ``OpView`` (a dialect's op class).
+OpLike = ir.Operation | ir.OpView
+
+__all__ = [
+    "PROVIDER",
+    "ir",
+    "passmanager",
+    "stablehlo",
+    "mhlo",
+    "chlo",
+    "Context",
+    "Location",
+    "Module",
+    "Operation",
+    "OpView",
+    "Value",
+    "Type",
+    "Attribute",
+    "AffineExpr",
+    "AffineMap",
+    "Region",
+    "Block",
+    "OpLike",
+]

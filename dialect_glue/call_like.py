@@ -15,9 +15,8 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.parsing import located
 from hlo_indexing.errors import InvalidInputError
 
@@ -29,7 +28,7 @@ CALL_LIKE_OPS: dict[str, str | None] = {
 }
 
 
-def block_of(region_or_func: Any) -> Any:
+def block_of(region_or_func: ir.Region | OpLike) -> ir.Block:
     """The only block of an op's single region, or of a region;
     :class:`InvalidInputError` (a ``ValueError``) otherwise."""
     operation = getattr(region_or_func, "operation", None)
@@ -47,7 +46,7 @@ def block_of(region_or_func: Any) -> Any:
     return blocks[0]
 
 
-def _check_signature(op: Any, block: Any) -> Any:
+def _check_signature(op: OpLike, block: ir.Block) -> ir.Block:
     """``block`` if it takes the op's operand types and returns its result types, else
     :class:`InvalidInputError` at the op (the verifier of ``mhlo.fusion`` does not check
     this, and XLA's HLO parser does not verify fusions)."""
@@ -68,7 +67,7 @@ def _check_signature(op: Any, block: Any) -> Any:
     return block
 
 
-def callee_block(op: Any) -> Any | None:
+def callee_block(op: OpLike) -> ir.Block | None:
     """The block an op runs as a nested computation: the body of the ``func.func`` a
     ``func.call`` / ``stablehlo.composite`` names (when in the module), or the region of
     a nested ``mhlo.fusion``."""

@@ -35,6 +35,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator
+from typing import TypeVar
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir
@@ -52,6 +53,7 @@ LAYOUT_ATTR = "hlo_indexing.layout"
 
 _XLA_POSITION = re.compile(r"(\d+):(\d+): error: ")
 _NAME_LOC = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\)$')
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ def _jaxlib_version() -> str:
 def _entry_points() -> _EntryPoints:
     """jaxlib's private HLO parser and translator, or UnsupportedError naming what is missing."""
     try:
-        from jaxlib import _hlo, _jax  # optional (jaxlib provider only); private: kept behind this module
+        from jaxlib import _hlo, _jax  # type: ignore[attr-defined]  # private modules, not in jaxlib's stubs; optional (jaxlib provider only); private: kept behind this module
     except ImportError as exc:
         raise UnsupportedError(
             f"HLO text input needs jaxlib._hlo and jaxlib._jax, which jaxlib "
@@ -90,6 +92,7 @@ def _entry_points() -> _EntryPoints:
             raise UnsupportedError(
                 f"HLO text input needs {entry}, which jaxlib {_jaxlib_version()} does not provide"
             )
+    assert parse_text is not None and to_stablehlo is not None  # checked by the loop above
     return _EntryPoints(parse_text, to_stablehlo, getattr(_jax, "JaxRuntimeError", RuntimeError))
 
 
@@ -258,7 +261,7 @@ def _align(
     return instructions, by_computation
 
 
-def _next_matching(items: Iterator, xla_name: str, name_of: Callable) -> object | None:
+def _next_matching(items: Iterator[_T], xla_name: str, name_of: Callable[[_T], str]) -> _T | None:
     for item in items:
         written = name_of(item)
         if xla_name == written or (
@@ -304,7 +307,7 @@ def _text_location(name: str, line: int, column: int, filename: str) -> "ir.Loca
 def _with_attr(dictionary: "ir.Attribute | None", key: str, value: "ir.Attribute") -> "ir.Attribute":
     entries = {}
     if dictionary is not None:
-        for named in ir.DictAttr(dictionary):
+        for named in ir.DictAttr(dictionary):  # type: ignore[attr-defined]  # iterable (__len__/__getitem__); the stubs lack __iter__
             entries[named.name] = named.attr
     entries[key] = value
     return ir.DictAttr.get(entries)
@@ -471,7 +474,7 @@ def verify_imported(module: "ir.Module", filename: str) -> None:
                             f"fusion computation takes ({', '.join(parameter_types)}) and returns "
                             f"({', '.join(root_types)}), but the fusion passes ({', '.join(operand_types)}) "
                             f"and produces ({', '.join(result_types)})",
-                            location_of_op(op, filename),
+                            _location_of_op(op, filename),
                         )
                     )
                     return ir.WalkResult.INTERRUPT
@@ -482,7 +485,8 @@ def verify_imported(module: "ir.Module", filename: str) -> None:
             raise problems[0]
 
 
-def location_of_op(op: "ir.Operation", filename: str) -> SourceLocation:
+def _location_of_op(op: "ir.Operation", filename: str) -> SourceLocation:
+    """The file position inside an op's location (file:1:1 when it has none)."""
     match = re.search(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)', str(op.location))
     if match is None:
         return SourceLocation(filename, 1, 1)

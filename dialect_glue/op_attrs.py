@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir, mhlo, stablehlo
+from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
 from hlo_indexing.dialect_glue.parsing import located
 from hlo_indexing.errors import InvalidAttributeError, UnsupportedError
 
@@ -27,28 +27,29 @@ from hlo_indexing.errors import InvalidAttributeError, UnsupportedError
 HLO_DIALECTS = ("stablehlo", "mhlo", "chlo")
 
 
-def op_kind(op: Any) -> tuple[str, str]:
+def op_kind(op: OpLike) -> tuple[str, str]:
     """``(dialect, kind)`` of an op, e.g. ``("mhlo", "add")`` for ``mhlo.add``."""
     name = op.operation.name if hasattr(op, "operation") else op.name
     dialect, _, kind = name.partition(".")
     return dialect, kind
 
 
-def _attribute(op: Any, name: str) -> Any:
+def _attribute(op: OpLike, name: str) -> ir.Attribute | None:
     attributes = op.operation.attributes if hasattr(op, "operation") else op.attributes
     return attributes[name] if name in attributes else None
 
 
-def has_attr(op: Any, name: str) -> bool:
+def has_attr(op: OpLike, name: str) -> bool:
+    """Whether ``op`` (an ``OpView`` or ``Operation``) carries the attribute ``name``."""
     return _attribute(op, name) is not None
 
 
-def attr_to_ints(attr: Any) -> tuple[int, ...]:
+def attr_to_ints(attr: ir.Attribute) -> tuple[int, ...]:
     """The integers of ``array<i64|i32|i1: ...>``, ``dense<...> : tensor<...>`` (splats
     expanded, row-major for 2-D), an ``ArrayAttr`` of integers or a single ``IntegerAttr``."""
     # the bindings hand out attributes already downcast to their concrete class
     if isinstance(attr, (ir.DenseI64ArrayAttr, ir.DenseI32ArrayAttr, ir.DenseBoolArrayAttr, ir.DenseIntElementsAttr)):
-        return tuple(int(v) for v in attr)
+        return tuple(int(v) for v in attr)  # type: ignore[union-attr]  # iterable (__len__/__getitem__); the stubs lack __iter__
     if isinstance(attr, ir.ArrayAttr):
         return tuple(v for item in attr for v in attr_to_ints(item))
     if isinstance(attr, ir.BoolAttr):
@@ -58,7 +59,7 @@ def attr_to_ints(attr: Any) -> tuple[int, ...]:
     raise UnsupportedError(f"expected an integer array attribute, got {attr}")
 
 
-def int_array(op: Any, name: str, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
+def int_array(op: OpLike, name: str, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
     """Attribute ``name`` as a tuple of ints; ``default`` when absent (error if None)."""
     attr = _attribute(op, name)
     if attr is None:
@@ -68,13 +69,13 @@ def int_array(op: Any, name: str, default: tuple[int, ...] | None = None) -> tup
     return attr_to_ints(attr)
 
 
-def int_attr(op: Any, name: str, default: int | None = None) -> int:
+def int_attr(op: OpLike, name: str, default: int | None = None) -> int:
     """A scalar integer attribute (``dimension = 1 : i64``)."""
     values = int_array(op, name, None if default is None else (default,))
     return values[0]
 
 
-def sized_int_array(op: Any, name: str, size: int, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
+def sized_int_array(op: OpLike, name: str, size: int, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
     """:func:`int_array` with exactly ``size`` entries, else :class:`InvalidAttributeError`
     naming the op and the attribute, at the op (the verifier accepts e.g. an empty
     ``lhs_dilate = []`` on a 2-d convolution)."""
@@ -85,7 +86,7 @@ def sized_int_array(op: Any, name: str, size: int, default: tuple[int, ...] | No
     return values
 
 
-def padding_pairs(op: Any, name: str, rank: int) -> tuple[tuple[int, int], ...]:
+def padding_pairs(op: OpLike, name: str, rank: int) -> tuple[tuple[int, int], ...]:
     """``padding = dense<[[lo, hi], ...]>`` as ``((lo, hi), ...)``; zeros when absent."""
     flat = sized_int_array(op, name, 2 * rank, (0,) * (2 * rank))
     return tuple((flat[2 * i], flat[2 * i + 1]) for i in range(len(flat) // 2))
@@ -101,13 +102,14 @@ def _structured(attr: Any, class_name: str) -> Any:
 
 @dataclass(frozen=True)
 class DotDimensions:
+    """The dimension numbers of ``dot_general``: batch and contracting dimensions of each side."""
     lhs_batch: tuple[int, ...]
     rhs_batch: tuple[int, ...]
     lhs_contracting: tuple[int, ...]
     rhs_contracting: tuple[int, ...]
 
 
-def dot_dimensions(op: Any, lhs_rank: int) -> DotDimensions:
+def dot_dimensions(op: OpLike, lhs_rank: int) -> DotDimensions:
     """Dimension numbers of ``dot_general``; for plain ``dot`` (no attribute) the
     contraction of the lhs's last dimension with the rhs's first."""
     attr = _attribute(op, "dot_dimension_numbers")
@@ -124,6 +126,8 @@ def dot_dimensions(op: Any, lhs_rank: int) -> DotDimensions:
 
 @dataclass(frozen=True)
 class ConvDimensions:
+    """The dimension numbers of ``convolution``: the batch, feature and spatial dimensions of
+    the input, kernel and output."""
     input_batch: int
     input_feature: int
     input_spatial: tuple[int, ...]
@@ -135,7 +139,8 @@ class ConvDimensions:
     output_spatial: tuple[int, ...]
 
 
-def conv_dimensions(op: Any) -> ConvDimensions:
+def conv_dimensions(op: OpLike) -> ConvDimensions:
+    """The :class:`ConvDimensions` of a convolution op."""
     dn = _structured(_attribute(op, "dimension_numbers"), "ConvDimensionNumbers")
     return ConvDimensions(
         dn.input_batch_dimension,
@@ -163,7 +168,7 @@ class Window:
     reversal: tuple[bool, ...]
 
 
-def reduce_window(op: Any, rank: int) -> Window:
+def reduce_window(op: OpLike, rank: int) -> Window:
     """The window of ``reduce_window`` / ``select_and_scatter`` (defaults filled in)."""
     ones = (1,) * rank
     return Window(
@@ -176,7 +181,7 @@ def reduce_window(op: Any, rank: int) -> Window:
     )
 
 
-def conv_window(op: Any, kernel_sizes: tuple[int, ...]) -> Window:
+def conv_window(op: OpLike, kernel_sizes: tuple[int, ...]) -> Window:
     """The window of a convolution; ``kernel_sizes`` are the kernel's spatial sizes."""
     n = len(kernel_sizes)
     ones = (1,) * n
@@ -192,6 +197,7 @@ def conv_window(op: Any, kernel_sizes: tuple[int, ...]) -> Window:
 
 @dataclass(frozen=True)
 class GatherDimensions:
+    """The dimension numbers of ``gather`` (StableHLO's ``GatherDimensionNumbers``)."""
     offset_dims: tuple[int, ...]
     collapsed_slice_dims: tuple[int, ...]
     operand_batching_dims: tuple[int, ...]
@@ -200,7 +206,9 @@ class GatherDimensions:
     index_vector_dim: int
 
 
-def gather_dimensions(op: Any) -> GatherDimensions:
+def gather_dimensions(op: OpLike) -> GatherDimensions:
+    """The :class:`GatherDimensions` of a gather op (batching dimensions empty when the dialect
+    has none)."""
     dn = _structured(_attribute(op, "dimension_numbers"), "GatherDimensionNumbers")
     return GatherDimensions(
         tuple(dn.offset_dims),
@@ -214,6 +222,7 @@ def gather_dimensions(op: Any) -> GatherDimensions:
 
 @dataclass(frozen=True)
 class ScatterDimensions:
+    """The dimension numbers of ``scatter`` (StableHLO's ``ScatterDimensionNumbers``)."""
     update_window_dims: tuple[int, ...]
     inserted_window_dims: tuple[int, ...]
     input_batching_dims: tuple[int, ...]
@@ -222,7 +231,9 @@ class ScatterDimensions:
     index_vector_dim: int
 
 
-def scatter_dimensions(op: Any) -> ScatterDimensions:
+def scatter_dimensions(op: OpLike) -> ScatterDimensions:
+    """The :class:`ScatterDimensions` of a scatter op (batching dimensions empty when the
+    dialect has none)."""
     dn = _structured(_attribute(op, "scatter_dimension_numbers"), "ScatterDimensionNumbers")
     return ScatterDimensions(
         tuple(dn.update_window_dims),
@@ -234,12 +245,12 @@ def scatter_dimensions(op: Any) -> ScatterDimensions:
     )
 
 
-def named_attributes(attributes: Any) -> list[tuple[str, Any]]:
+def named_attributes(attributes: ir.OpAttributeMap | ir.DictAttr) -> list[tuple[str, ir.Attribute | str]]:
     """``(name, attribute)`` of an op's attributes or a ``DictAttr``, in order. Never
     touches ``NamedAttribute.attr``: for an attribute the bindings cannot downcast
     (``dense<(1.0,2.0)> : tensor<complex<f32>>``) it throws inside C++ and aborts the
     process. Such an attribute comes as its printed text (a ``str``)."""
-    entries = []
+    entries: list[tuple[str, ir.Attribute | str]] = []
     for i in range(len(attributes)):
         named = attributes[i]
         name = named.name
@@ -250,7 +261,7 @@ def named_attributes(attributes: Any) -> list[tuple[str, Any]]:
     return entries
 
 
-def attribute_key(op: Any) -> tuple:
+def attribute_key(op: OpLike) -> tuple:
     """All attributes of ``op`` as a hashable ``((name, attribute), ...)`` (for cache
     keys; attributes are uniqued per context, so equal attributes hash equal); the
     analysis's own results (``hlo_indexing.*`` other than ``hlo_indexing.layout``) are

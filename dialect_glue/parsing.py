@@ -109,7 +109,7 @@ def parse_module(
     filename: str | None = None,
     context: "ir.Context | None" = None,
     input_format: str | None = None,
-) -> "ir.Module | ir.Operation":
+) -> "ir.Module | ir.Operation | ir.OpView":
     """Parse StableHLO/MHLO/CHLO text (pretty or generic form) into an ``ir.Module``.
 
     ``source`` may be:

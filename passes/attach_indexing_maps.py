@@ -53,6 +53,8 @@ class AttachIndexingMaps(PerOpMapsPass):
     description: ClassVar[str] = "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Attach each HLO op's per-op maps as an attribute (see the module docstring); ops
+        whose analysis fails get an error diagnostic."""
         context = module.context
         # The per-op analysis hands out the same cached objects for ops of the same
         # shapes and attributes: build their attribute once (keyed by identity, the

@@ -55,18 +55,23 @@ class Diagnostics:
     items: list[Diagnostic] = field(default_factory=list)
 
     def emit(self, severity: str, location: "ir.Location", message: str) -> None:
+        """Record a diagnostic of ``severity`` at ``location``."""
         self.items.append(Diagnostic(severity, location, message))
 
     def error(self, location: "ir.Location", message: str) -> None:
+        """Record an error at ``location``."""
         self.emit("error", location, message)
 
     def warning(self, location: "ir.Location", message: str) -> None:
+        """Record a warning at ``location``."""
         self.emit("warning", location, message)
 
     def remark(self, location: "ir.Location", message: str) -> None:
+        """Record a remark at ``location``."""
         self.emit("remark", location, message)
 
     def note(self, location: "ir.Location", message: str) -> None:
+        """Record a note at ``location``."""
         self.emit("note", location, message)
 
     def failure(self, location: "ir.Location", exc: Exception, context: str = "") -> None:
@@ -83,6 +88,7 @@ class Diagnostics:
 
     @property
     def has_errors(self) -> bool:
+        """True when an error was recorded."""
         return any(d.severity == "error" for d in self.items)
 
 
@@ -98,12 +104,15 @@ class ModulePass:
     description: ClassVar[str] = ""
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Transform or annotate ``module`` in place, reporting problems to ``diagnostics``
+        (never raising for bad input); every pass overrides it."""
         raise NotImplementedError(f"pass {self.name} does not implement run()")
 
     # -- options
 
     @classmethod
     def options(cls) -> list[dataclasses.Field]:
+        """The pass's options: its dataclass fields, in declaration order."""
         return list(dataclasses.fields(cls))
 
     @classmethod

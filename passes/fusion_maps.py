@@ -89,17 +89,20 @@ class FuseIndexingMaps(_FusedMapsPass):
     description: ClassVar[str] = "Attach result->argument fused indexing maps to functions and mhlo.fusion ops"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Attach the fused maps of every computation (function arguments or the op's
+        attribute), and the utilization and coalescing analyses when asked; a computation
+        whose analysis fails gets an error diagnostic."""
         for _, op in computations(module):
             results = _fused(op, self.max_maps, diagnostics)
             if results is None:
                 continue
             context = op.context
             n_args = len(op.regions[0].blocks[0].arguments)
-            per_argument = [
+            per_argument: list[ir.Attribute] = [
                 ir.ArrayAttr.get([indexing_maps_to_attribute(r.maps[a], context) for r in results], context=context)
                 for a in range(n_args)
             ]
-            attributes = {ATTRIBUTE: per_argument}
+            attributes: dict[str, list[ir.Attribute]] = {ATTRIBUTE: per_argument}
             if self.analyses:
                 found = _analyses(op, results, self.max_points, diagnostics)
                 if found is None:
@@ -144,6 +147,8 @@ class PrintFusionIndexing(_FusedMapsPass):
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Emit remarks with the fused maps of every computation (per tensor element of a
+        tuple result) and, when asked, its analyses, at the computation's location."""
         for label, op in computations(module):
             results = _fused(op, self.max_maps, diagnostics)
             terminator = list(op.regions[0].blocks[0].operations)[-1]

@@ -62,9 +62,16 @@ class LowerTiledLayouts(ModulePass):
     )
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Lower the tiled layouts of every function (see the module docstring); a malformed
+        layout gets an error diagnostic."""
         entry = _entry_layouts(module, diagnostics)
         operations: list[ir.Operation] = []
-        module.walk(lambda op: operations.append(op.operation) or ir.WalkResult.ADVANCE)
+
+        def collect(op: ir.Operation) -> ir.WalkResult:
+            operations.append(op.operation)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(collect)
         for op in operations:
             if op.name == "func.func":
                 self._lower_function(op, entry if _symbol_name(op) == "main" else ({}, {}), diagnostics)
@@ -247,7 +254,7 @@ def _collect(
 
 def _integers(attribute: "ir.Attribute") -> list[int]:
     if isinstance(attribute, ir.DenseIntElementsAttr):
-        return [int(v) for v in ir.DenseIntElementsAttr(attribute)]
+        return [int(v) for v in ir.DenseIntElementsAttr(attribute)]  # type: ignore[attr-defined]  # iterable (__len__/__getitem__); the stubs lack __iter__
     if isinstance(attribute, ir.DenseI64ArrayAttr):
         return list(ir.DenseI64ArrayAttr(attribute))
     raise TypeError(f"expected dense integers, got {attribute}")

@@ -32,6 +32,8 @@ class PrintIndexingMaps(PerOpMapsPass):
     description: ClassVar[str] = "Emit a remark with each HLO op's per-op indexing maps (XLA text)"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Emit a remark per result (operand) of every HLO op with its per-op maps in the
+        chosen direction; an op whose analysis fails gets an error diagnostic."""
         what = "result" if self.direction == "output-to-input" else "operand"
         for op in hlo_ops(module):
             try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
     from hlo_indexing.passes.base import ModulePass
@@ -104,6 +104,7 @@ PASSES: dict[str, PassInfo] = {
 
 
 def pass_names() -> list[str]:
+    """The registered pass names, sorted; imports nothing."""
     return sorted(PASSES)
 
 
@@ -133,7 +134,7 @@ def describe(cls: type[ModulePass]) -> PassInfo:
             OptionInfo(
                 option.name.replace("_", "-"),
                 kind,
-                option.default,
+                cast("bool | int | str", option.default),  # every pass option has a default
                 option.metadata.get("help", ""),
                 tuple(choices) if choices is not None else None,
             )

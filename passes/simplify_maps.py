@@ -50,8 +50,15 @@ class SimplifyIndexingMaps(ModulePass):
     report: bool = field(default=False, metadata={"help": "emit a remark for each map that was simplified"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
+        """Simplify every indexing-map attribute in place (a remark per simplified map when
+        ``report`` is set); a malformed attribute gets an error diagnostic."""
         operations: list[ir.Operation] = []
-        module.walk(lambda op: operations.append(op.operation) or ir.WalkResult.ADVANCE)
+
+        def collect(op: ir.Operation) -> ir.WalkResult:
+            operations.append(op.operation)
+            return ir.WalkResult.ADVANCE
+
+        module.walk(collect)
         for op in operations:
             self._simplify_operation(op, diagnostics)
 

@@ -19,7 +19,7 @@ import pytest
 from hlo_indexing import IndexingMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.simplifier import ExprSimplifier
+from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 
 # ----------------------------------------------------------------- oracle
 

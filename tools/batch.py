@@ -212,12 +212,14 @@ class Progress:
         self.width = 0
 
     def show(self, done: int, name: str) -> None:
+        """Redraw the bar: ``done`` of the files finished, ``name`` the last one."""
         line = progress_line(done, self.total, name)
         self.width = len(line)
         self.stream.write("\r" + line)
         self.stream.flush()
 
     def clear(self) -> None:
+        """Erase the bar (nothing when none is drawn)."""
         if self.width:
             self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()

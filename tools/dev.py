@@ -3,7 +3,7 @@
 
 Standard library only, so it runs before anything is installed::
 
-    python3 tools/dev.py test       # lit over lit_tests/ and pytest over python_tests/
+    python3 tools/dev.py test       # lit over lit_tests/, pytest over python_tests/, then mypy
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
     python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
     python3 tools/dev.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (tools/devtools/fuzz/)
@@ -18,9 +18,16 @@ Tests always run against the installed package, from the repository root but wit
 on ``sys.path`` (pytest uses ``--import-mode=importlib``): ``import passes`` would
 otherwise load the bare folder instead of ``hlo_indexing.passes``.
 
-Exit status: 0 when every stage succeeds, otherwise non-zero. ``test`` runs both suites
-even when the first fails. pytest's exit code 5 ("no tests collected") counts as a
-failure only when lit ran no test either.
+The type check runs mypy (configured in ``pyproject.toml``) over the installed package
+``hlo_indexing``. Its folders are spread over the repository (``passes/``,
+``dialect_glue/`` and ``tools/`` are its subpackages, see pyproject's ``package-dir``) and
+mypy cannot follow the editable install's import hook, so the check runs in
+``.venv/mypy-tree``: a tree of symbolic links laid out as the installed package; error
+paths are printed as repository paths.
+
+Exit status: 0 when every stage succeeds, otherwise non-zero. ``test`` runs every stage
+even when one fails. pytest's exit code 5 ("no tests collected") counts as a failure only
+when lit ran no test either.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -40,6 +48,14 @@ EXAMPLE = ROOT / "examples" / "softmax.mlir"
 EXAMPLE_PIPELINE = "builtin.module(hlo-print-fusion-indexing, hlo-fuse-indexing-maps)"
 PYTEST_NO_TESTS = 5
 EXTRAS = "test,crosscheck"
+#: Installed package name -> repository folder (as pyproject's ``package-dir`` says).
+PACKAGE_DIRS = {
+    "hlo_indexing": ROOT / "hlo_indexing",
+    "hlo_indexing/passes": ROOT / "passes",
+    "hlo_indexing/dialect_glue": ROOT / "dialect_glue",
+    "hlo_indexing/tools": ROOT / "tools",
+}
+MYPY_TREE = VENV / "mypy-tree"
 
 
 def venv_bin(name: str) -> Path:
@@ -99,14 +115,58 @@ def run_pytest(env: dict[str, str]) -> int:
     return subprocess.run(command, cwd=ROOT, env=env).returncode
 
 
+def make_mypy_tree() -> None:
+    """Lay out ``MYPY_TREE/hlo_indexing`` as the installed package, with symbolic links
+    to the repository's files and folders (made anew on each run)."""
+    shutil.rmtree(MYPY_TREE, ignore_errors=True)
+    for package, folder in PACKAGE_DIRS.items():
+        target = MYPY_TREE / package
+        target.mkdir(parents=True, exist_ok=True)
+        for entry in folder.iterdir():
+            link = target / entry.name
+            if entry.name != "__pycache__" and not link.exists():
+                link.symlink_to(entry)
+
+
+def repository_paths(text: str) -> str:
+    """mypy's output with paths of the link tree (``hlo_indexing/passes/x.py``) replaced
+    by repository paths (``passes/x.py``)."""
+    for package, folder in sorted(PACKAGE_DIRS.items(), key=lambda item: -len(item[0])):
+        relative = folder.relative_to(ROOT).as_posix()
+        text = re.sub(rf"^{re.escape(package)}/", f"{relative}/", text, flags=re.MULTILINE)
+    return text
+
+
+def run_mypy(env: dict[str, str]) -> int:
+    """Type-check the package with mypy (its summary line is the last line printed)."""
+    make_mypy_tree()
+    command = [
+        str(venv_bin("mypy")),
+        "--config-file",
+        str(ROOT / "pyproject.toml"),
+        "--cache-dir",
+        str(VENV / "mypy-cache"),
+        "-p",
+        "hlo_indexing",
+    ]
+    print("dev: " + " ".join(command), flush=True)
+    completed = subprocess.run(command, cwd=MYPY_TREE, env=env, stdout=subprocess.PIPE, text=True)
+    sys.stdout.write(repository_paths(completed.stdout))
+    sys.stdout.flush()
+    return completed.returncode
+
+
 def command_test() -> int:
+    """Run lit, pytest and mypy (all three, even after a failure); 0 when all pass."""
     ensure_environment()
     env = clean_env()
     lit_code, lit_count = run_lit(env)
     pytest_code = run_pytest(env)
     if pytest_code == PYTEST_NO_TESTS and lit_count > 0:
         pytest_code = 0
-    failed = [name for name, code in (("lit", lit_code), ("pytest", pytest_code)) if code != 0]
+    mypy_code = run_mypy(env)
+    stages = (("lit", lit_code), ("pytest", pytest_code), ("mypy", mypy_code))
+    failed = [name for name, code in stages if code != 0]
     if failed:
         print(f"dev: FAILED: {', '.join(failed)}", flush=True)
         return 1

@@ -55,6 +55,8 @@ class Expectation:
     matched: bool = field(default=False)
 
     def matches(self, message: str) -> bool:
+        """Whether ``message`` satisfies the expectation: the regex (``{{...}}``) matches, or
+        the text is a substring."""
         if self.pattern is not None:
             return self.pattern.search(message) is not None
         return self.text in message

@@ -252,6 +252,7 @@ def _process_chunk(
         print_generic_op_form=bool(options.get("mlir-print-op-generic")),
         use_local_scope=bool(options.get("mlir-print-local-scope")),
     )
+    assert isinstance(asm, str)  # get_asm(binary=False) is text; the stubs say object
     return (relocate(asm) if relocate is not None else asm), reported
 
 

@@ -70,12 +70,16 @@ class PassFlag:
 
 @dataclass
 class Options:
+    """The parsed command line: input files, driver flags (``--name[=value]``; a flag without
+    value is True), per-pass flags in order, and the column of each argument for error
+    messages."""
     inputs: list[str] = field(default_factory=list)
     flags: dict[str, str | bool] = field(default_factory=dict)
     pass_flags: list[PassFlag] = field(default_factory=list)
     columns: dict[str, int] = field(default_factory=dict)
 
     def get(self, name: str, default=None):
+        """The value of flag ``name``, or ``default`` when it was not given."""
         return self.flags.get(name, default)
 
 
@@ -97,7 +101,8 @@ def parse_command_line(argv: list[str]) -> Options:
             options.columns.setdefault(f"input {arg}", where)
             continue
         body = arg[2:] if arg.startswith("--") else arg[1:]
-        name, has_value, value = body.partition("=")
+        name, separator, value = body.partition("=")
+        has_value = bool(separator)
         name = _ALIASES.get(name, name)
         if name not in FLAGS:
             options.pass_flags.append(PassFlag(f"{name}{{{value}}}" if has_value else name, where, arg))
@@ -121,6 +126,7 @@ def parse_command_line(argv: list[str]) -> Options:
 
 
 def version_text() -> str:
+    """The ``--version`` text: our version, the bindings provider and its version."""
     try:
         ours = version("hlo-indexing")
     except PackageNotFoundError:
@@ -134,6 +140,8 @@ def version_text() -> str:
 
 
 def help_text() -> str:
+    """The ``--help`` text: usage, driver flags and the passes with their options (imports no
+    pass module)."""
     lines = [
         "OVERVIEW: hlo-indexing optimizer driver (mlir-opt flag names)",
         "",
@@ -159,6 +167,7 @@ def list_passes_text() -> str:
     lines = ["Available Passes:"]
     for name in registry.pass_names():
         entry = registry.info(name)
+        assert entry is not None  # a name of pass_names()
         lines.append(f"  --{name:<34} - {entry.description}")
         for option in entry.options:
             default = option.default
@@ -191,5 +200,7 @@ def check_usage(options: Options) -> None:
 
 
 def verify_mode(options: Options):
+    """The ``--verify-diagnostics`` mode: ``"all"`` for the bare flag, the given value, or None
+    when absent."""
     mode = options.get("verify-diagnostics")
     return "all" if mode is True else mode

@@ -49,6 +49,7 @@ class Grid:
     chunk: int  # slots per memory tile (for colours)
 
     def is_padding(self, index: tuple[int, ...]) -> bool:
+        """Whether cell ``index`` of the grid lies outside the logical shape (padding)."""
         return any(i >= d for i, d in zip(index, self.shape.dims))
 
 
@@ -96,7 +97,7 @@ def _summary(grid: Grid) -> str:
     )
 
 
-def _blocks(grid: Grid) -> list[tuple[str, list[tuple[int, ...]], list[list[tuple[int, ...]]]]]:
+def _blocks(grid: Grid) -> list[tuple[str, tuple[int, ...], list[list[tuple[int, ...]]]]]:
     """``(title, leading index, rows of cell indices)`` per 2-D block."""
     extents = grid.extents
     rank = len(extents)
@@ -221,4 +222,6 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def cli_main() -> None:
+    """Entry point of ``hlo-indexing-layout``: runs :func:`main` on ``sys.argv`` and exits with
+    its status."""
     sys.exit(main(sys.argv[1:]))

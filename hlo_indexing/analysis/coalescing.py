@@ -72,7 +72,7 @@ from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, 
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.simplifier import linearize
+from hlo_indexing.maps.linear_form import linearize
 from hlo_indexing.ops.builders import value_shape
 
 #: Consecutive innermost indices that read together (a GPU warp).
@@ -299,8 +299,8 @@ def coalescing(
     terminator = list(block.operations)[-1]
     inner_dims = []
     for r, value in enumerate(terminator.operands):
-        shape = value_shape(value.type) or ()
-        inner_dims.append(as_layout(result_layouts[r], len(shape)).minor_to_major[0] if shape else None)
+        result_shape = value_shape(value.type) or ()
+        inner_dims.append(as_layout(result_layouts[r], len(result_shape)).minor_to_major[0] if result_shape else None)
     out = []
     for a, argument in enumerate(block.arguments):
         shape = value_shape(argument.type)

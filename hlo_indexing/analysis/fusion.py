@@ -2,11 +2,11 @@
 ``func.func`` body, an ``mhlo.fusion`` region, or any single-block region with a
 terminator.
 
-``fusion_indexing(region, result_index)`` walks the block backwards from the
-terminator operand ``result_index`` and gives, for every block argument, the set of
-maps from that result's index space to the argument (simplified, de-duplicated). Each
-value's map set is computed once (the walk visits every op once, in reverse program
-order), so the cost is linear in the number of ops times the set sizes. A set larger
+``fusion_indexing(region, result_index)`` walks the block from the terminator operand
+``result_index`` up and gives, for every block argument, the set of maps from that
+result's index space to the argument (simplified, de-duplicated). Each value's map set
+is computed once (the walk visits every op once, in reverse program order), so the
+cost is linear in the number of ops times the set sizes. A set larger
 than ``max_maps``, or holding a map whose results exceed ``max_expr_nodes`` expression
 nodes (irregular permutations such as alternating reshapes and transposes make exact
 maps grow exponentially), is replaced by one over-approximating map that reads the
@@ -36,13 +36,12 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block
 from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
@@ -63,6 +62,8 @@ DEFAULT_MAX_EXPR_NODES = 2000
 #: An element of a value: ``()`` for the value itself, ``(k, ...)`` for element ``k``
 #: (of element ...) of a tuple.
 Path = tuple[int, ...]
+#: Per element path of one value, the maps found so far.
+ElementMaps = dict[Path, set[IndexingMap]]
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,13 @@ class FusionIndexing:
 
     @property
     def argument_maps(self) -> tuple[frozenset[IndexingMap], ...]:
+        """The map sets, one per argument (output to input) or per result (input to output):
+        the same as :attr:`maps`."""
         return self.maps
 
     @property
     def is_unknown(self) -> bool:
+        """True when some map is *unknown indexing*."""
         return any(m.is_undefined for maps in self.maps for m in maps)
 
     def element_maps(self, index: int) -> list[tuple[Path, frozenset[IndexingMap]]]:
@@ -110,7 +114,7 @@ def _text(m: IndexingMap) -> str:
     return "unknown indexing" if m.is_undefined else str(m)
 
 
-def tensor_elements(value_type: Any) -> list[Path]:
+def tensor_elements(value_type: ir.Type) -> list[Path]:
     """The paths of the tensors inside a value of ``value_type``, in order: ``[()]`` for
     a tensor, ``[(0,), (1, 0), (1, 1)]`` for ``tuple<A, tuple<B, C>>``."""
     if not isinstance(value_type, ir.TupleType):
@@ -123,7 +127,7 @@ def path_text(path: Path) -> str:
     return ".".join(map(str, path))
 
 
-def _element_type(value_type: Any, path: Path) -> Any:
+def _element_type(value_type: ir.Type, path: Path) -> ir.Type:
     """The type of element ``path`` of a value of ``value_type``."""
     for k in path:
         if not isinstance(value_type, ir.TupleType) or not 0 <= k < value_type.num_types:
@@ -141,7 +145,7 @@ def _whole_value_map(shape: tuple[int, ...], domain: IndexingMap) -> IndexingMap
     return IndexingMap(affine_map, domain.dim_vars, [(0, n - 1) for n in shape])
 
 
-def _static_shape(value: Any, path: Path = ()) -> tuple[int, ...]:
+def _static_shape(value: ir.Value, path: Path = ()) -> tuple[int, ...]:
     value_type = _element_type(value.type, path)
     shape = value_shape(value_type)
     if shape is None:
@@ -168,9 +172,11 @@ class _Composer:
         self.max_maps = max_maps
         self.max_expr_nodes = max_expr_nodes
         self.capped: list[str] = []
-        self.callee_cache: dict = {}
+        self.callee_cache: dict[tuple[ir.Block, str, int, Path], list[ElementMaps]] = {}
 
-    def add(self, table: dict, value: Any, path: Path, maps: Iterable[IndexingMap], domain: IndexingMap) -> None:
+    def add(
+        self, table: dict[ir.Value, ElementMaps], value: ir.Value, path: Path, maps: Iterable[IndexingMap], domain: IndexingMap
+    ) -> None:
         """Add ``maps`` to the set of element ``path`` of ``value``, capping it."""
         elements = table.setdefault(value, {})
         current = elements.setdefault(path, set())
@@ -182,13 +188,13 @@ class _Composer:
             name = value.get_name() if hasattr(value, "get_name") else str(value.type)
             self.capped.append(name + "".join(f"[{k}]" for k in path))
 
-    def backward(self, block: Any, result_index: int, element: Path = ()) -> list[dict[Path, set[IndexingMap]]]:
+    def output_to_input(self, block: ir.Block, result_index: int, element: Path = ()) -> list[ElementMaps]:
         """Per block argument, the maps of each of its elements read by element
         ``element`` of terminator operand ``result_index``."""
         terminator = list(block.operations)[-1]
         root = terminator.operands[result_index]
         domain = IndexingMap.identity(_static_shape(root, element), context=root.context)
-        table: dict = {root: {element: {domain}}}
+        table: dict[ir.Value, ElementMaps] = {root: {element: {domain}}}
         for op in reversed(list(block.operations)[:-1]):
             for r, result in enumerate(op.results):
                 for path, consumer_maps in table.pop(result, {}).items():
@@ -200,7 +206,7 @@ class _Composer:
                             self.add(table, operand, operand_path, composed, domain)
         return [table.get(argument, {}) for argument in block.arguments]
 
-    def reads(self, op: Any, result_index: int, path: Path) -> Iterator[tuple[Any, Path, frozenset | None]]:
+    def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[tuple[ir.Value, Path, frozenset[IndexingMap] | None]]:
         """``(operand, element, maps)`` read by element ``path`` of result
         ``result_index``; ``maps`` None means "the same index" (tuple plumbing)."""
         operation = op.operation
@@ -210,9 +216,9 @@ class _Composer:
         elif kind == "tuple" and path:
             yield operation.operands[path[0]], path[1:], None
         elif (callee := callee_block(op)) is not None:
-            key = (callee, "backward", result_index, path)
+            key = (callee, "output_to_input", result_index, path)
             if key not in self.callee_cache:
-                self.callee_cache[key] = self.backward(callee, result_index, path)
+                self.callee_cache[key] = self.output_to_input(callee, result_index, path)
             for operand, elements in zip(operation.operands, self.callee_cache[key], strict=True):
                 for operand_path, maps in elements.items():
                     yield operand, operand_path, frozenset(maps)
@@ -221,10 +227,10 @@ class _Composer:
             for operand in operation.operands:
                 yield operand, (), unknown
         else:
-            for operand, maps in zip(operation.operands, self.op_maps(op, result_index)):
-                yield operand, (), maps
+            for operand, operand_maps in zip(operation.operands, self.op_maps(op, result_index)):
+                yield operand, (), operand_maps
 
-    def op_maps(self, op: Any, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
+    def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Output -> input maps of one op, with runtime variables computed in the block
         folded in."""
         indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
@@ -234,12 +240,12 @@ class _Composer:
             for maps, sources in zip(indexing.maps, runtime, strict=True)
         )
 
-    def forward(self, block: Any, argument_index: int, element: Path = ()) -> list[dict[Path, set[IndexingMap]]]:
+    def input_to_output(self, block: ir.Block, argument_index: int, element: Path = ()) -> list[ElementMaps]:
         """Per terminator operand, the maps of each of its elements that element
         ``element`` of block argument ``argument_index`` contributes to."""
         argument = block.arguments[argument_index]
         domain = IndexingMap.identity(_static_shape(argument, element), context=argument.context)
-        table: dict = {argument: {element: {domain}}}
+        table: dict[ir.Value, ElementMaps] = {argument: {element: {domain}}}
         operations = list(block.operations)
         for op in operations[:-1]:
             for k, operand in enumerate(op.operands):
@@ -252,7 +258,7 @@ class _Composer:
                             self.add(table, result, result_path, composed, domain)
         return [table.get(value, {}) for value in operations[-1].operands]
 
-    def writes(self, op: Any, operand_index: int, path: Path) -> Iterator[tuple[Any, Path, frozenset | None]]:
+    def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[tuple[ir.Value, Path, frozenset[IndexingMap] | None]]:
         """``(result, element, maps)`` that element ``path`` of operand
         ``operand_index`` contributes to; ``maps`` None means "the same index"."""
         operation = op.operation
@@ -263,9 +269,9 @@ class _Composer:
         elif kind == "tuple":
             yield operation.results[0], (operand_index,) + path, None
         elif (callee := callee_block(op)) is not None:
-            key = (callee, "forward", operand_index, path)
+            key = (callee, "input_to_output", operand_index, path)
             if key not in self.callee_cache:
-                self.callee_cache[key] = self.forward(callee, operand_index, path)
+                self.callee_cache[key] = self.input_to_output(callee, operand_index, path)
             for result, elements in zip(operation.results, self.callee_cache[key], strict=True):
                 for result_path, maps in elements.items():
                     yield result, result_path, frozenset(maps)
@@ -274,16 +280,16 @@ class _Composer:
             for result in operation.results:
                 yield result, (), unknown
         else:
-            for result, maps in zip(operation.results, input_to_output_indexing(op, operand_index, regions=REGIONS).maps):
-                yield result, (), maps
+            for result, result_maps in zip(operation.results, input_to_output_indexing(op, operand_index, regions=REGIONS).maps):
+                yield result, (), result_maps
 
 
-def _untracked_element(operation: Any, what: str, index: int, path: Path) -> IndexingMap:
+def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:
     element = f"element {path_text(path)} of " if path else ""
     return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
 
 
-def _compose_sets(consumer_maps: Iterable[IndexingMap], producer_maps: frozenset | None) -> set[IndexingMap]:
+def _compose_sets(consumer_maps: Iterable[IndexingMap], producer_maps: frozenset[IndexingMap] | None) -> set[IndexingMap]:
     if producer_maps is None:
         return set(consumer_maps)
     return {_compose(c, p) for c in consumer_maps for p in producer_maps}
@@ -294,7 +300,7 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
 
 
 def fusion_indexing(
-    region_or_func: Any,
+    region_or_func: ir.Region | OpLike,
     result_index: int = 0,
     *,
     element: Path = (),
@@ -310,11 +316,11 @@ def fusion_indexing(
     if value_shape(_element_type(root.type, element)) is None:
         return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
-    return _fusion_result(block.arguments, composer.backward(block, result_index, element), composer, "output_to_input")
+    return _fusion_result(block.arguments, composer.output_to_input(block, result_index, element), composer, "output_to_input")
 
 
 def fusion_input_to_output_indexing(
-    region_or_func: Any, argument_index: int = 0, *, element: Path = (), max_maps: int = DEFAULT_MAX_MAPS
+    region_or_func: ir.Region | OpLike, argument_index: int = 0, *, element: Path = (), max_maps: int = DEFAULT_MAX_MAPS
 ) -> FusionIndexing:
     """Input -> output maps from block argument ``argument_index`` (its element
     ``element`` when it is a tuple): one frozenset per terminator operand (result)."""
@@ -326,11 +332,11 @@ def fusion_input_to_output_indexing(
     if value_shape(_element_type(argument.type, element)) is None:
         return _no_index_space(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
-    return _fusion_result(results, composer.forward(block, argument_index, element), composer, "input_to_output")
+    return _fusion_result(results, composer.input_to_output(block, argument_index, element), composer, "input_to_output")
 
 
 def _fusion_result(
-    values: Any, per_value: list[dict[Path, set[IndexingMap]]], composer: _Composer, direction: str
+    values: Sequence[ir.Value], per_value: list[ElementMaps], composer: _Composer, direction: str
 ) -> FusionIndexing:
     """Tensors keep their set; a tuple-typed value's sets go to ``elements``."""
     maps, elements = [], []
@@ -347,7 +353,7 @@ def _fusion_result(
     return FusionIndexing(tuple(maps), tuple(composer.capped), direction, tuple(elements))
 
 
-def _whole_tuple(what: str, value: Any, element: Path, count: int, direction: str) -> FusionIndexing:
+def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:
     """Unknown maps for every value: a whole tuple has no index space to map from."""
     at = f" element {path_text(element)}" if element else ""
     unknown = IndexingMap.undefined(

@@ -41,6 +41,8 @@ class ComputationMaps:
     error: str | None = None
 
     def lines(self) -> list[str]:
+        """The printed form: one line per map (``name result i -> arg k: map``), a line
+        per over-approximated result, or one error line."""
         if self.error is not None:
             return [f"{self.name}: error: {self.error}"]
         source, target = ("result", "arg") if self.direction == "output-to-input" else ("arg", "result")
@@ -68,6 +70,7 @@ class OpMaps:
     direction: str
 
     def lines(self) -> list[str]:
+        """The printed form: a header line per result (operand) then its maps, indented."""
         what = "result" if self.direction == "output-to-input" else "operand"
         lines = []
         for i, indexing in enumerate(self.indexing):

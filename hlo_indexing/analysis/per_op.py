@@ -21,10 +21,9 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hlo_indexing.analysis.fusion import REGIONS
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
@@ -36,14 +35,14 @@ REDUCER_KINDS = frozenset(
 )
 
 
-def output_to_input_indexing(op: Any, result_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
+def output_to_input_indexing(op: OpLike, result_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
     result's index space to the operand elements each result element reads (see
     :func:`hlo_indexing.ops.analysis.output_to_input_indexing`)."""
     return op_analysis.output_to_input_indexing(op, result_index, simplify=simplify, regions=REGIONS)
 
 
-def input_to_output_indexing(op: Any, operand_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
+def input_to_output_indexing(op: OpLike, operand_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
     """For operand ``operand_index`` of ``op``, one set of maps per result: from the
     operand's index space to the result elements each operand element contributes to."""
     return op_analysis.input_to_output_indexing(op, operand_index, simplify=simplify, regions=REGIONS)

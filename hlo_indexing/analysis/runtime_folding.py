@@ -68,8 +68,8 @@ def _constant_element(op: Any, index_map: IndexingMap) -> int | None:
     dense = ir.DenseIntElementsAttr(attribute)
     if dense.is_splat:
         return ir.IntegerAttr(dense.get_splat_value()).value
-    index = [ax.constant_value(e) for e in index_map.results]
-    if any(i is None for i in index):
+    index = [i for i in (ax.constant_value(e) for e in index_map.results) if i is not None]
+    if len(index) != len(index_map.results):
         return None
     shape = ir.RankedTensorType(op.results[0].type).shape
     flat = 0
@@ -94,7 +94,7 @@ class _Scope:
 
 def runtime_value(
     value: Any, index_map: IndexingMap, scope: _Scope | None = None, budget: list[int] | None = None
-) -> Any | None:
+) -> ir.AffineExpr | None:
     """The element ``index_map(d, s)`` of ``value`` as an affine expression of
     ``index_map``'s dimensions ``d`` and symbols ``s``, when ``value`` is computed in its
     block from constants and iotas by value-moving ops, integer converts,
@@ -118,8 +118,8 @@ def runtime_value(
     callee = callee_block(op)
     if callee is not None:
         returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
-        inner = _Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope)
-        expr = runtime_value(returned, index_map, inner, budget)
+        callee_scope = _Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope)
+        expr = runtime_value(returned, index_map, callee_scope, budget)
     elif name == "constant":
         element = _constant_element(op, index_map)
         expr = None if element is None else ax.constant(element, index_map.context)
@@ -140,7 +140,7 @@ def runtime_value(
     elif name in ("add", "subtract", "multiply") and len(op.operands) == 2:
         lhs = runtime_value(op.operands[0], index_map, scope, budget)
         rhs = runtime_value(op.operands[1], index_map, scope, budget) if lhs is not None else None
-        if rhs is not None:
+        if lhs is not None and rhs is not None:
             if name == "add":
                 expr = ax.add(lhs, rhs)
             elif name == "subtract":
@@ -176,7 +176,7 @@ def _decided(predicate: Any, index_map: IndexingMap, scope: _Scope | None, budge
     direction = str(op.attributes["comparison_direction"]).rstrip(">").split()[-1]
     lhs = runtime_value(op.operands[0], index_map, scope, budget)
     rhs = runtime_value(op.operands[1], index_map, scope, budget) if lhs is not None else None
-    if rhs is None or direction not in _COMPARISONS:
+    if lhs is None or rhs is None or direction not in _COMPARISONS:
         return None
     difference = ax.bounds(ax.add(lhs, ax.mul(rhs, -1)), index_map.dim_ranges, index_map.symbol_ranges)
     return _COMPARISONS[direction](difference)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.dialect_glue.bindings import ir
@@ -46,11 +45,11 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 class _Bounded:
     """An affine expression with a known inclusive upper bound (the lower bound is 0)."""
 
-    expr: Any
+    expr: ir.AffineExpr
     hi: int
 
 
-def _typed(expr: Any) -> Any:
+def _typed(expr: ir.AffineExpr) -> ir.AffineExpr:
     """``expr`` as an object of its real node class (the bindings type the result of
     ``+`` as an add even when MLIR folded it, e.g. ``0 * 128 + d0`` is ``d0``)."""
     return expr.maybe_downcast()
@@ -79,15 +78,15 @@ class _AffineArith:
         return _Bounded(_typed(ax.mod(value.expr, divisor)), divisor - 1)
 
 
-def _plan_and_context(shape: Shape | Sequence[int], layout: Layout | None, context) -> tuple[TilingPlan, "ir.Context"]:
+def _plan_and_context(shape: Shape | Sequence[int], layout: Layout | None, context: "ir.Context | None") -> tuple[TilingPlan, "ir.Context"]:
     return plan(shape, layout), context or current_or_default_context()
 
 
-def _logical_inputs(p: TilingPlan, context) -> list[_Bounded]:
+def _logical_inputs(p: TilingPlan, context: "ir.Context") -> list[_Bounded]:
     return [_Bounded(ax.dim(i, context), d - 1) for i, d in enumerate(p.dims)]
 
 
-def _forward_map(p: TilingPlan, results: list[_Bounded], context) -> IndexingMap:
+def _forward_map(p: TilingPlan, results: list[_Bounded], context: "ir.Context") -> IndexingMap:
     if 0 in p.dims:
         return IndexingMap.known_empty(len(p.dims), 0, len(results), context)
     m = IndexingMap.from_exprs([(0, d - 1) for d in p.dims], [r.expr for r in results], context=context)
@@ -167,7 +166,7 @@ def memref_type_text(shape: Shape, element_type: str | None = None) -> str:
     if m.is_known_empty():  # zero-sized: the unsimplified map still states the layout
         p, context = _plan_and_context(shape, None, None)
         results = tiled_coordinates(p, _logical_inputs(p, context), _AffineArith(context))
-        affine_map = ir.AffineMap.get(len(p.dims), 0, [r.expr for r in results], context)
+        affine_map: ir.AffineMap | None = ir.AffineMap.get(len(p.dims), 0, [r.expr for r in results], context)
     else:
         affine_map = m.affine_map
     return f"memref<{_dims_text(shape.dims, element)}, affine_map<{affine_map}>>"

@@ -26,6 +26,7 @@ Malformed text raises :class:`LayoutParseError` naming the offending token and i
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hlo_indexing.errors import ParseError, SourceLocation
 from hlo_indexing.layout.tiling import check_padded_size
@@ -57,6 +58,7 @@ class _Parser:
             if match is None:
                 break
             kind = match.lastgroup
+            assert kind is not None  # every alternative of _TOKEN is a named group
             self.tokens.append((kind, match.group(kind), match.start(kind) + 1))
             pos = match.end()
         self.tokens.append(("end", "end of text", len(text) + 1))
@@ -159,7 +161,7 @@ class _Parser:
             raise self.error(
                 f"minor_to_major {{{','.join(map(str, m2m))}}} is not a permutation of 0..{expected - 1}", open_brace
             )
-        values: dict[str, object] = {}
+        values: dict[str, Any] = {}  # Layout's keyword arguments
         if self.accept(":"):
             self.fields(values)
         self.take("}")

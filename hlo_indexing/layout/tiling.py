@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -70,6 +70,8 @@ class TilingPlan:
 
     @property
     def physical_dims(self) -> tuple[int, ...]:
+        """The logical dimensions in physical order, major to minor (``minor_to_major``
+        reversed)."""
         return tuple(self.dims[p] for p in self.permutation)
 
     @property
@@ -82,10 +84,13 @@ class TilingPlan:
 
     @property
     def element_count(self) -> int:
+        """The number of logical elements (padding excluded)."""
         return math.prod(self.dims)
 
     @property
     def padded_size(self) -> int:
+        """Element slots of the buffer: the tiled shape's size rounded up to the tail padding
+        alignment ``L(n)``."""
         size = math.prod(self.tiled_shape)
         align = self.layout.tail_padding_alignment
         return -(-size // align) * align
@@ -166,25 +171,40 @@ def padded_size(shape: Shape | Sequence[int], layout: Layout | None = None) -> i
 class Arith(Protocol):
     """The operations the placement formulas need, on some value type."""
 
-    def zero(self) -> Any: ...
-    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any: ...  # major * extent + minor
-    def div(self, value: Any, divisor: int) -> Any: ...  # floor division
-    def mod(self, value: Any, divisor: int) -> Any: ...
+    def zero(self) -> Any:
+        """The value 0."""
+        ...
+
+    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any:
+        """``major * minor_extent + minor``."""
+        ...
+
+    def div(self, value: Any, divisor: int) -> Any:
+        """``value`` divided by ``divisor``, rounded down."""
+        ...
+
+    def mod(self, value: Any, divisor: int) -> Any:
+        """``value mod divisor`` (floor semantics)."""
+        ...
 
 
 class IntArith:
     """:class:`Arith` on Python ints or numpy integer arrays (elementwise)."""
 
     def zero(self) -> Any:
+        """The int 0."""
         return 0
 
     def combine(self, major: Any, minor: Any, minor_extent: int) -> Any:
+        """``major * minor_extent + minor``."""
         return major * minor_extent + minor
 
     def div(self, value: Any, divisor: int) -> Any:
+        """``value // divisor``."""
         return value // divisor
 
     def mod(self, value: Any, divisor: int) -> Any:
+        """``value % divisor``."""
         return value % divisor
 
 
@@ -258,7 +278,7 @@ def linear_index(shape: Shape | Sequence[int], index: Sequence[int], layout: Lay
     if len(index) != len(p.dims) or any(not 0 <= i < d for i, d in zip(index, p.dims)):
         raise IndexOutOfRangeError(f"index {tuple(index)} is out of bounds for shape {list(p.dims)}")
     arith = IntArith()
-    return linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith)
+    return cast(int, linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith))
 
 
 def logical_index(shape: Shape | Sequence[int], offset: int, layout: Layout | None = None) -> tuple[int, ...] | None:
@@ -275,7 +295,7 @@ def logical_index(shape: Shape | Sequence[int], offset: int, layout: Layout | No
 
 def offsets_array(p: TilingPlan) -> np.ndarray:
     """The buffer offset of every element, as an int64 array of the logical shape."""
-    grids = np.indices(p.dims, dtype=np.int64) if p.dims else []
+    grids: np.ndarray | list[np.ndarray] = np.indices(p.dims, dtype=np.int64) if p.dims else []
     arith = IntArith()
     result = linear_from_coordinates(p, tiled_coordinates(p, list(grids), arith), arith)
     return np.broadcast_to(np.asarray(result, dtype=np.int64), p.dims)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from hlo_indexing.delegates import Delegates
 
@@ -51,7 +52,7 @@ class Layout:
     def parse(text: str) -> "Layout":
         """Parse a layout alone (``{1,0:T(2,2)}``) or the layout of a shape text
         (``f32[3,5]{1,0:T(2,2)}``); see :meth:`Shape.parse`."""
-        return OPERATIONS.parse_layout(text)
+        return cast(Layout, OPERATIONS.parse_layout(text))
 
     @staticmethod
     def row_major(rank: int) -> "Layout":
@@ -60,25 +61,26 @@ class Layout:
 
     @property
     def rank(self) -> int:
+        """The number of dimensions (the length of ``minor_to_major``)."""
         return len(self.minor_to_major)
 
     # placement (see hlo_indexing.layout.tiling); ``dims`` is a dims sequence or a Shape
 
     def physical_shape(self, dims: "Sequence[int] | Shape") -> tuple[int, ...]:
         """The padded, tiled shape, major to minor."""
-        return OPERATIONS.physical_shape(dims, self)
+        return cast(tuple[int, ...], OPERATIONS.physical_shape(dims, self))
 
     def padded_size(self, dims: "Sequence[int] | Shape") -> int:
         """Element slots of the buffer, ``L(n)`` tail padding included."""
-        return OPERATIONS.padded_size(dims, self)
+        return cast(int, OPERATIONS.padded_size(dims, self))
 
     def linear_index(self, dims: "Sequence[int] | Shape", index: Sequence[int]) -> int:
         """The buffer offset (in elements) of logical ``index``."""
-        return OPERATIONS.linear_index(dims, index, self)
+        return cast(int, OPERATIONS.linear_index(dims, index, self))
 
     def logical_index(self, dims: "Sequence[int] | Shape", offset: int) -> tuple[int, ...] | None:
         """The logical index at buffer ``offset``, or None for a padding slot."""
-        return OPERATIONS.logical_index(dims, offset, self)
+        return cast("tuple[int, ...] | None", OPERATIONS.logical_index(dims, offset, self))
 
     def __str__(self) -> str:
         fields = []
@@ -118,7 +120,7 @@ class Shape:
     def parse(text: str) -> "Shape":
         """Parse ``dtype[d0,...]{layout}``; the layout defaults to row-major. The layout
         is checked against the dims (a permutation of them, padded size within int64)."""
-        return OPERATIONS.parse_shape(text)
+        return cast(Shape, OPERATIONS.parse_shape(text))
 
     def __str__(self) -> str:
         layout = str(self.layout) if self.layout.has_braces else ""

@@ -22,7 +22,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import IntegerOverflowError, UndefinedDivisionError
 from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 
-AffineExpr = Any  # ir.AffineExpr; the bindings' classes are not usable in annotations
+AffineExpr = ir.AffineExpr
 
 Add, Mul, Mod, FloorDiv, CeilDiv = (
     ir.AffineAddExpr,
@@ -40,35 +40,43 @@ def typed(expr: AffineExpr) -> AffineExpr:
 
 
 def constant(value: int, context: "ir.Context") -> AffineExpr:
-    """The constant ``value``; :class:`IntegerOverflowError` outside int64."""
+    """The constant expression ``value`` in ``context``; :class:`IntegerOverflowError`
+    outside int64."""
     return ir.AffineConstantExpr.get(check_int64(value, "constant"), context)
 
 
 def dim(position: int, context: "ir.Context") -> AffineExpr:
+    """The dimension expression ``d<position>`` in ``context``."""
     return ir.AffineDimExpr.get(position, context)
 
 
 def symbol(position: int, context: "ir.Context") -> AffineExpr:
+    """The symbol expression ``s<position>`` in ``context``."""
     return ir.AffineSymbolExpr.get(position, context)
 
 
 def add(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs + rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(lhs + (check_int64(rhs, "constant") if isinstance(rhs, int) else rhs))
 
 
 def mul(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs * rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(lhs * (check_int64(rhs, "factor") if isinstance(rhs, int) else rhs))
 
 
 def floordiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs floordiv rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(ir.AffineFloorDivExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
 def ceildiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs ceildiv rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(ir.AffineCeilDivExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
 def mod(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
+    """``lhs mod rhs`` (an int is a constant), folded by MLIR and typed."""
     return typed(ir.AffineModExpr.get(lhs, _as_expr(rhs, lhs.context)))
 
 
@@ -80,6 +88,13 @@ def constant_value(expr: AffineExpr) -> int | None:
     """The value of a constant expression, else None."""
     expr = typed(expr)
     return expr.value if isinstance(expr, Const) else None
+
+
+def rhs_constant(expr: ir.AffineBinaryExpr) -> int:
+    """The right operand of ``expr``, which the caller knows is a constant, as an int."""
+    rhs = expr.rhs
+    assert isinstance(rhs, Const), f"{expr}: the right operand is not a constant"
+    return rhs.value
 
 
 def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
@@ -99,7 +114,7 @@ def substitute(
     expr: AffineExpr,
     dims: Sequence[AffineExpr],
     symbols: Sequence[AffineExpr],
-    memo: dict | None = None,
+    memo: dict[AffineExpr, AffineExpr] | None = None,
 ) -> AffineExpr:
     """Replace ``d_i`` by ``dims[i]`` and ``s_j`` by ``symbols[j]`` (MLIR folds as it
     rebuilds)."""
@@ -138,6 +153,7 @@ def _evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> 
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
+    assert isinstance(expr, Binary)
     lhs = _evaluate(expr.lhs, dims, symbols)
     rhs = _evaluate(expr.rhs, dims, symbols)
     if isinstance(expr, Add):
@@ -158,8 +174,9 @@ def evaluate_array(
     dims: Sequence[np.ndarray],
     symbols: Sequence[np.ndarray],
     defined: np.ndarray | None = None,
-) -> np.ndarray:
-    """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape.
+) -> np.ndarray | np.int64:
+    """Vectorised :func:`evaluate`: ``dims``/``symbols`` are int64 arrays of one shape
+    (the value of a constant expression is an int64 scalar).
 
     A divisor that is 0 at some points makes the value undefined there. With ``defined``
     (a boolean array of the points' shape) those points are cleared in ``defined`` and
@@ -202,13 +219,20 @@ def _may_overflow(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequenc
     return any(max(abs(b.lower), abs(b.upper)) >= _SAFE_MAGNITUDE for b in memo.values() if not b.is_empty)
 
 
-def _evaluate_array(expr: AffineExpr, dims, symbols, defined: np.ndarray | None, scalar=np.int64) -> np.ndarray:
+def _evaluate_array(
+    expr: AffineExpr,
+    dims: Sequence[np.ndarray],
+    symbols: Sequence[np.ndarray],
+    defined: np.ndarray | None,
+    scalar: type = np.int64,
+) -> np.ndarray | np.int64:
     if isinstance(expr, Const):
         return scalar(expr.value)
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
+    assert isinstance(expr, Binary)
     lhs = _evaluate_array(expr.lhs, dims, symbols, defined, scalar)
     rhs = _evaluate_array(expr.rhs, dims, symbols, defined, scalar)
     if isinstance(expr, Add):
@@ -228,7 +252,9 @@ def _evaluate_array(expr: AffineExpr, dims, symbols, defined: np.ndarray | None,
     return -np.floor_divide(-lhs, rhs)
 
 
-def _first_point(mask: np.ndarray, dims, symbols) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _first_point(
+    mask: np.ndarray, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The (dims, symbols) values at the first point where ``mask`` holds."""
     shape = np.broadcast_shapes(np.shape(mask), *(np.shape(v) for v in (*dims, *symbols)))
     index = np.unravel_index(int(np.argmax(np.broadcast_to(mask, shape))), shape) if shape else ()
@@ -236,7 +262,7 @@ def _first_point(mask: np.ndarray, dims, symbols) -> tuple[tuple[int, ...], tupl
     return dims_at, symbols_at
 
 
-def _zero_divisor_error(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> UndefinedDivisionError:
+def _zero_divisor_error(expr: ir.AffineBinaryExpr, dims: Sequence[int], symbols: Sequence[int]) -> UndefinedDivisionError:
     return UndefinedDivisionError(
         f"'{expr}' is undefined: its divisor '{expr.rhs}' is 0 at dims {tuple(dims)}, symbols {tuple(symbols)}"
     )
@@ -246,7 +272,7 @@ def bounds(
     expr: AffineExpr,
     dim_ranges: Sequence[Interval],
     symbol_ranges: Sequence[Interval],
-    memo: dict | None = None,
+    memo: dict[AffineExpr, Interval] | None = None,
 ) -> Interval:
     """An interval holding every value of ``expr`` over the given variable ranges
     (exact for sums of distinct variables, a sound over-approximation otherwise)."""
@@ -262,6 +288,7 @@ def bounds(
     elif isinstance(expr, Sym):
         out = symbol_ranges[expr.position]
     else:
+        assert isinstance(expr, Binary)
         lhs = bounds(expr.lhs, dim_ranges, symbol_ranges, memo)
         rhs = bounds(expr.rhs, dim_ranges, symbol_ranges, memo)
         if isinstance(expr, Add):

@@ -6,6 +6,8 @@ Each function takes and returns :class:`IndexingMap` and preserves the relation
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
@@ -13,7 +15,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 
 
-def _affine_map(n_dims: int, n_symbols: int, results, context) -> "ir.AffineMap":
+def _affine_map(n_dims: int, n_symbols: int, results: Iterable[ir.AffineExpr], context: ir.Context) -> ir.AffineMap:
     return ir.AffineMap.get(n_dims, n_symbols, list(results), context)
 
 
@@ -46,9 +48,9 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
         ax.symbol(pr + cr + prt + i, context) for i in range(crt)
     ]
     consumer_dims = [ax.dim(i, context) for i in range(consumer.num_dims)]
-    inner_memo: dict = {}
+    inner_memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
     inner = [ax.substitute(e, consumer_dims, consumer_symbols, inner_memo) for e in consumer.results]
-    outer_memo: dict = {}
+    outer_memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
     results = [ax.substitute(e, inner, producer_symbols, outer_memo) for e in producer.results]
     n_symbols = pr + cr + prt + crt
     composed = IndexingMap._make(
@@ -69,7 +71,7 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     return composed
 
 
-def _variables(e) -> tuple[set[int], set[int]]:
+def _variables(e: ir.AffineExpr) -> tuple[set[int], set[int]]:
     dims: set[int] = set()
     symbols: set[int] = set()
     ax.used_variables(e, dims, symbols)
@@ -77,7 +79,7 @@ def _variables(e) -> tuple[set[int], set[int]]:
 
 
 def _select(
-    m: IndexingMap, dims: list[int], symbols: list[int], constraints: dict, results: bool = True
+    m: IndexingMap, dims: list[int], symbols: list[int], constraints: dict[ir.AffineExpr, Interval], results: bool = True
 ) -> IndexingMap:
     """The map restricted to the listed dims and symbols (in that order; range variables
     stay before runtime variables), with ``constraints``, and without results when
@@ -88,7 +90,7 @@ def _select(
     symbol_index = {old: new for new, old in enumerate(symbols)}
     dim_repl = [ax.dim(dim_index[i], context) if i in dim_index else zero for i in range(m.num_dims)]
     sym_repl = [ax.symbol(symbol_index[i], context) if i in symbol_index else zero for i in range(m.num_symbols)]
-    memo: dict = {}
+    memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
     kept_results = [ax.substitute(e, dim_repl, sym_repl, memo) for e in m.results] if results else []
     kept_constraints = {ax.substitute(e, dim_repl, sym_repl, memo): c for e, c in constraints.items()}
     n_range = len(m.range_vars)
@@ -124,7 +126,8 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
                 changed = True
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m
-    kept, detached = {}, {}
+    kept: dict[ir.AffineExpr, Interval] = {}
+    detached: dict[ir.AffineExpr, Interval] = {}
     for e, c in m.constraints.items():
         dims, symbols = constraint_vars[e]
         (kept if dims & keep_dims or symbols & keep_symbols else detached)[e] = c
@@ -134,7 +137,11 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
     return out
 
 
-def _satisfiable(m: IndexingMap, constraints: dict, constraint_vars: dict) -> bool:
+def _satisfiable(
+    m: IndexingMap,
+    constraints: dict[ir.AffineExpr, Interval],
+    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]],
+) -> bool:
     """Whether some assignment of the variables of ``constraints`` meets them all."""
     dims: set[int] = set()
     symbols: set[int] = set()
@@ -209,7 +216,7 @@ def rescale_symbols(m: IndexingMap) -> IndexingMap:
     if not rescaled:
         return m
     dims = [ax.dim(i, context) for i in range(m.num_dims)]
-    memo: dict = {}
+    memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
     results = [ax.substitute(e, dims, replacement, memo) for e in m.results]
     out = IndexingMap._make(
         _affine_map(m.num_dims, m.num_symbols, results, context), m.dim_vars, ranges, m.runtime_vars, {}
@@ -254,7 +261,7 @@ def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> In
         symbols[i] = ax.dim(n + k, context)
     for k, i in enumerate(remaining):
         symbols[i] = ax.symbol(k, context)
-    memo: dict = {}
+    memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
     results = [ax.substitute(e, dims, symbols, memo) for e in m.results]
     constraints = {ax.substitute(e, dims, symbols, memo): c for e, c in m.constraints.items()}
     converted = [Variable(m.range_vars[i].bounds, m.range_vars[i].name) for i in range_vars]

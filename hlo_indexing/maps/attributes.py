@@ -19,6 +19,8 @@ The ``text`` entry is ignored when reading.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import HloIndexingError, ParseError, UndefinedDivisionError
@@ -30,7 +32,7 @@ from hlo_indexing.maps.interval import Interval
 _MAP_KEYS = {"map", "dims", "known_empty", "unknown"}
 
 
-def _bounds_array(variables, context) -> "ir.Attribute":
+def _bounds_array(variables: Iterable[Variable | Interval], context: "ir.Context") -> "ir.Attribute":
     flat: list[int] = []
     for v in variables:
         interval = v.bounds if isinstance(v, Variable) else v
@@ -38,7 +40,7 @@ def _bounds_array(variables, context) -> "ir.Attribute":
     return ir.DenseI64ArrayAttr.get(flat, context)
 
 
-def _map_attr(affine_map: "ir.AffineMap", context) -> "ir.Attribute":
+def _map_attr(affine_map: "ir.AffineMap", context: "ir.Context") -> "ir.Attribute":
     if affine_map.context != context:
         return ir.Attribute.parse(f"affine_map<{affine_map}>", context)
     return ir.AffineMapAttr.get(affine_map)
@@ -51,10 +53,12 @@ def indexing_map_to_attribute(m: IndexingMap, context: "ir.Context | None" = Non
         context = context or current_or_default_context()
         return ir.DictAttr.get({"unknown": ir.StringAttr.get(m.reason, context)}, context)
     context = context or m.context
+    affine_map = m.affine_map
+    assert affine_map is not None  # a defined map has one
     if m.is_known_empty():
-        return ir.DictAttr.get({"known_empty": _map_attr(m.affine_map, context)}, context)
+        return ir.DictAttr.get({"known_empty": _map_attr(affine_map, context)}, context)
     entries: dict[str, ir.Attribute] = {
-        "map": _map_attr(m.affine_map, context),
+        "map": _map_attr(affine_map, context),
         "dims": _bounds_array(m.dim_vars, context),
         "text": ir.StringAttr.get(str(m), context),
     }
@@ -120,15 +124,18 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
     if "map" not in attribute or "dims" not in attribute:
         raise ParseError(f"indexing-map attribute needs 'map' and 'dims' entries: {attribute}")
     affine_map = _affine_map(attribute["map"], "map")
-    get = lambda key: attribute[key] if key in attribute else None  # noqa: E731
+
+    def get(key: str) -> "ir.Attribute | None":
+        return attribute[key] if key in attribute else None
+
     origins = get("runtime_origins")
     if origins is not None and not isinstance(origins, ir.ArrayAttr):
         raise ParseError(f"indexing-map attribute: 'runtime_origins' must be an array of strings, got {origins}")
-    origin_texts = [_string(a, "runtime_origins") for a in origins] if origins is not None else []
+    origin_texts = [_string(a, "runtime_origins") for a in ir.ArrayAttr(origins)] if origins is not None else []
     runtimes = _intervals(get("runtimes"), "runtimes")
     if len(origin_texts) != len(runtimes):
         origin_texts = (origin_texts + [""] * len(runtimes))[: len(runtimes)]
-    constraints = {}
+    constraints: dict[ir.AffineExpr, Interval] = {}
     if "constraints" in attribute:
         exprs = list(_affine_map(attribute["constraints"], "constraints").results)
         bounds = _intervals(get("constraint_bounds"), "constraint_bounds")
@@ -154,7 +161,7 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
         raise ParseError(f"indexing-map attribute: {exc}") from None
 
 
-def indexing_maps_to_attribute(maps, context: "ir.Context | None" = None) -> "ir.Attribute":
+def indexing_maps_to_attribute(maps: Iterable[IndexingMap], context: "ir.Context | None" = None) -> "ir.Attribute":
     """An ``ArrayAttr`` of map attributes, sorted by their XLA text (deterministic)."""
     ordered = sorted(maps, key=str)
     context = context or (ordered[0].context if ordered and not ordered[0].is_undefined else current_or_default_context())

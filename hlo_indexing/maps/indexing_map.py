@@ -24,10 +24,10 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -50,10 +50,10 @@ DEFAULT_MAX_POINTS = MAX_ENUMERATION_POINTS
 #: :meth:`~IndexingMap.remove_unused_symbols` remembered (the oldest entry is dropped):
 #: big modules compose and simplify the same maps over and over.
 MEMO_SIZE = 8192
-_memo: dict = {}
+_memo: dict[tuple[Any, ...], IndexingMap] = {}
 
 
-def _memoized(key: tuple, compute: Any) -> "IndexingMap":
+def _memoized(key: tuple[Any, ...], compute: Callable[[], IndexingMap]) -> IndexingMap:
     found = _memo.get(key)
     if found is None:
         found = compute()
@@ -124,7 +124,8 @@ class IndexingMap:
         dims: Sequence[RangeLike],
         range_vars: Sequence[RangeLike] = (),
         runtime_vars: Sequence[RangeLike] = (),
-        constraints: Mapping[Any, Interval | tuple[int, int]] | Iterable[tuple[Any, Interval | tuple[int, int]]] = (),
+        constraints: Mapping[ir.AffineExpr, Interval | tuple[int, int]]
+        | Iterable[tuple[ir.AffineExpr, Interval | tuple[int, int]]] = (),
     ):
         """``dims``/``range_vars``/``runtime_vars`` give one range each (a
         :class:`Variable`, an :class:`Interval` or a ``(lower, upper)`` pair, inclusive);
@@ -143,7 +144,7 @@ class IndexingMap:
                 f"{len(runtime_list)} runtime variables were given"
             )
         items = constraints.items() if isinstance(constraints, Mapping) else constraints
-        table: dict[Any, Interval] = {}
+        table: dict[ir.AffineExpr, Interval] = {}
         for expr, interval in items:
             expr = ax.typed(expr)
             interval = _interval(interval)
@@ -153,7 +154,17 @@ class IndexingMap:
             table[expr] = interval if previous is None else previous.intersect(interval)
         self._init(affine_map, dim_vars, range_list, runtime_list, table, empty=False, reason="")
 
-    def _init(self, affine_map, dims, ranges, runtimes, constraints, *, empty: bool, reason: str) -> None:
+    def _init(
+        self,
+        affine_map: ir.AffineMap | None,
+        dims: tuple[Variable, ...],
+        ranges: tuple[Variable, ...],
+        runtimes: tuple[Variable, ...],
+        constraints: dict[ir.AffineExpr, Interval],
+        *,
+        empty: bool,
+        reason: str,
+    ) -> None:
         self._map = affine_map
         self._dims = dims
         self._ranges = ranges
@@ -161,13 +172,23 @@ class IndexingMap:
         self._constraints = constraints
         self._empty = empty
         self._reason = reason
-        self._hash = None
-        self._identity = None
-        self._text = None
-        self._names = None
+        self._hash: int | None = None
+        self._identity: tuple[Any, ...] | None = None
+        self._text: str | None = None
+        self._names: tuple[str, ...] | None = None
 
     @classmethod
-    def _make(cls, affine_map, dims, ranges, runtimes, constraints, *, empty=False, reason="") -> "IndexingMap":
+    def _make(
+        cls,
+        affine_map: ir.AffineMap | None,
+        dims: Iterable[Variable],
+        ranges: Iterable[Variable],
+        runtimes: Iterable[Variable],
+        constraints: Mapping[ir.AffineExpr, Interval],
+        *,
+        empty: bool = False,
+        reason: str = "",
+    ) -> "IndexingMap":
         """Build without validation (internal: callers guarantee consistency)."""
         out = cls.__new__(cls)
         out._init(affine_map, tuple(dims), tuple(ranges), tuple(runtimes), dict(constraints), empty=empty, reason=reason)
@@ -179,7 +200,7 @@ class IndexingMap:
     def parse(text: str, context: "ir.Context | None" = None, *, allow_empty_ranges: bool = False) -> "IndexingMap":
         """Read XLA's text format (one- or multi-line); see
         :func:`hlo_indexing.maps.text.parse_indexing_map`."""
-        return OPERATIONS.parse(text, context, allow_empty_ranges=allow_empty_ranges)
+        return cast(IndexingMap, OPERATIONS.parse(text, context, allow_empty_ranges=allow_empty_ranges))
 
     @classmethod
     def identity(cls, shape: Sequence[int], context: "ir.Context | None" = None) -> "IndexingMap":
@@ -195,10 +216,10 @@ class IndexingMap:
     def from_exprs(
         cls,
         dims: Sequence[RangeLike],
-        results: Sequence[Any],
+        results: Sequence[ir.AffineExpr | int],
         range_vars: Sequence[RangeLike] = (),
         runtime_vars: Sequence[RangeLike] = (),
-        constraints: Mapping[Any, Interval | tuple[int, int]] = MappingProxyType({}),
+        constraints: Mapping[ir.AffineExpr, Interval | tuple[int, int]] = MappingProxyType({}),
         context: "ir.Context | None" = None,
     ) -> "IndexingMap":
         """Build from result expressions (``ir.AffineExpr`` or ints)."""
@@ -226,23 +247,28 @@ class IndexingMap:
     # ----------------------------------------------------------------- accessors
 
     @property
-    def affine_map(self) -> "ir.AffineMap":
+    def affine_map(self) -> "ir.AffineMap | None":
+        """The underlying ``ir.AffineMap`` (None for an undefined map)."""
         return self._map
 
     @property
     def context(self) -> "ir.Context":
-        return self._map.context
+        """The MLIR context of the affine map (defined maps only)."""
+        return self._defined().context
 
     @property
     def dim_vars(self) -> tuple[Variable, ...]:
+        """The dimension variables ``d0, d1, ...`` with their ranges."""
         return self._dims
 
     @property
     def range_vars(self) -> tuple[Variable, ...]:
+        """The range variables (the first symbols) with their ranges."""
         return self._ranges
 
     @property
     def runtime_vars(self) -> tuple[Variable, ...]:
+        """The runtime variables (the last symbols) with their ranges."""
         return self._runtimes
 
     @property
@@ -252,36 +278,49 @@ class IndexingMap:
 
     @property
     def dim_ranges(self) -> tuple[Interval, ...]:
+        """The range of each dimension, in order."""
         return tuple(v.bounds for v in self._dims)
 
     @property
     def symbol_ranges(self) -> tuple[Interval, ...]:
+        """The range of each symbol (range variables then runtime variables)."""
         return tuple(v.bounds for v in self.symbol_vars)
 
     @property
-    def constraints(self) -> Mapping[Any, Interval]:
+    def constraints(self) -> Mapping[ir.AffineExpr, Interval]:
         """Read-only ``{ir.AffineExpr: Interval}``."""
         return MappingProxyType(self._constraints)
 
     @property
     def num_dims(self) -> int:
+        """The number of dimensions."""
         return len(self._dims)
 
     @property
     def num_symbols(self) -> int:
+        """The number of symbols (range plus runtime variables)."""
         return len(self._ranges) + len(self._runtimes)
 
     @property
     def num_results(self) -> int:
+        """The number of results (0 for an undefined map)."""
         return 0 if self._map is None else len(self._map.results)
 
     @property
-    def results(self) -> list[Any]:
-        return list(self._map.results)
+    def results(self) -> list[ir.AffineExpr]:
+        """The result expressions (``ir.AffineExpr``), in order."""
+        return list(self._defined().results)
 
     @property
     def is_undefined(self) -> bool:
+        """True for an *unknown indexing* map (no affine map, see :attr:`reason`)."""
         return self._map is None
+
+    def _defined(self) -> "ir.AffineMap":
+        """The affine map; ``AttributeError`` for an undefined map, which has none."""
+        if self._map is None:
+            raise AttributeError(f"an undefined map ({self._reason}) has no affine map")
+        return self._map
 
     @property
     def reason(self) -> str:
@@ -294,7 +333,7 @@ class IndexingMap:
 
     # ----------------------------------------------------------------- identity
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         """What equality compares (computed once): variables as plain
         ``(lower, upper, origin)`` tuples, as :class:`Variable` equality does."""
         if self._identity is None:
@@ -310,7 +349,7 @@ class IndexingMap:
                 self._identity = (self._map, variables, frozenset(self._constraints.items()))
         return self._identity
 
-    def _memo_key(self) -> tuple:
+    def _memo_key(self) -> tuple[Any, ...]:
         """The map and its variable names (cosmetic, so not part of equality, but
         printed and carried into derived maps)."""
         if self._names is None:
@@ -343,7 +382,7 @@ class IndexingMap:
         dims: Sequence[Variable] | None = None,
         ranges: Sequence[Variable] | None = None,
         runtimes: Sequence[Variable] | None = None,
-        constraints: Mapping[Any, Interval] | None = None,
+        constraints: Mapping[ir.AffineExpr, Interval] | None = None,
     ) -> "IndexingMap":
         """A copy with some parts replaced (no validation beyond the constructor's own)."""
         return IndexingMap._make(
@@ -354,7 +393,7 @@ class IndexingMap:
             self._constraints if constraints is None else constraints,
         )
 
-    def add_constraint(self, expr: Any, interval: Interval | tuple[int, int]) -> "IndexingMap":
+    def add_constraint(self, expr: ir.AffineExpr, interval: Interval | tuple[int, int]) -> "IndexingMap":
         """Add ``lo <= expr <= hi`` (intersected with an existing bound on the same
         expression); a bound on a bare variable narrows its range instead. The result is
         :meth:`is_known_empty` when a range or constraint becomes empty."""
@@ -373,7 +412,7 @@ class IndexingMap:
             return self._as_known_empty()
         return self.replace(constraints=constraints)
 
-    def _narrow_variable(self, expr: Any, interval: Interval) -> "IndexingMap":
+    def _narrow_variable(self, expr: ir.AffineDimExpr | ir.AffineSymbolExpr, interval: Interval) -> "IndexingMap":
         is_dim = isinstance(expr, ax.Dim)
         variables = list(self._dims if is_dim else self.symbol_vars)
         old = variables[expr.position]
@@ -396,7 +435,7 @@ class IndexingMap:
         :meth:`contains_point`)."""
         if len(dims) != self.num_dims or len(symbols) != self.num_symbols:
             raise InvalidArgumentError(f"expected {self.num_dims} dims and {self.num_symbols} symbols")
-        return tuple(ax.evaluate(e, dims, symbols) for e in self._map.results)
+        return tuple(ax.evaluate(e, dims, symbols) for e in self._defined().results)
 
     def contains_point(self, dims: Sequence[int], symbols: Sequence[int] = ()) -> bool:
         """Whether ``(dims, symbols)`` lies in the ranges and satisfies every constraint
@@ -416,7 +455,7 @@ class IndexingMap:
         except ax.UndefinedDivisionError:
             return False
 
-    def expr_bounds(self, expr: Any) -> Interval:
+    def expr_bounds(self, expr: ir.AffineExpr) -> Interval:
         """Interval bounds of any expression over the variable ranges (constraints are
         not used, so the bound is sound but may be loose)."""
         return ax.bounds(expr, self.dim_ranges, self.symbol_ranges)
@@ -502,28 +541,31 @@ class IndexingMap:
     def remove_unused_dims(self) -> "IndexingMap":
         """Drop dimensions that no result uses and no constraint ties to a used variable
         (a constraint on only such dimensions is dropped with them when it is satisfiable)."""
-        return OPERATIONS.remove_unused_dims(self)
+        return cast(IndexingMap, OPERATIONS.remove_unused_dims(self))
 
     def remove_unused_variables(self) -> "IndexingMap":
         """Remove unused dimensions and symbols at once (see ``map_algebra.remove_unused_variables``)."""
-        return OPERATIONS.remove_unused_variables(self)
+        return cast(IndexingMap, OPERATIONS.remove_unused_variables(self))
 
     def convert_range_variables_to_dims(self, range_vars: "Sequence[int]") -> "IndexingMap":
         """The listed range variables become trailing dims (``map_algebra.convert_range_variables_to_dims``)."""
-        return OPERATIONS.convert_range_variables_to_dims(self, list(range_vars))
+        return cast(IndexingMap, OPERATIONS.convert_range_variables_to_dims(self, list(range_vars)))
 
     def rescale_symbols(self) -> "IndexingMap":
         """Replace a symbol ``s`` constrained by ``s mod k in [r, r]`` by ``s' * k + r``."""
-        return OPERATIONS.rescale_symbols(self)
+        return cast(IndexingMap, OPERATIONS.rescale_symbols(self))
 
     def convert_symbols_to_dims(self) -> "IndexingMap":
         """Turn every symbol into a trailing dimension with the same range."""
-        return OPERATIONS.convert_symbols_to_dims(self)
+        return cast(IndexingMap, OPERATIONS.convert_symbols_to_dims(self))
 
     def to_attribute(self, context: "ir.Context | None" = None) -> "ir.Attribute":
         """The builtin-attribute form (see :mod:`hlo_indexing.maps.attributes`)."""
-        return OPERATIONS.to_attribute(self, context)
+        return cast(ir.Attribute, OPERATIONS.to_attribute(self, context))
 
     @staticmethod
     def from_attribute(attribute: "ir.Attribute") -> "IndexingMap":
-        return OPERATIONS.from_attribute(attribute)
+        """The map of a builtin attribute made by :meth:`to_attribute`;
+        :class:`~hlo_indexing.errors.ParseError` names the first malformed entry (see
+        :mod:`hlo_indexing.maps.attributes`)."""
+        return cast(IndexingMap, OPERATIONS.from_attribute(attribute))

@@ -24,6 +24,7 @@ class Interval:
 
     @staticmethod
     def point(value: int) -> "Interval":
+        """The interval ``[value, value]``."""
         return Interval(value, value)
 
     @staticmethod
@@ -36,10 +37,12 @@ class Interval:
 
     @property
     def is_empty(self) -> bool:
+        """True when ``lower > upper`` (no integer in the interval)."""
         return self.lower > self.upper
 
     @property
     def is_point(self) -> bool:
+        """True when the interval holds exactly one integer."""
         return self.lower == self.upper
 
     @property
@@ -48,11 +51,14 @@ class Interval:
         return max(0, self.upper - self.lower + 1)
 
     def contains(self, value: "int | Interval") -> bool:
+        """Whether ``value`` (an integer, or every integer of an interval; an empty one always)
+        lies in the interval."""
         if isinstance(value, Interval):
             return value.is_empty or (self.lower <= value.lower and value.upper <= self.upper)
         return self.lower <= value <= self.upper
 
     def intersect(self, other: "Interval") -> "Interval":
+        """The integers in both intervals (empty when they do not overlap)."""
         return Interval(max(self.lower, other.lower), min(self.upper, other.upper))
 
     def hull(self, other: "Interval") -> "Interval":
@@ -88,6 +94,7 @@ class Interval:
         return Interval(min(a, b), max(a, b))
 
     def ceildiv(self, divisor: int) -> "Interval":
+        """``{ceil(x / divisor)}`` for a non-zero constant divisor."""
         a, b = -((-self.lower) // divisor), -((-self.upper) // divisor)
         return Interval(min(a, b), max(a, b))
 

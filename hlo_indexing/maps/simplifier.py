@@ -36,452 +36,19 @@ Example::
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import AffineExpr, ir
 from hlo_indexing.errors import IntegerOverflowError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
-from hlo_indexing.maps.interval import Interval, check_int64
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.linear_form import Linear, build, linearize
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
 MAX_ROUNDS = 8
 #: Largest modulus for which two ``mod`` constraints on one variable are merged.
 MAX_MERGED_MODULUS = 1 << 20
-#: Largest constant the presentation pass writes into a ``floordiv`` numerator (int64-safe).
-MAX_COMPACTED_CONSTANT = 1 << 48
-
-
-# --------------------------------------------------------------------- linear forms
-
-
-class Linear:
-    """``sum(coeff * atom) + constant``: an expression as a sum of non-sum atoms."""
-
-    __slots__ = ("terms", "constant")
-
-    def __init__(self, terms: dict | None = None, constant: int = 0):
-        self.terms: dict = terms if terms is not None else {}
-        self.constant = constant
-
-    def add(self, atom, coeff: int) -> None:
-        value = self.terms.get(atom, 0) + coeff
-        if value:
-            self.terms[atom] = value
-        else:
-            self.terms.pop(atom, None)
-
-    def add_linear(self, other: "Linear", scale: int = 1) -> None:
-        for atom, coeff in other.terms.items():
-            self.add(atom, coeff * scale)
-        self.constant += other.constant * scale
-
-    def copy(self) -> "Linear":
-        return Linear(dict(self.terms), self.constant)
-
-
-def linearize(expr) -> Linear:
-    """The linear form of ``expr`` (sums and products by constants are flattened)."""
-    out = Linear()
-    _linearize_into(ax.typed(expr), 1, out)
-    return out
-
-
-def _linearize_into(expr, scale: int, out: Linear) -> None:
-    if isinstance(expr, ax.Const):
-        out.constant += expr.value * scale
-    elif isinstance(expr, ax.Add):
-        _linearize_into(expr.lhs, scale, out)
-        _linearize_into(expr.rhs, scale, out)
-    elif isinstance(expr, ax.Mul) and isinstance(expr.rhs, ax.Const):
-        _linearize_into(expr.lhs, scale * expr.rhs.value, out)
-    elif isinstance(expr, ax.Mul) and isinstance(expr.lhs, ax.Const):
-        _linearize_into(expr.rhs, scale * expr.lhs.value, out)
-    else:
-        out.add(expr, scale)
-
-
-def _atom_order(atom) -> tuple:
-    if isinstance(atom, ax.Dim):
-        return (0, atom.position, "")
-    if isinstance(atom, ax.Sym):
-        return (1, atom.position, "")
-    return (2, 0, str(atom))
-
-
-def build(linear: Linear, context) -> object:
-    """The ``ir.AffineExpr`` of a linear form, terms in a deterministic order."""
-    expr = None
-    check_int64(linear.constant, "constant of a simplified expression")
-    for atom in sorted(linear.terms, key=_atom_order):
-        coeff = check_int64(linear.terms[atom], "coefficient of a simplified expression")
-        term = atom if coeff == 1 else atom * coeff
-        expr = term if expr is None else expr + term
-    if expr is None:
-        return ax.constant(linear.constant, context)
-    return _left_associated(ax.typed(expr + linear.constant if linear.constant else expr))
-
-
-def _left_associated(expr):
-    """The tree MLIR builds when it parses the printed form of ``expr``: the summands in
-    printed order, added left to right (repeated until MLIR's folding is stable), so
-    that equal texts give equal (uniqued) expressions."""
-    for _ in range(4):
-        summands: list = []
-        stack = [expr]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ax.Add):
-                stack.append(node.rhs)
-                stack.append(node.lhs)
-            else:
-                summands.append(node)
-        rebuilt = summands[0]
-        for term in summands[1:]:
-            rebuilt = rebuilt + term
-        rebuilt = ax.typed(rebuilt)
-        if rebuilt == expr:
-            break
-        expr = rebuilt
-    return expr
-
-
-# --------------------------------------------------------------------- expressions
-
-
-class ExprSimplifier:
-    """Simplifies expressions over fixed variable ranges (memoised per instance)."""
-
-    def __init__(self, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval], context):
-        self.dim_ranges = list(dim_ranges)
-        self.symbol_ranges = list(symbol_ranges)
-        self.context = context
-        self._memo: dict = {}
-        self._bounds_memo: dict = {}
-        self._compact_memo: dict = {}
-        #: Set when this instance built a form :meth:`compact` may shrink: a ``floordiv``
-        #: whose numerator has a constant, or a sum with a term ``c*(x mod k)``, ``c > 1``.
-        self._compactable = False
-
-    def bounds(self, expr) -> Interval:
-        return ax.bounds(expr, self.dim_ranges, self.symbol_ranges, self._bounds_memo)
-
-    def linear_bounds(self, linear: Linear) -> Interval:
-        total = Interval.point(linear.constant)
-        for atom, coeff in linear.terms.items():
-            total = total + self.bounds(atom) * coeff
-        return total
-
-    def const(self, value: int):
-        return ax.constant(value, self.context)
-
-    def __call__(self, expr):
-        found = self._memo.get(expr)
-        if found is None:
-            found = self._simplify(ax.typed(expr))
-            self._memo[expr] = found
-            self._memo.setdefault(found, found)
-        return found
-
-    def _simplify(self, expr):
-        if isinstance(expr, ax.Const):
-            return expr
-        if isinstance(expr, (ax.Dim, ax.Sym)):
-            interval = self.bounds(expr)
-            return self.const(interval.lower) if interval.is_point else expr
-        interval = self.bounds(expr)
-        if interval.is_point:
-            return self.const(interval.lower)
-        if isinstance(expr, (ax.Add, ax.Mul)) and (isinstance(expr, ax.Add) or _has_constant_factor(expr)):
-            return self.simplify_sum(linearize(expr))
-        if isinstance(expr, ax.Mul):  # semi-affine product
-            return ax.mul(self(expr.lhs), self(expr.rhs))
-        lhs, rhs = self(expr.lhs), self(expr.rhs)
-        divisor = ax.constant_value(rhs)
-        if divisor is None or divisor <= 0:
-            return ax.rebuild(expr, lhs, rhs)
-        if isinstance(expr, ax.Mod):
-            return self.simplify_mod(lhs, divisor)
-        if isinstance(expr, ax.FloorDiv):
-            return self.simplify_floordiv(lhs, divisor)
-        return self.simplify_ceildiv(lhs, divisor)
-
-    # -- presentation
-
-    def compact(self, expr):
-        """The smallest equivalent form of the simplified ``expr`` reachable by moving
-        constants into ``floordiv`` numerators and factors into ``mod`` (see the module
-        docstring); ``expr`` itself when no candidate has fewer nodes. Equal over all
-        integers, not only the ranges. Kept only when the simplifier maps the new form back
-        to ``expr``, so that simplifying a simplified map changes nothing.
-        Example: ``((d1 + 5) floordiv 7) * 3 - 3`` -> ``((d1 - 2) floordiv 7) * 3``."""
-        if not self._compactable:
-            return expr
-        compacted = self._compacted(expr)
-        return compacted if compacted == expr or self(compacted) == expr else expr
-
-    def _compacted(self, expr):
-        found = self._compact_memo.get(expr)
-        if found is None:
-            found = self._compact(ax.typed(expr))
-            self._compact_memo[expr] = found
-        return found
-
-    def _compact(self, expr):
-        if not isinstance(expr, ax.Binary):
-            return expr
-        if isinstance(expr, ax.Add) or (isinstance(expr, ax.Mul) and _has_constant_factor(expr)):
-            return self._compact_sum(expr, linearize(expr), None)
-        if isinstance(expr, ax.Mod) and (ax.constant_value(expr.rhs) or 0) > 0:
-            modulus = expr.rhs.value
-            numerator = ax.typed(expr.lhs)
-            compacted = self._compact_sum(numerator, linearize(numerator), modulus)
-            return expr if compacted == numerator else ax.mod(compacted, modulus)
-        lhs, rhs = self._compacted(expr.lhs), self._compacted(expr.rhs)
-        return expr if (lhs, rhs) == (expr.lhs, expr.rhs) else ax.rebuild(expr, lhs, rhs)
-
-    def _compact_sum(self, expr, linear: Linear, modulus: int | None):
-        """``expr`` (whose linear form is ``linear``; its constant may move by
-        ``modulus`` when given) with compacted atoms and, when that is smaller, its
-        constant absorbed by one ``floordiv`` atom. Ties: the input form, then the
-        smallest absolute numerator constant, then the first atom in term order."""
-        atoms = Linear(constant=linear.constant)
-        changed = False
-        for atom, coeff in linear.terms.items():
-            compacted = self._compacted(atom) if isinstance(atom, ax.Binary) else atom
-            if compacted == atom:
-                atoms.add(atom, coeff)
-            else:
-                changed = True
-                atoms.add_linear(linearize(compacted), coeff)
-        for atom, coeff in list(atoms.terms.items()):
-            merged = self._scaled_mod(atom, coeff)
-            if merged is not None:
-                atoms.add(atom, -coeff)
-                atoms.add(merged, 1)
-                changed = True
-        best = build(atoms, self.context) if changed else expr
-        if not linear.constant:
-            return best
-        best_key = (ax.node_count(best), -1)  # a candidate must be smaller to win
-        shifts = (0,) if modulus is None else (0, -modulus, modulus)
-        for atom in sorted(atoms.terms, key=_atom_order):
-            coeff = atoms.terms[atom]
-            if not _positive_divisor(atom, ax.FloorDiv):
-                continue
-            numerator = linearize(atom.lhs)
-            if not numerator.terms or not numerator.constant:
-                continue  # moving the constant in would only move a node
-            for shift in shifts:
-                total = atoms.constant + shift
-                if total % coeff:
-                    continue
-                numerator_constant = numerator.constant + (total // coeff) * atom.rhs.value
-                if abs(numerator_constant) > MAX_COMPACTED_CONSTANT:
-                    continue
-                candidate = atoms.copy()
-                candidate.constant = 0
-                candidate.add(atom, -coeff)
-                candidate.add(ax.floordiv(build(Linear(numerator.terms, numerator_constant), self.context), atom.rhs), coeff)
-                built = build(candidate, self.context)
-                key = (ax.node_count(built), abs(numerator_constant))
-                if key < best_key:
-                    best, best_key = built, key
-        return best
-
-    def _scaled_mod(self, atom, coeff: int):
-        """``(c*x) mod (c*k)`` for the term ``c*(x mod k)`` (``c > 1``) when that has fewer
-        nodes and simplifies back to the term, else None (``c*(x mod k) = (c*x) mod (c*k)``
-        for every integer ``x``)."""
-        if coeff <= 1 or not _positive_divisor(atom, ax.Mod):
-            return None
-        scaled = Linear()
-        scaled.add_linear(linearize(atom.lhs), coeff)
-        modulus = atom.rhs.value * coeff
-        largest = max([abs(scaled.constant), modulus, *(abs(c) for c in scaled.terms.values())])
-        if largest > MAX_COMPACTED_CONSTANT:
-            return None
-        merged = ax.mod(build(scaled, self.context), modulus)
-        if ax.node_count(merged) >= ax.node_count(atom) + 2 or self(merged) != self(ax.mul(atom, coeff)):
-            return None
-        return merged
-
-    # -- sums
-
-    def simplify_sum(self, linear: Linear):
-        out = Linear(constant=linear.constant)
-        for atom, coeff in linear.terms.items():
-            simplified = self(atom)
-            out.add_linear(linearize(simplified), coeff)
-        for _ in range(len(out.terms) + 1):
-            if not self._recombine(out):
-                break
-        self._note_scaled_mods(out)
-        return build(out, self.context)
-
-    def _recombine(self, linear: Linear) -> bool:
-        """Apply one sum rewrite (see the module docstring); True if one applied."""
-        atoms = list(linear.terms.items())
-        mods = [(a, c) for a, c in atoms if isinstance(a, ax.Mod) and ax.constant_value(a.rhs)]
-        divs = [(a, c) for a, c in atoms if isinstance(a, ax.FloorDiv) and ax.constant_value(a.rhs)]
-        for mod_atom, c1 in mods:
-            k = mod_atom.rhs.value
-            if k <= 0:
-                continue
-            quotient = None
-            for div_atom, c2 in divs:
-                if c2 != c1 * k:
-                    continue
-                quotient = quotient if quotient is not None else self.canonical_quotient(mod_atom.lhs, k)
-                if self.canonical_quotient(div_atom.lhs, div_atom.rhs.value) == quotient:
-                    linear.add(mod_atom, -c1)
-                    linear.add(div_atom, -c2)
-                    linear.add_linear(linearize(mod_atom.lhs), c1)
-                    return True
-            for other, c2 in mods:
-                m = other.rhs.value
-                if other == mod_atom or c2 != c1 * k or not isinstance(other.lhs, ax.FloorDiv):
-                    continue
-                if not ax.constant_value(other.lhs.rhs):
-                    continue
-                quotient = quotient if quotient is not None else self.canonical_quotient(mod_atom.lhs, k)
-                if self.canonical_quotient(other.lhs.lhs, other.lhs.rhs.value) == quotient:
-                    linear.add(mod_atom, -c1)
-                    linear.add(other, -c2)
-                    merged = self(ax.mod(mod_atom.lhs, k * m))
-                    linear.add_linear(linearize(merged), c1)
-                    return True
-        for div_atom, c2 in divs:
-            k = div_atom.rhs.value
-            if k <= 0 or c2 % k:
-                continue
-            c = -c2 // k
-            numerator = linearize(div_atom.lhs)
-            if not numerator.terms or not all(
-                linear.terms.get(a, 0) * (c * x) > 0 for a, x in numerator.terms.items()
-            ):
-                continue
-            linear.add(div_atom, -c2)
-            linear.add_linear(numerator, -c)
-            linear.add_linear(linearize(self(ax.mod(div_atom.lhs, k))), c)
-            return True
-        return False
-
-    def canonical_quotient(self, numerator, divisor: int):
-        """``numerator floordiv divisor`` in simplified form (nested divisions are
-        flattened), so that two quotients are the same value when the forms are equal."""
-        return self.simplify_floordiv(self(numerator), divisor)
-
-    # -- mod, floordiv, ceildiv with a positive constant divisor
-
-    def simplify_mod(self, lhs, k: int):
-        if k == 1:
-            return self.const(0)
-        linear = linearize(lhs)
-        for atom in [a for a, c in linear.terms.items() if c % k == 0]:
-            del linear.terms[atom]
-        linear.constant %= k
-        interval = self.linear_bounds(linear)
-        if interval.lower // k == interval.upper // k:
-            linear.constant -= (interval.lower // k) * k
-            return build(linear, self.context)
-        if len(linear.terms) == 1 and linear.constant == 0:
-            (atom, coeff), = linear.terms.items()
-            inner = ax.constant_value(atom.rhs) if isinstance(atom, ax.Mod) else None
-            if coeff == 1 and inner and inner % k == 0:
-                return self(ax.mod(atom.lhs, k))
-        split = self._split_by_factor(linear, k)
-        if split is not None:
-            g, multiples, remainder = split
-            if multiples.terms:
-                high = self.simplify_mod(build(multiples, self.context), k // g)
-                return self.simplify_sum(Linear({high: g}) if remainder is None else _plus(Linear({high: g}), remainder))
-        return ax.mod(build(linear, self.context), k)
-
-    def simplify_floordiv(self, lhs, k: int):
-        if k == 1:
-            return lhs
-        linear = linearize(lhs)
-        quotient = Linear(constant=linear.constant // k)
-        linear.constant %= k
-        for atom, coeff in list(linear.terms.items()):
-            if coeff % k == 0:
-                quotient.add(atom, coeff // k)
-                del linear.terms[atom]
-        interval = self.linear_bounds(linear)
-        if interval.lower // k == interval.upper // k:
-            quotient.constant += interval.lower // k
-            return build(quotient, self.context)
-        rest = self._floordiv_of_remainder(linear, k)
-        quotient.add_linear(linearize(rest))
-        self._note_scaled_mods(quotient)
-        return build(quotient, self.context) if quotient.terms or quotient.constant else rest
-
-    def _note_scaled_mods(self, linear: Linear) -> None:
-        """Mark this instance compactable when ``linear`` has a term ``c*(x mod k)``, ``c > 1``."""
-        if not self._compactable:
-            self._compactable = any(c > 1 and isinstance(a, ax.Mod) for a, c in linear.terms.items())
-
-    def _floordiv_of_remainder(self, linear: Linear, k: int):
-        nested = [a for a, c in linear.terms.items() if c == 1 and _positive_divisor(a, ax.FloorDiv)]
-        if len(nested) == 1:
-            # (A + Z floordiv g) floordiv k == (A*g + Z) floordiv (g*k)
-            atom = nested[0]
-            g = atom.rhs.value
-            flattened = Linear()
-            flattened.add_linear(linear, g)
-            flattened.add(atom, -g)
-            flattened.add_linear(linearize(atom.lhs))
-            return self.simplify_floordiv(self.simplify_sum(flattened), k * g)
-        split = self._split_by_factor(linear, k)
-        if split is not None:
-            g, multiples, _ = split
-            return self.simplify_floordiv(build(multiples, self.context), k // g)
-        self._compactable |= linear.constant != 0
-        return ax.floordiv(build(linear, self.context), k)
-
-    def _split_by_factor(self, linear: Linear, k: int):
-        """The largest ``g`` with ``1 < g``, ``g | k`` such that the terms whose
-        coefficient ``g`` divides (divided by ``g``) and a remainder in ``[0, g - 1]``
-        make up ``linear``; returns ``(g, multiples / g, remainder or None)``."""
-        candidates = sorted({math.gcd(c, k) for c in linear.terms.values()} - {1}, reverse=True)
-        for g in candidates:
-            multiples, remainder = Linear(), Linear(constant=linear.constant)
-            for atom, coeff in linear.terms.items():
-                if coeff % g == 0:
-                    multiples.add(atom, coeff // g)
-                else:
-                    remainder.add(atom, coeff)
-            if not multiples.terms:
-                continue
-            if Interval(0, g - 1).contains(self.linear_bounds(remainder)):
-                has_remainder = remainder.terms or remainder.constant
-                return g, multiples, remainder if has_remainder else None
-        return None
-
-    def simplify_ceildiv(self, lhs, k: int):
-        interval = self.bounds(lhs)
-        if -((-interval.lower) // k) == -((-interval.upper) // k):
-            return self.const(-((-interval.lower) // k))
-        return ax.ceildiv(lhs, k)
-
-
-def _positive_divisor(expr, kind) -> bool:
-    """Whether ``expr`` is a ``kind`` (Mod/FloorDiv) by a positive constant."""
-    return isinstance(expr, kind) and (ax.constant_value(expr.rhs) or 0) > 0
-
-
-def _plus(a: Linear, b: Linear) -> Linear:
-    out = a.copy()
-    out.add_linear(b)
-    return out
-
-
-def _has_constant_factor(expr) -> bool:
-    return isinstance(expr.rhs, ax.Const) or isinstance(expr.lhs, ax.Const)
-
-
-# --------------------------------------------------------------------- constraints
 
 
 def _tighten(variable: Variable, interval: Interval) -> Variable:
@@ -518,7 +85,9 @@ class _MapState:
     def simplifier(self) -> ExprSimplifier:
         return ExprSimplifier([v.bounds for v in self.dims], [v.bounds for v in self.symbols], self.context)
 
-    def narrow(self, variable, interval: Interval) -> bool:
+    def narrow(self, variable: ir.AffineDimExpr | ir.AffineSymbolExpr, interval: Interval) -> bool:
+        """Intersect ``variable``'s range with ``interval`` (an empty result marks the map
+        empty); True if the range changed."""
         table = self.dims if isinstance(variable, ax.Dim) else self.symbols
         old = table[variable.position]
         new = _tighten(old, interval)
@@ -534,7 +103,7 @@ class _MapState:
         """One pass over the constraints; True if anything changed."""
         simplify = self.simplifier()
         changed = False
-        updated: dict = {}
+        updated: dict[AffineExpr, Interval] = {}
         for expr, interval in self.constraints.items():
             new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
             changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
@@ -552,7 +121,9 @@ class _MapState:
         self.constraints = updated
         return changed
 
-    def _normalize(self, expr, interval: Interval, simplify: ExprSimplifier):
+    def _normalize(
+        self, expr: AffineExpr, interval: Interval, simplify: ExprSimplifier
+    ) -> tuple[AffineExpr | None, Interval, bool]:
         """Move constants and factors into the interval, turn constraints on a single
         variable into range narrowing; returns (expr or None if dropped, interval, narrowed)."""
         linear = linearize(expr)
@@ -574,7 +145,7 @@ class _MapState:
             if coeff == 1 and isinstance(atom, (ax.Dim, ax.Sym)):
                 return None, interval, self.narrow(atom, interval)
             divisor = ax.constant_value(atom.rhs) if isinstance(atom, ax.FloorDiv) else None
-            if coeff == 1 and divisor:
+            if coeff == 1 and divisor and isinstance(atom, ax.FloorDiv):
                 # lo <= x floordiv k <= hi  <=>  x in [lo*k, hi*k + k - 1] (k > 0), mirrored for k < 0.
                 if divisor > 0:
                     inner = Interval(interval.lower * divisor, interval.upper * divisor + divisor - 1)
@@ -585,7 +156,7 @@ class _MapState:
         if len(linear.terms) == 1:
             (atom, coeff), = linear.terms.items()
             k = ax.constant_value(atom.rhs) if isinstance(atom, ax.Mod) else None
-            if coeff == 1 and k and k > 0 and isinstance(atom.lhs, (ax.Dim, ax.Sym)):
+            if coeff == 1 and k and k > 0 and isinstance(atom, ax.Mod) and isinstance(atom.lhs, (ax.Dim, ax.Sym)):
                 interval = interval.intersect(Interval(0, k - 1))
                 table = self.dims if isinstance(atom.lhs, ax.Dim) else self.symbols
                 bounds = table[atom.lhs.position].bounds
@@ -601,7 +172,9 @@ class _MapState:
             return None, interval, narrowed
         return new_expr, interval, narrowed
 
-    def _factor_out_small_remainder(self, linear: Linear, interval: Interval, simplify: ExprSimplifier):
+    def _factor_out_small_remainder(
+        self, linear: Linear, interval: Interval, simplify: ExprSimplifier
+    ) -> tuple[Interval, Linear]:
         """Rewrite ``k*A + R in [lo, hi]``, where ``R`` stays within ``[0, k - 1]``, to the
         equivalent ``A in [lo / k, hi div k]`` when ``lo mod k == 0`` and
         ``hi mod k == k - 1``; otherwise divide the sum by the gcd of its coefficients.
@@ -627,10 +200,10 @@ class _MapState:
             return Interval(-((-interval.lower) // g), interval.upper // g), Linear({a: c // g for a, c in linear.terms.items()})
         return interval, linear
 
-    def _merge_mods(self, constraints: dict) -> bool:
+    def _merge_mods(self, constraints: dict[AffineExpr, Interval]) -> bool:
         """Merge ``x mod a in [r, r]`` and ``x mod b in [q, q]`` into one constraint
         ``x mod lcm(a, b) in [t, t]`` (Chinese remainders), or detect emptiness."""
-        by_variable: dict = {}
+        by_variable: dict[ir.AffineDimExpr | ir.AffineSymbolExpr, list[ir.AffineModExpr]] = {}
         for expr, interval in constraints.items():
             if isinstance(expr, ax.Mod) and isinstance(expr.lhs, (ax.Dim, ax.Sym)) and interval.is_point:
                 if (ax.constant_value(expr.rhs) or 0) > 0:
@@ -641,7 +214,7 @@ class _MapState:
                 continue
             modulus, residue = 1, 0
             for expr in exprs:
-                k, r = expr.rhs.value, constraints[expr].lower
+                k, r = ax.rhs_constant(expr), constraints[expr].lower
                 lcm = modulus * k // math.gcd(modulus, k)
                 if lcm > MAX_MERGED_MODULUS:
                     break

@@ -18,6 +18,7 @@ parentheses, as ``mlir::AffineExpr`` prints), with custom variable names substit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir
@@ -39,10 +40,10 @@ def variable_names(m: IndexingMap) -> tuple[list[str], list[str]]:
     return dims, symbols
 
 
-def print_expr(expr, dim_names: list[str], symbol_names: list[str]) -> str:
+def print_expr(expr: ir.AffineExpr, dim_names: list[str], symbol_names: list[str]) -> str:
     """An ``ir.AffineExpr`` as MLIR prints it, with the given variable names."""
 
-    def rename(match: re.Match) -> str:
+    def rename(match: re.Match[str]) -> str:
         names = dim_names if match.group(1) == "d" else symbol_names
         return names[int(match.group(2))]
 
@@ -114,10 +115,11 @@ class _MapParser:
             match = _TOKEN.match(text, offset)
             if match is None or match.end() == offset:
                 raise self._error_at(offset, f"unexpected character {text[offset]!r}")
-            kind = match.lastgroup
-            kind = "punct" if kind == "arrow" else kind
-            start = match.start(match.lastgroup)
-            tokens.append(_Token(kind, match.group(match.lastgroup), start))
+            group = match.lastgroup
+            assert group is not None  # every alternative of _TOKEN is a named group
+            kind = "punct" if group == "arrow" else group
+            start = match.start(group)
+            tokens.append(_Token(kind, match.group(group), start))
             offset = match.end()
 
     def _location(self, offset: int) -> SourceLocation:
@@ -209,7 +211,7 @@ class _MapParser:
         self._check_divisors(len(dim_names), bounds)
         return self._build(dim_names, range_names, runtime_names, results, bounds, constraints)
 
-    def _checked_expr(self):
+    def _checked_expr(self) -> ir.AffineExpr:
         """An expression whose tree is not deeper than ``limits.MAX_NESTING_DEPTH`` (MLIR
         builds ``a + b + ...`` as a left-deep tree, one level per term)."""
         token = self.peek()
@@ -230,7 +232,15 @@ class _MapParser:
                     self._location(token.offset),
                 )
 
-    def _build(self, dim_names, range_names, runtime_names, results, bounds, constraints) -> IndexingMap:
+    def _build(
+        self,
+        dim_names: list[str],
+        range_names: list[str],
+        runtime_names: list[str],
+        results: list[ir.AffineExpr],
+        bounds: list[Interval],
+        constraints: list[tuple[ir.AffineExpr, Interval, _Token]],
+    ) -> IndexingMap:
         n_dims, n_syms = len(dim_names), len(range_names) + len(runtime_names)
         affine_map = ir.AffineMap.get(n_dims, n_syms, results, self.context)
 
@@ -241,7 +251,7 @@ class _MapParser:
         ranges = [var(n, f"s{i}", b) for i, (n, b) in enumerate(zip(range_names, bounds[n_dims:]))]
         runtimes = [var(n, f"rt{i}", b) for i, (n, b) in enumerate(zip(runtime_names, bounds[n_dims + len(ranges) :]))]
         empty = any(b.is_empty for b in bounds)
-        table: dict = {}
+        table: dict[ir.AffineExpr, Interval] = {}
         for expr, interval, token in constraints:
             if interval.is_empty:
                 empty = True
@@ -298,7 +308,7 @@ class _MapParser:
         value = -int(token.text) if negative else int(token.text)
         return check_int64(value, "bound", self._location(token.offset))
 
-    def expr(self):
+    def expr(self) -> ir.AffineExpr:
         lhs = self.term()
         terms = 0
         while self.peek().text in ("+", "-") and self.peek().kind == "punct":
@@ -312,7 +322,14 @@ class _MapParser:
                 lhs = self._exact(op_token, lhs, rhs, lhs - rhs, lambda a, b: a - b)
         return lhs
 
-    def _exact(self, op_token: _Token, lhs, rhs, result, exact):
+    def _exact(
+        self,
+        op_token: _Token,
+        lhs: ir.AffineExpr,
+        rhs: ir.AffineExpr,
+        result: ir.AffineExpr,
+        exact: Callable[[int, int], int],
+    ) -> ir.AffineExpr:
         """``result`` (MLIR's folded ``lhs op rhs``), unless the operation leaves int64 (MLIR's
         folding wraps or gives up): then :class:`IntegerOverflowError` at the operator.
         Checked at the all-0 and all-1 points, in Python ints."""
@@ -327,7 +344,7 @@ class _MapParser:
             check_int64(got, "value of this operation", self._location(op_token.offset))
         return result
 
-    def term(self):
+    def term(self) -> ir.AffineExpr:
         lhs = self.unary()
         factors = 0
         while self.peek().text in _MUL_OPS and self.peek().kind in ("punct", "name"):
@@ -353,7 +370,7 @@ class _MapParser:
                 lhs = ax.mod(lhs, rhs)
         return lhs
 
-    def unary(self):
+    def unary(self) -> ir.AffineExpr:
         token = self.next()
         if token.kind == "punct" and token.text in ("-", "("):
             self.nesting += 1
@@ -364,7 +381,7 @@ class _MapParser:
                 self.nesting -= 1
         return self._leaf(token)
 
-    def _nested(self, token: _Token):
+    def _nested(self, token: _Token) -> ir.AffineExpr:
         if token.text == "-":
             operand = self.unary()
             return self._exact(token, operand, ax.constant(-1, self.context), operand * -1, lambda a, b: a * b)
@@ -372,7 +389,7 @@ class _MapParser:
         self.expect(")")
         return inner
 
-    def _leaf(self, token: _Token):
+    def _leaf(self, token: _Token) -> ir.AffineExpr:
         if token.kind == "int":
             return ax.constant(check_int64(int(token.text), "constant", self._location(token.offset)), self.context)
         if token.kind == "name":
@@ -385,7 +402,7 @@ class _MapParser:
         raise self.error("expected an expression", token)
 
 
-def _is_symbolic(expr) -> bool:
+def _is_symbolic(expr: ir.AffineExpr) -> bool:
     """True if ``expr`` uses no dimension (MLIR's condition for a semi-affine factor)."""
     dims: set[int] = set()
     ax.used_variables(expr, dims, set())

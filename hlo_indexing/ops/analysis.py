@@ -21,7 +21,6 @@ analysis given): big modules repeat the same op instance shapes many times.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -41,11 +40,11 @@ INPUT_TO_OUTPUT = "input_to_output"
 
 #: Maximum number of cached results (least recently used ones are dropped).
 CACHE_SIZE = 4096
-_cache: OrderedDict = OrderedDict()
+_cache: OrderedDict[tuple[object, ...], InstructionIndexing] = OrderedDict()
 
 
 def output_to_input_indexing(
-    op: Any, result_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
+    op: ir.Operation | ir.OpView, result_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
 ) -> InstructionIndexing:
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
     result's index space to the operand elements each result element reads. ``regions``
@@ -56,7 +55,7 @@ def output_to_input_indexing(
 
 
 def input_to_output_indexing(
-    op: Any, operand_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
+    op: ir.Operation | ir.OpView, operand_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
 ) -> InstructionIndexing:
     """For operand ``operand_index`` of ``op``, one set of maps per result: from the
     operand's index space to the result elements each operand element contributes to.
@@ -69,11 +68,11 @@ def clear_cache() -> None:
     _cache.clear()
 
 
-def _indexing(op: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
+def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
     """:func:`_cached_indexing`; every error is an :class:`HloIndexingError` located at the op
     (a rule that trips over a malformed attribute raises :class:`InvalidInputError` naming
     the op, not the ``IndexError``/``ValueError`` of the rule)."""
-    operation = op.operation if hasattr(op, "operation") else op
+    operation = op if isinstance(op, ir.Operation) else op.operation
     try:
         return _cached_indexing(operation, direction, index, simplify, regions)
     except HloIndexingError as exc:
@@ -83,7 +82,7 @@ def _indexing(op: Any, direction: str, index: int, simplify: bool, regions: Regi
 
 
 def _cached_indexing(
-    operation: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
+    operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
 ) -> InstructionIndexing:
     count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operation.operands)
     what = "result" if direction == OUTPUT_TO_INPUT else "operand"
@@ -112,7 +111,7 @@ def _cached_indexing(
     return _with_sources(cached, operation)
 
 
-def _body_key(operation: Any) -> str | None:
+def _body_key(operation: ir.Operation) -> str | None:
     """The printed body of an op whose maps depend on it (``BODY_KINDS``), else None."""
     if op_attrs.op_kind(operation)[1] not in BODY_KINDS or not operation.regions:
         return None
@@ -120,7 +119,7 @@ def _body_key(operation: Any) -> str | None:
 
 
 def _compute(
-    operation: Any, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
+    operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
 ) -> InstructionIndexing:
     dialect, kind = op_attrs.op_kind(operation)
     info = OpInfo(
@@ -162,7 +161,7 @@ def _simplified(m: IndexingMap, simplify: bool) -> IndexingMap:
     return m.simplify()
 
 
-def _with_sources(indexing: InstructionIndexing, operation: Any) -> InstructionIndexing:
+def _with_sources(indexing: InstructionIndexing, operation: ir.Operation) -> InstructionIndexing:
     """Fill in the producer names of runtime variables (not part of the cache key)."""
     if not any(indexing.runtime):
         return indexing
@@ -173,13 +172,14 @@ def _with_sources(indexing: InstructionIndexing, operation: Any) -> InstructionI
     return InstructionIndexing(indexing.maps, runtime, indexing.replica_maps, indexing.direction)
 
 
-def describe_source(value: Any) -> str:
+def describe_source(value: ir.Value) -> str:
     """XLA's name for the producer of a runtime value: ``parameter(N)`` for a block
     argument, ``constant(V)`` for a scalar constant, ``constant`` for another constant,
     else the producing op's name."""
     if isinstance(value, ir.BlockArgument):
         return f"parameter({value.arg_number})"
     producer = value.owner
+    assert isinstance(producer, ir.OpView)  # a value that is not a block argument is an op's result
     name = producer.name
     if name.endswith(".constant"):
         attribute = producer.attributes["value"] if "value" in producer.attributes else None
@@ -189,6 +189,6 @@ def describe_source(value: Any) -> str:
     return name
 
 
-def _scalar_text(attribute: Any) -> str:
+def _scalar_text(attribute: ir.Attribute) -> str:
     text = str(attribute)  # dense<3> : tensor<i32>
     return text[text.index("<") + 1 : text.index(">")]

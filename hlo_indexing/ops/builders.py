@@ -9,9 +9,8 @@ runtime-variable sources).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
@@ -21,6 +20,9 @@ from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import RuntimeSource
 
 Shape = tuple[int, ...]
+#: A variable's range as rules write it: a size ``n`` (``[0, n-1]``), an inclusive
+#: ``(lo, hi)`` pair, an :class:`Interval` or a :class:`Variable`.
+RangeSpec = int | tuple[int, int] | Interval | Variable
 
 
 class UnknownIndexing(Exception):
@@ -34,25 +36,29 @@ class OpInfo:
     and results (``None`` for a value that is not a statically shaped tensor), and the
     fused analysis of bodies (:mod:`hlo_indexing.ops.regions`) when the caller has one."""
 
-    op: Any
+    op: ir.Operation
     kind: str
     operand_shapes: tuple[Shape | None, ...]
     result_shapes: tuple[Shape | None, ...]
-    context: Any
+    context: ir.Context
     regions: RegionIndexing | None = None
 
     def operand(self, index: int) -> Shape:
+        """The static shape of operand ``index``; :class:`UnknownIndexing` when it has none."""
         return _static(self.operand_shapes[index], f"operand {index}")
 
     def result(self, index: int) -> Shape:
+        """The static shape of result ``index``; :class:`UnknownIndexing` when it has none."""
         return _static(self.result_shapes[index], f"result {index}")
 
     @property
     def num_operands(self) -> int:
+        """The number of operands."""
         return len(self.operand_shapes)
 
     @property
     def num_results(self) -> int:
+        """The number of results."""
         return len(self.result_shapes)
 
 
@@ -62,7 +68,7 @@ def _static(shape: Shape | None, what: str) -> Shape:
     return shape
 
 
-def value_shape(value_type: Any) -> Shape | None:
+def value_shape(value_type: ir.Type) -> Shape | None:
     """The static shape of a ranked tensor type, else None."""
     if not isinstance(value_type, ir.RankedTensorType) or not value_type.has_static_shape:
         return None
@@ -77,15 +83,17 @@ class Entry:
     runtime: tuple[RuntimeSource, ...] = field(default=())
 
 
-def dims(n: int, context: Any) -> list:
+def dims(n: int, context: ir.Context) -> list[ir.AffineExpr]:
+    """The dimension expressions ``d0 .. d<n-1>``."""
     return [ax.dim(i, context) for i in range(n)]
 
 
-def syms(n: int, context: Any, start: int = 0) -> list:
+def syms(n: int, context: ir.Context, start: int = 0) -> list[ir.AffineExpr]:
+    """The symbol expressions ``s<start> .. s<start+n-1>``."""
     return [ax.symbol(start + i, context) for i in range(n)]
 
 
-def _range(value: Any) -> Variable:
+def _range(value: RangeSpec) -> Variable:
     if isinstance(value, Variable):
         return value
     if isinstance(value, Interval):
@@ -96,12 +104,12 @@ def _range(value: Any) -> Variable:
 
 
 def make_map(
-    context: Any,
-    dim_ranges: Sequence[Any],
-    results: Sequence[Any],
-    range_vars: Sequence[Any] = (),
-    runtime_vars: Sequence[Any] = (),
-    constraints: dict | None = None,
+    context: ir.Context,
+    dim_ranges: Sequence[RangeSpec],
+    results: Sequence[ir.AffineExpr | int],
+    range_vars: Sequence[RangeSpec] = (),
+    runtime_vars: Sequence[RangeSpec] = (),
+    constraints: Mapping[ir.AffineExpr, Interval] | None = None,
 ) -> IndexingMap:
     """An :class:`IndexingMap`; ranges are sizes (``n`` -> ``[0, n-1]``), ``(lo, hi)``
     pairs, Intervals or Variables. A map with an empty range (a zero-sized dimension, or
@@ -113,7 +121,7 @@ def make_map(
     constraints = dict(constraints or {})
     # MLIR folds some constraints to constants (``(2 * d0 + 1) mod 2`` is ``1``)
     folded = {e: c for e, c in constraints.items() if ax.constant_value(e) is not None}
-    infeasible = any(not c.contains(ax.constant_value(e)) for e, c in folded.items())
+    infeasible = any(not c.contains(v) for e, c in folded.items() if (v := ax.constant_value(e)) is not None)
     if infeasible or any(v.bounds.is_empty for v in dim_vars + range_list + runtime_list):
         return IndexingMap.known_empty(len(dim_vars), len(range_list) + len(runtime_list), len(results), context)
     for expr in folded:
@@ -121,19 +129,33 @@ def make_map(
     return IndexingMap.from_exprs(dim_vars, results, range_list, runtime_list, constraints, context)
 
 
-def scalar_map(context: Any, dim_ranges: Sequence[Any]) -> IndexingMap:
+def filled(exprs: Sequence[ir.AffineExpr | None]) -> list[ir.AffineExpr]:
+    """The expressions of a list a rule fills position by position (e.g. through a
+    permutation); ``ValueError`` if a position was left unset (a bug of the rule)."""
+    out = [e for e in exprs if e is not None]
+    if len(out) != len(exprs):
+        raise ValueError(f"result expressions left unset at positions {[i for i, e in enumerate(exprs) if e is None]}")
+    return out
+
+
+def scalar_map(context: ir.Context, dim_ranges: Sequence[RangeSpec]) -> IndexingMap:
     """``(d...) -> ()``: every point reads the single element of a rank-0 tensor."""
     return make_map(context, dim_ranges, [])
 
 
-def spread_map(context: Any, input_shape: Shape, results_of: Any, output_shape: Shape) -> IndexingMap:
+def spread_map(
+    context: ir.Context,
+    input_shape: Shape,
+    results_of: Callable[[list[ir.AffineExpr], list[ir.AffineExpr]], Sequence[ir.AffineExpr]],
+    output_shape: Shape,
+) -> IndexingMap:
     """``(d...)[s...] -> (results_of(d, s))`` with one range variable per output dim."""
     d = dims(len(input_shape), context)
     s = syms(len(output_shape), context)
     return make_map(context, input_shape, results_of(d, s), output_shape)
 
 
-def linearize(exprs: Sequence[Any], shape: Shape, context: Any) -> Any:
+def linearize(exprs: Sequence[ir.AffineExpr], shape: Shape, context: ir.Context) -> ir.AffineExpr:
     """Row-major linear index of ``exprs`` in ``shape``."""
     linear = ax.constant(0, context)
     for expr, size in zip(exprs, shape):
@@ -141,7 +163,7 @@ def linearize(exprs: Sequence[Any], shape: Shape, context: Any) -> Any:
     return linear
 
 
-def delinearize(linear: Any, shape: Shape) -> list:
+def delinearize(linear: ir.AffineExpr, shape: Shape) -> list[ir.AffineExpr]:
     """Row-major multi-index of ``linear`` in ``shape`` (the outermost index needs no
     ``mod``: the linear index lies within the shape)."""
     out = []
@@ -166,7 +188,8 @@ def reshape_groups(src: Shape, dst: Shape) -> list[tuple[tuple[int, ...], tuple[
     groups: list[tuple[list[int], list[int]]] = []
     i = j = 0
     while i < len(src) or j < len(dst):
-        gi, gj = [], []
+        gi: list[int] = []
+        gj: list[int] = []
         psrc = pdst = 1
         while True:
             if (psrc == pdst and gi and gj) or (i >= len(src) and j >= len(dst)):
@@ -190,10 +213,12 @@ def reshape_groups(src: Shape, dst: Shape) -> list[tuple[tuple[int, ...], tuple[
     return [(tuple(a), tuple(b)) for a, b in groups]
 
 
-def reshape_exprs(src_exprs: Sequence[Any], src: Shape, dst: Shape, context: Any) -> list:
+def reshape_exprs(
+    src_exprs: Sequence[ir.AffineExpr], src: Shape, dst: Shape, context: ir.Context
+) -> list[ir.AffineExpr]:
     """Expressions of the ``dst`` index for a ``src`` index given as ``src_exprs``
     (row-major reshape), group by group."""
-    out: list = [None] * len(dst)
+    out: list[ir.AffineExpr | None] = [None] * len(dst)
     for gi, gj in reshape_groups(src, dst):
         if not gj:
             continue
@@ -217,7 +242,7 @@ def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
     new_dims = syms(n_d, context)
     new_syms = syms(n_s, context, n_d) + syms(n_rt, context, n_d + n_s)
     x = dims(n_x, context)
-    constraints: dict = {}
+    constraints: dict[ir.AffineExpr, Interval] = {}
     for expr, interval in m.constraints.items():
         constraints[ax.substitute(expr, new_dims, new_syms)] = interval
     for i, expr in enumerate(m.results):

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import Window
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import OpInfo, dims, invert, make_map, syms
+from hlo_indexing.ops.builders import OpInfo, dims, filled, invert, make_map, syms
 from hlo_indexing.ops.reduction import window_map
 
 
@@ -22,13 +23,14 @@ def _dot_layout(info: OpInfo):
     return dn, lhs_free, rhs_free
 
 
-def dot(info: OpInfo, result_index: int) -> list:
+def dot_output_to_input(info: OpInfo, result_index: int) -> list:
     """Contracting dims become range variables shared by both operands."""
     lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
     dn, lhs_free, rhs_free = _dot_layout(info)
     d, s = dims(len(result), info.context), syms(len(dn.lhs_contracting), info.context)
     n_batch = len(dn.lhs_batch)
-    lhs_exprs, rhs_exprs = [None] * len(lhs), [None] * len(rhs)
+    lhs_exprs: list[ir.AffineExpr | None] = [None] * len(lhs)
+    rhs_exprs: list[ir.AffineExpr | None] = [None] * len(rhs)
     for k, (i, j) in enumerate(zip(dn.lhs_batch, dn.rhs_batch)):
         lhs_exprs[i] = rhs_exprs[j] = d[k]
     for k, (i, j) in enumerate(zip(dn.lhs_contracting, dn.rhs_contracting)):
@@ -39,12 +41,12 @@ def dot(info: OpInfo, result_index: int) -> list:
         rhs_exprs[j] = d[n_batch + len(lhs_free) + k]
     ranges = [lhs[i] for i in dn.lhs_contracting]
     return [
-        [make_map(info.context, result, lhs_exprs, ranges)],
-        [make_map(info.context, result, rhs_exprs, ranges)],
+        [make_map(info.context, result, filled(lhs_exprs), ranges)],
+        [make_map(info.context, result, filled(rhs_exprs), ranges)],
     ]
 
 
-def dot_inverse(info: OpInfo, operand_index: int) -> list:
+def dot_input_to_output(info: OpInfo, operand_index: int) -> list:
     """An lhs element reaches every output with its batch and free indices; the rhs's
     free dims are range variables (and symmetrically for the rhs)."""
     shape = info.operand(operand_index)
@@ -79,7 +81,7 @@ def _conv_maps(info: OpInfo):
     group_features = rhs[dn.kernel_input_feature]
     feature_sym = ax.symbol(n_spatial_syms, context) if group_features > 1 else ax.constant(0, context)
     spatial_dims = [d[k] for k in dn.output_spatial]
-    in_exprs = [None] * len(lhs)
+    in_exprs: list[ir.AffineExpr | None] = [None] * len(lhs)
     for k, expr in zip(dn.input_spatial, spatial.results):
         in_exprs[k] = ax.substitute(expr, spatial_dims, syms(n_spatial_syms, context))
     out_features = result[dn.output_feature]
@@ -92,7 +94,7 @@ def _conv_maps(info: OpInfo):
     if feature_groups > 1:
         group = ax.floordiv(d[dn.output_feature], out_features // feature_groups)
         in_exprs[dn.input_feature] = group * group_features + feature_sym
-    kernel_exprs = [None] * len(rhs)
+    kernel_exprs: list[ir.AffineExpr | None] = [None] * len(rhs)
     for position, k in enumerate(dn.kernel_spatial):
         if kernel_sizes[position] == 1:
             kernel_exprs[k] = ax.constant(0, context)
@@ -103,10 +105,10 @@ def _conv_maps(info: OpInfo):
     kernel_exprs[dn.kernel_output_feature] = d[dn.output_feature]
     ranges = [size for size in kernel_sizes if size > 1] + ([group_features] if group_features > 1 else [])
     constraints = {ax.substitute(e, spatial_dims, syms(n_spatial_syms, context)): c for e, c in spatial.constraints.items()}
-    kernel_map = make_map(context, result, kernel_exprs, ranges)
+    kernel_map = make_map(context, result, filled(kernel_exprs), ranges)
     if spatial.is_known_empty():  # no window position ever meets an input element
         return [IndexingMap.known_empty(len(result), len(ranges), len(lhs), context), kernel_map]
-    return [make_map(context, result, in_exprs, ranges, constraints=constraints), kernel_map]
+    return [make_map(context, result, filled(in_exprs), ranges, constraints=constraints), kernel_map]
 
 
 def _window_symbol(window: Window, position: int) -> int:
@@ -115,10 +117,15 @@ def _window_symbol(window: Window, position: int) -> int:
     return sum(1 for size in window.sizes[:position] if size > 1)
 
 
-def convolution(info: OpInfo, result_index: int) -> list:
+def convolution_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> input and kernel: each output element reads the window of input positions
+    (range variables over the kernel's spatial positions and the input features of its
+    group) and the kernel elements of its output feature."""
     return [[m] for m in _conv_maps(info)]
 
 
-def convolution_inverse(info: OpInfo, operand_index: int) -> list:
+def convolution_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Input or kernel -> output: the inverse relation of the output -> operand map, over the
+    operand's index space."""
     maps = _conv_maps(info)
     return [[invert(maps[operand_index], info.operand(operand_index))]]

@@ -8,16 +8,17 @@ on data beyond the offsets (the index operands themselves, elements overwritten 
 update), the maps over-approximate: every index element, every operand element.
 
 An inverted map (scatter's output -> update, gather's operand -> result) ranges over
-the positions of the forward map's space with range variables; its offsets are read
-at those positions, so its sources are re-expressed over them (:func:`_inverted`)."""
+the positions of the inverted map's index space with range variables; its offsets are
+read at those positions, so its sources are re-expressed over them (:func:`_inverted`)."""
 
 from __future__ import annotations
 
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import Entry, OpInfo, dims, invert, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.builders import Entry, OpInfo, Shape, dims, invert, make_map, scalar_map, spread_map, syms
 from hlo_indexing.ops.result import RuntimeSource
 
 
@@ -42,27 +43,29 @@ def _dynamic_slice_map(info: OpInfo) -> Entry:
     return Entry((make_map(info.context, result, [a + b for a, b in zip(d, rt)], (), variables),), sources)
 
 
-def dynamic_slice(info: OpInfo, result_index: int) -> list:
+def dynamic_slice_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand: ``d + rt`` with one runtime variable per dimension (the clamped
+    start, read from its start-index operand); each start-index operand: its single element."""
     result = info.result(0)
     return [_dynamic_slice_map(info)] + [[scalar_map(info.context, result)]] * (info.num_operands - 1)
 
 
-def _inverted(forward: Entry, target_shape) -> Entry:
-    """``forward``'s single map inverted over ``target_shape`` (:func:`invert`: its range
-    variables are ``forward``'s dimensions then range variables), with each source map
-    re-expressed over the inverse's variables: forward dimension ``i`` becomes range
-    variable ``i``. A source reading the same element everywhere (a scalar start) keeps
+def _inverted(entry: Entry, target_shape: Shape) -> Entry:
+    """``entry``'s single map inverted over ``target_shape`` (:func:`invert`: its range
+    variables are ``entry``'s dimensions then range variables), with each source map
+    re-expressed over the inverted map's variables: dimension ``i`` of ``entry`` becomes
+    range variable ``i``. A source reading the same element everywhere (a scalar start) keeps
     no range variables, as XLA prints it.
 
     Example: scatter's update -> output source ``(d0, d1) -> (d0, 0)`` (indices row of
     update row ``d0``) becomes ``(d0, d1)[s0, s1] -> (s0, 0)`` over the output, where
     ``(s0, s1)`` is the update position the map's constraints tie to ``(d0, d1)``."""
-    (m,) = forward.maps
+    (m,) = entry.maps
     context = m.context
     n_d = m.num_dims
     as_symbols = syms(n_d + len(m.range_vars), context)
     sources = []
-    for source in forward.runtime:
+    for source in entry.runtime:
         exprs = [ax.substitute(e, as_symbols[:n_d], as_symbols[n_d:]) for e in source.index_map.results]
         if all(ax.constant_value(e) is not None for e in exprs):
             index_map = make_map(context, target_shape, exprs)
@@ -72,7 +75,9 @@ def _inverted(forward: Entry, target_shape) -> Entry:
     return Entry((invert(m, target_shape),), tuple(sources))
 
 
-def dynamic_slice_inverse(info: OpInfo, operand_index: int) -> list:
+def dynamic_slice_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: the inverse of the output -> operand map, its runtime variables read
+    at the output positions; a start-index operand contributes to every output element."""
     result = info.result(0)
     if operand_index > 0:
         return [[spread_map(info.context, (), lambda d, s: s, result)]]
@@ -85,18 +90,21 @@ def _update_map(info: OpInfo, space) -> Entry:
     variables, sources = _offsets(info, 2, operand, update, space)
     d, rt = dims(len(space), info.context), syms(len(space), info.context)
     exprs = [a - b for a, b in zip(d, rt)]
-    constraints = {e: Interval(0, n - 1) for e, n in zip(exprs, update)}
+    constraints: dict[ir.AffineExpr, Interval] = {e: Interval(0, n - 1) for e, n in zip(exprs, update)}
     return Entry((make_map(info.context, space, exprs, (), variables, constraints),), sources)
 
 
-def dynamic_update_slice(info: OpInfo, result_index: int) -> list:
+def dynamic_update_slice_output_to_input(info: OpInfo, result_index: int) -> list:
     """Operand: identity (over-approximation: the updated window does not read it)."""
     result = info.result(0)
     identity = make_map(info.context, result, dims(len(result), info.context))
     return [[identity], _update_map(info, result)] + [[scalar_map(info.context, result)]] * (info.num_operands - 2)
 
 
-def dynamic_update_slice_inverse(info: OpInfo, operand_index: int) -> list:
+def dynamic_update_slice_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: identity (over-approximation: elements under the update are
+    overwritten); update -> output: shifted by the runtime start; a start-index operand
+    contributes to every output element."""
     result = info.result(0)
     if operand_index == 0:
         return [[make_map(info.context, result, dims(len(result), info.context))]]
@@ -186,13 +194,16 @@ def _gather_indices_map(info: OpInfo, space_is_result: bool):
     return make_map(info.context, indices, exprs, [result[i] for i in dn.offset_dims])
 
 
-def gather(info: OpInfo, result_index: int) -> list:
+def gather_output_to_input(info: OpInfo, result_index: int) -> list:
     """Operand: ``offset + rt`` per started dimension; indices: the whole index vector
     of the output's batch position."""
     return [_gather_operand_entry(info), [_gather_indices_map(info, True)]]
 
 
-def gather_inverse(info: OpInfo, operand_index: int) -> list:
+def gather_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: the inverse of the output -> operand map (its runtime offsets read at
+    the output positions); start indices -> output: every output element of the index's
+    batch position."""
     if operand_index == 1:
         return [[_gather_indices_map(info, False)]]
     return [_inverted(_gather_operand_entry(info), info.operand(0))]
@@ -213,7 +224,7 @@ def _scatter_update_entry(info: OpInfo, update_index: int) -> Entry:
     )
 
 
-def scatter(info: OpInfo, result_index: int) -> list:
+def scatter_output_to_input(info: OpInfo, result_index: int) -> list:
     """Inputs: identity (every input feeds the combiner); indices: all of them
     (over-approximation); updates: the updates whose window covers the output element."""
     n = (info.num_operands - 1) // 2
@@ -226,7 +237,10 @@ def scatter(info: OpInfo, result_index: int) -> list:
     return [[identity]] * n + [[indices]] + updates
 
 
-def scatter_inverse(info: OpInfo, operand_index: int) -> list:
+def scatter_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``k`` -> output ``k``: identity (over-approximation); scatter indices -> every
+    output element; updates -> output: the inverse of the output -> update map, its runtime
+    offsets read at the output positions."""
     n = (info.num_operands - 1) // 2
     if operand_index < n:
         shape = info.operand(operand_index)

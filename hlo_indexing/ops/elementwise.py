@@ -15,13 +15,13 @@ def _operand_map(info: OpInfo, operand_shape, result_shape):
     return make_map(info.context, result_shape, dims(len(result_shape), info.context))
 
 
-def elementwise(info: OpInfo, result_index: int) -> list:
+def elementwise_output_to_input(info: OpInfo, result_index: int) -> list:
     """output -> operand k: ``(d...) -> (d...)``, or ``(d...) -> ()`` for a scalar operand."""
     result = info.result(result_index)
     return [[_operand_map(info, info.operand(k), result)] for k in range(info.num_operands)]
 
 
-def elementwise_inverse(info: OpInfo, operand_index: int) -> list:
+def elementwise_input_to_output(info: OpInfo, operand_index: int) -> list:
     """operand -> result: identity, or every result element for a scalar operand."""
     operand = info.operand(operand_index)
     out = []
@@ -34,7 +34,7 @@ def elementwise_inverse(info: OpInfo, operand_index: int) -> list:
     return out
 
 
-def pairwise(info: OpInfo, result_index: int) -> list:
+def pairwise_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result ``k`` reads operand ``k`` only (``optimization_barrier``)."""
     shape = info.result(result_index)
     return [
@@ -43,7 +43,8 @@ def pairwise(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def pairwise_inverse(info: OpInfo, operand_index: int) -> list:
+def pairwise_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``k`` feeds result ``k`` only (identity), no other result."""
     shape = info.operand(operand_index)
     return [
         [make_map(info.context, shape, dims(len(shape), info.context))] if r == operand_index else []
@@ -51,7 +52,7 @@ def pairwise_inverse(info: OpInfo, operand_index: int) -> list:
     ]
 
 
-def bitcast_convert(info: OpInfo, result_index: int) -> list:
+def bitcast_convert_output_to_input(info: OpInfo, result_index: int) -> list:
     """Equal widths: identity. Narrowing (``f32[4] -> i8[4,4]``): the extra minor result
     dimension is dropped. Widening (``i8[4,4] -> f32[4]``): a range variable enumerates
     the operand's extra minor dimension."""
@@ -65,7 +66,9 @@ def bitcast_convert(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, d + s, [operand[-1]])]]
 
 
-def bitcast_convert_inverse(info: OpInfo, operand_index: int) -> list:
+def bitcast_convert_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Equal widths: identity. Operand with an extra minor dimension (widening): it is dropped.
+    Narrowing: a range variable enumerates the result's extra minor dimension."""
     operand, result = info.operand(0), info.result(0)
     d = dims(len(operand), info.context)
     if len(operand) == len(result):
@@ -105,7 +108,10 @@ def broadcast_result_map(context, operand, result, bdims):
     return make_map(context, operand, exprs, [result[p] for p in free])
 
 
-def broadcasting(info: OpInfo, result_index: int) -> list:
+def broadcasting_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand ``k`` of a numpy-style broadcast: the operand's dimensions read their
+    result dimensions (trailing alignment unless ``broadcast_dimensions`` says otherwise), 0
+    for a size-1 dimension that is expanded."""
     result = info.result(result_index)
     return [
         [broadcast_operand_map(info.context, info.operand(k), result, _broadcast_dims(info, k))]
@@ -113,7 +119,9 @@ def broadcasting(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def broadcasting_inverse(info: OpInfo, operand_index: int) -> list:
+def broadcasting_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> each result: result dimensions not fed by an operand dimension of the same
+    size are range variables."""
     operand = info.operand(operand_index)
     bdims = _broadcast_dims(info, operand_index)
     return [[broadcast_result_map(info.context, operand, info.result(r), bdims)] for r in range(info.num_results)]

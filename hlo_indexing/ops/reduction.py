@@ -22,7 +22,7 @@ def _reduced(info: OpInfo) -> tuple[int, ...]:
     return tuple(sorted(op_attrs.int_array(info.op, "dimensions")))
 
 
-def reduce(info: OpInfo, result_index: int) -> list:
+def reduce_output_to_input(info: OpInfo, result_index: int) -> list:
     """Input ``j``: the kept dims from the output, reduced dims as range variables
     (every input is read, as the reducer combines all of them); init ``j``: ``() ``."""
     n = info.num_operands // 2
@@ -36,7 +36,9 @@ def reduce(info: OpInfo, result_index: int) -> list:
     return [[input_map]] * n + [[scalar_map(info.context, result)]] * n
 
 
-def reduce_inverse(info: OpInfo, operand_index: int) -> list:
+def reduce_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Input ``k`` -> each result: the reduced dimensions dropped; an init value contributes to
+    every result element."""
     n = info.num_operands // 2
     reduced, operand = _reduced(info), info.operand(0)
     if operand_index >= n:
@@ -81,7 +83,9 @@ def _drop_implied(m):
     return m if len(kept) == len(m.constraints) else m.replace(constraints=kept)
 
 
-def reduce_window(info: OpInfo, result_index: int) -> list:
+def reduce_window_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> each input: its window (range variables over the window positions, with
+    strides, dilations and padding as constraints); each init value: its single element."""
     n = info.num_operands // 2
     operand, result = info.operand(0), info.result(result_index)
     window = op_attrs.reduce_window(info.op, len(operand))
@@ -89,7 +93,9 @@ def reduce_window(info: OpInfo, result_index: int) -> list:
     return [[input_map]] * n + [[scalar_map(info.context, result)]] * n
 
 
-def reduce_window_inverse(info: OpInfo, operand_index: int) -> list:
+def reduce_window_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Input -> each output: every output element whose window holds the input element; an init
+    value contributes to every output element."""
     n = info.num_operands // 2
     operand = info.operand(0)
     out = []
@@ -115,11 +121,15 @@ def _sort_map(info: OpInfo, shape):
     return make_map(info.context, shape, exprs, [shape[dimension]])
 
 
-def sort(info: OpInfo, result_index: int) -> list:
+def sort_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> each operand: every position along the sorted dimension (a range variable),
+    other dimensions unchanged."""
     return [[_sort_map(info, info.result(result_index))]] * info.num_operands
 
 
-def sort_inverse(info: OpInfo, operand_index: int) -> list:
+def sort_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> each result: every position along the sorted dimension (a range variable),
+    other dimensions unchanged."""
     return [[_sort_map(info, info.operand(operand_index))]] * info.num_results
 
 
@@ -131,7 +141,7 @@ def _select_and_scatter_maps(info: OpInfo):
     return window_of_source, invert(window_of_source, operand)
 
 
-def select_and_scatter(info: OpInfo, result_index: int) -> list:
+def select_and_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
     """Output element ``o`` receives the source values whose window contains ``o``
     (which of them is data-dependent: an over-approximation), selected by comparing
     the operand over those windows."""
@@ -144,7 +154,10 @@ def select_and_scatter(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def select_and_scatter_inverse(info: OpInfo, operand_index: int) -> list:
+def select_and_scatter_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: the window positions of the sources whose window holds the element;
+    source -> output: the positions of its window; the init value contributes to every
+    output element."""
     window_of_source, sources_of_output = _select_and_scatter_maps(info)
     if operand_index == 0:
         return [[sources_of_output.compose(window_of_source)]]

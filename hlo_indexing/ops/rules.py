@@ -4,23 +4,52 @@ Ops missing from the table get ``unknown indexing``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops import contraction, dynamic, elementwise, misc, reduction, scan, shape_ops
+from hlo_indexing.ops.builders import Entry, OpInfo
+
+#: What a rule returns: one entry per operand (output to input) or per result (input to
+#: output), each a list of maps or an :class:`~hlo_indexing.ops.builders.Entry` (maps
+#: and the sources of their runtime variables).
+RuleResult = Sequence[Sequence[IndexingMap] | Entry]
+
+
+class OutputToInputRule(Protocol):
+    """``rule(info, result_index)``: for result ``result_index`` of the op described by
+    ``info``, one entry per operand (the operand elements each result element reads).
+    May raise :class:`~hlo_indexing.ops.builders.UnknownIndexing`."""
+
+    def __call__(self, info: OpInfo, result_index: int, /) -> RuleResult: ...
+
+
+class InputToOutputRule(Protocol):
+    """``rule(info, operand_index)``: for operand ``operand_index``, one entry per result
+    (the result elements each operand element contributes to). May raise
+    :class:`~hlo_indexing.ops.builders.UnknownIndexing`."""
+
+    def __call__(self, info: OpInfo, operand_index: int, /) -> RuleResult: ...
+
+
+class ReplicaRule(Protocol):
+    """``rule(info, result_index)``: the map from result ``result_index``'s index space to
+    the id of the replica whose operand each element reads (collectives)."""
+
+    def __call__(self, info: OpInfo, result_index: int, /) -> IndexingMap: ...
 
 
 @dataclass(frozen=True)
 class Rule:
-    """``output_to_input(info, result_index)`` returns one entry per operand,
-    ``input_to_output(info, operand_index)`` one per result; each entry is a list of
-    maps or an :class:`~hlo_indexing.ops.builders.Entry`. ``replicas`` (for
+    """The indexing rule of an op kind, one function per direction; ``replicas`` (for
     collectives) gives the replica-id map of a result."""
 
-    output_to_input: Callable
-    input_to_output: Callable
-    replicas: Callable | None = None
+    output_to_input: OutputToInputRule
+    input_to_output: InputToOutputRule
+    replicas: ReplicaRule | None = None
 
 
 ELEMENTWISE_KINDS = frozenset(
@@ -68,46 +97,51 @@ UNKNOWN_KINDS = {
 RULES: dict[str, Rule] = {}
 
 
-def _register(kinds, forward, inverse, replicas=None) -> None:
-    for kind in kinds if isinstance(kinds, (list, tuple, frozenset, set)) else [kinds]:
-        RULES[kind] = Rule(forward, inverse, replicas)
+def _register(
+    kinds: str | Iterable[str],
+    output_to_input: OutputToInputRule,
+    input_to_output: InputToOutputRule,
+    replicas: ReplicaRule | None = None,
+) -> None:
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        RULES[kind] = Rule(output_to_input, input_to_output, replicas)
 
 
-_register(ELEMENTWISE_KINDS, elementwise.elementwise, elementwise.elementwise_inverse)
+_register(ELEMENTWISE_KINDS, elementwise.elementwise_output_to_input, elementwise.elementwise_input_to_output)
 _register(
     [k for k in """broadcast_add broadcast_and broadcast_atan2 broadcast_compare broadcast_complex
     broadcast_divide broadcast_maximum broadcast_minimum broadcast_multiply broadcast_next_after
     broadcast_or broadcast_polygamma broadcast_power broadcast_remainder broadcast_select
     broadcast_shift_left broadcast_shift_right_arithmetic broadcast_shift_right_logical
     broadcast_subtract broadcast_xor broadcast_zeta""".split()],
-    elementwise.broadcasting,
-    elementwise.broadcasting_inverse,
+    elementwise.broadcasting_output_to_input,
+    elementwise.broadcasting_input_to_output,
 )
-_register("optimization_barrier", elementwise.pairwise, elementwise.pairwise_inverse)
-_register("bitcast_convert", elementwise.bitcast_convert, elementwise.bitcast_convert_inverse)
-_register(["broadcast_in_dim", "broadcast"], shape_ops.broadcast, shape_ops.broadcast_inverse)
-_register("transpose", shape_ops.transpose, shape_ops.transpose_inverse)
-_register("reverse", shape_ops.reverse, shape_ops.reverse_inverse)
-_register("slice", shape_ops.slice_, shape_ops.slice_inverse)
-_register("reshape", shape_ops.reshape, shape_ops.reshape_inverse)
-_register("bitcast", shape_ops.bitcast, shape_ops.bitcast_inverse)
-_register("concatenate", shape_ops.concatenate, shape_ops.concatenate_inverse)
-_register("pad", shape_ops.pad, shape_ops.pad_inverse)
+_register("optimization_barrier", elementwise.pairwise_output_to_input, elementwise.pairwise_input_to_output)
+_register("bitcast_convert", elementwise.bitcast_convert_output_to_input, elementwise.bitcast_convert_input_to_output)
+_register(["broadcast_in_dim", "broadcast"], shape_ops.broadcast_output_to_input, shape_ops.broadcast_input_to_output)
+_register("transpose", shape_ops.transpose_output_to_input, shape_ops.transpose_input_to_output)
+_register("reverse", shape_ops.reverse_output_to_input, shape_ops.reverse_input_to_output)
+_register("slice", shape_ops.slice_output_to_input, shape_ops.slice_input_to_output)
+_register("reshape", shape_ops.reshape_output_to_input, shape_ops.reshape_input_to_output)
+_register("bitcast", shape_ops.bitcast_output_to_input, shape_ops.bitcast_input_to_output)
+_register("concatenate", shape_ops.concatenate_output_to_input, shape_ops.concatenate_input_to_output)
+_register("pad", shape_ops.pad_output_to_input, shape_ops.pad_input_to_output)
 _register(["constant", "iota"], shape_ops.no_operands, shape_ops.no_operands)
-_register("get_tuple_element", shape_ops.get_tuple_element, shape_ops.get_tuple_element_inverse)
-_register("tuple", shape_ops.tuple_, shape_ops.tuple_inverse)
-_register("reduce", reduction.reduce, reduction.reduce_inverse)
-_register("reduce_window", reduction.reduce_window, reduction.reduce_window_inverse)
-_register("sort", reduction.sort, reduction.sort_inverse)
-_register("scan", scan.scan, scan.scan_inverse)
-_register("select_and_scatter", reduction.select_and_scatter, reduction.select_and_scatter_inverse)
-_register(["dot", "dot_general"], contraction.dot, contraction.dot_inverse)
-_register("convolution", contraction.convolution, contraction.convolution_inverse)
-_register("dynamic_slice", dynamic.dynamic_slice, dynamic.dynamic_slice_inverse)
-_register("dynamic_update_slice", dynamic.dynamic_update_slice, dynamic.dynamic_update_slice_inverse)
-_register("gather", dynamic.gather, dynamic.gather_inverse)
-_register("scatter", dynamic.scatter, dynamic.scatter_inverse)
-_register("all_gather", misc.all_gather, misc.all_gather_inverse, misc.all_gather_replicas)
+_register("get_tuple_element", shape_ops.get_tuple_element_output_to_input, shape_ops.get_tuple_element_input_to_output)
+_register("tuple", shape_ops.tuple_output_to_input, shape_ops.tuple_input_to_output)
+_register("reduce", reduction.reduce_output_to_input, reduction.reduce_input_to_output)
+_register("reduce_window", reduction.reduce_window_output_to_input, reduction.reduce_window_input_to_output)
+_register("sort", reduction.sort_output_to_input, reduction.sort_input_to_output)
+_register("scan", scan.scan_output_to_input, scan.scan_input_to_output)
+_register("select_and_scatter", reduction.select_and_scatter_output_to_input, reduction.select_and_scatter_input_to_output)
+_register(["dot", "dot_general"], contraction.dot_output_to_input, contraction.dot_input_to_output)
+_register("convolution", contraction.convolution_output_to_input, contraction.convolution_input_to_output)
+_register("dynamic_slice", dynamic.dynamic_slice_output_to_input, dynamic.dynamic_slice_input_to_output)
+_register("dynamic_update_slice", dynamic.dynamic_update_slice_output_to_input, dynamic.dynamic_update_slice_input_to_output)
+_register("gather", dynamic.gather_output_to_input, dynamic.gather_input_to_output)
+_register("scatter", dynamic.scatter_output_to_input, dynamic.scatter_input_to_output)
+_register("all_gather", misc.all_gather_output_to_input, misc.all_gather_input_to_output, misc.all_gather_replicas)
 for _kind, _reason in UNKNOWN_KINDS.items():
     _register(_kind, *misc.unknown(_reason))
 

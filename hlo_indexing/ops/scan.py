@@ -40,6 +40,7 @@ from functools import partial
 from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -86,11 +87,11 @@ class _Body:
     """``reads[r]``: the body arguments body result ``r`` reads; ``maps[r][a]``: its
     fused maps (body result -> body argument)."""
 
-    region: Any
+    region: ir.Region
     regions: RegionIndexing
     reads: tuple[frozenset[int], ...]
     maps: tuple[tuple[frozenset[IndexingMap], ...], ...]
-    forward: dict[int, tuple[frozenset[IndexingMap], ...]] = field(default_factory=dict, compare=False)
+    input_to_output: dict[int, tuple[frozenset[IndexingMap], ...]] = field(default_factory=dict, compare=False)
 
     def chain(self, layout: _Layout, start: frozenset[int]) -> _Chain:
         """``v`` from ``v[0] = start`` (carry numbers), see the module docstring."""
@@ -112,11 +113,11 @@ class _Body:
         """True when the new value of one of ``carries`` reads input ``input_index``."""
         return any(input_index in self.reads[layout.outputs + c] for c in carries)
 
-    def forward_maps(self, argument: int, result: int) -> frozenset[IndexingMap]:
-        """Body argument -> body result maps (the forward walk runs once per argument)."""
-        if argument not in self.forward:
-            self.forward[argument] = self.regions.input_to_output(self.region, argument)
-        return self.forward[argument][result]
+    def input_to_output_maps(self, argument: int, result: int) -> frozenset[IndexingMap]:
+        """Body argument -> body result maps (the input-to-output walk runs once per argument)."""
+        if argument not in self.input_to_output:
+            self.input_to_output[argument] = self.regions.input_to_output(self.region, argument)
+        return self.input_to_output[argument][result]
 
 
 def _body(info: OpInfo, layout: _Layout) -> _Body | None:
@@ -283,34 +284,40 @@ def _operand_to_result(info: OpInfo, layout: _Layout, body: _Body, operand_index
     def reader(t: Any) -> Any:  # the step of the result element (a final carry: the last)
         return t if per_step else last
 
+    def from_init(piece: Piece) -> Callable[[Any], dict]:
+        return lambda t: _from_init(layout, piece, reader(t))
+
+    def after(piece: Piece, source: Any) -> Callable[[Any], dict]:
+        return lambda t: _after(layout, piece, reader(t), source)
+
     if operand_index >= layout.inputs:
         c = operand_index - layout.inputs
         pieces = chain.pieces(lambda v: c in v, n - 1)
-        return [_whole(context, space, target, step_at, n, lambda t, p=p: _from_init(layout, p, reader(t))) for p in pieces]
+        return [_whole(context, space, target, step_at, n, from_init(p)) for p in pieces]
     j, source = operand_index, d[dim]
     coords = [d[i] for i in range(len(space)) if i != dim]
     at_last = {} if per_step else {source: Interval(layout.last, layout.last)}
-    maps = [_embedded(m, space, coords, source, step_at, at_last) for m in body.forward_maps(j, r) if not m.is_known_empty()]
+    maps = [_embedded(m, space, coords, source, step_at, at_last) for m in body.input_to_output_maps(j, r) if not m.is_known_empty()]
     if any(m is None for m in maps):  # runtime variables: the whole of this step's result
-        maps = [_whole(context, space, target, step_at, n, lambda t: _after(layout, (-1, -1, 1), reader(t), source))]
+        maps = [_whole(context, space, target, step_at, n, after((-1, -1, 1), source))]
     pieces = chain.pieces(partial(body.feeds, layout, j), n - 2)
-    return maps + [_whole(context, space, target, step_at, n, lambda t, p=p: _after(layout, p, reader(t), source)) for p in pieces]
+    return maps + [_whole(context, space, target, step_at, n, after(p, source)) for p in pieces]
 
 
-def _body_independent(info: OpInfo, layout: _Layout, result_index: int, operand_index: int, inverse: bool) -> IndexingMap:
+def _body_independent(info: OpInfo, layout: _Layout, result_index: int, operand_index: int, input_to_output: bool) -> IndexingMap:
     """The over-approximation used when the body cannot be analysed (module docstring)."""
     result, operand = info.result(result_index), info.operand(operand_index)
-    space, target = (operand, result) if inverse else (result, operand)
+    space, target = (operand, result) if input_to_output else (result, operand)
     d, s = dims(len(space), info.context), syms(len(target), info.context)
     if result_index >= layout.outputs or operand_index >= layout.inputs:
         return make_map(info.context, space, s, target)
     steps = layout.steps
-    later = layout.reverse != inverse  # is the target step at or after the space's?
+    later = layout.reverse != input_to_output  # is the target step at or after the space's?
     reach = Interval(0, steps - 1) if later else Interval(-(steps - 1), 0)
     return make_map(info.context, space, s, target, constraints={s[layout.dimension] - d[layout.dimension]: reach})
 
 
-def scan(info: OpInfo, result_index: int) -> list:
+def scan_output_to_input(info: OpInfo, result_index: int) -> list:
     """Output -> input maps of result ``result_index``: one list per operand."""
     layout = _layout(info)
     body = _body(info, layout)
@@ -319,7 +326,7 @@ def scan(info: OpInfo, result_index: int) -> list:
     return _output_to_input(info, layout, body, result_index)
 
 
-def scan_inverse(info: OpInfo, operand_index: int) -> list:
+def scan_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Input -> output maps of operand ``operand_index``: one list per result."""
     layout = _layout(info)
     body = _body(info, layout)

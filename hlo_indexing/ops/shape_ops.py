@@ -4,7 +4,6 @@ reverse, slice, reshape, bitcast (with layouts), concatenate, pad, tuples."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -16,6 +15,7 @@ from hlo_indexing.ops.builders import (
     OpInfo,
     UnknownIndexing,
     dims,
+    filled,
     make_map,
     reshape_exprs,
     syms,
@@ -34,11 +34,15 @@ def _broadcast_dims(info: OpInfo) -> tuple[int, ...]:
     return op_attrs.int_array(info.op, "broadcast_dimensions")
 
 
-def broadcast(info: OpInfo, result_index: int) -> list:
+def broadcast_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand of ``broadcast_in_dim``: operand dimension ``j`` reads result
+    dimension ``broadcast_dimensions[j]``, 0 when it has size 1 and is expanded."""
     return [[broadcast_operand_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
 
 
-def broadcast_inverse(info: OpInfo, operand_index: int) -> list:
+def broadcast_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: result dimensions not fed by an operand dimension of the same size
+    are range variables."""
     return [[broadcast_result_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
 
 
@@ -46,17 +50,18 @@ def _permutation(info: OpInfo) -> tuple[int, ...]:
     return op_attrs.int_array(info.op, "permutation")
 
 
-def transpose(info: OpInfo, result_index: int) -> list:
+def transpose_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result dim ``i`` is operand dim ``perm[i]``: operand dim ``perm[i]`` reads ``d_i``."""
     perm, result = _permutation(info), info.result(0)
     d = dims(len(result), info.context)
-    exprs = [None] * len(perm)
+    exprs: list[ir.AffineExpr | None] = [None] * len(perm)
     for i, p in enumerate(perm):
         exprs[p] = d[i]
-    return [[make_map(info.context, result, exprs)]]
+    return [[make_map(info.context, result, filled(exprs))]]
 
 
-def transpose_inverse(info: OpInfo, operand_index: int) -> list:
+def transpose_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``d`` -> output ``(d[p] for p in permutation)``."""
     perm, operand = _permutation(info), info.operand(0)
     d = dims(len(operand), info.context)
     return [[make_map(info.context, operand, [d[p] for p in perm])]]
@@ -69,11 +74,13 @@ def _reverse_map(info: OpInfo, shape) -> IndexingMap:
     return make_map(info.context, shape, exprs)
 
 
-def reverse(info: OpInfo, result_index: int) -> list:
+def reverse_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output ``d`` -> operand: ``n - 1 - d`` along the reversed dimensions."""
     return [[_reverse_map(info, info.result(0))]]
 
 
-def reverse_inverse(info: OpInfo, operand_index: int) -> list:
+def reverse_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``d`` -> output: ``n - 1 - d`` along the reversed dimensions."""
     return [[_reverse_map(info, info.operand(0))]]
 
 
@@ -82,14 +89,15 @@ def _slice_params(info: OpInfo):
     return op_attrs.int_array(info.op, "start_indices"), op_attrs.int_array(info.op, "strides", (1,) * rank)
 
 
-def slice_(info: OpInfo, result_index: int) -> list:
+def slice_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output ``d`` -> operand ``d * stride + start`` per dimension."""
     starts, strides = _slice_params(info)
     result = info.result(0)
     d = dims(len(result), info.context)
     return [[make_map(info.context, result, [d[i] * strides[i] + starts[i] for i in range(len(result))])]]
 
 
-def slice_inverse(info: OpInfo, operand_index: int) -> list:
+def slice_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Only operand elements on the stride grid have an image."""
     starts, strides = _slice_params(info)
     result = info.result(0)
@@ -106,13 +114,16 @@ def slice_inverse(info: OpInfo, operand_index: int) -> list:
     return [[make_map(info.context, ranges, exprs, constraints=constraints)]]
 
 
-def reshape(info: OpInfo, result_index: int) -> list:
+def reshape_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> operand of a row-major reshape: linearise the output index, delinearise it in
+    the operand's shape (within groups of dimensions with equal element counts)."""
     operand, result = info.operand(0), info.result(0)
     exprs = reshape_exprs(dims(len(result), info.context), result, operand, info.context)
     return [[make_map(info.context, result, exprs)]]
 
 
-def reshape_inverse(info: OpInfo, operand_index: int) -> list:
+def reshape_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output of a row-major reshape (the reshape's rule in the other direction)."""
     operand, result = info.operand(0), info.result(0)
     exprs = reshape_exprs(dims(len(operand), info.context), operand, result, info.context)
     return [[make_map(info.context, operand, exprs)]]
@@ -134,10 +145,10 @@ def _bitcast_exprs(info: OpInfo, src, dst, src_layout, dst_layout, src_exprs):
     physical_dst = reshape_exprs(
         physical_src, tuple(src[k] for k in src_major), tuple(dst[k] for k in dst_major), info.context
     )
-    exprs = [None] * len(dst)
+    exprs: list[ir.AffineExpr | None] = [None] * len(dst)
     for position, k in enumerate(dst_major):
         exprs[k] = physical_dst[position]
-    return exprs
+    return filled(exprs)
 
 
 def _bitcast_layouts(info: OpInfo):
@@ -158,7 +169,7 @@ def _bitcast_layouts(info: OpInfo):
     return layouts
 
 
-def bitcast(info: OpInfo, result_index: int) -> list:
+def bitcast_output_to_input(info: OpInfo, result_index: int) -> list:
     """A layout-changing no-op: transpose to physical order, reshape, transpose back."""
     src_layout, dst_layout = _bitcast_layouts(info)
     operand, result = info.operand(0), info.result(0)
@@ -166,7 +177,9 @@ def bitcast(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, exprs)]]
 
 
-def bitcast_inverse(info: OpInfo, operand_index: int) -> list:
+def bitcast_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: transpose to physical order, reshape, transpose back (the layouts'
+    permutations)."""
     src_layout, dst_layout = _bitcast_layouts(info)
     operand, result = info.operand(0), info.result(0)
     exprs = _bitcast_exprs(info, operand, result, src_layout, dst_layout, dims(len(operand), info.context))
@@ -182,21 +195,22 @@ def _concat_offsets(info: OpInfo) -> tuple[int, list[int]]:
     return axis, offsets
 
 
-def concatenate(info: OpInfo, result_index: int) -> list:
+def concatenate_output_to_input(info: OpInfo, result_index: int) -> list:
     """Operand ``k`` covers only its own part of the output along the axis."""
     axis, offsets = _concat_offsets(info)
     result = info.result(0)
     d = dims(len(result), info.context)
     out = []
     for k, offset in enumerate(offsets):
-        ranges = list(result)
+        ranges: list[int | tuple[int, int]] = list(result)
         ranges[axis] = (offset, offset + info.operand(k)[axis] - 1)
         exprs = [d[i] - offset if i == axis else d[i] for i in range(len(result))]
         out.append([make_map(info.context, ranges, exprs)])
     return out
 
 
-def concatenate_inverse(info: OpInfo, operand_index: int) -> list:
+def concatenate_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand ``k`` -> output: shifted by the operand's offset along the concatenated axis."""
     axis, offsets = _concat_offsets(info)
     operand = info.operand(operand_index)
     d = dims(len(operand), info.context)
@@ -219,7 +233,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def pad(info: OpInfo, result_index: int) -> list:
+def pad_output_to_input(info: OpInfo, result_index: int) -> list:
     """Operand: output positions ``low + x * (interior + 1)`` inside the output; padding
     value: exactly the other positions, as a union of maps (one per dimension and kind
     of padding: low edge, high edge, interior)."""
@@ -254,7 +268,7 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
     for i, n in enumerate(result):
         step = interior[i] + 1
         first, last = low[i], low[i] + (operand[i] - 1) * step
-        pieces = []
+        pieces: list[tuple[tuple[int, int], tuple[int, int] | None]] = []
         if first > 0:
             pieces.append(((0, min(first - 1, n - 1)), None))
         if last < n - 1:
@@ -270,7 +284,9 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
             ranges[i] = bounds
             if scalar:
                 v = dims(rank, info.context)
-                constraints = {ax.mod(v[i] - first, step): Interval(*residue)} if residue else {}
+                constraints: dict[ir.AffineExpr, Interval] = (
+                    {ax.mod(v[i] - first, step): Interval(*residue)} if residue else {}
+                )
                 maps.append(make_map(info.context, ranges, [], constraints=constraints))
             else:
                 s = syms(rank, info.context)
@@ -279,7 +295,9 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
     return [m for m in maps if not m.is_known_empty()]
 
 
-def pad_inverse(info: OpInfo, operand_index: int) -> list:
+def pad_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Operand -> output: ``low + d * (interior + 1)`` per dimension, constrained to the
+    output; padding value -> every padded output element."""
     low, interior = _pad_params(info)
     operand, result = info.operand(0), info.result(0)
     if operand_index == 1:
@@ -298,7 +316,7 @@ def no_operands(info: OpInfo, result_index: int) -> list:
     return []
 
 
-def _element_identity(info: OpInfo, value: Any, what: str) -> IndexingMap:
+def _element_identity(info: OpInfo, value: ir.Value, what: str) -> IndexingMap:
     """Identity over the index space of ``value``, one tuple element; undefined for a
     nested tuple (the fused-map walk follows nested elements, one op cannot name them)."""
     if isinstance(value.type, ir.TupleType):
@@ -316,21 +334,21 @@ def _element_identity(info: OpInfo, value: Any, what: str) -> IndexingMap:
 # which element a map belongs to.
 
 
-def get_tuple_element(info: OpInfo, result_index: int) -> list:
+def get_tuple_element_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result ``x`` reads element ``index`` of the tuple at ``x``."""
     return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
-def get_tuple_element_inverse(info: OpInfo, operand_index: int) -> list:
+def get_tuple_element_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Element ``index`` of the tuple at ``x`` is the result at ``x``."""
     return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
-def tuple_(info: OpInfo, result_index: int) -> list:
+def tuple_output_to_input(info: OpInfo, result_index: int) -> list:
     """Element ``k`` of the result at ``x`` reads operand ``k`` at ``x``."""
     return [[_element_identity(info, value, f"operand {k}")] for k, value in enumerate(info.op.operands)]
 
 
-def tuple_inverse(info: OpInfo, operand_index: int) -> list:
+def tuple_input_to_output(info: OpInfo, operand_index: int) -> list:
     """Operand ``k`` at ``x`` is element ``k`` of the result at ``x``."""
     return [[_element_identity(info, info.op.operands[operand_index], f"operand {operand_index}")]]

@@ -5,9 +5,9 @@ Usage::
     python3 tools/devtools/conformance.py FILE.jsonl [FILE.jsonl ...] [--only SUBSTRING]
 
 Each record of ``cases*.jsonl`` (format: ``conformance/xla_indexing/README.md``) is run
-and compared *semantically*: two maps agree when their relations ``{(d, f(d, s))}`` are
-equal by enumeration (symbols projected out); a set of maps per operand is compared as
-a set of relations, order-insensitive. ``simplify`` cases also require our simplified
+and compared *semantically* (:mod:`devtools.map_compare`): two maps agree when their
+relations ``{(d, f(d, s))}`` are equal by enumeration (symbols projected out); a set of
+maps per operand is compared as a set of relations, order-insensitive. ``simplify`` cases also require our simplified
 map to be no larger (expression node count of results and constraints) than XLA's
 expected text. Per-op and fusion cases import the HLO with XLA's parser and translator
 (:mod:`hlo_indexing.dialect_glue.hlo_import`) and analyse the ROOT instruction's op.
@@ -22,29 +22,41 @@ XLA's maps (e.g. ours strictly inside XLA's) was checked on the case; it is not 
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # Run as a script: load as devtools.conformance (tools/ on the path, as the tests
+    # do) so that the relative import of map_compare resolves.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    __package__ = "devtools"
+
 import argparse
 import importlib
 import itertools
 import json
 import random
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hlo_indexing.errors import DomainTooLargeError, HloIndexingError, UnsupportedError
+from hlo_indexing.errors import HloIndexingError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 
-# Above this many points a map is compared on sampled dimension points instead.
-FULL_ENUMERATION_LIMIT = 200_000
-SAMPLED_POINTS = 16
-POINTWISE_SAMPLES = 20_000
-PER_POINT_LIMIT = 200_000
+from .map_compare import (
+    PER_POINT_LIMIT,
+    SAMPLED_POINTS,
+    CaseFailure,
+    compare_map_sets,
+    narrowed,
+    node_total,
+    parse_map,
+    relation_difference,
+)
 
 PASS, FAIL, SKIP, DIFF = "PASS", "FAIL", "SKIP", "DIFF"
 
@@ -63,10 +75,6 @@ class Outcome:
     reason: str = ""
 
 
-class CaseFailure(Exception):
-    """A semantic mismatch; the message is the table's reason."""
-
-
 class TranslatorLimitation(Exception):
     """XLA's HLO -> StableHLO translator cannot express the case, and XLA does not run
     it on StableHLO either (``also_checked_on_stablehlo`` is false for it)."""
@@ -82,7 +90,7 @@ class NotImplementedApi(Exception):
     """An hlo-indexing entry point the case needs does not exist (yet)."""
 
 
-# --------------------------------------------------------------------------- maps
+# --------------------------------------------------------------------------- hlo_indexing API
 
 
 def _api(name: str) -> Callable[..., Any]:
@@ -92,165 +100,6 @@ def _api(name: str) -> Callable[..., Any]:
         return getattr(module, name)
     except AttributeError:
         raise NotImplementedApi(name) from None
-
-
-def parse_map(text: str) -> IndexingMap:
-    """XLA's map text, including the ``KNOWN EMPTY``/``UNDEFINED`` forms; the operand-level
-    ``runtime variables:`` and ``replica id:`` sections that may follow are dropped."""
-    for section in ("\nruntime variables:", "\nreplica id:"):
-        text = text.split(section, 1)[0]  # sources of runtime variables/replicas: not compared
-    stripped = " ".join(text.split())
-    if stripped in ("UNDEFINED", "unknown indexing"):
-        return IndexingMap.undefined("expected by XLA")
-    return IndexingMap.parse(text, allow_empty_ranges=True)
-
-
-def _narrowed(m: IndexingMap, point: Sequence[int]) -> IndexingMap:
-    dims = [Variable(Interval(v, v), var.name) for v, var in zip(point, m.dim_vars)]
-    return m.replace(dims=dims)
-
-
-def relation_difference(ours: IndexingMap, expected: IndexingMap, rng: random.Random) -> str:
-    """'' when both maps have the same relation, else a description of a difference.
-
-    Small domains are enumerated in full; larger ones on ``SAMPLED_POINTS`` random
-    dimension points (plus the box corners), each enumerated over its symbols."""
-    if expected.is_undefined or ours.is_undefined:
-        if expected.is_undefined and ours.is_undefined:
-            return ""
-        return "expected an undefined map" if expected.is_undefined else f"ours is undefined ({ours.reason})"
-    if expected.is_known_empty() or ours.is_known_empty():
-        empty_ours = ours.is_known_empty() or not _has_points(ours)
-        empty_expected = expected.is_known_empty() or not _has_points(expected)
-        return "" if empty_ours == empty_expected else f"emptiness differs (ours empty: {empty_ours})"
-    if ours.num_dims != expected.num_dims or ours.num_results != expected.num_results:
-        return (
-            f"arity differs: ours {ours.num_dims} dims -> {ours.num_results} results, "
-            f"expected {expected.num_dims} -> {expected.num_results}"
-        )
-    if _pointwise_equal(ours, expected, rng):
-        return ""
-    if max(ours.domain_size(), expected.domain_size()) <= FULL_ENUMERATION_LIMIT:
-        return _describe(ours.relation(FULL_ENUMERATION_LIMIT), expected.relation(FULL_ENUMERATION_LIMIT))
-    box = [
-        Interval(min(a.lower, b.lower), max(a.upper, b.upper))
-        for a, b in zip(ours.dim_ranges, expected.dim_ranges)
-    ]
-    points = {tuple(r.lower for r in box), tuple(r.upper for r in box)}
-    points.update(tuple(rng.randint(r.lower, r.upper) for r in box) for _ in range(SAMPLED_POINTS))
-    for point in sorted(points):
-        try:
-            mismatch = _describe(
-                _narrowed(ours, point).relation(PER_POINT_LIMIT),
-                _narrowed(expected, point).relation(PER_POINT_LIMIT),
-            )
-        except DomainTooLargeError as exc:
-            return f"cannot compare: {exc.message}"
-        if mismatch:
-            return f"at dims {point}: {mismatch}"
-    return ""
-
-
-def _pointwise_equal(ours: IndexingMap, expected: IndexingMap, rng: random.Random) -> bool:
-    """True when both maps have the same variables (ranges) and, at every point of that
-    box (or at ``POINTWISE_SAMPLES`` random points of a larger box), the same feasibility
-    and the same results: equality as functions, which implies equal relations."""
-    ours_box = ours.dim_ranges + ours.symbol_ranges
-    if ours_box != expected.dim_ranges + expected.symbol_ranges or ours.num_dims != expected.num_dims:
-        return False
-    if ours.domain_size() <= POINTWISE_SAMPLES:
-        axes = [np.arange(r.lower, r.upper + 1, dtype=np.int64) for r in ours_box]
-        columns = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if axes else []
-    else:
-        generator = np.random.default_rng(rng.randrange(2**32))
-        columns = [generator.integers(r.lower, r.upper + 1, POINTWISE_SAMPLES) for r in ours_box]
-    count = len(columns[0]) if columns else 1
-    dims, symbols = columns[: ours.num_dims], columns[ours.num_dims :]
-
-    def feasible_and_images(m: IndexingMap) -> tuple[np.ndarray, list[np.ndarray]]:
-        keep = np.ones(count, dtype=bool)
-        for expr, interval in m.constraints.items():
-            values = np.broadcast_to(ax.evaluate_array(expr, dims, symbols, keep), keep.shape)
-            keep &= (values >= interval.lower) & (values <= interval.upper)
-        results = [np.broadcast_to(ax.evaluate_array(e, dims, symbols, keep), keep.shape) for e in m.results]
-        return keep, [values[keep] for values in results]
-
-    ours_keep, ours_images = feasible_and_images(ours)
-    expected_keep, expected_images = feasible_and_images(expected)
-    return bool(
-        np.array_equal(ours_keep, expected_keep)
-        and all(np.array_equal(a, b) for a, b in zip(ours_images, expected_images))
-    )
-
-
-def _has_points(m: IndexingMap) -> bool:
-    try:
-        return len(m.enumerate(FULL_ENUMERATION_LIMIT)[0]) > 0
-    except DomainTooLargeError:
-        return True
-
-
-def _describe(ours: set, expected: set) -> str:
-    if ours == expected:
-        return ""
-    missing = sorted(expected - ours)[:1]
-    extra = sorted(ours - expected)[:1]
-    parts = []
-    if missing:
-        parts.append(f"misses {missing[0]}")
-    if extra:
-        parts.append(f"adds {extra[0]}")
-    return f"relation differs ({len(ours)} vs {len(expected)} pairs; " + ", ".join(parts) + ")"
-
-
-def compare_map_sets(
-    ours: Sequence[frozenset[IndexingMap] | set[IndexingMap]],
-    expected: Sequence[Sequence[str]],
-    rng: random.Random,
-    what: str = "operand",
-) -> None:
-    """Raise :class:`CaseFailure` unless, for each operand, the set of our maps equals the
-    expected set as a set of relations (order-insensitive; equal relations count once)."""
-    # print_indexing (a FileCheck test) prints nothing for operands that are not read.
-    if len(ours) > len(expected) and not any(ours[len(expected) :]):
-        ours = ours[: len(expected)]
-    if len(ours) != len(expected):
-        raise CaseFailure(f"{len(ours)} {what}s, expected {len(expected)}")
-    for index, (our_maps, texts) in enumerate(zip(ours, expected)):
-        wanted = [parse_map(t) for t in texts]
-        mine = list(our_maps)
-        differences = {(i, j): relation_difference(m, t, rng) for i, m in enumerate(mine) for j, t in enumerate(wanted)}
-        for j, target in enumerate(wanted):
-            if all(differences[i, j] for i in range(len(mine))):
-                details = differences[0, j] if len(mine) == 1 else _union_hint(mine, wanted)
-                raise CaseFailure(
-                    f"{what} {index}: no map of ours ({len(mine)}) matches expected "
-                    f"{' '.join(str(target).split())!r}" + (f": {details}" if details else "")
-                )
-        for i, m in enumerate(mine):
-            if all(differences[i, j] for j in range(len(wanted))):
-                raise CaseFailure(f"{what} {index}: our map {' '.join(str(m).split())!r} is not expected")
-
-
-def _union_hint(mine: list[IndexingMap], wanted: list[IndexingMap]) -> str:
-    """How the union of our relations compares with the union of XLA's ('' if unknown)."""
-    try:
-        ours = set().union(*(m.relation(FULL_ENUMERATION_LIMIT) for m in mine if not m.is_undefined))
-        theirs = set().union(*(m.relation(FULL_ENUMERATION_LIMIT) for m in wanted if not m.is_undefined))
-    except DomainTooLargeError:
-        return ""
-    if ours == theirs:
-        return "same union of relations, split differently"
-    if ours < theirs:
-        return f"ours is more precise: our union ({len(ours)} pairs) is inside XLA's ({len(theirs)})"
-    return _describe(ours, theirs)
-
-
-def node_total(m: IndexingMap) -> int:
-    """Expression nodes of the results and the constraints."""
-    if m.is_undefined or m.is_known_empty():
-        return 0
-    return sum(ax.node_count(e) for e in m.results) + sum(ax.node_count(e) for e in m.constraints)
 
 
 # --------------------------------------------------------------------------- map operations
@@ -486,7 +335,7 @@ def _pairs_at(maps: Sequence[IndexingMap], point: tuple[int, ...]) -> set:
     pairs: set = set()
     for m in maps:
         if not m.is_known_empty() and all(r.lower <= v <= r.upper for v, r in zip(point, m.dim_ranges)):
-            pairs |= _narrowed(m, point).relation(PER_POINT_LIMIT)
+            pairs |= narrowed(m, point).relation(PER_POINT_LIMIT)
     return pairs
 
 
@@ -531,7 +380,7 @@ def _documented_differences(record: dict, op: Any, maps: list, expected: list, r
             continue
         except CaseFailure:
             pass
-        known = KNOWN_DIFFERENCES.get((record.get("root_opcode"), record["kind"], index))
+        known = KNOWN_DIFFERENCES.get((record.get("root_opcode", ""), record["kind"], index))
         shape = tuple(values[index].type.shape) if index < len(values) else ()
         theirs = [parse_map(t) for t in texts]
         if known is None or not known_difference_holds(known, list(mine), theirs, shape, rng):

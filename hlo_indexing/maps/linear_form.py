@@ -1,0 +1,113 @@
+"""Linear forms of affine expressions: ``sum(coeff * atom) + constant`` with the atoms
+the non-sum subexpressions (dimensions, symbols, ``mod``/``floordiv``/``ceildiv`` and
+non-constant products), and the way back to a uniqued ``ir.AffineExpr``.
+
+The simplifiers (:mod:`hlo_indexing.maps.expr_simplifier`,
+:mod:`hlo_indexing.maps.simplifier`) and the coalescing analysis reason on these forms.
+
+Example::
+
+    form = linearize(d0 * 4 + (d1 + 3) * 2)   # terms {d0: 4, d1: 2}, constant 6
+    build(form, context)                      # d0 * 4 + d1 * 2 + 6
+"""
+
+from __future__ import annotations
+
+from hlo_indexing.dialect_glue.bindings import AffineExpr, Context
+from hlo_indexing.limits import check_int64
+from hlo_indexing.maps import affine_expr as ax
+
+
+class Linear:
+    """``sum(coeff * atom) + constant``: an expression as a sum of non-sum atoms."""
+
+    __slots__ = ("terms", "constant")
+
+    def __init__(self, terms: dict[AffineExpr, int] | None = None, constant: int = 0):
+        self.terms: dict[AffineExpr, int] = terms if terms is not None else {}
+        self.constant = constant
+
+    def add(self, atom: AffineExpr, coeff: int) -> None:
+        """Add ``coeff * atom`` (a term whose coefficient becomes 0 is dropped)."""
+        value = self.terms.get(atom, 0) + coeff
+        if value:
+            self.terms[atom] = value
+        else:
+            self.terms.pop(atom, None)
+
+    def add_linear(self, other: "Linear", scale: int = 1) -> None:
+        """Add ``scale * other``."""
+        for atom, coeff in other.terms.items():
+            self.add(atom, coeff * scale)
+        self.constant += other.constant * scale
+
+    def copy(self) -> "Linear":
+        """An independent copy (the terms are not shared)."""
+        return Linear(dict(self.terms), self.constant)
+
+
+def linearize(expr: AffineExpr) -> Linear:
+    """The linear form of ``expr`` (sums and products by constants are flattened)."""
+    out = Linear()
+    _linearize_into(ax.typed(expr), 1, out)
+    return out
+
+
+def _linearize_into(expr: AffineExpr, scale: int, out: Linear) -> None:
+    if isinstance(expr, ax.Const):
+        out.constant += expr.value * scale
+    elif isinstance(expr, ax.Add):
+        _linearize_into(expr.lhs, scale, out)
+        _linearize_into(expr.rhs, scale, out)
+    elif isinstance(expr, ax.Mul) and isinstance(expr.rhs, ax.Const):
+        _linearize_into(expr.lhs, scale * expr.rhs.value, out)
+    elif isinstance(expr, ax.Mul) and isinstance(expr.lhs, ax.Const):
+        _linearize_into(expr.rhs, scale * expr.lhs.value, out)
+    else:
+        out.add(expr, scale)
+
+
+def atom_order(atom: AffineExpr) -> tuple[int, int, str]:
+    """Sort key of atoms: dimensions, then symbols (by position), then other atoms by text."""
+    if isinstance(atom, ax.Dim):
+        return (0, atom.position, "")
+    if isinstance(atom, ax.Sym):
+        return (1, atom.position, "")
+    return (2, 0, str(atom))
+
+
+def build(linear: Linear, context: Context) -> AffineExpr:
+    """The ``ir.AffineExpr`` of a linear form, terms in a deterministic order."""
+    expr: AffineExpr | None = None
+    check_int64(linear.constant, "constant of a simplified expression")
+    for atom in sorted(linear.terms, key=atom_order):
+        coeff = check_int64(linear.terms[atom], "coefficient of a simplified expression")
+        term = atom if coeff == 1 else atom * coeff
+        expr = term if expr is None else expr + term
+    if expr is None:
+        return ax.constant(linear.constant, context)
+    return _left_associated(ax.typed(expr + linear.constant if linear.constant else expr))
+
+
+def _left_associated(expr: AffineExpr) -> AffineExpr:
+    """The tree MLIR builds when it parses the printed form of ``expr``: the summands in
+    printed order, added left to right (repeated until MLIR's folding is stable), so
+    that equal texts give equal (uniqued) expressions."""
+    for _ in range(4):
+        summands: list[AffineExpr] = []
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ax.Add):
+                stack.append(node.rhs)
+                stack.append(node.lhs)
+            else:
+                summands.append(node)
+        rebuilt = summands[0]
+        for term in summands[1:]:
+            rebuilt = rebuilt + term
+        rebuilt = ax.typed(rebuilt)
+        if rebuilt == expr:
+            break
+        expr = rebuilt
+    return expr
