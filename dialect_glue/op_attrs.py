@@ -261,14 +261,26 @@ def named_attributes(attributes: ir.OpAttributeMap | ir.DictAttr) -> list[tuple[
     return entries
 
 
+def attribute_dictionary(dictionary: ir.DictAttr) -> dict[str, ir.Attribute]:
+    """The entries of a ``DictAttr`` (e.g. one of ``arg_attrs``) to rebuild it;
+    :class:`UnsupportedError` if one cannot be read (see :func:`named_attributes`)."""
+    entries: dict[str, ir.Attribute] = {}
+    for name, value in named_attributes(dictionary):
+        if isinstance(value, str):
+            raise UnsupportedError(f"attribute '{name}' cannot be read through the MLIR Python bindings: {value}")
+        entries[name] = value
+    return entries
+
+
 def attribute_key(op: OpLike) -> tuple:
     """All attributes of ``op`` as a hashable ``((name, attribute), ...)`` (for cache
     keys; attributes are uniqued per context, so equal attributes hash equal); the
     analysis's own results (``hlo_indexing.*`` other than ``hlo_indexing.layout``) are
     left out so that annotating an op does not change its key."""
     attributes = op.operation.attributes if hasattr(op, "operation") else op.attributes
+    items: list[tuple[str, ir.Attribute | str]]
     try:
-        items = attributes.items()
+        items = list(attributes.items())
     except TypeError:  # an attribute the bindings cannot downcast (complex elements)
         items = named_attributes(attributes)
     return tuple(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from hlo_indexing.errors import HloIndexingError
 
@@ -79,7 +79,7 @@ class Diagnostics:
         the op the error is about when it says so (``HloIndexingError.ir_location``),
         with a note at ``location`` saying what the pass was doing (``context``)."""
         if isinstance(exc, HloIndexingError):
-            where = exc.ir_location if exc.ir_location is not None else location
+            where = cast("ir.Location", exc.ir_location) if exc.ir_location is not None else location
             self.error(where, exc.message)
             if context and where is not location:
                 self.note(location, context)

@@ -362,7 +362,7 @@ def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, directio
     return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
 
 
-def _no_index_space(what: str, value: Any, element: Path, count: int, direction: str) -> FusionIndexing:
+def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:
     """Unknown maps for every value: a token, a scalar of another dialect or a dynamic
     shape has no static index space to map from."""
     at = f" element {path_text(element)}" if element else ""

@@ -14,7 +14,7 @@ goes through this module is safe; children read through ``.lhs``/``.rhs`` and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -198,8 +198,10 @@ def evaluate_array(
     )
     values = np.asarray(exact, dtype=object)
     if values.size and (values.min() < INT64_MIN or values.max() > INT64_MAX):
-        raise IntegerOverflowError(f"a value of {expr} does not fit in int64", limit="INT64_MAX", value=max(values.max(), -values.min()))
-    return values.astype(np.int64)
+        raise IntegerOverflowError(
+            f"a value of {expr} does not fit in int64", limit="INT64_MAX", value=max(values.max(), -values.min())
+        )
+    return np.asarray(values.astype(np.int64))
 
 
 #: Magnitude above which int64 arithmetic may overflow in one step (a sum of two values,
@@ -214,7 +216,7 @@ def _may_overflow(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequenc
         array = np.asarray(values)
         return Interval(int(array.min()), int(array.max())) if array.size else Interval(0, 0)
 
-    memo: dict = {}
+    memo: dict[AffineExpr, Interval] = {}
     bounds(expr, [span(v) for v in dims], [span(v) for v in symbols], memo)
     return any(max(abs(b.lower), abs(b.upper)) >= _SAFE_MAGNITUDE for b in memo.values() if not b.is_empty)
 
@@ -224,10 +226,12 @@ def _evaluate_array(
     dims: Sequence[np.ndarray],
     symbols: Sequence[np.ndarray],
     defined: np.ndarray | None,
-    scalar: type = np.int64,
+    scalar: Callable[[int], Any] = np.int64,
 ) -> np.ndarray | np.int64:
+    """:func:`evaluate_array`'s recursion; ``scalar`` makes constants (``np.int64``, or
+    ``int`` for exact object arrays)."""
     if isinstance(expr, Const):
-        return scalar(expr.value)
+        return cast("np.int64", scalar(expr.value))
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
@@ -362,7 +366,7 @@ def depth(expr: AffineExpr) -> int:
     recursive walks above see them."""
     deepest = 0
     stack = [(typed(expr), 1)]
-    seen: dict = {}
+    seen: dict[AffineExpr, int] = {}
     while stack:
         node, level = stack.pop()
         if seen.get(node, 0) >= level:

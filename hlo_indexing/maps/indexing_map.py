@@ -34,7 +34,7 @@ import numpy as np
 from hlo_indexing.delegates import Delegates
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError
+from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError, UndefinedDivisionError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval, check_int64
@@ -452,7 +452,7 @@ class IndexingMap:
             for expr in self.results:
                 ax.evaluate(expr, dims, symbols)
             return all(c.contains(ax.evaluate(e, dims, symbols)) for e, c in self._constraints.items())
-        except ax.UndefinedDivisionError:
+        except UndefinedDivisionError:
             return False
 
     def expr_bounds(self, expr: ir.AffineExpr) -> Interval:

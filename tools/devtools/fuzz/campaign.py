@@ -20,6 +20,15 @@ Standard library only; the workers run with the interpreter given by ``--python`
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:
+    # Run as a script: load as devtools.fuzz.campaign (tools/ on the path, as the tests
+    # do) so that the relative import of generate resolves.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    __package__ = "devtools.fuzz"
+
 import argparse
 import json
 import os
@@ -28,18 +37,15 @@ import random
 import re
 import select
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from pathlib import Path
+
+from .generate import KINDS, generate, load_corpus
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-sys.path.insert(0, str(HERE))
-
-from generate import KINDS, generate, load_corpus  # noqa: E402  (script folder, not a package)
 
 FAILURES = ("abort", "hang", "foreign", "oob", "traceback", "unlocated", "mismatch", "partial-output")
 OUTCOMES = ("ok", "error") + FAILURES
@@ -51,7 +57,7 @@ class Worker:
 
     def __init__(self, python: str, timeout: float):
         self.python, self.timeout = python, timeout
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[str] | None = None
         self.started = 0
 
     def _start(self) -> None:
@@ -91,11 +97,13 @@ class Worker:
         if self.process is None or self.process.poll() is not None:
             self.stop()
             self._start()
+        process = self.process
+        assert process is not None and process.stdin is not None
         self.stderr.seek(0)
         self.stderr.truncate()
         try:
-            self.process.stdin.write(json.dumps(case) + "\n")
-            self.process.stdin.flush()
+            process.stdin.write(json.dumps(case) + "\n")
+            process.stdin.flush()
         except BrokenPipeError:
             pass
         deadline = time.monotonic() + (timeout or self.timeout)
@@ -109,7 +117,7 @@ class Worker:
                 line = self.channel.readline()
                 if line:
                     return json.loads(line)
-                code = self.process.wait()
+                code = process.wait()
                 tail = self._stderr_tail()
                 self.stop()
                 last = tail.splitlines()[-1] if tail else ""

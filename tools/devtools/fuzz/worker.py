@@ -63,10 +63,10 @@ def _frame(exc: BaseException) -> str:
     """file:function of the innermost frame of the project (or the innermost frame)."""
     frames = traceback.extract_tb(exc.__traceback__)
     ours = [f for f in frames if "hlo_indexing" in f.filename or "/dialect_glue/" in f.filename or "/passes/" in f.filename]
-    frame = (ours or frames or [None])[-1]
-    if frame is None:
+    chosen = ours or list(frames)
+    if not chosen:
         return "?"
-    return f"{os.path.basename(frame.filename)}:{frame.name}"
+    return f"{os.path.basename(chosen[-1].filename)}:{chosen[-1].name}"
 
 
 def _classify_exception(exc: BaseException) -> Finding:
@@ -112,14 +112,14 @@ def run_layout(text: str) -> None:
     if p.element_count > MAX_POINTS or p.padded_size > 16 * MAX_POINTS or any(d > MAX_POINTS for d in shape.dims):
         lowering.logical_index_map(shape)
         return
-    seen = {}
+    seen: dict[int, tuple[int, ...]] = {}
     for index in np.ndindex(*shape.dims):
         offset = tiling.linear_index(shape, index)
         if not 0 <= offset < p.padded_size or offset in seen:
             raise Finding("mismatch", f"{text}: linear_index{index} = {offset} (seen at {seen.get(offset)})", "layout linear_index")
         seen[offset] = index
         back = tiling.logical_index(shape, offset)
-        if tuple(back) != tuple(index):
+        if back is None or tuple(back) != tuple(index):
             raise Finding("mismatch", f"{text}: logical_index({offset}) = {back}, expected {index}", "layout logical_index")
     for mapping in (lowering.linear_offset_map(shape), lowering.logical_index_map(shape)):
         if mapping.domain_size() <= MAX_POINTS:
