@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.parsing import location_of, parse_module
-from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.errors import HloIndexingError, ParseError, SourceLocation
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager, captured_native_stderr
 from hlo_indexing.passes.pipeline_text import PipelineError, parse_pipeline
@@ -227,8 +227,9 @@ def _process_chunk(
 
     try:
         module = parse_module(chunk, filename=name, input_format=input_format)
-    except ParseError as exc:
-        return None, [Reported("error", exc.location, exc.message)] + [Reported("note", *note) for note in exc.notes]
+    except HloIndexingError as exc:  # a parse error, or a limit refused before parsing
+        notes = exc.notes if isinstance(exc, ParseError) else ()
+        return None, [Reported("error", exc.location, exc.message)] + [Reported("note", *note) for note in notes]
     sink.items.clear()
     mlir_error = None
     sys.stdout.flush()

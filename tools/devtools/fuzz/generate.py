@@ -187,6 +187,27 @@ def _type_or_location(rng: random.Random, text: str) -> str:
     return text[: m.start()] + replacement + text[m.end() :]
 
 
+def _consistent_shape(rng: random.Random, text: str) -> str:
+    """One tensor type (``tensor<4x8xf32>`` or HLO's ``f32[4,8]``) changed everywhere it
+    is written, so that the module still verifies more often than with a single change:
+    a dimension becomes 0, 1, larger, or the element type complex."""
+    types = sorted(set(re.findall(r"tensor<(?:\d+x)+[a-z]\w*>", text) + re.findall(r"\b[a-z]\w*\[\d+(?:,\s*\d+)*\]", text)))
+    if not types:
+        return text
+    old = rng.choice(types)
+    numbers = list(re.finditer(r"\d+(?=x)" if old.startswith("tensor<") else r"(?<=[\[,\s])\d+(?=[,\]])", old))
+    choice = rng.random()
+    if choice < 0.2 and "tensor<" in old:
+        new = re.sub(r"x[a-z]\w*>$", "xcomplex<f32>>", old)
+    elif choice < 0.3 and "[" in old:
+        new = "c64" + old[old.index("["):]
+    else:
+        m = rng.choice(numbers)
+        value = rng.choice((0, 1, 2, 3, 17, 1024, 2147483648))
+        new = old[: m.start()] + str(value) + old[m.end() :]
+    return re.sub(rf"(?<![\w<]){re.escape(old)}", new, text)
+
+
 def _op_name(rng: random.Random, text: str, names: list[str]) -> str:
     present = list(re.finditer(r"\b(?:stablehlo|mhlo|chlo)\.[a-z_]+", text))
     if not present or not names:
@@ -199,8 +220,10 @@ def mutate(rng: random.Random, text: str, others: list[str], types: tuple[str, .
     """One to three random mutations of ``text``."""
     for _ in range(rng.choice((1, 1, 2, 3))):
         other = rng.choice(others) if others else text
-        op = rng.randrange(11)
-        if op == 10:
+        op = rng.randrange(13)
+        if op >= 11:
+            text = _consistent_shape(rng, text)
+        elif op == 10:
             text = _type_or_location(rng, text)
         elif op <= 2:
             text = _replace_number(rng, text)

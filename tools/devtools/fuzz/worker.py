@@ -5,6 +5,8 @@ named by ``HLO_FUZZ_CHANNEL`` (stdout and stderr are left to whatever the code u
 A result is ``{"outcome": O, "detail": text, "signature": text}`` with ``O`` one of
 
 * ``ok``: the input was accepted and every map checked;
+* ``hang`` (also seen from outside): a ``TimeLimitError`` (an isolated HLO parse ran out
+  of time: refused cleanly, but a hang for the input all the same);
 * ``error``: a located :class:`~hlo_indexing.errors.HloIndexingError` (or, from the CLI,
   exit 1 with ``file:line:col: error:``);
 * ``unlocated``: an error without a position (no location, ``<unknown>:0:0``, line 0,
@@ -39,7 +41,7 @@ from hlo_indexing.analysis.per_op import hlo_ops, input_to_output_indexing, outp
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.parsing import parse_module
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.errors import HloIndexingError, TimeLimitError
 from hlo_indexing.frontend import analyze
 from hlo_indexing.layout import lowering, tiling
 from hlo_indexing.layout.types import Shape
@@ -72,6 +74,8 @@ def _frame(exc: BaseException) -> str:
 def _classify_exception(exc: BaseException) -> Finding:
     if isinstance(exc, Finding):
         return exc
+    if isinstance(exc, TimeLimitError):  # the library refused in time, but for a fuzz case this is a hang
+        return Finding("hang", f"{type(exc).__name__}: {exc}", "TimeLimitError")
     if isinstance(exc, HloIndexingError):
         location = exc.location
         if location is None or location.line <= 0 or location.filename in ("<unknown>", ""):
@@ -261,6 +265,8 @@ def run_cli(case: dict) -> None:
             raise Finding("partial-output", f"exit {code} but -o file written: {argv}", "partial -o")
         if code != 1:
             raise Finding("unlocated", f"exit code {code}: {errors[-500:]}", f"exit code {code}")
+        if "took longer than" in errors and "HLO_PARSE_SECONDS" in errors:
+            raise Finding("hang", errors[-300:], "cli TimeLimitError")
         if "internal error" in errors:
             line = next(l for l in errors.splitlines() if "internal error" in l)
             raise Finding("foreign", line, re.sub(r"internal error: (\w+).*", r"internal \1", line.split("error: ", 1)[-1])[:80])
