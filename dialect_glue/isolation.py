@@ -16,6 +16,7 @@ exist (Windows) the function runs in-process.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import resource
@@ -51,6 +52,7 @@ def _child(function: Callable[..., Any], args: tuple, write_fd: int, log_fd: int
     """Body of the forked child: never returns."""
     code = 0
     try:
+        faulthandler.disable()  # the parent's (pytest's, a user's) handler writes to its own copy of stderr
         os.dup2(log_fd, 2)
         current = _address_space()
         if current is not None:
