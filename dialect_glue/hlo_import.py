@@ -35,8 +35,8 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import TypeVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context

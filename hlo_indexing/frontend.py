@@ -39,11 +39,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS
 from hlo_indexing.analysis.module_analysis import ModuleIndexing, module_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.ops.analysis import DIRECTIONS
 from hlo_indexing.passes.pass_manager import run_pipeline
 

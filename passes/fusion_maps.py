@@ -37,8 +37,8 @@ from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass

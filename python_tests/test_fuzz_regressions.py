@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from devtools.fuzz.campaign import Worker  # tools/ is on sys.path (conftest.py)
 
 FINDINGS = json.loads((Path(__file__).with_name("fuzz_regressions.json")).read_text())

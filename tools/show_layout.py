@@ -22,13 +22,13 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NoReturn
 from html import escape
+from typing import NoReturn
 
 from hlo_indexing.errors import EnumerationTooLargeError, HloIndexingError, SourceLocation
-from hlo_indexing.limits import MAX_VIEWER_CELLS
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
+from hlo_indexing.limits import MAX_VIEWER_CELLS
 
 MAX_CELLS = MAX_VIEWER_CELLS
 #: Where errors about the shape argument point (as the layout parser names its input).

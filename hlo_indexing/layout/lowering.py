@@ -26,9 +26,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
+from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.layout.tiling import (
     TilingPlan,
     linear_from_coordinates,

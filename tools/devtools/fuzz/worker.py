@@ -40,13 +40,14 @@ from hlo_indexing.analysis.fusion import fusion_indexing, fusion_input_to_output
 from hlo_indexing.analysis.per_op import hlo_ops, input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.dialect_glue.parsing import location_of, parse_module
 from hlo_indexing.errors import HloIndexingError, TimeLimitError
 from hlo_indexing.frontend import analyze
 from hlo_indexing.layout import lowering, tiling
 from hlo_indexing.layout.types import Shape
 from hlo_indexing.maps.attributes import indexing_map_from_attribute, indexing_map_to_attribute
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.passes.pass_manager import run_pipeline
 from hlo_indexing.tools import opt, show_layout
 
 MAX_POINTS = 4096
@@ -203,6 +204,31 @@ def run_module(text: str, hlo: bool) -> None:
                 for r, maps in enumerate(fused.maps):
                     _check_maps(maps, arg_shape, result_shapes[r] if r < len(result_shapes) else None, f"fused arg {k}->{r}")
         analyze(root)
+        analyze(root, direction="input-to-output", fused=False)
+        _run_passes(root, text)
+
+
+#: Our passes, run in a PassManager as a user would; a failure must be a failed run.
+PIPELINE = (
+    "builtin.module(hlo-attach-indexing-maps, hlo-simplify-indexing-maps, "
+    "hlo-fuse-indexing-maps{analyses=true max-points=4096}, hlo-lower-tiled-layouts)"
+)
+
+
+def _run_passes(root: "ir.Operation", text: str) -> None:
+    """The pipeline on a clone; an ``MLIRError`` (a failed pass) must point into the file."""
+    clone = root.clone()
+    try:
+        run_pipeline(clone, PIPELINE)
+    except ir.MLIRError as exc:
+        for diagnostic in exc.error_diagnostics:
+            position = location_of(diagnostic.location)
+            written_unknown = "loc(unknown)" in text  # the op has no position to report: @unknown, as in mlir-opt
+            if (position is None or position.line <= 0) and not written_unknown:
+                raise Finding("unlocated", f"pass error without location: {diagnostic.message}", "pass error unlocated") from None
+        raise Finding("error", str(exc)[:300], "pass failed") from None
+    finally:
+        clone.erase()
         for op in hlo_ops(root):
             results = [_static_dims(v.type) for v in op.results]
             operands = [_static_dims(v.type) for v in op.operands]
