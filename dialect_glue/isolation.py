@@ -217,8 +217,8 @@ def run_isolated(function: Callable[..., Any], *args: Any, what: str, location: 
     if not hasattr(os, "fork"):
         return function(*args)
     target = f"{function.__module__}:{function.__qualname__}"
-    deadline = time.monotonic() + limits.HLO_PARSE_SECONDS
     process = _SERVER.start(function.__module__)
+    deadline = time.monotonic() + limits.HLO_PARSE_SECONDS
     assert process.stdin is not None and process.stdout is not None
     try:
         _write_frame(process.stdin, pickle.dumps((target, args)))
