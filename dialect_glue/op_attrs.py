@@ -21,7 +21,8 @@ from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
 from hlo_indexing.dialect_glue.parsing import located
-from hlo_indexing.errors import InvalidAttributeError, UnsupportedError
+from hlo_indexing.errors import InvalidAttributeError, LimitExceededError, UnsupportedError
+from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS
 
 #: Dialects whose ops share one indexing rule per op kind.
 HLO_DIALECTS = ("stablehlo", "mhlo", "chlo")
@@ -49,6 +50,14 @@ def attr_to_ints(attr: ir.Attribute) -> tuple[int, ...]:
     expanded, row-major for 2-D), an ``ArrayAttr`` of integers or a single ``IntegerAttr``."""
     # the bindings hand out attributes already downcast to their concrete class
     if isinstance(attr, (ir.DenseI64ArrayAttr, ir.DenseI32ArrayAttr, ir.DenseBoolArrayAttr, ir.DenseIntElementsAttr)):
+        count = len(attr)  # a splat of 2**31 elements is one value in the text
+        if count > MAX_ATTRIBUTE_ELEMENTS:
+            raise LimitExceededError(
+                f"an integer array attribute of {count} elements exceeds the limit of {MAX_ATTRIBUTE_ELEMENTS} "
+                "(limits.MAX_ATTRIBUTE_ELEMENTS)",
+                limit="MAX_ATTRIBUTE_ELEMENTS",
+                value=count,
+            )
         return tuple(int(v) for v in attr)  # type: ignore[union-attr]  # iterable (__len__/__getitem__); the stubs lack __iter__
     if isinstance(attr, ir.ArrayAttr):
         return tuple(v for item in attr for v in attr_to_ints(item))

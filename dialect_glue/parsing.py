@@ -11,7 +11,7 @@ from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, LimitExceededError, ParseError, SourceLocation
-from hlo_indexing.limits import MAX_DIMENSION_INDEX, MAX_RESULT_INDEX
+from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS, MAX_DIMENSION_INDEX, MAX_RESULT_INDEX
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
 ANONYMOUS_BUFFER = "-"
@@ -59,6 +59,8 @@ def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) ->
 #: custom form or in ``#stablehlo.conv<...>``/``#mhlo.conv<...>``.
 _CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
 _NUMBER = re.compile(r"\d+")
+#: A 1-d integer ``dense`` attribute: ``dense<1> : tensor<2147483648xi64>``.
+_DENSE_INTEGERS = re.compile(r"dense<[^<>]*>\s*:\s*tensor<(\d+)x(?:i|ui|si)\d+>")
 #: ``%name#N`` (result N of a multi-result op) and ``%name:N =`` (an op with N results).
 _RESULT_NUMBER = re.compile(r"%[\w.$-]+[#:](\d+)")
 
@@ -84,6 +86,11 @@ def check_magnitudes(text: str, filename: str) -> None:
             if int(number.group(0)) > MAX_DIMENSION_INDEX:
                 offset = match.start() + number.start()
                 raise refuse("convolution dimension number", int(number.group(0)), offset, "MAX_DIMENSION_INDEX", MAX_DIMENSION_INDEX)
+    for match in _DENSE_INTEGERS.finditer(text):
+        if int(match.group(1)) > MAX_ATTRIBUTE_ELEMENTS:
+            raise refuse(
+                "1-d integer dense attribute of", int(match.group(1)), match.start(1), "MAX_ATTRIBUTE_ELEMENTS", MAX_ATTRIBUTE_ELEMENTS
+            )
     for match in _RESULT_NUMBER.finditer(text):
         if int(match.group(1)) > MAX_RESULT_INDEX:
             raise refuse("result number", int(match.group(1)), match.start(1), "MAX_RESULT_INDEX", MAX_RESULT_INDEX)

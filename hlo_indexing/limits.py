@@ -18,6 +18,10 @@ limit                     error                       what it bounds
                                                       parser, which allocates by its value)
 ``MAX_RESULT_INDEX``      ``LimitExceededError``      a result number in MLIR text (``%0#N``,
                                                       ``%0:N``), checked before MLIR's parser
+``MAX_ATTRIBUTE_ELEMENTS``  ``LimitExceededError``  integers in one 1-d integer ``dense``
+                                                      attribute (checked before MLIR's parser,
+                                                      whose verifiers walk every element) and
+                                                      read from one op attribute
 ``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
                                                       ``IndexingMap.enumerate`` (default)
 ``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
@@ -44,6 +48,10 @@ MAX_DIMENSION_INDEX = 4096
 
 #: Largest result number accepted in MLIR text (``%0#N``, ``%0:N = ...``).
 MAX_RESULT_INDEX = 65536
+
+#: Integers in one 1-d integer ``dense`` attribute / read from one op attribute
+#: (dimension lists are rank-sized; ``tensor<2147483648xi64>`` takes MLIR's verifier 40 s).
+MAX_ATTRIBUTE_ELEMENTS = 1 << 24
 
 #: Default cap on the points ``IndexingMap.enumerate`` visits.
 MAX_ENUMERATION_POINTS = 2_000_000

@@ -157,7 +157,7 @@ def test_complex_zero_sized_and_token_values_analyse() -> None:
 
 def test_every_limit_is_documented_with_its_error() -> None:
     documented = limits.__doc__ or ""
-    for name in ("MAX_NESTING_DEPTH", "INT64_MIN/INT64_MAX", "MAX_DIMENSION_INDEX", "MAX_RESULT_INDEX",
+    for name in ("MAX_NESTING_DEPTH", "INT64_MIN/INT64_MAX", "MAX_DIMENSION_INDEX", "MAX_RESULT_INDEX", "MAX_ATTRIBUTE_ELEMENTS",
                  "MAX_ENUMERATION_POINTS", "MAX_VIEWER_CELLS", "HLO_PARSE_SECONDS", "ISOLATED_MEMORY_BYTES"):
         assert f"``{name}``" in documented, name
     assert issubclass(TimeLimitError, HloIndexingError)

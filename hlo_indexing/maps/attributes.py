@@ -95,6 +95,15 @@ def _intervals(attribute: "ir.Attribute | None", what: str) -> list[Interval]:
     return [Interval(values[i], values[i + 1]) for i in range(0, len(values), 2)]
 
 
+def _entry(attribute: ir.DictAttr, key: str) -> ir.Attribute:
+    """``attribute[key]``; a :class:`ParseError` when the bindings cannot read it (an
+    ``array<ui8: ...>`` has no Python class: reading it raises ``TypeError``)."""
+    try:
+        return attribute[key]
+    except TypeError as exc:
+        raise ParseError(f"indexing-map attribute: '{key}' cannot be read: {exc}") from None
+
+
 def _string(attribute: "ir.Attribute", what: str) -> str:
     if not isinstance(attribute, ir.StringAttr):
         raise ParseError(f"indexing-map attribute: '{what}' must be a string, got {attribute}")
@@ -115,18 +124,18 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
     if not isinstance(attribute, ir.DictAttr):
         raise ParseError(f"indexing-map attribute must be a dictionary, got {attribute}")
     if "unknown" in attribute:
-        return IndexingMap.undefined(_string(attribute["unknown"], "unknown"))
+        return IndexingMap.undefined(_string(_entry(attribute, "unknown"), "unknown"))
     if "known_empty" in attribute:
-        affine_map = _affine_map(attribute["known_empty"], "known_empty")
+        affine_map = _affine_map(_entry(attribute, "known_empty"), "known_empty")
         return IndexingMap.known_empty(
             affine_map.n_dims, affine_map.n_symbols, len(affine_map.results), attribute.context
         )
     if "map" not in attribute or "dims" not in attribute:
         raise ParseError(f"indexing-map attribute needs 'map' and 'dims' entries: {attribute}")
-    affine_map = _affine_map(attribute["map"], "map")
+    affine_map = _affine_map(_entry(attribute, "map"), "map")
 
     def get(key: str) -> "ir.Attribute | None":
-        return attribute[key] if key in attribute else None
+        return _entry(attribute, key) if key in attribute else None
 
     origins = get("runtime_origins")
     if origins is not None and not isinstance(origins, ir.ArrayAttr):
@@ -137,7 +146,7 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
         origin_texts = (origin_texts + [""] * len(runtimes))[: len(runtimes)]
     constraints: dict[ir.AffineExpr, Interval] = {}
     if "constraints" in attribute:
-        exprs = list(_affine_map(attribute["constraints"], "constraints").results)
+        exprs = list(_affine_map(_entry(attribute, "constraints"), "constraints").results)
         bounds = _intervals(get("constraint_bounds"), "constraint_bounds")
         if len(bounds) != len(exprs):
             raise ParseError("indexing-map attribute: 'constraint_bounds' must give one [lo, hi] per constraint")
@@ -145,7 +154,7 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
     try:
         m = IndexingMap(
             affine_map,
-            _intervals(attribute["dims"], "dims"),
+            _intervals(_entry(attribute, "dims"), "dims"),
             _intervals(get("ranges"), "ranges"),
             [Variable(b, origin=o) for b, o in zip(runtimes, origin_texts)],
             constraints,

@@ -101,6 +101,8 @@ class _MapParser:
         self.n_dims = self.n_symbols = 0
         #: (divisor, its first token) of every floordiv/ceildiv/mod, checked for zero.
         self.divisors: list[tuple[ax.AffineExpr, _Token]] = []
+        #: (result or constraint, its first token), checked to stay in int64 over the domain.
+        self.expressions: list[tuple[ax.AffineExpr, _Token]] = []
 
     # -- tokens
 
@@ -209,6 +211,7 @@ class _MapParser:
             raise self.error("expected ', domain:' with the range of every variable")
         self._expect_end()
         self._check_divisors(len(dim_names), bounds)
+        self._check_magnitudes(len(dim_names), bounds)
         return self._build(dim_names, range_names, runtime_names, results, bounds, constraints)
 
     def _checked_expr(self) -> ir.AffineExpr:
@@ -217,7 +220,19 @@ class _MapParser:
         token = self.peek()
         expr = self.expr()
         check_depth(ax.depth(expr), "expression", self._location(token.offset))
+        self.expressions.append((expr, token))
         return expr
+
+    def _check_magnitudes(self, n_dims: int, bounds: list[Interval]) -> None:
+        """Every result and constraint stays in int64 over the variables' ranges (bounded
+        by interval arithmetic), so that evaluating the map cannot overflow."""
+        if any(b.is_empty for b in bounds) or len(bounds) != n_dims + self.n_symbols:
+            return
+        dim_ranges, symbol_ranges = bounds[:n_dims], bounds[n_dims:]
+        for expr, token in self.expressions:
+            value = ax.bounds(expr, dim_ranges, symbol_ranges)
+            check_int64(value.lower, "lowest value of this expression over the domain", self._location(token.offset))
+            check_int64(value.upper, "highest value of this expression over the domain", self._location(token.offset))
 
     def _check_divisors(self, n_dims: int, bounds: list[Interval]) -> None:
         """A divisor that is zero over the variables' ranges is an error at the divisor."""
