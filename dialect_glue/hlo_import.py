@@ -43,6 +43,7 @@ from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.hlo_text import (
     HloComputation,
     HloInstruction,
+    has_hlo_header,
     prepare_for_translation,
     scan_hlo_text,
 )
@@ -147,14 +148,61 @@ class _XlaRejected(Exception):
         self.stage, self.message = stage, message
 
 
+#: Put before headerless text (on its first line, so that lines keep their numbers):
+#: XLA's parser reads text without ``HloModule`` as a single instruction.
+_HEADER_PREFIX = "HloModule m "
+
+
+def _with_header(text: str) -> tuple[str, int]:
+    """``text`` as XLA's parser needs it, and by how many columns line 1 moved."""
+    shift = 0 if has_hlo_header(text) else len(_HEADER_PREFIX)
+    return (_HEADER_PREFIX + text if shift else text), shift
+
+
+def _parse_error_at(message: str, filename: str, shift: int) -> ParseError:
+    error = _xla_parse_error(message, filename)
+    if shift and error.location is not None and error.location.line == 1:
+        where = error.location
+        error = ParseError(error.message, SourceLocation(where.filename, 1, max(1, where.column - shift)))
+    return error
+
+
+def _parses(text: str) -> str | None:
+    """XLA's parse error message for ``text``, None when it parses (run isolated)."""
+    entry = _entry_points()
+    try:
+        entry.parse_text(text)
+    except entry.error_type as exc:
+        return str(exc)
+    return None
+
+
+def parse_xla_hlo_module(text: str, filename: str) -> object:
+    """XLA's own ``HloModule`` for HLO text (jaxlib's private parser, behind this module):
+    ``computations()``, each with ``instructions()`` (``name``, ``operands()``,
+    ``to_string()``), and ``to_string()``. Raises ParseError naming the position (also
+    when XLA's parser crashes on the text: it first runs isolated, see
+    :func:`_run_xla`), or UnsupportedError when jaxlib lacks the parser."""
+    entry = _entry_points()
+    full, shift = _with_header(text)
+    start = _module_start(text, filename)
+    try:
+        message = run_isolated(_parses, full, what="XLA's HLO parser", location=start)
+    except ChildDied as exc:
+        raise ParseError(f"XLA's HLO parser crashed on this module ({exc.how})" + (f": {exc.log}" if exc.log else ""), start) from None
+    if message is not None:
+        raise _parse_error_at(message, filename, shift)
+    return entry.parse_text(full)
+
+
 def _parse_and_translate(text: str) -> tuple[Names, bytes]:
     """XLA's names of ``text``'s computations and instructions, and its translation to
     StableHLO bytecode. May abort the process on malformed text: see :func:`_run_xla`."""
     entry = _entry_points()
     try:
-        hlo_module = entry.parse_text(text)
+        hlo_module = entry.parse_text(_with_header(text)[0])
         stripped, changed = prepare_for_translation(text)
-        translatable = entry.parse_text(stripped) if changed else hlo_module
+        translatable = entry.parse_text(_with_header(stripped)[0]) if changed else hlo_module
     except entry.error_type as exc:
         raise _XlaRejected("parse", str(exc)) from None
     names = [(c.name, [i.name for i in c.instructions()]) for c in hlo_module.computations()]  # type: ignore[attr-defined]
@@ -193,7 +241,7 @@ def _run_xla(text: str, filename: str, isolate: bool) -> tuple[Names, bytes]:
         return _parse_and_translate(text)
     except _XlaRejected as exc:
         if exc.stage == "parse":
-            raise _xla_parse_error(exc.message, filename) from None
+            raise _parse_error_at(exc.message, filename, _with_header(text)[1]) from None
         raise UnsupportedError(f"XLA's HLO -> StableHLO translator failed: {exc.message}", start) from None
     except ChildDied as exc:
         raise ParseError(

@@ -7,6 +7,7 @@ Standard library only, so it runs before anything is installed::
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
     python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
     python3 tools/dev.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (tools/devtools/fuzz/)
+    python3 tools/dev.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (tools/devtools/tiling_conformance.py)
 
 Both create ``.venv`` in the repository when it is missing and install the project
 into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
@@ -204,9 +205,24 @@ def command_fuzz(*options: str) -> int:
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
 
-COMMANDS = {"test": command_test, "example": command_example, "bench": command_bench, "fuzz": command_fuzz}
+def command_conformance(*files: str) -> int:
+    """Run ``tools/devtools/tiling_conformance.py`` in the venv on ``files`` (default: every
+    ``*.jsonl`` in the folders of ``../shared/conformance``); its exit code."""
+    ensure_environment()
+    command = [str(venv_bin("python")), str(ROOT / "tools" / "devtools" / "tiling_conformance.py"), *files]
+    print("dev: " + " ".join(command), flush=True)
+    return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
+
+
+COMMANDS = {
+    "test": command_test,
+    "example": command_example,
+    "bench": command_bench,
+    "conformance": command_conformance,
+    "fuzz": command_fuzz,
+}
 #: Commands that take options after their name.
-PASS_THROUGH = {"bench", "fuzz"}
+PASS_THROUGH = {"bench", "conformance", "fuzz"}
 
 
 def main(argv: list[str]) -> int:

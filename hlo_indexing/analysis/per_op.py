@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
+from hlo_indexing.dialect_glue.call_like import is_call_like, operand_values
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
@@ -49,14 +50,14 @@ def input_to_output_indexing(op: OpLike, operand_index: int = 0, *, simplify: bo
 
 
 def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
-    """The HLO ops of ``module`` that get maps, in program order (the bodies of
+    """The HLO ops and call-like ops of ``module`` that get maps, in program order (the bodies of
     :data:`REDUCER_KINDS` ops are skipped)."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         operation = op.operation
         dialect, kind = op_kind(operation)
-        if dialect in HLO_DIALECTS and kind != "return":
+        if (dialect in HLO_DIALECTS and kind != "return") or is_call_like(operation):
             found.append(operation)
             if kind in REDUCER_KINDS:
                 return ir.WalkResult.SKIP
@@ -70,4 +71,4 @@ def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[Instruct
     """One indexing per result (``"output-to-input"``) or per operand (``"input-to-output"``)."""
     if direction == "output-to-input":
         return [output_to_input_indexing(op, r, simplify=simplify) for r in range(len(op.results))]
-    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(op.operands))]
+    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(operand_values(op)))]
