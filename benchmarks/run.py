@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 import bench_analysis  # noqa: E402
 import bench_cli  # noqa: E402
 import bench_generate as generate  # noqa: E402
+import bench_hlo_import  # noqa: E402
 import bench_layout_pack  # noqa: E402
 import bench_simplifier  # noqa: E402
 import bench_training  # noqa: E402
@@ -239,6 +240,12 @@ def markdown(record: dict) -> str:
              for r in record["layouts"]],
         )
     )
+    parts.append(
+        table(
+            ["HLO import", "isolated s", "in-process s", "fork + child overhead s"],
+            [[r["input"], r["isolated_s"], r["in_process_s"], r["overhead_s"]] for r in record["hlo_import"]],
+        )
+    )
     cli = record["cli"]
     parts.append(
         table(
@@ -303,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     record["simplifier"] = run_simplifier(args.quick)
     print("bench: layouts", flush=True)
     record["layouts"] = bench_layout_pack.measure(2**22 if args.quick else 64 * 2**20)
+    print("bench: HLO import (isolated child vs in-process)", flush=True)
+    record["hlo_import"] = bench_hlo_import.measure(2 if args.quick else 5, (100,) if args.quick else (100, 2000))
     print("bench: CLI start-up", flush=True)
     record["cli"] = bench_cli.measure(2 if args.quick else 5)
     record["targets"] = targets(record)

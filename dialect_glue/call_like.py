@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
+from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.errors import InvalidInputError
 
 #: Ops that run a nested computation, and the attribute naming it (None: their own region).
 CALL_LIKE_OPS: dict[str, str | None] = {
@@ -28,18 +30,42 @@ CALL_LIKE_OPS: dict[str, str | None] = {
 
 
 def block_of(region_or_func: ir.Region | OpLike) -> ir.Block:
-    """The only block of an op's single region, or of a region; ``ValueError`` otherwise."""
+    """The only block of an op's single region, or of a region;
+    :class:`InvalidInputError` (a ``ValueError``) otherwise."""
     operation = getattr(region_or_func, "operation", None)
     if operation is not None:
         if len(operation.regions) != 1:
-            raise ValueError(f"{operation.name} does not have exactly one region")
+            raise located(InvalidInputError(f"{operation.name} does not have exactly one region"), operation)
         region = operation.regions[0]
     else:
         region = region_or_func
     blocks = list(region.blocks)
     if len(blocks) != 1:
-        raise ValueError(f"expected a single-block region, found {len(blocks)} blocks")
+        error = InvalidInputError(f"expected a single-block region, found {len(blocks)} blocks")
+        owner = getattr(region, "owner", None)
+        raise located(error, owner) if owner is not None else error
     return blocks[0]
+
+
+def _check_signature(op: OpLike, block: ir.Block) -> ir.Block:
+    """``block`` if it takes the op's operand types and returns its result types, else
+    :class:`InvalidInputError` at the op (the verifier of ``mhlo.fusion`` does not check
+    this, and XLA's HLO parser does not verify fusions)."""
+    operation = op.operation
+    parameters = [str(a.type) for a in block.arguments]
+    operands = [str(v.type) for v in operation.operands]
+    operations = list(block.operations)
+    returned = [str(v.type) for v in operations[-1].operands] if operations else []
+    results = [str(v.type) for v in operation.results]
+    if parameters != operands or returned != results:
+        raise located(
+            InvalidInputError(
+                f"{operation.name}: its computation takes ({', '.join(parameters)}) and returns "
+                f"({', '.join(returned)}), but the op passes ({', '.join(operands)}) and produces ({', '.join(results)})"
+            ),
+            operation,
+        )
+    return block
 
 
 def callee_region(op: OpLike) -> ir.Region | None:
@@ -68,7 +94,7 @@ def callee_region(op: OpLike) -> ir.Region | None:
 def callee_block(op: OpLike) -> ir.Block | None:
     """The single block of :func:`callee_region` (None when there is none)."""
     region = callee_region(op)
-    return None if region is None else block_of(region)
+    return None if region is None else _check_signature(op, block_of(region))
 
 
 def is_call_like(op: OpLike) -> bool:

@@ -35,10 +35,11 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import TypeVar
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.hlo_text import (
     HloComputation,
     HloInstruction,
@@ -46,7 +47,8 @@ from hlo_indexing.dialect_glue.hlo_text import (
     prepare_for_translation,
     scan_hlo_text,
 )
-from hlo_indexing.errors import ParseError, SourceLocation, UnsupportedError
+from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
+from hlo_indexing.errors import HloIndexingError, InvalidInputError, ParseError, SourceLocation, UnsupportedError
 
 LAYOUT_ATTR = "hlo_indexing.layout"
 
@@ -134,43 +136,132 @@ def _native_stderr_captured() -> Iterator[None]:
             os.close(saved)
 
 
+#: XLA's names of a parsed module: (computation name, instruction names) in text order.
+Names = list[tuple[str, list[str]]]
+
+
+class _XlaRejected(Exception):
+    """XLA's parser (``parse``) or translator (``translate``) refused the text."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(stage, message)  # both in args: the exception crosses a pickle
+        self.stage, self.message = stage, message
+
+
 #: Put before headerless text (on its first line, so that lines keep their numbers):
 #: XLA's parser reads text without ``HloModule`` as a single instruction.
 _HEADER_PREFIX = "HloModule m "
 
 
-def _parse_hlo(text: str, filename: str) -> object:
-    entry = _entry_points()
+def _with_header(text: str) -> tuple[str, int]:
+    """``text`` as XLA's parser needs it, and by how many columns line 1 moved."""
     shift = 0 if has_hlo_header(text) else len(_HEADER_PREFIX)
+    return (_HEADER_PREFIX + text if shift else text), shift
+
+
+def _parse_error_at(message: str, filename: str, shift: int) -> ParseError:
+    error = _xla_parse_error(message, filename)
+    if shift and error.location is not None and error.location.line == 1:
+        where = error.location
+        error = ParseError(error.message, SourceLocation(where.filename, 1, max(1, where.column - shift)))
+    return error
+
+
+def _parses(text: str) -> str | None:
+    """XLA's parse error message for ``text``, None when it parses (run isolated)."""
+    entry = _entry_points()
     try:
-        return entry.parse_text(_HEADER_PREFIX + text if shift else text)
+        entry.parse_text(text)
     except entry.error_type as exc:
-        error = _xla_parse_error(str(exc), filename)
-        if shift and error.location is not None and error.location.line == 1:
-            where = error.location
-            error = ParseError(error.message, SourceLocation(where.filename, 1, max(1, where.column - shift)))
-        raise error from None
+        return str(exc)
+    return None
 
 
 def parse_xla_hlo_module(text: str, filename: str) -> object:
     """XLA's own ``HloModule`` for HLO text (jaxlib's private parser, behind this module):
     ``computations()``, each with ``instructions()`` (``name``, ``operands()``,
-    ``to_string()``), and ``to_string()``. Raises ParseError naming the position, or
-    UnsupportedError when jaxlib lacks the parser."""
-    return _parse_hlo(text, filename)
-
-
-def _translate(hlo_module: object, filename: str) -> bytes:
+    ``to_string()``), and ``to_string()``. Raises ParseError naming the position (also
+    when XLA's parser crashes on the text: it first runs isolated, see
+    :func:`_run_xla`), or UnsupportedError when jaxlib lacks the parser."""
     entry = _entry_points()
-    proto = hlo_module.as_serialized_hlo_module_proto()  # type: ignore[attr-defined]
+    full, shift = _with_header(text)
+    start = _module_start(text, filename)
+    try:
+        message = run_isolated(_parses, full, what="XLA's HLO parser", location=start)
+    except ChildDied as exc:
+        raise ParseError(f"XLA's HLO parser crashed on this module ({exc.how})" + (f": {exc.log}" if exc.log else ""), start) from None
+    if message is not None:
+        raise _parse_error_at(message, filename, shift)
+    return entry.parse_text(full)
+
+
+def _parse_and_translate(text: str) -> tuple[Names, bytes]:
+    """XLA's names of ``text``'s computations and instructions, and its translation to
+    StableHLO bytecode. May abort the process on malformed text: see :func:`_run_xla`."""
+    entry = _entry_points()
+    try:
+        hlo_module = entry.parse_text(_with_header(text)[0])
+        stripped, changed = prepare_for_translation(text)
+        translatable = entry.parse_text(_with_header(stripped)[0]) if changed else hlo_module
+    except entry.error_type as exc:
+        raise _XlaRejected("parse", str(exc)) from None
+    names = [(c.name, [i.name for i in c.instructions()]) for c in hlo_module.computations()]  # type: ignore[attr-defined]
+    proto = translatable.as_serialized_hlo_module_proto()  # type: ignore[attr-defined]
     try:
         with _native_stderr_captured():
-            return entry.to_stablehlo(proto)
+            return names, entry.to_stablehlo(proto)
     except entry.error_type as exc:
-        raise UnsupportedError(
-            f"XLA's HLO -> StableHLO translator failed: {str(exc).strip()}",
-            SourceLocation(filename, 1, 1),
+        raise _XlaRejected("translate", str(exc).strip()) from None
+
+
+def _parse_translate_and_load(text: str) -> tuple[Names, bytes]:
+    """:func:`_parse_and_translate`, then load and verify the translation in a fresh,
+    single-threaded context: for some malformed modules (a ``reduce`` without operands)
+    the translator writes IR that crashes MLIR's reader or verifier. Run in the isolated
+    child, so that the parent only loads bytecode that loaded once."""
+    names, bytecode = _parse_and_translate(text)
+    context = make_context()
+    context.enable_multithreading(False)
+    try:
+        ir.Module.parse(bytecode, context=context).operation.verify()
+    except ir.MLIRError:
+        pass  # reported, located, by the parent's own load
+    return names, bytecode
+
+
+def _run_xla(text: str, filename: str, isolate: bool) -> tuple[Names, bytes]:
+    """:func:`_parse_and_translate`, in a forked child unless ``isolate`` is false (text
+    this project produced or checked): XLA's parser CHECK-fails (aborting the process)
+    or allocates without bound on some malformed text."""
+    _entry_points()  # UnsupportedError here, in the caller's process
+    start = _module_start(text, filename)
+    try:
+        if isolate:
+            return run_isolated(_parse_translate_and_load, text, what="XLA's HLO parser", location=start)
+        return _parse_and_translate(text)
+    except _XlaRejected as exc:
+        if exc.stage == "parse":
+            raise _parse_error_at(exc.message, filename, _with_header(text)[1]) from None
+        raise UnsupportedError(f"XLA's HLO -> StableHLO translator failed: {exc.message}", start) from None
+    except ChildDied as exc:
+        raise ParseError(
+            f"XLA's HLO parser or translator crashed on this module ({exc.how})"
+            + (f": {exc.log}" if exc.log else "")
+            + "; the module is malformed (e.g. an instruction that does not fit its computation)",
+            start,
         ) from None
+    except HloIndexingError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what XLA raised in the child (e.g. RESOURCE_EXHAUSTED)
+        raise ParseError(f"XLA's HLO parser failed on this module: {type(exc).__name__}: {exc}", start) from None
+
+
+def _module_start(text: str, filename: str) -> SourceLocation:
+    """Where the module starts: its ``HloModule`` line, else the first line."""
+    match = re.search(r"^[ \t]*HloModule\b", text, re.MULTILINE)
+    line = text.count("\n", 0, match.start()) + 1 if match else 1
+    column = (match.start() - text.rfind("\n", 0, match.start())) if match else 1
+    return SourceLocation(filename, line, column if match else 1)
 
 
 def _translation_error(
@@ -193,7 +284,7 @@ def _translation_error(
 
 
 def _align(
-    xla_module: object, computations: tuple[HloComputation, ...]
+    names: Names, computations: tuple[HloComputation, ...]
 ) -> tuple[dict[str, HloInstruction], dict[str, HloComputation]]:
     """Map XLA's uniquified instruction and computation names to the scanned text.
 
@@ -202,19 +293,19 @@ def _align(
     instructions: dict[str, HloInstruction] = {}
     by_computation: dict[str, HloComputation] = {}
     texts = iter(computations)
-    for xla_computation in xla_module.computations():  # type: ignore[attr-defined]
-        text = _next_matching(texts, xla_computation.name, lambda c: c.name)
+    for computation_name, instruction_names in names:
+        text = _next_matching(texts, computation_name, lambda c: c.name)
         if text is None:
             break
-        by_computation[xla_computation.name] = text
+        by_computation[computation_name] = text
         # The translator spells function names with '_' where XLA has '-'.
-        by_computation[xla_computation.name.replace("-", "_")] = text
+        by_computation[computation_name.replace("-", "_")] = text
         text_instructions = iter(text.instructions)
-        for xla_instruction in xla_computation.instructions():
-            match = _next_matching(text_instructions, xla_instruction.name, lambda i: i.name)
+        for instruction_name in instruction_names:
+            match = _next_matching(text_instructions, instruction_name, lambda i: i.name)
             if match is None:
                 break
-            instructions[xla_instruction.name] = match
+            instructions[instruction_name] = match
     return instructions, by_computation
 
 
@@ -331,19 +422,28 @@ def _annotate_function(
                     if text is not None:
                         arg_layouts[argument.arg_number] = element
         _set_value_attrs(func_op, "arg_attrs", arg_layouts, len(block.arguments))
+    line, column = (computation.line, computation.column) if computation is not None else (1, 1)
     for region in func_op.regions:
         for block in region.blocks:
             for op in block.operations:
-                _annotate_op(op.operation, instructions, filename)
+                _annotate_op(op.operation, instructions, filename, (line, column))
 
 
-def _annotate_op(op: "ir.Operation", instructions: dict[str, HloInstruction], filename: str) -> None:
-    instruction = instructions.get(_name_of(op.location) or "")
+def _annotate_op(
+    op: "ir.Operation", instructions: dict[str, HloInstruction], filename: str, fallback: tuple[int, int]
+) -> None:
+    """Locate ``op`` at its instruction (with its layout); an op the text scan could not
+    match (unusual formatting, an op the translator made up) is located at its
+    computation, so that errors about it still point into the file."""
+    name = _name_of(op.location)
+    instruction = instructions.get(name or "")
     if instruction is not None:
         op.location = _text_location(instruction.name, instruction.line, instruction.column, filename)
         layout = _layout_attr(instruction, [r.type for r in op.results])
         if layout is not None:
             op.attributes[LAYOUT_ATTR] = layout
+    elif '":' not in str(op.location):
+        op.location = _text_location(name or op.name, fallback[0], fallback[1], filename)
     for region in op.regions:
         for block in region.blocks:
             for argument in block.arguments:
@@ -353,7 +453,7 @@ def _annotate_op(op: "ir.Operation", instructions: dict[str, HloInstruction], fi
                         _text_location(owner.name, owner.line, owner.column, filename)
                     )
             for inner in block.operations:
-                _annotate_op(inner.operation, instructions, filename)
+                _annotate_op(inner.operation, instructions, filename, fallback)
 
 
 def _name_of(location: "ir.Location") -> str | None:
@@ -361,20 +461,23 @@ def _name_of(location: "ir.Location") -> str | None:
     return match.group(1) if match else None
 
 
-def import_hlo_text(text: str, filename: str, context: "ir.Context") -> "ir.Module":
+def import_hlo_text(text: str, filename: str, context: "ir.Context", *, isolate: bool = True) -> "ir.Module":
     """Parse HLO text with XLA's parser and translate it to a StableHLO/MHLO module in
     ``context``, keeping layouts and instruction names (see the module docstring).
 
+    XLA's parser aborts its process on some malformed text, so by default it runs in a
+    forked child (:mod:`~hlo_indexing.dialect_glue.isolation`, ~2 ms); ``isolate=False``
+    runs it in-process, for text this project produced or already checked.
+
     Raises :class:`ParseError` (XLA's message at ``filename:line:col``) for text XLA's
-    parser rejects, and :class:`UnsupportedError` when jaxlib lacks the entry points or
-    the translator refuses the module.
+    parser rejects or crashes on, :class:`TimeLimitError` past ``limits.HLO_PARSE_SECONDS``,
+    :class:`InvalidInputError` for a module that parses but is not valid (a fusion whose
+    parameters disagree with its operands), and :class:`UnsupportedError` when jaxlib
+    lacks the entry points or the translator refuses the module.
     """
-    hlo_module = _parse_hlo(text, filename)
-    stripped, changed = prepare_for_translation(text)
-    translatable = _parse_hlo(stripped, filename) if changed else hlo_module
-    bytecode = _translate(translatable, filename)
+    names, bytecode = _run_xla(text, filename, isolate)
     scan = scan_hlo_text(text)
-    instructions, computations = _align(hlo_module, scan.computations)
+    instructions, computations = _align(names, scan.computations)
     try:
         module = ir.Module.parse(bytecode, context=context)
     except ir.MLIRError as exc:
@@ -390,4 +493,49 @@ def import_hlo_text(text: str, filename: str, context: "ir.Context") -> "ir.Modu
             computation = entry if is_public else computations.get(name)
             _annotate_function(func_op, computation, instructions, filename)
         module.operation.location = ir.Location.file(filename, 1, 1)
+    verify_imported(module, filename)
     return module
+
+
+def verify_imported(module: "ir.Module", filename: str) -> None:
+    """What XLA's parser does not check (jaxlib exposes no HLO verifier): the MLIR
+    verifier on the translation, and that each ``mhlo.fusion``'s computation takes its
+    operands' types and returns its result types. :class:`InvalidInputError` at the
+    offending instruction."""
+    with module.context:
+        if not module.operation.verify():
+            raise InvalidInputError("the translated module does not verify", SourceLocation(filename, 1, 1))
+
+        problems: list[InvalidInputError] = []
+
+        def visit(op: "ir.Operation") -> "ir.WalkResult":
+            if op.name == "mhlo.fusion" and len(op.regions) and len(op.regions[0].blocks):
+                block = op.regions[0].blocks[0]
+                operand_types = [str(v.type) for v in op.operands]
+                parameter_types = [str(a.type) for a in block.arguments]
+                operations = list(block.operations)
+                root_types = [str(v.type) for v in operations[-1].operands] if operations else []
+                result_types = [str(v.type) for v in op.results]
+                if operand_types != parameter_types or root_types != result_types:
+                    problems.append(
+                        InvalidInputError(
+                            f"fusion computation takes ({', '.join(parameter_types)}) and returns "
+                            f"({', '.join(root_types)}), but the fusion passes ({', '.join(operand_types)}) "
+                            f"and produces ({', '.join(result_types)})",
+                            _location_of_op(op, filename),
+                        )
+                    )
+                    return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        if problems:
+            raise problems[0]
+
+
+def _location_of_op(op: "ir.Operation", filename: str) -> SourceLocation:
+    """The file position inside an op's location (file:1:1 when it has none)."""
+    match = re.search(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)', str(op.location))
+    if match is None:
+        return SourceLocation(filename, 1, 1)
+    return SourceLocation(filename, int(match.group(2)), int(match.group(3)))

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
-from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.errors import InvalidAttributeError, LimitExceededError, UnsupportedError
+from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS
 
 #: Dialects whose ops share one indexing rule per op kind.
 HLO_DIALECTS = ("stablehlo", "mhlo", "chlo")
@@ -48,6 +50,14 @@ def attr_to_ints(attr: ir.Attribute) -> tuple[int, ...]:
     expanded, row-major for 2-D), an ``ArrayAttr`` of integers or a single ``IntegerAttr``."""
     # the bindings hand out attributes already downcast to their concrete class
     if isinstance(attr, (ir.DenseI64ArrayAttr, ir.DenseI32ArrayAttr, ir.DenseBoolArrayAttr, ir.DenseIntElementsAttr)):
+        count = len(attr)  # a splat of 2**31 elements is one value in the text
+        if count > MAX_ATTRIBUTE_ELEMENTS:
+            raise LimitExceededError(
+                f"an integer array attribute of {count} elements exceeds the limit of {MAX_ATTRIBUTE_ELEMENTS} "
+                "(limits.MAX_ATTRIBUTE_ELEMENTS)",
+                limit="MAX_ATTRIBUTE_ELEMENTS",
+                value=count,
+            )
         return tuple(int(v) for v in attr)  # type: ignore[union-attr]  # iterable (__len__/__getitem__); the stubs lack __iter__
     if isinstance(attr, ir.ArrayAttr):
         return tuple(v for item in attr for v in attr_to_ints(item))
@@ -74,9 +84,20 @@ def int_attr(op: OpLike, name: str, default: int | None = None) -> int:
     return values[0]
 
 
+def sized_int_array(op: OpLike, name: str, size: int, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """:func:`int_array` with exactly ``size`` entries, else :class:`InvalidAttributeError`
+    naming the op and the attribute, at the op (the verifier accepts e.g. an empty
+    ``lhs_dilate = []`` on a 2-d convolution)."""
+    values = int_array(op, name, default)
+    if len(values) != size:
+        operation = op.operation
+        raise located(InvalidAttributeError(operation.name, name, f"has {len(values)} entries, expected {size}"), operation)
+    return values
+
+
 def padding_pairs(op: OpLike, name: str, rank: int) -> tuple[tuple[int, int], ...]:
     """``padding = dense<[[lo, hi], ...]>`` as ``((lo, hi), ...)``; zeros when absent."""
-    flat = int_array(op, name, (0,) * (2 * rank))
+    flat = sized_int_array(op, name, 2 * rank, (0,) * (2 * rank))
     return tuple((flat[2 * i], flat[2 * i + 1]) for i in range(len(flat) // 2))
 
 
@@ -160,11 +181,11 @@ def reduce_window(op: OpLike, rank: int) -> Window:
     """The window of ``reduce_window`` / ``select_and_scatter`` (defaults filled in)."""
     ones = (1,) * rank
     return Window(
-        int_array(op, "window_dimensions"),
-        int_array(op, "window_strides", ones),
+        sized_int_array(op, "window_dimensions", rank),
+        sized_int_array(op, "window_strides", rank, ones),
         padding_pairs(op, "padding", rank),
-        int_array(op, "base_dilations", ones),
-        int_array(op, "window_dilations", ones),
+        sized_int_array(op, "base_dilations", rank, ones),
+        sized_int_array(op, "window_dilations", rank, ones),
         (False,) * rank,
     )
 
@@ -175,11 +196,11 @@ def conv_window(op: OpLike, kernel_sizes: tuple[int, ...]) -> Window:
     ones = (1,) * n
     return Window(
         kernel_sizes,
-        int_array(op, "window_strides", ones),
+        sized_int_array(op, "window_strides", n, ones),
         padding_pairs(op, "padding", n),
-        int_array(op, "lhs_dilation", ones),
-        int_array(op, "rhs_dilation", ones),
-        tuple(bool(v) for v in int_array(op, "window_reversal", (0,) * n)),
+        sized_int_array(op, "lhs_dilation", n, ones),
+        sized_int_array(op, "rhs_dilation", n, ones),
+        tuple(bool(v) for v in sized_int_array(op, "window_reversal", n, (0,) * n)),
     )
 
 
@@ -233,15 +254,47 @@ def scatter_dimensions(op: OpLike) -> ScatterDimensions:
     )
 
 
+def named_attributes(attributes: ir.OpAttributeMap | ir.DictAttr) -> list[tuple[str, ir.Attribute | str]]:
+    """``(name, attribute)`` of an op's attributes or a ``DictAttr``, in order. Never
+    touches ``NamedAttribute.attr``: for an attribute the bindings cannot downcast
+    (``dense<(1.0,2.0)> : tensor<complex<f32>>``) it throws inside C++ and aborts the
+    process. Such an attribute comes as its printed text (a ``str``)."""
+    entries: list[tuple[str, ir.Attribute | str]] = []
+    for i in range(len(attributes)):
+        named = attributes[i]
+        name = named.name
+        try:
+            entries.append((name, attributes[name]))
+        except TypeError:  # complex dense elements: no Python class to downcast to
+            entries.append((name, str(named)))
+    return entries
+
+
+def attribute_dictionary(dictionary: ir.DictAttr) -> dict[str, ir.Attribute]:
+    """The entries of a ``DictAttr`` (e.g. one of ``arg_attrs``) to rebuild it;
+    :class:`UnsupportedError` if one cannot be read (see :func:`named_attributes`)."""
+    entries: dict[str, ir.Attribute] = {}
+    for name, value in named_attributes(dictionary):
+        if isinstance(value, str):
+            raise UnsupportedError(f"attribute '{name}' cannot be read through the MLIR Python bindings: {value}")
+        entries[name] = value
+    return entries
+
+
 def attribute_key(op: OpLike) -> tuple:
     """All attributes of ``op`` as a hashable ``((name, attribute), ...)`` (for cache
     keys; attributes are uniqued per context, so equal attributes hash equal); the
     analysis's own results (``hlo_indexing.*`` other than ``hlo_indexing.layout``) are
     left out so that annotating an op does not change its key."""
     attributes = op.operation.attributes if hasattr(op, "operation") else op.attributes
+    items: list[tuple[str, ir.Attribute | str]]
+    try:
+        items = list(attributes.items())
+    except TypeError:  # an attribute the bindings cannot downcast (complex elements)
+        items = named_attributes(attributes)
     return tuple(
         sorted(
-            (item for item in attributes.items() if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"),
+            (item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"),
             key=lambda item: item[0],
         )
     )

@@ -10,7 +10,8 @@ from hlo_indexing.dialect_glue.bindings import ir, sdy
 from hlo_indexing.dialect_glue.context import current_or_default_context, make_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
-from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, LimitExceededError, ParseError, SourceLocation
+from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS, MAX_DIMENSION_INDEX, MAX_RESULT_INDEX
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
 ANONYMOUS_BUFFER = "-"
@@ -33,15 +34,80 @@ def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocati
     return SourceLocation(name, int(match.group(2)), int(match.group(3)))
 
 
-def _parse_error(exc: "ir.MLIRError", filename: str) -> ParseError:
+def located(exc: HloIndexingError, operation: "ir.Operation") -> HloIndexingError:
+    """``exc`` pointed at ``operation`` where it points nowhere yet (its file position,
+    ``<string>`` for a module parsed from a string, and its MLIR location)."""
+    if exc.location is None:
+        exc.location = location_of(operation.location, "<string>")
+    if exc.ir_location is None:
+        exc.ir_location = operation.location
+    return exc
+
+
+def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) -> ParseError:
     diagnostics = list(getattr(exc, "error_diagnostics", []) or [])
     if not diagnostics:
         return ParseError(str(exc), SourceLocation(filename, 1, 1))
     first = diagnostics[0]
-    location = location_of(first.location, filename) or SourceLocation(filename, 0, 0)
+    location = location_of(first.location, filename) or _guess_location(first.message, filename, text)
     error = ParseError(first.message, location)
     error.notes = tuple((location_of(note.location, filename), note.message) for note in first.notes)
     return error
+
+
+#: Convolution dimension numbers (``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``), in the op's
+#: custom form or in ``#stablehlo.conv<...>``/``#mhlo.conv<...>``.
+_CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
+_NUMBER = re.compile(r"\d+")
+#: A 1-d integer ``dense`` attribute: ``dense<1> : tensor<2147483648xi64>``.
+_DENSE_INTEGERS = re.compile(r"dense<[^<>]*>\s*:\s*tensor<(\d+)x(?:i|ui|si)\d+>")
+#: ``%name#N`` (result N of a multi-result op) and ``%name:N =`` (an op with N results).
+_RESULT_NUMBER = re.compile(r"%[\w.$-]+[#:](\d+)")
+
+
+def check_magnitudes(text: str, filename: str) -> None:
+    """Refuse the numbers MLIR's parser allocates memory in proportion to, before it sees
+    them: convolution dimension numbers above ``limits.MAX_DIMENSION_INDEX`` (a dimension
+    ``2147483648`` takes minutes and ~9.5 GB) and result numbers above
+    ``limits.MAX_RESULT_INDEX`` (``%0#2147483647`` ends in ``std::bad_alloc``)."""
+
+    def refuse(what: str, value: int, offset: int, limit: str, maximum: int) -> LimitExceededError:
+        line = text.count("\n", 0, offset) + 1
+        column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+        return LimitExceededError(
+            f"{what} {value} exceeds the limit of {maximum} (limits.{limit})",
+            SourceLocation(filename, line, column),
+            limit=limit,
+            value=value,
+        )
+
+    for match in _CONV_DIMENSIONS.finditer(text):
+        for number in _NUMBER.finditer(match.group(0)):
+            if int(number.group(0)) > MAX_DIMENSION_INDEX:
+                offset = match.start() + number.start()
+                raise refuse("convolution dimension number", int(number.group(0)), offset, "MAX_DIMENSION_INDEX", MAX_DIMENSION_INDEX)
+    for match in _DENSE_INTEGERS.finditer(text):
+        if int(match.group(1)) > MAX_ATTRIBUTE_ELEMENTS:
+            raise refuse(
+                "1-d integer dense attribute of", int(match.group(1)), match.start(1), "MAX_ATTRIBUTE_ELEMENTS", MAX_ATTRIBUTE_ELEMENTS
+            )
+    for match in _RESULT_NUMBER.finditer(text):
+        if int(match.group(1)) > MAX_RESULT_INDEX:
+            raise refuse("result number", int(match.group(1)), match.start(1), "MAX_RESULT_INDEX", MAX_RESULT_INDEX)
+
+
+def _guess_location(message: str, filename: str, text: str | None) -> SourceLocation:
+    """For a verifier error at an op written with ``loc(unknown)``: the first place the
+    text names the op (``'stablehlo.add' op ...``), else the start of the text."""
+    match = re.match(r"'([\w.$-]+)' op", message)
+    if match and text:
+        at = re.search(rf"(?<![\w.]){re.escape(match.group(1))}(?![\w.])", text)
+        if at is None:
+            at = re.search(rf'"{re.escape(match.group(1))}"', text)  # generic form
+        if at is not None:
+            line = text.count("\n", 0, at.start()) + 1
+            return SourceLocation(filename, line, at.start() - (text.rfind("\n", 0, at.start()) + 1) + 1)
+    return SourceLocation(filename, 1, 1)
 
 
 def parse_module(
@@ -77,23 +143,34 @@ def parse_module(
     if isinstance(source, (ir.Module, ir.Operation, ir.OpView)):
         return source
     if input_format not in (None, "mlir", "hlo"):
-        raise ValueError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
+        raise InvalidArgumentError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
     context = context or current_or_default_context()
     if _is_hlo(source, filename, input_format):
         return _import_hlo(source, filename, context)
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
         try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                check_magnitudes(handle.read(), path)
+        except OSError:
+            pass  # parseFile reports it
+        try:
             return ir.Module.parseFile(path, context=context)
         except ir.MLIRError as exc:
             raise _parse_error(exc, path) from None
+        except MemoryError:  # std::bad_alloc in the parser: a size written in the text
+            raise LimitExceededError("out of memory while parsing this module", SourceLocation(path, 1, 1)) from None
     if not isinstance(source, (str, bytes)):
-        raise TypeError(f"parse_module: cannot parse a {type(source).__name__}")
+        raise InvalidArgumentError(f"parse_module: cannot parse a {type(source).__name__}")
     name = filename or "<string>"
+    if isinstance(source, str):
+        check_magnitudes(source, name)
     try:
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as exc:
-        error = _parse_error(exc, name)
+        error = _parse_error(exc, name, source if isinstance(source, str) else None)
+    except MemoryError:  # std::bad_alloc in the parser: a size written in the text
+        raise LimitExceededError("out of memory while parsing this module", SourceLocation(name, 1, 1)) from None
     if sdy is None and "sdy" in error.message:
         # bindings without Shardy: keep JAX's sharding annotations as opaque attributes
         try:
@@ -131,6 +208,6 @@ def _import_hlo(
             raise ParseError(f"cannot read HLO file: {exc}", SourceLocation(path, 1, 1)) from None
         return import_hlo_text(text, path, context)
     if not isinstance(source, (str, bytes)):
-        raise TypeError(f"parse_module: cannot parse a {type(source).__name__} as HLO")
+        raise InvalidArgumentError(f"parse_module: cannot parse a {type(source).__name__} as HLO")
     text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
     return import_hlo_text(text, filename or "<string>", context)

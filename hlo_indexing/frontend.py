@@ -43,6 +43,7 @@ from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS
 from hlo_indexing.analysis.module_analysis import ModuleIndexing, module_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.ops.analysis import DIRECTIONS
 from hlo_indexing.passes.pass_manager import run_pipeline
 
@@ -65,7 +66,7 @@ def analyze(
     ``max_maps`` caps each fused map set. Raises ``ValueError`` for bad arguments,
     :class:`~hlo_indexing.errors.ParseError` for text that does not parse."""
     if direction not in DIRECTIONS:
-        raise ValueError(f"analyze: direction must be one of {DIRECTIONS}, not {direction!r}")
+        raise InvalidArgumentError(f"analyze: direction must be one of {DIRECTIONS}, not {direction!r}")
     module, owned, buffer = _module_of(obj)
     if annotate and clone and not owned:
         module = module.operation.clone()
@@ -94,7 +95,7 @@ def _module_of(obj: Any) -> tuple[Any, bool, str | None]:
     if operation is not None and callable(getattr(operation, "get_asm", None)):  # another binding
         text = operation.get_asm(enable_debug_info=True)
         return parse_module(text, filename=f"<{type(obj).__module__}>"), True, None
-    raise ValueError(
+    raise InvalidArgumentError(
         f"analyze: cannot analyse a {type(obj).__name__}: expected a jax Lowered object, an MLIR module or "
         "operation, MLIR or HLO text, or a path"
     )

@@ -64,7 +64,7 @@ class AttachIndexingMaps(PerOpMapsPass):
             try:
                 per_index = indexings(op, self.direction, self.simplify)
             except HloIndexingError as exc:
-                diagnostics.error(op.location, exc.message)
+                diagnostics.failure(op.location, exc)
                 continue
             key = tuple(map(id, per_index))
             value = built[key][1] if key in built else None

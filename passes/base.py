@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from hlo_indexing.errors import HloIndexingError
 
 if TYPE_CHECKING:  # the bindings load only when a pass runs: `--help` stays fast
     from hlo_indexing.dialect_glue.bindings import ir
@@ -71,6 +73,18 @@ class Diagnostics:
     def note(self, location: "ir.Location", message: str) -> None:
         """Record a note at ``location``."""
         self.emit("note", location, message)
+
+    def failure(self, location: "ir.Location", exc: Exception, context: str = "") -> None:
+        """An error for ``exc`` raised while the pass handled the op at ``location``: at
+        the op the error is about when it says so (``HloIndexingError.ir_location``),
+        with a note at ``location`` saying what the pass was doing (``context``)."""
+        if isinstance(exc, HloIndexingError):
+            where = cast("ir.Location", exc.ir_location) if exc.ir_location is not None else location
+            self.error(where, exc.message)
+            if context and where is not location:
+                self.note(location, context)
+        else:
+            self.error(location, f"{context + ': ' if context else ''}internal error: {type(exc).__name__}: {exc}")
 
     @property
     def has_errors(self) -> bool:

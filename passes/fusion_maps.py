@@ -38,6 +38,7 @@ from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusio
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
@@ -54,7 +55,7 @@ def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndex
     try:
         return [fusion_indexing(op, r, max_maps=max_maps) for r in range(len(terminator.operands))]
     except (HloIndexingError, ValueError, NotImplementedError) as exc:
-        diagnostics.error(op.location, f"cannot compute fused indexing maps: {exc}")
+        diagnostics.failure(op.location, exc, "while computing the fused indexing maps of this computation")
         return None
 
 
@@ -67,7 +68,7 @@ def _analyses(
             coalescing(op, fused=fused, max_points=max_points),
         )
     except (HloIndexingError, ValueError) as exc:
-        diagnostics.error(op.location, f"cannot compute operand utilization / coalescing: {exc}")
+        diagnostics.failure(op.location, exc, "while computing operand utilization / coalescing of this computation")
         return None
 
 
@@ -131,7 +132,7 @@ def set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute"
         entries = {}
         if index < len(old):
             current = ir.DictAttr(old[index])
-            entries = {current[i].name: current[i].attr for i in range(len(current))}
+            entries = attribute_dictionary(current)
         for key, values in attributes.items():
             entries[key] = values[index]
         new.append(ir.DictAttr.get(entries, context))

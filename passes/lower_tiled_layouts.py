@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, memref_type_text, tiled_coordinates_map
 from hlo_indexing.layout.tiling import plan
@@ -127,7 +128,7 @@ def _argument_dictionaries(func: "ir.Operation", kind: str, count: int) -> list[
     result = []
     for item in array:
         dictionary = ir.DictAttr(item)
-        result.append({dictionary[i].name: dictionary[i].attr for i in range(len(dictionary))})
+        result.append(attribute_dictionary(dictionary))
     return result
 
 

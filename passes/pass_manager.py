@@ -32,7 +32,6 @@ from typing import Iterator
 
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import current_or_default_context, register_passes
-from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes import registry
 from hlo_indexing.passes.base import Diagnostics, ModulePass, PassOptionError
 from hlo_indexing.passes.pipeline_text import (
@@ -50,8 +49,9 @@ _MLIR_PIPELINE_ERROR = re.compile(r"^MLIR Textual PassPipeline Parser:1:(\d+): e
 class PythonPass:
     """The callable MLIR runs for one of our passes: ``(op, pass_handle) -> None``.
 
-    Runs ``pass_.run(op, diagnostics)``; an :class:`HloIndexingError` raised by the pass
-    counts as an error at the op's location. Every diagnostic is appended to ``sink``
+    Runs ``pass_.run(op, diagnostics)``; an exception raised by the pass counts as an
+    error (at the op the :class:`HloIndexingError` is about, else at the pass's op): the
+    pass fails, and nothing is raised through the caller's ``PassManager``. Every diagnostic is appended to ``sink``
     (when given); errors are also emitted through MLIR and fail the pass."""
 
     def __init__(self, pass_: ModulePass, sink: Diagnostics | None = None):
@@ -62,8 +62,8 @@ class PythonPass:
         diagnostics = Diagnostics()
         try:
             self.pass_.run(op, diagnostics)
-        except HloIndexingError as exc:
-            diagnostics.error(op.location, exc.message)
+        except Exception as exc:  # noqa: BLE001 - a failed pass, never an exception through the user's PassManager
+            diagnostics.failure(op.location, exc, f"in pass '{self.pass_.name}'")
         if self.sink is not None:
             self.sink.items.extend(diagnostics.items)
         errors = [d for d in diagnostics.items if d.severity == "error"]

@@ -39,7 +39,7 @@ class PrintIndexingMaps(PerOpMapsPass):
             try:
                 per_index = indexings(op, self.direction, self.simplify)
             except HloIndexingError as exc:
-                diagnostics.error(op.location, exc.message)
+                diagnostics.failure(op.location, exc)
                 continue
             blocks = [
                 f"{self.direction} indexing of {what} #{k} ({op.name}):\n{indexing}".rstrip()

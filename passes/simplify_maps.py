@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Callable, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary, named_attributes
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import (
     indexing_map_from_attribute,
@@ -76,7 +77,9 @@ class SimplifyIndexingMaps(ModulePass):
             return indexing_map_to_attribute(simplified, attribute.context)
 
         attributes = op.attributes
-        for name, value in [(a.name, a.attr) for a in (attributes[i] for i in range(len(attributes)))]:
+        for name, value in named_attributes(attributes):
+            if isinstance(value, str):  # unreadable through the bindings (complex elements): not ours
+                continue
             if name.startswith(ATTRIBUTE_PREFIX):
                 new_value = _rewrite_maps(value, name, rewrite)
             elif name in _ARGUMENT_ATTRIBUTES and isinstance(value, ir.ArrayAttr):
@@ -109,7 +112,7 @@ def _rewrite_argument_attributes(value: "ir.ArrayAttr", where: str, rewrite: _Re
         if not isinstance(dictionary, ir.DictAttr):
             new_dictionaries.append(dictionary)
             continue
-        entries = {named.name: named.attr for named in (dictionary[i] for i in range(len(dictionary)))}
+        entries = attribute_dictionary(dictionary)
         changed = False
         for key, attribute in entries.items():
             if key.startswith(ATTRIBUTE_PREFIX):

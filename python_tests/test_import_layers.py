@@ -5,7 +5,7 @@ nothing it checks.
 
 Layers, bottom to top (a module may import its own package and any layer below)::
 
-    errors, delegates < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
+    errors, limits, delegates < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
     < passes < frontend < tools
 
 ``hlo_indexing/__init__.py`` and the layout package's ``__init__`` re-export names
@@ -29,7 +29,7 @@ PACKAGE_DIRS = {
 
 #: Bottom to top; a module's layer is the longest prefix of its name listed here.
 LAYERS = (
-    ("hlo_indexing.errors", "hlo_indexing.delegates"),
+    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.delegates"),
     ("hlo_indexing.dialect_glue",),
     ("hlo_indexing.maps",),
     ("hlo_indexing.ops",),

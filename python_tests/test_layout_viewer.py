@@ -74,4 +74,4 @@ def test_svg_written_only_on_success(capsys, tmp_path):
 
 def test_too_large_grid_is_refused(capsys):
     code, _, err = run(capsys, "f32[3000,5000]")
-    assert code == 1 and err.startswith("error: the grid has 15000000 cells")
+    assert code == 1 and err.startswith("<layout>:1:1: error: the grid has 15000000 cells")

@@ -6,6 +6,7 @@ Standard library only, so it runs before anything is installed::
     python3 tools/dev.py test       # lit over lit_tests/, pytest over python_tests/, then mypy
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
     python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
+    python3 tools/dev.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (tools/devtools/fuzz/)
     python3 tools/dev.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (tools/devtools/tiling_conformance.py)
 
 Both create ``.venv`` in the repository when it is missing and install the project
@@ -196,6 +197,14 @@ def command_bench(*options: str) -> int:
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
 
+def command_fuzz(*options: str) -> int:
+    """Run a fuzz campaign (``tools/devtools/fuzz/campaign.py --help``) with the venv's Python."""
+    ensure_environment()
+    command = [str(venv_bin("python")), str(ROOT / "tools" / "devtools" / "fuzz" / "campaign.py"), *options]
+    print("dev: " + " ".join(command), flush=True)
+    return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
+
+
 def command_conformance(*files: str) -> int:
     """Run ``tools/devtools/tiling_conformance.py`` in the venv on ``files`` (default: every
     ``*.jsonl`` in the folders of ``../shared/conformance``); its exit code."""
@@ -205,9 +214,15 @@ def command_conformance(*files: str) -> int:
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
 
-COMMANDS = {"test": command_test, "example": command_example, "bench": command_bench, "conformance": command_conformance}
+COMMANDS = {
+    "test": command_test,
+    "example": command_example,
+    "bench": command_bench,
+    "conformance": command_conformance,
+    "fuzz": command_fuzz,
+}
 #: Commands that take options after their name.
-PASS_THROUGH = {"bench", "conformance"}
+PASS_THROUGH = {"bench", "conformance", "fuzz"}
 
 
 def main(argv: list[str]) -> int:

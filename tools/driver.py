@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.parsing import location_of, parse_module
-from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.errors import HloIndexingError, ParseError, SourceLocation
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager, captured_native_stderr
 from hlo_indexing.passes.pipeline_text import PipelineError, parse_pipeline
@@ -63,7 +63,7 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
         for chunk, start in _split(text, options.get("split-input-file")):
             output, reported = _process_chunk(chunk, start, name, input_format, pm, sink, options, keep)
             if mode is None:
-                _print_diagnostics(reported)
+                _print_diagnostics(_located(reported, name, start))
                 failed |= output is None or any(d.severity == "error" for d in reported)
             else:
                 # mlir-opt turns off the "see current operation" notes when verifying
@@ -227,8 +227,9 @@ def _process_chunk(
 
     try:
         module = parse_module(chunk, filename=name, input_format=input_format)
-    except ParseError as exc:
-        return None, [Reported("error", exc.location, exc.message)] + [Reported("note", *note) for note in exc.notes]
+    except HloIndexingError as exc:  # a parse error, or a limit refused before parsing
+        notes = exc.notes if isinstance(exc, ParseError) else ()
+        return None, [Reported("error", exc.location, exc.message)] + [Reported("note", *note) for note in notes]
     sink.items.clear()
     mlir_error = None
     sys.stdout.flush()
@@ -290,6 +291,19 @@ def _native_ir_dumps(keep: DumpFilter | None, relocate: _Relocate | None) -> Ite
         text = filter_ir_dumps(text, keep)
     sys.stderr.write(relocate(text) if relocate is not None else text)
     sys.stderr.flush()
+
+
+def _located(reported: list, name: str, start: tuple[int, int] | None) -> list:
+    """Diagnostics at an unknown location (an op written with ``loc(unknown)``) pointed at
+    the start of their chunk, where ``mlir-opt`` locates the chunk's module, and said to
+    be unlocated: every printed error names a file position."""
+    line, column = start or (1, 1)
+    return [
+        d
+        if d.location is not None or d.severity == "note"
+        else Reported(d.severity, SourceLocation(name, line, column), f"{d.message} (at an unknown location in this input)")
+        for d in reported
+    ]
 
 
 def _print_diagnostics(reported) -> None:

@@ -23,12 +23,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import NoReturn
 
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.errors import EnumerationTooLargeError, HloIndexingError, SourceLocation
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
+from hlo_indexing.limits import MAX_VIEWER_CELLS
 
-MAX_CELLS = 20_000
+MAX_CELLS = MAX_VIEWER_CELLS
+#: Where errors about the shape argument point (as the layout parser names its input).
+SHAPE_ARGUMENT = "<layout>"
 PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd")
 
 
@@ -68,8 +72,14 @@ def build_grid(shape: Shape) -> Grid:
                 extents[logical_dim] = -(-extents[logical_dim] // tile) * tile
                 gaps[logical_dim] = tile
     cells = math.prod(extents)
-    if cells > MAX_CELLS:
-        raise HloIndexingError(f"the grid has {cells} cells, more than the viewer's limit of {MAX_CELLS}")
+    if cells > MAX_CELLS or any(e > MAX_CELLS for e in extents):  # an empty grid still draws its rows
+        raise EnumerationTooLargeError(
+            f"the grid has {cells} cells in extents {extents}: the viewer's limit is {MAX_CELLS} cells, "
+            "in total and along one dimension (limits.MAX_VIEWER_CELLS)",
+            SourceLocation(SHAPE_ARGUMENT, 1, 1),
+            limit="MAX_VIEWER_CELLS",
+            value=cells,
+        )
     arith = IntArith()
     offsets = {
         index: linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith)
@@ -171,15 +181,19 @@ def render_svg(grid: Grid) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the viewer; returns the exit code (0 ok, 1 bad input or output failure)."""
-    parser = argparse.ArgumentParser(prog="hlo-indexing-layout", description="Show the memory position of each array element.")
+    parser = _ArgumentParser(prog="hlo-indexing-layout", description="Show the memory position of each array element.")
     parser.add_argument("shape", help="a shape with layout, e.g. 'f32[3,5]{1,0:T(2,2)}'")
     parser.add_argument("--format", choices=("text", "svg"), default="text")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout); written only on success")
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageExit:
+        return 1
     try:
         grid = build_grid(Shape.parse(args.shape))
     except HloIndexingError as error:
-        print(str(error) if error.location else f"error: {error}", file=sys.stderr)
+        location = error.location or SourceLocation(SHAPE_ARGUMENT, 1, 1)
+        print(f"{location}: error: {error.message}", file=sys.stderr)
         return 1
     rendered = render_svg(grid) if args.format == "svg" else render_text(grid)
     if args.output == "-":
@@ -189,9 +203,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open(args.output, "w", encoding="utf-8") as handle:
             handle.write(rendered)
     except OSError as error:
-        print(f"error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+        print(f"<command line>:1:1: error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
         return 1
     return 0
+
+
+class UsageExit(Exception):
+    """A usage error was printed; exit 1."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """Usage errors as ``<command line>:1:1: error: ...`` and exit status 1, as
+    ``hlo-indexing-opt`` reports them (argparse's own form has no location and exits 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"<command line>:1:1: error: {message}", file=sys.stderr)
+        raise UsageExit(message)
 
 
 def cli_main() -> None:

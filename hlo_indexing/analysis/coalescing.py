@@ -66,6 +66,7 @@ from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import block_of
+from hlo_indexing.errors import InvalidInputError, UnsupportedError
 from hlo_indexing.layout.lowering import linear_offset_map
 from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Layout
@@ -103,7 +104,7 @@ def as_layout(layout: LayoutLike, rank: int) -> Layout:
     if isinstance(layout, str):
         layout = Layout.parse(layout)
     if layout.rank != rank:
-        raise ValueError(f"layout {layout} has rank {layout.rank}, the array has rank {rank}")
+        raise InvalidInputError(f"layout {layout} has rank {layout.rank}, the array has rank {rank}")
     return layout
 
 
@@ -304,7 +305,7 @@ def coalescing(
     for a, argument in enumerate(block.arguments):
         shape = value_shape(argument.type)
         if shape is None:
-            raise ValueError(f"coalescing needs static shapes, argument {a} has type {argument.type}")
+            raise UnsupportedError(f"coalescing needs static shapes, argument {a} has type {argument.type}")
         decisions = []
         for r, fused_result in enumerate(results):
             for m in fused_result.maps[a]:

@@ -44,7 +44,7 @@ from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
-from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
@@ -133,7 +133,7 @@ def _element_type(value_type: ir.Type, path: Path) -> ir.Type:
     """The type of element ``path`` of a value of ``value_type``."""
     for k in path:
         if not isinstance(value_type, ir.TupleType) or not 0 <= k < value_type.num_types:
-            raise ValueError(f"{value_type} has no tuple element {k}")
+            raise InvalidArgumentError(f"{value_type} has no tuple element {k}")
         value_type = value_type.get_type(k)
     return value_type
 
@@ -542,6 +542,8 @@ def fusion_indexing(
     root = list(block.operations)[-1].operands[result_index]
     if isinstance(_element_type(root.type, element), ir.TupleType):
         return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
+    if value_shape(_element_type(root.type, element)) is None:
+        return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
     found = composer.root_maps(block, "output_to_input", result_index, element, _producers(block, root))
     return _fusion_result(block.arguments, *found, "output_to_input")
@@ -557,6 +559,8 @@ def fusion_input_to_output_indexing(
     results = list(block.operations)[-1].operands
     if isinstance(_element_type(argument.type, element), ir.TupleType):
         return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
+    if value_shape(_element_type(argument.type, element)) is None:
+        return _no_index_space(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
     found = composer.root_maps(block, "input_to_output", argument_index, element, _users(block, argument))
     return _fusion_result(results, *found, "input_to_output")
@@ -620,6 +624,14 @@ def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, directio
     unknown = IndexingMap.undefined(
         f"{what}{at} is a {_element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
     )
+    return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
+
+
+def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:
+    """Unknown maps for every value: a token, a scalar of another dialect or a dynamic
+    shape has no static index space to map from."""
+    at = f" element {path_text(element)}" if element else ""
+    unknown = IndexingMap.undefined(f"{what}{at} is a {_element_type(value.type, element)}, not a statically shaped tensor")
     return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
 
 

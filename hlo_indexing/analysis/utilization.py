@@ -42,6 +42,7 @@ import numpy as np
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
 from hlo_indexing.dialect_glue.call_like import block_of
+from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
@@ -90,7 +91,7 @@ def operand_utilization(
     for a, argument in enumerate(arguments):
         shape = value_shape(argument.type)
         if shape is None:
-            raise ValueError(f"operand utilisation needs static shapes, argument {a} has type {argument.type}")
+            raise UnsupportedError(f"operand utilisation needs static shapes, argument {a} has type {argument.type}")
         maps = [m for r in results for m in r.maps[a]]
         capped = any(r.over_approximated for r in results if r.maps[a])
         out.append(maps_utilization(maps, shape, max_points=max_points, over_approximated=capped))

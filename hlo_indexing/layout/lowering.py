@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
+from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.layout.tiling import (
     TilingPlan,
     linear_from_coordinates,
@@ -146,7 +147,7 @@ def mlir_element_type(dtype: str) -> str:
     try:
         return _MLIR_TYPES[dtype.lower()]
     except KeyError:
-        raise ValueError(f"element type '{dtype}' has no MLIR memref equivalent") from None
+        raise InvalidArgumentError(f"element type '{dtype}' has no MLIR memref equivalent") from None
 
 
 def _dims_text(dims: Sequence[int], element: str) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.layout.tiling import TileStep, TilingPlan, plan
 from hlo_indexing.layout.types import Layout, Shape
 
@@ -65,7 +66,7 @@ def unpack(buffer: np.ndarray, shape: Shape | Sequence[int], layout: Layout | No
     buffer = np.asarray(buffer).reshape(-1)
     p = plan(shape, layout)
     if buffer.size < p.padded_size:
-        raise ValueError(f"buffer has {buffer.size} elements, the layout needs {p.padded_size}")
+        raise InvalidArgumentError(f"buffer has {buffer.size} elements, the layout needs {p.padded_size}")
     n = math.prod(p.tiled_shape)
     tiled = buffer[:n].reshape(p.tiled_shape)
     result = np.empty(p.dims, dtype=buffer.dtype)

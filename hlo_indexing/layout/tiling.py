@@ -32,7 +32,9 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 
+from hlo_indexing.errors import IndexOutOfRangeError, IntegerOverflowError, InvalidArgumentError
 from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
+from hlo_indexing.limits import check_int64
 
 #: returned by :func:`logical_index` for a buffer position that holds no element
 PADDING = None
@@ -105,15 +107,21 @@ class TilingPlan:
 
 def plan(shape: Shape | Sequence[int], layout: Layout | None = None) -> TilingPlan:
     """The :class:`TilingPlan` of a :class:`Shape`, or of ``dims`` and a ``layout``.
-    Raises ``ValueError`` when the layout does not fit the dims."""
+    Raises :class:`InvalidArgumentError` (a ``ValueError``) when the layout does not fit
+    the dims or a dim is negative, :class:`IntegerOverflowError` for a dim outside int64."""
     dims, layout = _dims_and_layout(shape, layout)
+    for d in dims:
+        if check_int64(d, "dimension size") < 0:
+            raise InvalidArgumentError(f"dimension size {d} is negative (shape {list(dims)})")
     if sorted(layout.minor_to_major) != list(range(len(dims))):
-        raise ValueError(f"minor_to_major {list(layout.minor_to_major)} is not a permutation of the {len(dims)} dims")
+        raise InvalidArgumentError(
+            f"minor_to_major {list(layout.minor_to_major)} is not a permutation of the {len(dims)} dims"
+        )
     current = tuple(dims[p] for p in reversed(layout.minor_to_major))
     steps = []
     for tile in layout.tiles:
         if any(t != COMBINE and t < 1 for t in tile) or tile[-1] == COMBINE:
-            raise ValueError(f"invalid tile {tile}: sizes must be positive and '*' not last")
+            raise InvalidArgumentError(f"invalid tile {tile}: sizes must be positive and '*' not last")
         ones = max(0, len(tile) - len(current))
         expanded = (1,) * ones + current
         base = len(expanded) - len(tile)
@@ -143,10 +151,11 @@ def _dims_and_layout(shape: Shape | Sequence[int], layout: Layout | None) -> tup
 
 
 def check_padded_size(dims: Sequence[int], layout: Layout) -> None:
-    """Raise ``OverflowError`` when the padded buffer size exceeds int64."""
+    """Raise :class:`IntegerOverflowError` (an ``OverflowError``) when the padded buffer
+    size exceeds int64."""
     size = plan(dims, layout).padded_size
     if size > INT64_MAX:
-        raise OverflowError(f"padded size {size} elements overflows int64")
+        raise IntegerOverflowError(f"padded size {size} elements overflows int64", limit="INT64_MAX", value=size)
 
 
 def physical_shape(shape: Shape | Sequence[int], layout: Layout | None = None) -> tuple[int, ...]:
@@ -263,20 +272,21 @@ def logical_from_offset(p: TilingPlan, offset: Any, arith: Arith) -> tuple[list[
 
 
 def linear_index(shape: Shape | Sequence[int], index: Sequence[int], layout: Layout | None = None) -> int:
-    """The buffer offset (in elements) of logical ``index`` (dim 0 first)."""
+    """The buffer offset (in elements) of logical ``index`` (dim 0 first).
+    :class:`IndexOutOfRangeError` (an ``IndexError``) outside the shape."""
     p = plan(shape, layout)
     if len(index) != len(p.dims) or any(not 0 <= i < d for i, d in zip(index, p.dims)):
-        raise IndexError(f"index {tuple(index)} is out of bounds for shape {list(p.dims)}")
+        raise IndexOutOfRangeError(f"index {tuple(index)} is out of bounds for shape {list(p.dims)}")
     arith = IntArith()
     return cast(int, linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith))
 
 
 def logical_index(shape: Shape | Sequence[int], offset: int, layout: Layout | None = None) -> tuple[int, ...] | None:
     """The logical index stored at buffer ``offset``, or :data:`PADDING` (None) when the
-    slot is padding."""
+    slot is padding. :class:`IndexOutOfRangeError` (an ``IndexError``) outside the buffer."""
     p = plan(shape, layout)
     if not 0 <= offset < p.padded_size:
-        raise IndexError(f"offset {offset} is outside the buffer of {p.padded_size} elements")
+        raise IndexOutOfRangeError(f"offset {offset} is outside the buffer of {p.padded_size} elements")
     index, checks = logical_from_offset(p, offset, IntArith())
     if all(0 <= value < extent for value, extent in checks):
         return tuple(index)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.layout.tiling import linear_index
 from hlo_indexing.layout.types import Layout, Shape
 
@@ -45,7 +46,7 @@ def element_bits(dtype: str, layout: Layout | None = None) -> int:
     try:
         return _BITS[dtype.lower()]
     except KeyError:
-        raise ValueError(f"unknown element type '{dtype}'") from None
+        raise InvalidArgumentError(f"unknown element type '{dtype}'") from None
 
 
 def tpu_default_layout(dtype: str, dims: Sequence[int], bits: int | None = None) -> Layout:

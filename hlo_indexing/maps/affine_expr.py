@@ -14,13 +14,13 @@ goes through this module is safe; children read through ``.lhs``/``.rhs`` and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.maps.interval import Interval
+from hlo_indexing.errors import IntegerOverflowError, UndefinedDivisionError
+from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 
 AffineExpr = ir.AffineExpr
 
@@ -40,8 +40,9 @@ def typed(expr: AffineExpr) -> AffineExpr:
 
 
 def constant(value: int, context: "ir.Context") -> AffineExpr:
-    """The constant expression ``value`` in ``context``."""
-    return ir.AffineConstantExpr.get(value, context)
+    """The constant expression ``value`` in ``context``; :class:`IntegerOverflowError`
+    outside int64."""
+    return ir.AffineConstantExpr.get(check_int64(value, "constant"), context)
 
 
 def dim(position: int, context: "ir.Context") -> AffineExpr:
@@ -56,12 +57,12 @@ def symbol(position: int, context: "ir.Context") -> AffineExpr:
 
 def add(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
     """``lhs + rhs`` (an int is a constant), folded by MLIR and typed."""
-    return typed(lhs + rhs)
+    return typed(lhs + (check_int64(rhs, "constant") if isinstance(rhs, int) else rhs))
 
 
 def mul(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
     """``lhs * rhs`` (an int is a constant), folded by MLIR and typed."""
-    return typed(lhs * rhs)
+    return typed(lhs * (check_int64(rhs, "factor") if isinstance(rhs, int) else rhs))
 
 
 def floordiv(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
@@ -135,13 +136,6 @@ def substitute(
     return out
 
 
-class UndefinedDivisionError(HloIndexingError, ValueError):
-    """A ``floordiv``, ``ceildiv`` or ``mod`` whose divisor is 0 at the evaluated point.
-
-    MLIR gives such expressions no value (its folders leave them unfolded), so the
-    evaluators refuse them instead of returning a number."""
-
-
 def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
     """The value of ``expr`` at a point: floor semantics for ``floordiv`` and ``mod``
     (``a mod b = a - b * (a floordiv b)``, for negative divisors too, as Python's ``//``
@@ -191,22 +185,60 @@ def evaluate_array(
 
     Example: for ``s0 floordiv s1`` at ``s0 = [7, 7]``, ``s1 = [2, 0]`` with
     ``defined = [True, True]`` the values are ``[3, 7]`` and ``defined`` becomes
-    ``[True, False]``."""
-    return _evaluate_array(typed(expr), dims, symbols, defined)
+    ``[True, False]``.
+
+    Values that may leave int64 on the way (``d0 ceildiv 16`` with ``d0`` near the int64
+    minimum negates ``d0``) are computed exactly with Python ints; a result outside
+    int64 raises :class:`IntegerOverflowError`."""
+    expr = typed(expr)
+    if not _may_overflow(expr, dims, symbols):
+        return _evaluate_array(expr, dims, symbols, defined)
+    exact = _evaluate_array(
+        expr, [np.asarray(v, dtype=object) for v in dims], [np.asarray(v, dtype=object) for v in symbols], defined, int
+    )
+    values = np.asarray(exact, dtype=object)
+    if values.size and (values.min() < INT64_MIN or values.max() > INT64_MAX):
+        raise IntegerOverflowError(
+            f"a value of {expr} does not fit in int64", limit="INT64_MAX", value=max(values.max(), -values.min())
+        )
+    return np.asarray(values.astype(np.int64))
+
+
+#: Magnitude above which int64 arithmetic may overflow in one step (a sum of two values,
+#: a negation); products are bounded by their interval bounds directly.
+_SAFE_MAGNITUDE = 1 << 62
+
+
+def _may_overflow(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> bool:
+    """Whether some node of ``expr`` may reach :data:`_SAFE_MAGNITUDE` over the values given."""
+
+    def span(values: np.ndarray) -> Interval:
+        array = np.asarray(values)
+        return Interval(int(array.min()), int(array.max())) if array.size else Interval(0, 0)
+
+    memo: dict[AffineExpr, Interval] = {}
+    bounds(expr, [span(v) for v in dims], [span(v) for v in symbols], memo)
+    return any(max(abs(b.lower), abs(b.upper)) >= _SAFE_MAGNITUDE for b in memo.values() if not b.is_empty)
 
 
 def _evaluate_array(
-    expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray], defined: np.ndarray | None
+    expr: AffineExpr,
+    dims: Sequence[np.ndarray],
+    symbols: Sequence[np.ndarray],
+    defined: np.ndarray | None,
+    scalar: Callable[[int], Any] = np.int64,
 ) -> np.ndarray | np.int64:
+    """:func:`evaluate_array`'s recursion; ``scalar`` makes constants (``np.int64``, or
+    ``int`` for exact object arrays)."""
     if isinstance(expr, Const):
-        return np.int64(expr.value)
+        return cast("np.int64", scalar(expr.value))
     if isinstance(expr, Dim):
         return dims[expr.position]
     if isinstance(expr, Sym):
         return symbols[expr.position]
     assert isinstance(expr, Binary)
-    lhs = _evaluate_array(expr.lhs, dims, symbols, defined)
-    rhs = _evaluate_array(expr.rhs, dims, symbols, defined)
+    lhs = _evaluate_array(expr.lhs, dims, symbols, defined, scalar)
+    rhs = _evaluate_array(expr.rhs, dims, symbols, defined, scalar)
     if isinstance(expr, Add):
         return lhs + rhs
     if isinstance(expr, Mul):
@@ -216,7 +248,7 @@ def _evaluate_array(
         if defined is None:
             raise _zero_divisor_error(expr, *_first_point(zero, dims, symbols))
         defined &= ~zero
-        rhs = np.where(zero, np.int64(1), rhs)
+        rhs = np.where(zero, scalar(1), rhs)
     if isinstance(expr, Mod):
         return np.mod(lhs, rhs)
     if isinstance(expr, FloorDiv):
@@ -281,6 +313,8 @@ def bounds(
 
 def _semi_affine_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Interval:
     """Bounds when the divisor is not a single constant (semi-affine maps)."""
+    if rhs.lower == 0 and rhs.upper == 0:  # never defined: no value to bound (and never a point to fold to)
+        return Interval(INT64_MIN, INT64_MAX)
     magnitude = max(abs(lhs.lower), abs(lhs.upper))
     if isinstance(expr, Mod):
         top = max(abs(rhs.lower), abs(rhs.upper))
@@ -324,3 +358,37 @@ def _walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
         _walk(expr.lhs, visit)
         _walk(expr.rhs, visit)
     visit(expr)
+
+
+def depth(expr: AffineExpr) -> int:
+    """The depth of the expression tree (a leaf has depth 1), computed without recursion,
+    so that deep expressions can be refused (``limits.MAX_NESTING_DEPTH``) before the
+    recursive walks above see them."""
+    deepest = 0
+    stack = [(typed(expr), 1)]
+    seen: dict[AffineExpr, int] = {}
+    while stack:
+        node, level = stack.pop()
+        if seen.get(node, 0) >= level:
+            continue
+        seen[node] = level
+        deepest = max(deepest, level)
+        if isinstance(node, Binary):
+            stack.append((typed(node.lhs), level + 1))
+            stack.append((typed(node.rhs), level + 1))
+    return deepest
+
+
+def zero_divisors(expr: AffineExpr, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> list[AffineExpr]:
+    """The divisors of ``floordiv``/``ceildiv``/``mod`` nodes of ``expr`` that are zero
+    over the given ranges (a constant 0, or an expression whose bounds are ``[0, 0]``)."""
+    found: list[AffineExpr] = []
+
+    def visit(node: AffineExpr) -> None:
+        if isinstance(node, (FloorDiv, CeilDiv, Mod)):
+            value = bounds(node.rhs, dim_ranges, symbol_ranges)
+            if value.lower == 0 and value.upper == 0:
+                found.append(node.rhs)
+
+    walk(expr, visit)
+    return found

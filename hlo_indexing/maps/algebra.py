@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import DomainTooLargeError
+from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
@@ -33,7 +33,7 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     if producer.is_undefined:
         return producer
     if consumer.num_results != producer.num_dims:
-        raise ValueError(
+        raise InvalidArgumentError(
             f"cannot compose: the consumer has {consumer.num_results} results, the producer {producer.num_dims} dimensions"
         )
     if consumer.is_known_empty() or producer.is_known_empty():
@@ -252,7 +252,7 @@ def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> In
         return m
     n_range = len(m.range_vars)
     if len(set(range_vars)) != len(range_vars) or any(not 0 <= i < n_range for i in range_vars):
-        raise ValueError(f"range variables to convert must be distinct indices in [0, {n_range}), got {list(range_vars)}")
+        raise InvalidArgumentError(f"range variables to convert must be distinct indices in [0, {n_range}), got {list(range_vars)}")
     context = m.context
     n = m.num_dims
     remaining = [i for i in range(m.num_symbols) if i not in range_vars]

@@ -23,7 +23,9 @@ from collections.abc import Iterable
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import ParseError
+from hlo_indexing.errors import HloIndexingError, ParseError, UndefinedDivisionError
+from hlo_indexing.limits import check_depth
+from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 
@@ -93,9 +95,26 @@ def _intervals(attribute: "ir.Attribute | None", what: str) -> list[Interval]:
     return [Interval(values[i], values[i + 1]) for i in range(0, len(values), 2)]
 
 
+def _entry(attribute: ir.DictAttr, key: str) -> ir.Attribute:
+    """``attribute[key]``; a :class:`ParseError` when the bindings cannot read it (an
+    ``array<ui8: ...>`` has no Python class: reading it raises ``TypeError``)."""
+    try:
+        return attribute[key]
+    except TypeError as exc:
+        raise ParseError(f"indexing-map attribute: '{key}' cannot be read: {exc}") from None
+
+
+def _string(attribute: "ir.Attribute", what: str) -> str:
+    if not isinstance(attribute, ir.StringAttr):
+        raise ParseError(f"indexing-map attribute: '{what}' must be a string, got {attribute}")
+    return ir.StringAttr(attribute).value
+
+
 def _affine_map(attribute: "ir.Attribute", what: str) -> "ir.AffineMap":
     if not isinstance(attribute, ir.AffineMapAttr):
         raise ParseError(f"indexing-map attribute: '{what}' must be an affine_map<...>, got {attribute}")
+    for expr in ir.AffineMapAttr(attribute).value.results:
+        check_depth(ax.depth(expr), f"an expression of indexing-map attribute '{what}'")
     return attribute.value
 
 
@@ -105,40 +124,48 @@ def indexing_map_from_attribute(attribute: "ir.Attribute") -> IndexingMap:
     if not isinstance(attribute, ir.DictAttr):
         raise ParseError(f"indexing-map attribute must be a dictionary, got {attribute}")
     if "unknown" in attribute:
-        return IndexingMap.undefined(ir.StringAttr(attribute["unknown"]).value)
+        return IndexingMap.undefined(_string(_entry(attribute, "unknown"), "unknown"))
     if "known_empty" in attribute:
-        affine_map = _affine_map(attribute["known_empty"], "known_empty")
+        affine_map = _affine_map(_entry(attribute, "known_empty"), "known_empty")
         return IndexingMap.known_empty(
             affine_map.n_dims, affine_map.n_symbols, len(affine_map.results), attribute.context
         )
     if "map" not in attribute or "dims" not in attribute:
         raise ParseError(f"indexing-map attribute needs 'map' and 'dims' entries: {attribute}")
-    affine_map = _affine_map(attribute["map"], "map")
+    affine_map = _affine_map(_entry(attribute, "map"), "map")
 
     def get(key: str) -> "ir.Attribute | None":
-        return attribute[key] if key in attribute else None
+        return _entry(attribute, key) if key in attribute else None
 
     origins = get("runtime_origins")
-    # an ArrayAttr (iterable), typed Attribute by the stubs of DictAttr.__getitem__
-    origin_texts = [ir.StringAttr(a).value for a in origins] if origins is not None else []  # type: ignore[attr-defined]
+    if origins is not None and not isinstance(origins, ir.ArrayAttr):
+        raise ParseError(f"indexing-map attribute: 'runtime_origins' must be an array of strings, got {origins}")
+    origin_texts = [_string(a, "runtime_origins") for a in ir.ArrayAttr(origins)] if origins is not None else []
     runtimes = _intervals(get("runtimes"), "runtimes")
     if len(origin_texts) != len(runtimes):
         origin_texts = (origin_texts + [""] * len(runtimes))[: len(runtimes)]
     constraints: dict[ir.AffineExpr, Interval] = {}
     if "constraints" in attribute:
-        exprs = list(_affine_map(attribute["constraints"], "constraints").results)
+        exprs = list(_affine_map(_entry(attribute, "constraints"), "constraints").results)
         bounds = _intervals(get("constraint_bounds"), "constraint_bounds")
         if len(bounds) != len(exprs):
             raise ParseError("indexing-map attribute: 'constraint_bounds' must give one [lo, hi] per constraint")
         constraints = dict(zip(exprs, bounds))
     try:
-        return IndexingMap(
+        m = IndexingMap(
             affine_map,
-            _intervals(attribute["dims"], "dims"),
+            _intervals(_entry(attribute, "dims"), "dims"),
             _intervals(get("ranges"), "ranges"),
             [Variable(b, origin=o) for b, o in zip(runtimes, origin_texts)],
             constraints,
         )
+        if not m.is_known_empty():
+            for expr in list(m.results) + list(m.constraints):
+                if ax.zero_divisors(expr, m.dim_ranges, m.symbol_ranges):
+                    raise UndefinedDivisionError(f"indexing-map attribute: {expr} divides by zero over the domain")
+        return m
+    except HloIndexingError:
+        raise
     except ValueError as exc:
         raise ParseError(f"indexing-map attribute: {exc}") from None
 

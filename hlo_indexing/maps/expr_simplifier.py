@@ -268,8 +268,10 @@ class ExprSimplifier:
             return build(linear, self.context)
         if len(linear.terms) == 1 and linear.constant == 0:
             (atom, coeff), = linear.terms.items()
-            if coeff == 1 and isinstance(atom, ax.Mod) and (ax.constant_value(atom.rhs) or 0) % k == 0:
-                return self(ax.mod(atom.lhs, k))
+            if coeff == 1 and isinstance(atom, ax.Mod):
+                inner = ax.constant_value(atom.rhs)
+                if inner and inner % k == 0:  # (x mod c) mod k = x mod k when k divides c != 0
+                    return self(ax.mod(atom.lhs, k))
         split = self._split_by_factor(linear, k)
         if split is not None:
             g, multiples, remainder = split

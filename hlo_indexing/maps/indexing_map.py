@@ -34,7 +34,8 @@ import numpy as np
 from hlo_indexing.delegates import Delegates
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import DomainTooLargeError
+from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError, UndefinedDivisionError
+from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval, check_int64
 
@@ -43,7 +44,7 @@ from hlo_indexing.maps.interval import Interval, check_int64
 OPERATIONS = Delegates("hlo_indexing.maps")
 
 #: Default limit on the number of domain points :meth:`IndexingMap.enumerate` visits.
-DEFAULT_MAX_POINTS = 2_000_000
+DEFAULT_MAX_POINTS = MAX_ENUMERATION_POINTS
 
 #: Number of results of :meth:`IndexingMap.compose`, :meth:`~IndexingMap.simplify` and
 #: :meth:`~IndexingMap.remove_unused_symbols` remembered (the oldest entry is dropped):
@@ -100,7 +101,7 @@ def _variable(value: RangeLike, what: str) -> Variable:
     check_int64(variable.bounds.lower, f"lower bound of {what}")
     check_int64(variable.bounds.upper, f"upper bound of {what}")
     if variable.bounds.is_empty:
-        raise ValueError(f"range of {what} is empty: {variable.bounds} (lower > upper)")
+        raise InvalidArgumentError(f"range of {what} is empty: {variable.bounds} (lower > upper)")
     return variable
 
 
@@ -136,9 +137,9 @@ class IndexingMap:
         range_list = tuple(_variable(v, f"s{i}") for i, v in enumerate(range_vars))
         runtime_list = tuple(_variable(v, f"rt{i}") for i, v in enumerate(runtime_vars))
         if len(dim_vars) != affine_map.n_dims:
-            raise ValueError(f"the affine map has {affine_map.n_dims} dimensions but {len(dim_vars)} ranges were given")
+            raise InvalidArgumentError(f"the affine map has {affine_map.n_dims} dimensions but {len(dim_vars)} ranges were given")
         if len(range_list) + len(runtime_list) != affine_map.n_symbols:
-            raise ValueError(
+            raise InvalidArgumentError(
                 f"the affine map has {affine_map.n_symbols} symbols but {len(range_list)} range and "
                 f"{len(runtime_list)} runtime variables were given"
             )
@@ -203,8 +204,11 @@ class IndexingMap:
 
     @classmethod
     def identity(cls, shape: Sequence[int], context: "ir.Context | None" = None) -> "IndexingMap":
-        """``(d0, ..., dn) -> (d0, ..., dn)`` over the index space of ``shape``."""
+        """``(d0, ..., dn) -> (d0, ..., dn)`` over the index space of ``shape``; known
+        empty when ``shape`` has no element (a zero-sized dimension)."""
         context = context or current_or_default_context()
+        if any(n <= 0 for n in shape):
+            return cls.known_empty(len(shape), 0, len(shape), context)
         affine_map = ir.AffineMap.get_identity(len(shape), context)
         return cls(affine_map, [Interval.of_size(n) for n in shape])
 
@@ -430,7 +434,7 @@ class IndexingMap:
         """The results at one point (domain membership is not checked: see
         :meth:`contains_point`)."""
         if len(dims) != self.num_dims or len(symbols) != self.num_symbols:
-            raise ValueError(f"expected {self.num_dims} dims and {self.num_symbols} symbols")
+            raise InvalidArgumentError(f"expected {self.num_dims} dims and {self.num_symbols} symbols")
         return tuple(ax.evaluate(e, dims, symbols) for e in self._defined().results)
 
     def contains_point(self, dims: Sequence[int], symbols: Sequence[int] = ()) -> bool:
@@ -438,7 +442,7 @@ class IndexingMap:
         (a point where a constraint or result divides by zero is not in the domain, as
         in :meth:`enumerate`). ``ValueError`` for an undefined map."""
         if self.is_undefined:
-            raise ValueError(f"cannot test a point of an undefined map ({self._reason})")
+            raise InvalidArgumentError(f"cannot test a point of an undefined map ({self._reason})")
         if self._empty:
             return False
         for value, var in zip(itertools.chain(dims, symbols), self._dims + self.symbol_vars):
@@ -448,7 +452,7 @@ class IndexingMap:
             for expr in self.results:
                 ax.evaluate(expr, dims, symbols)
             return all(c.contains(ax.evaluate(e, dims, symbols)) for e, c in self._constraints.items())
-        except ax.UndefinedDivisionError:
+        except UndefinedDivisionError:
             return False
 
     def expr_bounds(self, expr: ir.AffineExpr) -> Interval:
@@ -472,14 +476,16 @@ class IndexingMap:
         variable ranges holds more than ``max_points`` points. Points where a constraint
         or a result divides by 0 (semi-affine maps) have no image and are left out."""
         if self._map is None:
-            raise ValueError(f"cannot enumerate an undefined map ({self._reason})")
+            raise InvalidArgumentError(f"cannot enumerate an undefined map ({self._reason})")
         total = self.num_dims + self.num_symbols
         if self._empty:
             return np.zeros((0, total), np.int64), np.zeros((0, self.num_results), np.int64)
         size = self.domain_size()
         if size > max_points:
             raise DomainTooLargeError(
-                f"domain of {size} points exceeds the enumeration limit of {max_points} (max_points)"
+                f"domain of {size} points exceeds the enumeration limit of {max_points} (max_points)",
+                limit="MAX_ENUMERATION_POINTS",
+                value=size,
             )
         axes = [np.arange(v.bounds.lower, v.bounds.upper + 1, dtype=np.int64) for v in self._dims + self.symbol_vars]
         if total:

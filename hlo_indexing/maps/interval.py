@@ -9,15 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
+from hlo_indexing.limits import INT64_MAX, INT64_MIN, check_int64
 
-
-def check_int64(value: int, what: str) -> int:
-    """Return ``value`` if it fits in int64, else raise ``ValueError`` naming ``what``."""
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise ValueError(f"{what} = {value} does not fit in int64")
-    return value
+__all__ = ["INT64_MAX", "INT64_MIN", "Interval", "check_int64"]  # the int64 helpers live in limits
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ Example::
 from __future__ import annotations
 
 from hlo_indexing.dialect_glue.bindings import AffineExpr, Context
+from hlo_indexing.limits import check_int64
 from hlo_indexing.maps import affine_expr as ax
 
 
@@ -78,8 +79,9 @@ def atom_order(atom: AffineExpr) -> tuple[int, int, str]:
 def build(linear: Linear, context: Context) -> AffineExpr:
     """The ``ir.AffineExpr`` of a linear form, terms in a deterministic order."""
     expr: AffineExpr | None = None
+    check_int64(linear.constant, "constant of a simplified expression")
     for atom in sorted(linear.terms, key=atom_order):
-        coeff = linear.terms[atom]
+        coeff = check_int64(linear.terms[atom], "coefficient of a simplified expression")
         term = atom if coeff == 1 else atom * coeff
         expr = term if expr is None else expr + term
     if expr is None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 
 from hlo_indexing.dialect_glue.bindings import AffineExpr, ir
+from hlo_indexing.errors import IntegerOverflowError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -56,10 +57,15 @@ def _tighten(variable: Variable, interval: Interval) -> Variable:
 
 def _values_in_mod_class(bounds: Interval, k: int, residues: Interval) -> Interval:
     """The smallest interval inside ``bounds`` holding every ``v`` with
-    ``v mod k`` in ``residues`` (empty if none)."""
-    lower = next((v for v in range(bounds.lower, min(bounds.upper, bounds.lower + k - 1) + 1) if residues.contains(v % k)), None)
-    upper = next((v for v in range(bounds.upper, max(bounds.lower, bounds.upper - k + 1) - 1, -1) if residues.contains(v % k)), None)
-    if lower is None or upper is None:
+    ``v mod k`` in ``residues`` (a sub-interval of ``[0, k - 1]``; empty if none).
+    Constant time: ``k`` may be as large as int64 (a tile of ``2147483648`` elements)."""
+    if residues.is_empty or bounds.is_empty:
+        return Interval(0, -1)
+    base, rest = divmod(bounds.lower, k)
+    lower = base * k + max(rest, residues.lower) if rest <= residues.upper else (base + 1) * k + residues.lower
+    base, rest = divmod(bounds.upper, k)
+    upper = base * k + min(rest, residues.upper) if rest >= residues.lower else (base - 1) * k + residues.upper
+    if lower > bounds.upper or upper < bounds.lower or lower > upper:
         return Interval(0, -1)
     return Interval(lower, upper)
 
@@ -245,8 +251,11 @@ def simplify(m: IndexingMap) -> IndexingMap:
     its variable names (equal maps may carry different names)."""
     if m.is_undefined or m.is_known_empty():
         return m
-    state = _MapState(m)
-    for _ in range(MAX_ROUNDS):
-        if not state.round() or state.empty:
-            break
-    return state.result()
+    try:
+        state = _MapState(m)
+        for _ in range(MAX_ROUNDS):
+            if not state.round() or state.empty:
+                break
+        return state.result()
+    except IntegerOverflowError:
+        return m  # an intermediate value left int64: the map as given is the simplest exact form we have

@@ -18,14 +18,16 @@ parentheses, as ``mlir::AffineExpr`` prints), with custom variable names substit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.errors import ParseError, SourceLocation, UndefinedDivisionError
+from hlo_indexing.limits import check_depth, check_int64
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
-from hlo_indexing.maps.interval import Interval, check_int64
+from hlo_indexing.maps.interval import Interval
 
 _MLIR_NAME = re.compile(r"\b([ds])(\d+)\b")
 
@@ -95,6 +97,12 @@ class _MapParser:
         self.tokens = self._tokenize(text)
         self.pos = 0
         self.names: dict[str, ax.AffineExpr] = {}
+        self.nesting = 0
+        self.n_dims = self.n_symbols = 0
+        #: (divisor, its first token) of every floordiv/ceildiv/mod, checked for zero.
+        self.divisors: list[tuple[ax.AffineExpr, _Token]] = []
+        #: (result or constraint, its first token), checked to stay in int64 over the domain.
+        self.expressions: list[tuple[ax.AffineExpr, _Token]] = []
 
     # -- tokens
 
@@ -116,10 +124,13 @@ class _MapParser:
             tokens.append(_Token(kind, match.group(group), start))
             offset = match.end()
 
-    def _error_at(self, offset: int, message: str) -> ParseError:
+    def _location(self, offset: int) -> SourceLocation:
         line = self.text.count("\n", 0, offset) + 1
         column = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
-        return ParseError(message, SourceLocation(self.filename, line, column))
+        return SourceLocation(self.filename, line, column)
+
+    def _error_at(self, offset: int, message: str) -> ParseError:
+        return ParseError(message, self._location(offset))
 
     def error(self, message: str, token: _Token | None = None) -> ParseError:
         token = token or self.peek()
@@ -167,13 +178,14 @@ class _MapParser:
             self.names[name] = ax.dim(i, self.context)
         for i, name in enumerate(range_names + runtime_names):
             self.names[name] = ax.symbol(i, self.context)
+        self.n_dims, self.n_symbols = len(dim_names), len(range_names) + len(runtime_names)
         self.expect("->")
         self.expect("(")
         results = []
         if not self.accept(")"):
-            results.append(self.expr())
+            results.append(self._checked_expr())
             while self.accept(","):
-                results.append(self.expr())
+                results.append(self._checked_expr())
             self.expect(")")
         bounds: list[Interval] = []
         constraints: list[tuple[ax.AffineExpr, Interval, _Token]] = []
@@ -190,7 +202,7 @@ class _MapParser:
             if not all_names or self.accept(","):
                 while True:
                     token = self.peek()
-                    expr = self.expr()
+                    expr = self._checked_expr()
                     self.expect("in")
                     constraints.append((expr, self._interval(), token))
                     if not self.accept(","):
@@ -198,7 +210,42 @@ class _MapParser:
         elif all_names:
             raise self.error("expected ', domain:' with the range of every variable")
         self._expect_end()
+        self._check_divisors(len(dim_names), bounds)
+        self._check_magnitudes(len(dim_names), bounds)
         return self._build(dim_names, range_names, runtime_names, results, bounds, constraints)
+
+    def _checked_expr(self) -> ir.AffineExpr:
+        """An expression whose tree is not deeper than ``limits.MAX_NESTING_DEPTH`` (MLIR
+        builds ``a + b + ...`` as a left-deep tree, one level per term)."""
+        token = self.peek()
+        expr = self.expr()
+        check_depth(ax.depth(expr), "expression", self._location(token.offset))
+        self.expressions.append((expr, token))
+        return expr
+
+    def _check_magnitudes(self, n_dims: int, bounds: list[Interval]) -> None:
+        """Every result and constraint stays in int64 over the variables' ranges (bounded
+        by interval arithmetic), so that evaluating the map cannot overflow."""
+        if any(b.is_empty for b in bounds) or len(bounds) != n_dims + self.n_symbols:
+            return
+        dim_ranges, symbol_ranges = bounds[:n_dims], bounds[n_dims:]
+        for expr, token in self.expressions:
+            value = ax.bounds(expr, dim_ranges, symbol_ranges)
+            check_int64(value.lower, "lowest value of this expression over the domain", self._location(token.offset))
+            check_int64(value.upper, "highest value of this expression over the domain", self._location(token.offset))
+
+    def _check_divisors(self, n_dims: int, bounds: list[Interval]) -> None:
+        """A divisor that is zero over the variables' ranges is an error at the divisor."""
+        if not self.divisors or any(b.is_empty for b in bounds):
+            return
+        dim_ranges, symbol_ranges = bounds[:n_dims], bounds[n_dims:]
+        for divisor, token in self.divisors:
+            value = ax.bounds(divisor, dim_ranges, symbol_ranges)
+            if value.lower == 0 and value.upper == 0:
+                raise UndefinedDivisionError(
+                    "division by zero: the divisor is 0" + ("" if ax.constant_value(divisor) == 0 else " over the domain"),
+                    self._location(token.offset),
+                )
 
     def _build(
         self,
@@ -274,29 +321,62 @@ class _MapParser:
         if token.kind != "int":
             raise self.error("expected an integer", token)
         value = -int(token.text) if negative else int(token.text)
-        try:
-            return check_int64(value, "bound")
-        except ValueError as exc:
-            raise self._error_at(token.offset, str(exc)) from None
+        return check_int64(value, "bound", self._location(token.offset))
 
     def expr(self) -> ir.AffineExpr:
         lhs = self.term()
+        terms = 0
         while self.peek().text in ("+", "-") and self.peek().kind == "punct":
-            op = self.next().text
+            op_token = self.next()
+            terms += 1  # MLIR builds a chain as a left-deep tree: one level per term
+            check_depth(self.nesting + terms, "expression", self._location(op_token.offset))
             rhs = self.term()
-            lhs = lhs + rhs if op == "+" else lhs - rhs
+            if op_token.text == "+":
+                lhs = self._exact(op_token, lhs, rhs, lhs + rhs, lambda a, b: a + b)
+            else:
+                lhs = self._exact(op_token, lhs, rhs, lhs - rhs, lambda a, b: a - b)
         return lhs
+
+    def _exact(
+        self,
+        op_token: _Token,
+        lhs: ir.AffineExpr,
+        rhs: ir.AffineExpr,
+        result: ir.AffineExpr,
+        exact: Callable[[int, int], int],
+    ) -> ir.AffineExpr:
+        """``result`` (MLIR's folded ``lhs op rhs``), unless the operation leaves int64 (MLIR's
+        folding wraps or gives up): then :class:`IntegerOverflowError` at the operator.
+        Checked at the all-0 and all-1 points, in Python ints."""
+        for value in (0, 1):
+            dims, symbols = [value] * self.n_dims, [value] * self.n_symbols
+            try:
+                wanted = exact(ax.evaluate(lhs, dims, symbols), ax.evaluate(rhs, dims, symbols))
+                got = ax.evaluate(result, dims, symbols)
+            except UndefinedDivisionError:
+                continue
+            check_int64(wanted, "value of this operation", self._location(op_token.offset))
+            check_int64(got, "value of this operation", self._location(op_token.offset))
+        return result
 
     def term(self) -> ir.AffineExpr:
         lhs = self.unary()
+        factors = 0
         while self.peek().text in _MUL_OPS and self.peek().kind in ("punct", "name"):
             op_token = self.next()
+            factors += 1
+            check_depth(self.nesting + factors, "expression", self._location(op_token.offset))
+            rhs_token = self.peek()
             rhs = self.unary()
             op = op_token.text
+            if op != "*":
+                if ax.constant_value(rhs) == 0:
+                    raise UndefinedDivisionError("division by zero: the divisor is 0", self._location(rhs_token.offset))
+                self.divisors.append((rhs, rhs_token))
             if op == "*":
                 if not (_is_symbolic(lhs) or _is_symbolic(rhs)):
                     raise self.error("non-affine product: one factor must be a constant or use symbols only", op_token)
-                lhs = lhs * rhs
+                lhs = self._exact(op_token, lhs, rhs, lhs * rhs, lambda a, b: a * b)
             elif op in ("/", "floordiv", "floorDiv"):
                 lhs = ax.floordiv(lhs, rhs)
             elif op in ("ceildiv", "ceilDiv"):
@@ -307,13 +387,26 @@ class _MapParser:
 
     def unary(self) -> ir.AffineExpr:
         token = self.next()
-        if token.kind == "punct" and token.text == "-":
-            return self.unary() * -1
-        if token.kind == "int":
+        if token.kind == "punct" and token.text in ("-", "("):
+            self.nesting += 1
+            check_depth(self.nesting, "expression", self._location(token.offset))
             try:
-                return ax.constant(check_int64(int(token.text), "constant"), self.context)
-            except ValueError as exc:
-                raise self._error_at(token.offset, str(exc)) from None
+                return self._nested(token)
+            finally:
+                self.nesting -= 1
+        return self._leaf(token)
+
+    def _nested(self, token: _Token) -> ir.AffineExpr:
+        if token.text == "-":
+            operand = self.unary()
+            return self._exact(token, operand, ax.constant(-1, self.context), operand * -1, lambda a, b: a * b)
+        inner = self.expr()
+        self.expect(")")
+        return inner
+
+    def _leaf(self, token: _Token) -> ir.AffineExpr:
+        if token.kind == "int":
+            return ax.constant(check_int64(int(token.text), "constant", self._location(token.offset)), self.context)
         if token.kind == "name":
             if token.text in ("min", "max"):
                 raise self.error(f"'{token.text}' is not an affine expression (XLA's symbolic maps only)", token)
@@ -321,10 +414,6 @@ class _MapParser:
             if found is None:
                 raise self.error("unknown variable", token)
             return found
-        if token.kind == "punct" and token.text == "(":
-            inner = self.expr()
-            self.expect(")")
-            return inner
         raise self.error("expected an expression", token)
 
 

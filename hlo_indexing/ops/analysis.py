@@ -27,7 +27,8 @@ from collections import OrderedDict
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import is_call_like, operand_values
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
@@ -73,7 +74,21 @@ def clear_cache() -> None:
 
 
 def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
+    """:func:`_cached_indexing`; every error is an :class:`HloIndexingError` located at the op
+    (a rule that trips over a malformed attribute raises :class:`InvalidInputError` naming
+    the op, not the ``IndexError``/``ValueError`` of the rule)."""
     operation = op if isinstance(op, ir.Operation) else op.operation
+    try:
+        return _cached_indexing(operation, direction, index, simplify, regions)
+    except HloIndexingError as exc:
+        raise located(exc, operation)
+    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise located(InvalidInputError(f"{operation.name}: malformed op ({type(exc).__name__}: {exc})"), operation) from exc
+
+
+def _cached_indexing(
+    operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
+) -> InstructionIndexing:
     count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
     what = "result" if direction == OUTPUT_TO_INPUT else "operand"
     if not 0 <= index < count:

@@ -1,0 +1,248 @@
+"""Run a native step that may kill its process (XLA's HLO parser CHECK-fails, aborts or
+allocates without bound on some malformed text) outside the host process, so that the
+host (a user's JAX session, a notebook, our CLI) survives.
+
+:func:`run_isolated` sends the call to a small server process
+(``python -m hlo_indexing.dialect_glue.isolation``, started on first use and kept) that
+forks one child per call. The server only imports modules, so it forks without the
+threads of the host (MLIR thread pools, XLA): forking the host itself deadlocked now
+and then in the child. The child runs the function with its stderr going to a
+temporary file and its address space capped (``limits.ISOLATED_MEMORY_BYTES`` above the
+server's); its pickled result comes back through the server. A child that dies gives
+:class:`ChildDied` (the signal or exit status and the last native log lines, e.g.
+XLA's ``Check failed: ...``); a call that runs longer than ``limits.HLO_PARSE_SECONDS``
+gives :class:`~hlo_indexing.errors.TimeLimitError` (the server is killed, and started
+again by the next call).
+
+Measured on a 2-core machine (``benchmarks/bench_hlo_import.py``): 15-30 ms per HLO
+module over parsing in-process, and ~1 s once per process to start the server. The
+function must be importable by name (module-level) and its arguments picklable.
+Where ``os.fork`` does not exist (Windows) the function runs in-process.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import importlib
+import os
+import pickle
+import resource
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from hlo_indexing import limits
+from hlo_indexing.errors import SourceLocation, TimeLimitError
+
+_HEADER = struct.Struct("<Q")
+
+
+class ChildDied(Exception):
+    """The isolated child ended without a result: ``how`` says how (``signal SIGABRT``,
+    ``exit status 1``), ``log`` holds its last native log lines."""
+
+    def __init__(self, how: str, log: str):
+        super().__init__(how, log)  # both in args: the exception crosses a pickle
+        self.how, self.log = how, log
+
+
+# ----------------------------------------------------------------------------- framing
+
+
+def _write_frame(stream: IO[bytes], payload: bytes) -> None:
+    stream.write(_HEADER.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def _read_exactly(fd: int, size: int, deadline: float | None) -> bytes | None:
+    """``size`` bytes from ``fd``; None at end of file; TimeoutError past ``deadline``."""
+    chunks: list[bytes] = []
+    while size:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _read_frame(fd: int, deadline: float | None = None) -> bytes | None:
+    header = _read_exactly(fd, _HEADER.size, deadline)
+    if header is None:
+        return None
+    return _read_exactly(fd, _HEADER.unpack(header)[0], deadline)
+
+
+# ----------------------------------------------------------------------------- server side
+
+
+def _address_space() -> int | None:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _child(function: Callable[..., Any], args: tuple, write_fd: int, log_fd: int) -> None:
+    """Body of the forked child: never returns."""
+    code = 0
+    try:
+        faulthandler.disable()
+        os.dup2(log_fd, 2)
+        current = _address_space()
+        if current is not None:
+            cap = current + limits.ISOLATED_MEMORY_BYTES
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        payload = pickle.dumps(("ok", function(*args)))
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the caller
+        try:
+            payload = pickle.dumps(("raised", exc))
+        except Exception:  # noqa: BLE001 - an unpicklable exception: send its text
+            payload = pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    try:
+        with os.fdopen(write_fd, "wb") as out:
+            out.write(payload)
+    except OSError:
+        code = 1
+    os._exit(code)
+
+
+def _log_tail(log: IO[bytes]) -> str:
+    log.seek(0)
+    noise = ("File ", "Extension modules", "Thread 0x", "Current thread", "Fatal Python error", "Stack (most recent")
+    lines = [line.strip() for line in log.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith(noise)]
+    checks = [line for line in lines if "Check failed" in line or "RET_CHECK" in line or "terminate" in line]
+    return " ".join((checks or lines)[-2:])[:500]
+
+
+def _serve_one(target: str, args: tuple) -> bytes:
+    """Fork a child for ``target(*args)``; the pickled ``(kind, value)`` it ends with."""
+    module, _, name = target.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    read_fd, write_fd = os.pipe()
+    with tempfile.TemporaryFile() as log:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(read_fd)
+            _child(function, args, write_fd, log.fileno())
+        os.close(write_fd)
+        with os.fdopen(read_fd, "rb") as result:
+            payload = result.read()
+        _, status = os.waitpid(pid, 0)
+        if payload and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            return payload
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            try:
+                how = f"signal {signal.Signals(number).name}"
+            except ValueError:
+                how = f"signal {number}"
+        else:
+            how = f"exit status {os.WEXITSTATUS(status)}"
+        return pickle.dumps(("died", (how, _log_tail(log))))
+
+
+def serve(preload: list[str]) -> None:
+    """The server loop: one framed ``(target, args)`` request in, one framed reply out."""
+    replies = os.fdopen(os.dup(1), "wb")  # the protocol's own copy of stdout ...
+    os.dup2(2, 1)  # ... so that anything printed by the code it runs cannot corrupt it
+    for module in preload:
+        importlib.import_module(module)
+    requests = sys.stdin.buffer.fileno()
+    while True:
+        frame = _read_frame(requests)
+        if frame is None:
+            return
+        target, args = pickle.loads(frame)
+        _write_frame(replies, _serve_one(target, args))
+
+
+# ----------------------------------------------------------------------------- caller side
+
+
+class _Server:
+    """The server process of this (host) process, started on demand."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[bytes] | None = None
+        self.owner = 0
+
+    def start(self, preload: str) -> subprocess.Popen[bytes]:
+        if self.process is not None and self.process.poll() is None and self.owner == os.getpid():
+            return self.process
+        self.stop()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "hlo_indexing.dialect_glue.isolation", preload],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # killed with its children on a timeout
+        )
+        self.owner = os.getpid()
+        return self.process
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or self.owner != os.getpid():
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
+
+
+_SERVER = _Server()
+
+
+def run_isolated(function: Callable[..., Any], *args: Any, what: str, location: SourceLocation | None = None) -> Any:
+    """``function(*args)`` in a child of the isolation server; its result (or the
+    exception it raised, re-raised here). ``what`` names the step in errors; ``location``
+    is where a :class:`TimeLimitError` points."""
+    if not hasattr(os, "fork"):
+        return function(*args)
+    target = f"{function.__module__}:{function.__qualname__}"
+    process = _SERVER.start(function.__module__)
+    deadline = time.monotonic() + limits.HLO_PARSE_SECONDS
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        _write_frame(process.stdin, pickle.dumps((target, args)))
+        reply = _read_frame(process.stdout.fileno(), deadline)
+    except TimeoutError:
+        _SERVER.stop()
+        raise TimeLimitError(
+            f"{what} took longer than {limits.HLO_PARSE_SECONDS} s (limits.HLO_PARSE_SECONDS)",
+            location,
+            limit="HLO_PARSE_SECONDS",
+            value=limits.HLO_PARSE_SECONDS,
+        ) from None
+    except OSError:  # the server died (killed from outside): start it again
+        reply = None
+    if reply is None:
+        _SERVER.stop()
+        raise ChildDied("the isolation server stopped", "")
+    kind, value = pickle.loads(reply)
+    if kind == "raised":
+        raise value
+    if kind == "died":
+        raise ChildDied(*value)
+    return value
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1:])

@@ -1,0 +1,87 @@
+"""Resource limits: the one place that says how far hlo-indexing goes on any input.
+
+Every algorithm is bounded by the size of its input text, or by one of these limits;
+past a limit the input is refused with its own :class:`~hlo_indexing.errors.LimitExceededError`
+subclass (the error's ``limit`` attribute names the constant here). Work that depends
+on the magnitude of numbers rather than on the text's length is done in constant time
+(e.g. the simplifier's residue classes) or refused.
+
+========================  ==========================  =====================================
+limit                     error                       what it bounds
+========================  ==========================  =====================================
+``MAX_NESTING_DEPTH``     ``NestingTooDeepError``     parentheses in map text; depth of an
+                                                      expression (text, attribute, MLIR map)
+``INT64_MIN/INT64_MAX``   ``IntegerOverflowError``    every number: constants, bounds,
+                                                      shapes, strides, offsets, sizes
+``MAX_DIMENSION_INDEX``   ``LimitExceededError``      a dimension number in convolution
+                                                      ``dim_numbers`` (checked before MLIR's
+                                                      parser, which allocates by its value)
+``MAX_RESULT_INDEX``      ``LimitExceededError``      a result number in MLIR text (``%0#N``,
+                                                      ``%0:N``), checked before MLIR's parser
+``MAX_ATTRIBUTE_ELEMENTS``  ``LimitExceededError``  integers in one 1-d integer ``dense``
+                                                      attribute (checked before MLIR's parser,
+                                                      whose verifiers walk every element) and
+                                                      read from one op attribute
+``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
+                                                      ``IndexingMap.enumerate`` (default)
+``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
+``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
+                                                      translator (isolated child process)
+``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
+                                                      allocate above its parent
+========================  ==========================  =====================================
+"""
+
+from __future__ import annotations
+
+from hlo_indexing.errors import IntegerOverflowError, NestingTooDeepError, SourceLocation
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+#: Deepest nesting of parentheses / expression nodes accepted (Python's recursion limit
+#: is 1,000 frames; the expression walks need a few frames per level).
+MAX_NESTING_DEPTH = 200
+
+#: Largest dimension number accepted in convolution ``dim_numbers`` (ranks are far smaller).
+MAX_DIMENSION_INDEX = 4096
+
+#: Largest result number accepted in MLIR text (``%0#N``, ``%0:N = ...``).
+MAX_RESULT_INDEX = 65536
+
+#: Integers in one 1-d integer ``dense`` attribute / read from one op attribute
+#: (dimension lists are rank-sized; ``tensor<2147483648xi64>`` takes MLIR's verifier 40 s).
+MAX_ATTRIBUTE_ELEMENTS = 1 << 24
+
+#: Default cap on the points ``IndexingMap.enumerate`` visits.
+MAX_ENUMERATION_POINTS = 2_000_000
+
+#: Cells the layout viewer draws.
+MAX_VIEWER_CELLS = 20_000
+
+#: Seconds XLA's parser and translator may take on one HLO module.
+HLO_PARSE_SECONDS = 20.0
+
+#: Bytes of address space the isolated HLO parser may add to its parent's.
+ISOLATED_MEMORY_BYTES = 4 << 30
+
+
+def check_int64(value: int, what: str, location: SourceLocation | None = None) -> int:
+    """``value`` if it fits in int64, else :class:`IntegerOverflowError` naming ``what``
+    and the value."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise IntegerOverflowError(
+            f"{what} = {value} does not fit in int64", location, limit="INT64_MAX", value=value
+        )
+    return value
+
+
+def check_depth(depth: int, what: str, location: SourceLocation | None = None) -> None:
+    """:class:`NestingTooDeepError` when ``depth`` exceeds :data:`MAX_NESTING_DEPTH`."""
+    if depth > MAX_NESTING_DEPTH:
+        raise NestingTooDeepError(
+            f"{what} is nested {depth} levels deep, more than the limit of {MAX_NESTING_DEPTH} (limits.MAX_NESTING_DEPTH)",
+            location,
+            limit="MAX_NESTING_DEPTH",
+            value=depth,
+        )
