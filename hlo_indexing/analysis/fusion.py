@@ -590,6 +590,8 @@ def computation_indexing(
     for index, root in enumerate(roots):
         if isinstance(root.type, ir.TupleType):
             out.append(_whole_tuple(f"{what} #{index}", root, (), len(others), direction))
+        elif value_shape(root.type) is None:
+            out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
         else:
             out.append(_fusion_result(others, *composer.root_maps(block, direction, index, ()), direction))
     return tuple(out)
