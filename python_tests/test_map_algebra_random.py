@@ -15,8 +15,8 @@ import random
 import pytest
 
 from hlo_indexing import IndexingMap
-from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.maps.algebra import eliminate_equal_symbols
 
 # ----------------------------------------------------------------- oracle
 

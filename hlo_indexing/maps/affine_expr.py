@@ -20,7 +20,9 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import IntegerOverflowError
-from hlo_indexing.errors import UndefinedDivisionError as UndefinedDivisionError  # re-exported: ax.UndefinedDivisionError
+from hlo_indexing.errors import (
+    UndefinedDivisionError as UndefinedDivisionError,  # re-exported: ax.UndefinedDivisionError
+)
 from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 
 AffineExpr = ir.AffineExpr
