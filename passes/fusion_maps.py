@@ -40,6 +40,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
+from hlo_indexing.maps.text import display_text
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
 ATTRIBUTE = "hlo_indexing.fused_maps"
@@ -171,7 +172,7 @@ class PrintFusionIndexing(_FusedMapsPass):
                 arg = path_text((a,) + path)
                 if not maps:
                     diagnostics.remark(location, f"{result} -> arg {arg}: no dependence")
-                for text in sorted("unknown indexing" if m.is_undefined else str(m) for m in maps):
+                for text in sorted(display_text(m) for m in maps):
                     diagnostics.remark(location, f"{result} -> arg {arg}: {text}")
         if fused.over_approximated:
             diagnostics.remark(

@@ -23,6 +23,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.parsing import location_of
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps.text import display_text
 from hlo_indexing.ops.result import InstructionIndexing
 
 
@@ -49,7 +50,7 @@ class ComputationMaps:
         lines = []
         for i, fused in enumerate(self.maps):
             for k, maps in enumerate(fused.maps):
-                texts = sorted("unknown indexing" if m.is_undefined else str(m) for m in maps) or ["no dependence"]
+                texts = sorted(display_text(m) for m in maps) or ["no dependence"]
                 lines += [f"{self.name} {source} {i} -> {target} {k}: {text}" for text in texts]
             if fused.over_approximated:
                 lines.append(f"{self.name} {source} {i}: over-approximated ({', '.join(fused.over_approximated)})")
