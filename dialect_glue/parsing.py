@@ -10,7 +10,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
-from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError, ParseError, SourceLocation
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
 ANONYMOUS_BUFFER = "-"
@@ -67,7 +67,10 @@ def parse_module(
     (after whitespace and comments). ``input_format="mlir"`` forces MLIR.
 
     Raises :class:`hlo_indexing.errors.ParseError` carrying ``file:line:col`` and
-    MLIR's (or XLA's) message. Example::
+    MLIR's (or XLA's) message, :class:`~hlo_indexing.errors.InputNotFoundError` (a
+    ``FileNotFoundError``) for a path that names no file and
+    :class:`~hlo_indexing.errors.InvalidArgumentError` (a ``TypeError``) for a source
+    of another type. Example::
 
         module = parse_module("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {"
                               " return %a : tensor<4xf32> }")
@@ -75,7 +78,13 @@ def parse_module(
     if isinstance(source, (ir.Module, ir.Operation, ir.OpView)):
         return source
     if input_format not in (None, "mlir", "hlo"):
-        raise ValueError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
+        raise InvalidArgumentError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
+    if isinstance(source, os.PathLike) and not os.path.isfile(source):
+        raise InputNotFoundError(f"parse_module: no such file: {os.fspath(source)!r}")
+    if not isinstance(source, (str, bytes, os.PathLike)):
+        raise InvalidArgumentError(
+            f"parse_module: cannot parse a {type(source).__name__} (expected MLIR/HLO text, bytes, a path or a module)"
+        )
     context = context or current_or_default_context()
     if _is_hlo(source, filename, input_format):
         return _import_hlo(source, filename, context)
@@ -85,8 +94,6 @@ def parse_module(
             return ir.Module.parseFile(path, context=context)
         except ir.MLIRError as exc:
             raise _parse_error(exc, path) from None
-    if not isinstance(source, (str, bytes)):
-        raise TypeError(f"parse_module: cannot parse a {type(source).__name__}")
     name = filename or "<string>"
     try:
         return ir.Module.parse(source, context=context)
@@ -121,7 +128,5 @@ def _import_hlo(
         except (OSError, UnicodeDecodeError) as exc:
             raise ParseError(f"cannot read HLO file: {exc}", SourceLocation(path, 1, 1)) from None
         return import_hlo_text(text, path, context)
-    if not isinstance(source, (str, bytes)):
-        raise TypeError(f"parse_module: cannot parse a {type(source).__name__} as HLO")
     text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
     return import_hlo_text(text, filename or "<string>", context)

@@ -53,3 +53,20 @@ class UnsupportedError(HloIndexingError):
 
 class DomainTooLargeError(HloIndexingError):
     """Refusal to enumerate a domain above the configured number of points."""
+
+
+class InvalidArgumentError(HloIndexingError, ValueError, TypeError):
+    """A public function called with an argument it does not accept (an unknown
+    direction, an object of the wrong type, ...); also a ``TypeError`` for the last
+    case's sake."""
+
+
+class IndexOutOfRangeError(HloIndexingError, IndexError):
+    """An index or offset outside the shape, buffer or result list it addresses."""
+
+
+class InputNotFoundError(HloIndexingError, FileNotFoundError):
+    """A path given as input that names no file (also a ``FileNotFoundError``)."""
+
+    def __init__(self, message: str, location: SourceLocation | None = None):
+        HloIndexingError.__init__(self, message, location)

@@ -2,7 +2,8 @@
 
 A pass is a frozen dataclass with class variables ``name`` (its pipeline name, e.g.
 ``hlo-attach-indexing-maps``) and ``description`` (one line), and dataclass fields for
-its options, each with a default and a ``metadata={"help": ...}`` entry. Options are
+its options, each with a default and a ``metadata={"help": ...}`` entry (an ``int``
+option may add ``"min"``, its smallest valid value; ``str`` options ``"choices"``). Options are
 spelled with dashes in pipelines (``simplify=false``, ``max-maps=8``); field names use
 underscores. A pass is registered by an entry in :data:`hlo_indexing.passes.registry.PASSES`
 that repeats its name, description and options, so that ``--help`` needs no pass module
@@ -143,7 +144,11 @@ def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> 
         raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects true or false, got '{text}'")
     if kind == "int":
         try:
-            return int(text)
+            value = int(text)
         except ValueError:
             raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects an integer, got '{text}'") from None
+        minimum = option.metadata.get("min")
+        if minimum is not None and value < minimum:
+            raise PassOptionError(f"option '{key}' of pass '{pass_name}' must be at least {minimum}, got {value}")
+        return value
     return text

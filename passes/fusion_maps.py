@@ -76,9 +76,9 @@ def _analyses(
 class _FusedMapsPass(ModulePass):
     """The options both fusion passes take."""
 
-    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
+    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value", "min": 1})
     analyses: bool = field(default=False, metadata={"help": "also compute operand utilization and coalescing"})
-    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses"})
+    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses", "min": 1})
 
 
 @dataclass(frozen=True)
