@@ -33,6 +33,34 @@ def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocati
     return SourceLocation(name, int(match.group(2)), int(match.group(3)))
 
 
+# A name location, as the HLO importer gives every op: loc("fusion.3"(<child>)).
+_NAME_LOCATION = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\(')
+
+
+def location_name(loc: "ir.Location") -> str | None:
+    """The name of a name location (``loc("fusion.3"(...))``: the HLO importer names
+    each op after its HLO instruction), or None for other locations."""
+    match = _NAME_LOCATION.match(str(loc))
+    return match.group(1) if match is not None else None
+
+
+def source_order_key(loc: "ir.Location") -> tuple[int, str, int, int]:
+    """A sort key putting located ops in file, line, column order (unlocated ones last)."""
+    where = location_of(loc)
+    return (0, where.filename, where.line, where.column) if where is not None else (1, "", 0, 0)
+
+
+def enclosing_function(op: "ir.Operation") -> str | None:
+    """The symbol name of ``op`` when it is a ``func.func``, else of the innermost
+    ``func.func`` around it; None outside functions."""
+    current: "ir.Operation | None" = op
+    while current is not None and current.name != "builtin.module":
+        if current.name == "func.func":
+            return ir.StringAttr(current.attributes["sym_name"]).value
+        current = current.parent
+    return None
+
+
 def _parse_error(exc: "ir.MLIRError", filename: str) -> ParseError:
     diagnostics = list(getattr(exc, "error_diagnostics", []) or [])
     if not diagnostics:

@@ -40,7 +40,8 @@ if TYPE_CHECKING:  # the bindings load only when a pass runs: `--help` stays fas
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One message of a pass: severity is ``error``, ``warning``, ``remark`` or ``note``."""
+    """One message of a pass: severity is ``error``, ``warning``, ``remark`` or ``note``,
+    or ``output`` for a report printed verbatim (location None)."""
 
     severity: str
     location: Any  # ir.Location
@@ -53,7 +54,7 @@ class Diagnostics:
 
     items: list[Diagnostic] = field(default_factory=list)
 
-    def emit(self, severity: str, location: "ir.Location", message: str) -> None:
+    def emit(self, severity: str, location: "ir.Location | None", message: str) -> None:
         """Record a diagnostic of ``severity`` at ``location``."""
         self.items.append(Diagnostic(severity, location, message))
 
@@ -72,6 +73,11 @@ class Diagnostics:
     def note(self, location: "ir.Location", message: str) -> None:
         """Record a note at ``location``."""
         self.emit("note", location, message)
+
+    def output(self, text: str) -> None:
+        """Record a report to print verbatim (severity ``output``, no location): the
+        JSON documents of the print passes' ``format=json``."""
+        self.emit("output", None, text)
 
     @property
     def has_errors(self) -> bool:

@@ -38,6 +38,8 @@ class Reported:
     message: str
 
     def __str__(self) -> str:
+        if self.severity == "output":  # a report (format=json): printed as it is
+            return self.message
         where = str(self.location) if self.location is not None else "<unknown>:0:0"
         return f"{where}: {self.severity}: {self.message}"
 

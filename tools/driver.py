@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.dialect_glue.parsing import location_of, parse_module
+from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, location_of, parse_module
 from hlo_indexing.errors import ParseError, SourceLocation
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager, captured_native_stderr
@@ -68,6 +68,8 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
             else:
                 # mlir-opt turns off the "see current operation" notes when verifying
                 reported = [d for d in reported if not (d.severity == "note" and d.message.startswith(OP_NOTE))]
+                _print_diagnostics([d for d in reported if d.severity == "output"])
+                reported = [d for d in reported if d.severity != "output"]
                 failures = verify(parse_expectations(chunk, name), reported, mode)
                 _print_diagnostics(failures)
                 failed |= bool(failures)
@@ -239,7 +241,12 @@ def _process_chunk(
             pm.run(module.operation)
         except ir.MLIRError as exc:
             mlir_error = exc
-    reported = [Reported(d.severity, location_of(d.location, name), d.message) for d in sink.items]
+    reported = [
+        Reported(d.severity, location_of(d.location, name), d.message)
+        if d.severity != "output"
+        else Reported(d.severity, None, _name_buffer(d.message, name))
+        for d in sink.items
+    ]
     if mlir_error is not None and not any(d.severity == "error" for d in sink.items):
         for diagnostic in mlir_error.error_diagnostics:
             reported.append(Reported("error", location_of(diagnostic.location, name), diagnostic.message))
@@ -254,6 +261,29 @@ def _process_chunk(
     )
     assert isinstance(asm, str)  # get_asm(binary=False) is text; the stubs say object
     return (relocate(asm) if relocate is not None else asm), reported
+
+
+def _name_buffer(report: str, name: str) -> str:
+    """A JSON report with MLIR's anonymous buffer ``-`` in its ``location`` fields named
+    ``name``, as diagnostics are (other text is returned unchanged)."""
+    try:
+        document = json.loads(report)
+    except ValueError:
+        return report
+
+    def rename(node: object) -> None:
+        if isinstance(node, dict):
+            location = node.get("location")
+            if isinstance(location, str) and location.startswith(f"{ANONYMOUS_BUFFER}:"):
+                node["location"] = name + location[len(ANONYMOUS_BUFFER) :]
+            for value in node.values():
+                rename(value)
+        elif isinstance(node, list):
+            for value in node:
+                rename(value)
+
+    rename(document)
+    return json.dumps(document, indent=2)
 
 
 @dataclass(frozen=True)

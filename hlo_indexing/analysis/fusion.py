@@ -46,6 +46,7 @@ from hlo_indexing.dialect_glue.call_like import block_of, callee_block
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.text import display_text
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
     output_to_input_indexing,
@@ -105,13 +106,9 @@ class FusionIndexing:
                 prefix = f"{label} id = {k}" + (f" element {path_text(path)}:" if path else "")
                 if not maps:
                     lines.append(f"{prefix} no dependence")
-                for text in sorted(_text(m) for m in maps):
+                for text in sorted(display_text(m) for m in maps):
                     lines.append(f"{prefix} {text}")
         return "\n".join(lines)
-
-
-def _text(m: IndexingMap) -> str:
-    return "unknown indexing" if m.is_undefined else str(m)
 
 
 def tensor_elements(value_type: ir.Type) -> list[Path]:
