@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
@@ -107,6 +108,26 @@ PASSES: dict[str, PassInfo] = {
         ),
     )
 }
+
+
+#: Upstream passes the bindings accept, for "did you mean" hints only (MLIR's Python API
+#: cannot list its registry); a test checks that each is accepted.
+UPSTREAM_PASS_HINTS = (
+    "canonicalize", "composite-fixed-point-pass", "control-flow-sink", "cse", "generate-runtime-verification",
+    "hlo-legalize-to-stablehlo", "inline", "loop-invariant-code-motion", "mem2reg", "print-ir", "print-op-stats",
+    "remove-dead-values", "sccp", "snapshot-op-locations", "sroa", "stablehlo-compatibility-expander",
+    "stablehlo-convert-to-signless", "stablehlo-legalize-to-hlo", "stablehlo-legalize-to-vhlo",
+    "stablehlo-refine-shapes", "strip-debuginfo", "symbol-dce", "symbol-privatize", "topological-sort",
+    "view-op-graph", "vhlo-legalize-to-stablehlo",
+)  # fmt: skip
+
+
+def suggestion(name: str, extra: tuple[str, ...] = ()) -> str | None:
+    """The registered or known upstream pass (or one of ``extra``, e.g. driver flags)
+    closest to the misspelt ``name``, by :func:`difflib.get_close_matches`; None when
+    nothing is close."""
+    close = difflib.get_close_matches(name, [*PASSES, *UPSTREAM_PASS_HINTS, *extra], n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def pass_names() -> list[str]:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.tools import excerpt
 
 MODES = ("all", "only-expected")
 _EXPECTED = re.compile(
@@ -40,8 +41,7 @@ class Reported:
     def __str__(self) -> str:
         if self.severity == "output":  # a report (format=json): printed as it is
             return self.message
-        where = str(self.location) if self.location is not None else "<unknown>:0:0"
-        return f"{where}: {self.severity}: {self.message}"
+        return excerpt.render(self.location, self.severity, self.message)
 
 
 @dataclass

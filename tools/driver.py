@@ -18,12 +18,15 @@ from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, location_of, parse_module
 from hlo_indexing.errors import ParseError, SourceLocation
 from hlo_indexing.passes.base import Diagnostics
+from hlo_indexing.passes.registry import suggestion
 from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager, captured_native_stderr
 from hlo_indexing.passes.pipeline_text import PipelineError, parse_pipeline
+from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.diagnostics_check import Reported, parse_expectations, verify
 from hlo_indexing.tools.options import (
     COMMAND_LINE,
     DEFAULT_SPLIT_MARKER,
+    FLAGS,
     PROGRAM,
     STDIN_NAME,
     Options,
@@ -32,6 +35,8 @@ from hlo_indexing.tools.options import (
 )
 
 OP_NOTE = "see current operation"
+#: The name MLIR gives the --pass-pipeline text in its errors.
+PIPELINE_BUFFER = "MLIR Textual PassPipeline Parser"
 
 
 def check_pipeline(options: Options) -> None:
@@ -58,6 +63,7 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
         keep = _dump_filter(options)
         _configure_instrumentation(pm, options, keep)
         name, text = _read_input(path, options)
+        excerpt.register(name, text)
         outputs: list[str] = []
         failed = False
         for chunk, start in _split(text, options.get("split-input-file")):
@@ -91,6 +97,7 @@ def _pass_manager(options: Options, context, sink, dump: bool = True):
             SourceLocation(COMMAND_LINE, 1, options.pass_flags[0].column),
         )
     if pipeline is not None:
+        excerpt.register(PIPELINE_BUFFER, str(pipeline))
         pm = build_pass_manager(str(pipeline), context, sink)
     else:
         pm = passmanager.PassManager(MODULE_ANCHOR, context=context)
@@ -101,6 +108,9 @@ def _pass_manager(options: Options, context, sink, dump: bool = True):
                 message = exc.message
                 if "does not refer to a registered pass" in message:
                     message = f"Unknown command line argument '{flag.spelling}'.  Try: '{PROGRAM} --help'"
+                    close = suggestion(flag.element.split("{")[0], tuple(FLAGS))
+                    if close is not None:
+                        message += f"  Did you mean '--{close}'?"
                 raise UsageError(message, SourceLocation(COMMAND_LINE, 1, flag.column)) from None
     if dump and options.get("dump-pass-pipeline"):
         count = len(_top_level_passes(str(pm)))
@@ -242,7 +252,7 @@ def _process_chunk(
         except ir.MLIRError as exc:
             mlir_error = exc
     reported = [
-        Reported(d.severity, location_of(d.location, name), d.message)
+        Reported(d.severity, excerpt.refine(location_of(d.location, name), d.message), d.message)
         if d.severity != "output"
         else Reported(d.severity, None, _name_buffer(d.message, name))
         for d in sink.items
