@@ -60,6 +60,8 @@ else:
 stablehlo = _optional(f"{_root}.dialects.stablehlo")
 mhlo = _optional(f"{_root}.dialects.mhlo")
 chlo = _optional(f"{_root}.dialects.chlo")
+#: Shardy (``sdy.mesh``, ``#sdy.sharding``), which JAX puts in the programs it lowers.
+sdy = _optional(f"{_root}.dialects.sdy")
 
 # Aliases for the binding types the package's signatures use (the chosen provider's
 # classes at run time, jaxlib's for the type checker).
@@ -85,6 +87,7 @@ __all__ = [
     "stablehlo",
     "mhlo",
     "chlo",
+    "sdy",
     "Context",
     "Location",
     "Module",

@@ -9,6 +9,7 @@ Example::
 
     block = block_of(func_op)          # its only block
     callee_block(call_op)              # the body of the called function, or None
+    callee_region(call_op)             # its region (what per-op rules hand the region hook)
     [label for label, _ in computations(module)]   # ['@main', 'mhlo.fusion', ...]
 """
 
@@ -42,16 +43,17 @@ def block_of(region_or_func: ir.Region | OpLike) -> ir.Block:
     return blocks[0]
 
 
-def callee_block(op: OpLike) -> ir.Block | None:
-    """The block an op runs as a nested computation: the body of the ``func.func`` a
+def callee_region(op: OpLike) -> ir.Region | None:
+    """The region an op runs as a nested computation: the body of the ``func.func`` a
     ``func.call`` / ``stablehlo.composite`` names (when in the module), or the region of
-    a nested ``mhlo.fusion``."""
+    an ``mhlo.fusion``; None for other ops and for a callee that is not in the module
+    or has no body."""
     name = op.operation.name
     if name not in CALL_LIKE_OPS:
         return None
     symbol_attribute = CALL_LIKE_OPS[name]
     if symbol_attribute is None:
-        return block_of(op.operation.regions[0])
+        return op.operation.regions[0]
     symbol = ir.FlatSymbolRefAttr(op.attributes[symbol_attribute]).value
     table_op = op.operation.parent
     while table_op is not None and table_op.name != "builtin.module":
@@ -59,7 +61,20 @@ def callee_block(op: OpLike) -> ir.Block | None:
     if table_op is None:
         return None
     table = ir.SymbolTable(table_op)
-    return block_of(table[symbol]) if symbol in table else None
+    if symbol not in table or not len(table[symbol].regions) or not len(table[symbol].regions[0].blocks):
+        return None
+    return table[symbol].regions[0]
+
+
+def callee_block(op: OpLike) -> ir.Block | None:
+    """The single block of :func:`callee_region` (None when there is none)."""
+    region = callee_region(op)
+    return None if region is None else block_of(region)
+
+
+def is_call_like(op: OpLike) -> bool:
+    """True for the ops of :data:`CALL_LIKE_OPS` (whether or not the callee is found)."""
+    return op.operation.name in CALL_LIKE_OPS
 
 
 def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:
@@ -92,3 +107,37 @@ def is_scalar_helper(func: ir.Operation) -> bool:
     function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     types = list(function_type.inputs) + list(function_type.results)
     return bool(types) and all(isinstance(t, ir.RankedTensorType) and t.rank == 0 for t in types)
+
+
+#: Ops whose regions read values defined outside them (``lax.cond``'s branches do):
+#: their per-op maps cover those values as operands after their own
+#: (:func:`operand_values`).
+CAPTURING_OPS = frozenset({"stablehlo.case", "stablehlo.if", "mhlo.case", "mhlo.if"})
+
+
+def captured_values(op: OpLike) -> list[ir.Value]:
+    """Values used inside ``op``'s regions but defined outside them, in order of first use."""
+    operation = op.operation
+    defined: set[ir.Value] = set()
+    used: list[ir.Value] = []
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        current = inner.operation
+        if current != operation:
+            used.extend(current.operands)
+            defined.update(current.results)
+        for region in current.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+        return ir.WalkResult.ADVANCE
+
+    operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return list(dict.fromkeys(v for v in used if v not in defined))
+
+
+def operand_values(op: OpLike) -> list[ir.Value]:
+    """What an op's per-op maps are indexed by: its operands, then (for
+    :data:`CAPTURING_OPS`) the values its regions capture."""
+    operation = op.operation
+    operands = list(operation.operands)
+    return operands + captured_values(operation) if operation.name in CAPTURING_OPS else operands

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-from hlo_indexing.dialect_glue.bindings import PROVIDER, chlo, ir, mhlo, stablehlo
+from hlo_indexing.dialect_glue.bindings import PROVIDER, chlo, ir, mhlo, sdy, stablehlo
 
 
 @functools.cache
@@ -50,6 +50,8 @@ def make_context(*, allow_unregistered_dialects: bool = False) -> ir.Context:
         mhlo.register_mhlo_dialect(context)
     if chlo is not None:
         chlo.register_dialect(context)
+    if sdy is not None:
+        sdy.register_dialect(context)
     context.load_all_available_dialects()
     context.allow_unregistered_dialects = allow_unregistered_dialects
     return context

@@ -42,6 +42,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.hlo_text import (
     HloComputation,
     HloInstruction,
+    has_hlo_header,
     prepare_for_translation,
     scan_hlo_text,
 )
@@ -133,12 +134,22 @@ def _native_stderr_captured() -> Iterator[None]:
             os.close(saved)
 
 
+#: Put before headerless text (on its first line, so that lines keep their numbers):
+#: XLA's parser reads text without ``HloModule`` as a single instruction.
+_HEADER_PREFIX = "HloModule m "
+
+
 def _parse_hlo(text: str, filename: str) -> object:
     entry = _entry_points()
+    shift = 0 if has_hlo_header(text) else len(_HEADER_PREFIX)
     try:
-        return entry.parse_text(text)
+        return entry.parse_text(_HEADER_PREFIX + text if shift else text)
     except entry.error_type as exc:
-        raise _xla_parse_error(str(exc), filename) from None
+        error = _xla_parse_error(str(exc), filename)
+        if shift and error.location is not None and error.location.line == 1:
+            where = error.location
+            error = ParseError(error.message, SourceLocation(where.filename, 1, max(1, where.column - shift)))
+        raise error from None
 
 
 def _translate(hlo_module: object, filename: str) -> bytes:

@@ -76,11 +76,37 @@ class HloTextScan:
     computations: tuple[HloComputation, ...]
 
 
-def looks_like_hlo_text(text: str | bytes) -> bool:
+# A computation header: ``[ENTRY] [%]name [(params) -> shape] {`` on its own line.
+_COMPUTATION_START = re.compile(
+    r"(ENTRY[ \t]+)?%?(?P<name>[A-Za-z_][\w.\-]*)[ \t]*(\([^\n]*\)[ \t]*->[^\n{]*)?\{[ \t]*(\n|$)"
+)
+# An instruction whose right-hand side starts with a shape: ``x = f32[2,3] add(...)``.
+_SHAPED_INSTRUCTION = re.compile(
+    r"^[ \t]*(ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*(\(|(pred|bf16|tf32|token|[suf]\d+[a-z0-9]*|c64|c128)\[)",
+    re.MULTILINE,
+)
+
+
+def has_hlo_header(text: str) -> bool:
     """True when the first token after whitespace and comments is ``HloModule``."""
+    return _HEADER.match(text) is not None
+
+
+def looks_like_hlo_text(text: str | bytes) -> bool:
+    """True for XLA HLO text, recognised by content: the first token after whitespace
+    and comments is ``HloModule``, or (XLA's tests and dumps leave the header out) the
+    text starts with a computation header (``ENTRY main {``, ``%fused_computation {``,
+    ``f (p: f32[2]) -> f32[2] {``) and has an instruction whose value is a shape
+    (``p0 = f32[100] parameter(0)``), which MLIR text never has."""
     if isinstance(text, bytes):
         text = text[:4096].decode("utf-8", errors="replace")
-    return _HEADER.match(text) is not None
+    if has_hlo_header(text):
+        return True
+    body = _blank_comments(text[:4096]).lstrip()
+    start = _COMPUTATION_START.match(body)
+    if start is None or start.group("name") in ("module", "builtin.module"):
+        return False
+    return _SHAPED_INSTRUCTION.search(body) is not None
 
 
 def _blank_comments(text: str) -> str:

@@ -6,8 +6,8 @@ import os
 import re
 from typing import Union
 
-from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.context import current_or_default_context
+from hlo_indexing.dialect_glue.bindings import ir, sdy
+from hlo_indexing.dialect_glue.context import current_or_default_context, make_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError, ParseError, SourceLocation
@@ -91,14 +91,16 @@ def parse_module(
 
     XLA's HLO text is read too, through XLA's own parser and translator (see
     :mod:`hlo_indexing.dialect_glue.hlo_import`): when ``input_format="hlo"``, when the
-    path or ``filename`` ends in ``.hlo``, or when the text starts with ``HloModule``
-    (after whitespace and comments). ``input_format="mlir"`` forces MLIR.
+    path or ``filename`` ends in ``.hlo``, or when the text is HLO by its content
+    (``HloModule`` first, or headerless computations: :func:`looks_like_hlo_text`). ``input_format="mlir"`` forces MLIR.
 
     Raises :class:`hlo_indexing.errors.ParseError` carrying ``file:line:col`` and
     MLIR's (or XLA's) message, :class:`~hlo_indexing.errors.InputNotFoundError` (a
     ``FileNotFoundError``) for a path that names no file and
     :class:`~hlo_indexing.errors.InvalidArgumentError` (a ``TypeError``) for a source
-    of another type. Example::
+    of another type. JAX's Shardy annotations (``sdy.mesh``,
+    ``#sdy.sharding``) parse with the dialect the bindings ship (jaxlib's); bindings
+    without it keep ``#sdy`` attributes opaque (Shardy's ops need the dialect). Example::
 
         module = parse_module("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {"
                               " return %a : tensor<4xf32> }")
@@ -126,11 +128,18 @@ def parse_module(
     try:
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as exc:
-        raise _parse_error(exc, name) from None
+        error = _parse_error(exc, name)
+    if sdy is None and "sdy" in error.message:
+        # bindings without Shardy: keep JAX's sharding annotations as opaque attributes
+        try:
+            return ir.Module.parse(source, context=make_context(allow_unregistered_dialects=True))
+        except ir.MLIRError:
+            pass
+    raise error
 
 
 def _is_hlo(source: str | bytes | os.PathLike, filename: str | None, input_format: str | None) -> bool:
-    """HLO text: asked for, named ``*.hlo``, or starting with ``HloModule``."""
+    """HLO text: asked for, named ``*.hlo``, or HLO by its content."""
     if input_format is not None:
         return input_format == "hlo"
     name = os.fspath(source) if isinstance(source, os.PathLike) else filename

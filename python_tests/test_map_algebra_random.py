@@ -15,6 +15,7 @@ import random
 import pytest
 
 from hlo_indexing import IndexingMap
+from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.dialect_glue.bindings import ir
 
 # ----------------------------------------------------------------- oracle
@@ -313,3 +314,22 @@ def test_convert_range_variables_to_dims_moves_them_into_the_domain() -> None:
         converted += 1
     with pytest.raises(ValueError, match="distinct indices"):
         IndexingMap.parse("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 1]").convert_range_variables_to_dims([1])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(d0, d1)[s0, s1] -> (s0, d1), domain: d0 in [0, 3], d1 in [0, 2], s0 in [0, 3], s1 in [0, 3], "
+        "-s0 + s1 in [1, 4], d0 - s1 in [0, 0]",
+        "(d0)[s0] -> (s0 * 2), domain: d0 in [0, 5], s0 in [0, 3], d0 - s0 in [1, 1]",
+        "(d0)[s0, s1] -> (s0, s1), domain: d0 in [0, 5], s0 in [0, 2], s1 in [0, 7], d0 * 2 - s1 + s0 in [3, 3]",
+        "(d0)[s0] -> (s0), domain: d0 in [0, 5], s0 in [0, 5], (d0 + s0) mod 2 in [0, 0]",
+        "(d0)[s0] -> (d0 mod 2 + s0 * 2), domain: d0 in [0, 3], s0 in [0, 1], d0 floordiv 2 - s0 in [0, 0]",
+    ],
+)
+def test_eliminate_equal_symbols_keeps_the_relation(text) -> None:
+    m = IndexingMap.parse(text)
+    eliminated = eliminate_equal_symbols(m)
+    assert eliminated.relation() == m.relation()
+    if "mod" not in text:
+        assert eliminated.num_symbols < m.num_symbols

@@ -163,10 +163,10 @@ def test_convolution(seed):
         for w, c in itertools.product(range(k), range(group_in)):
             feature = group * group_in + c if feature_groups > 1 else c
             kernel = k - 1 - w if reverse else w
-            rhs_reads.add(((b, o, f), (kernel, c, f)))  # read even against padding
             element = _window_reads((o,), (w,), (n,), (stride,), (lo,), (lhs_dil,), (rhs_dil,))
-            if element is not None:
+            if element is not None:  # a tap on padding or a dilation hole reads nothing
                 lhs_reads.add(((b, o, f), (batch, element[0], feature)))
+                rhs_reads.add(((b, o, f), (kernel, c, f)))
     ops = build(
         f"stablehlo.convolution(%a0, %a1) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], "
         f"window = {{stride = [{stride}], pad = [[{lo}, {hi}]], lhs_dilate = [{lhs_dil}], "

@@ -120,16 +120,16 @@ def test_strided_slice_reduce_variables_and_constraints_by_enumeration():
 
 
 def test_unknown_maps_carry_their_reason_in_json():
-    fft = """func.func @f(%a: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
-  %0 = stablehlo.fft %a, type = FFT, length = [8] : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
-  return %0 : tensor<8xcomplex<f32>>
+    custom_call = """func.func @f(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.custom_call @my_kernel(%a) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
 }
 """
-    document = hlo_indexing.analyze(fft).to_dict()
+    document = hlo_indexing.analyze(custom_call).to_dict()
     jsonschema.validate(document, SCHEMA)
     (entry,) = document["computations"][0]["values"][0]["targets"][0]["maps"]
     assert entry["unknown"] and entry["text"] == "UNDEFINED"
-    assert entry["reason"] == "stablehlo.fft: every output element reads the whole transformed dimensions"
+    assert entry["reason"] == "stablehlo.custom_call: custom call target 'my_kernel' has no indexing rule"
     assert document["ops"][0]["values"][0]["reason"] == entry["reason"]
 
 

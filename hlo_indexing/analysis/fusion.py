@@ -39,10 +39,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import block_of, callee_block
+from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -224,7 +225,7 @@ class _Composer:
             for operand in operation.operands:
                 yield operand, (), unknown
         else:
-            for operand, operand_maps in zip(operation.operands, self.op_maps(op, result_index)):
+            for operand, operand_maps in zip(operand_values(operation), self.op_maps(op, result_index)):
                 yield operand, (), operand_maps
 
     def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
@@ -245,7 +246,7 @@ class _Composer:
         table: dict[ir.Value, ElementMaps] = {argument: {element: {domain}}}
         operations = list(block.operations)
         for op in operations[:-1]:
-            for k, operand in enumerate(op.operands):
+            for k, operand in enumerate(operand_values(op)):
                 for path, consumer_maps in list(table.get(operand, {}).items()):
                     if not consumer_maps:
                         continue
@@ -390,6 +391,14 @@ class _FusedRegions:
 
     def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
         return fusion_input_to_output_indexing(region, argument_index).maps
+
+    def iteration_output_to_input(
+        self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+    ) -> MapSets:
+        return iteration_maps(self, region, result_index, inductions, count)
+
+    def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
+        return outer_value_maps(self, region, result_index, values)
 
 
 #: The region analysis this module hands to per-op rules of ops with a body.

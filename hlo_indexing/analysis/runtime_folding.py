@@ -84,16 +84,24 @@ MAX_STEPS = 256
 
 
 @dataclass(frozen=True)
-class _Scope:
+class Known:
+    """The value of a block argument given as an affine expression of the variables of
+    the maps it is read through (a loop's induction variable: ``start + step * t``)."""
+
+    expr: Any
+
+
+@dataclass(frozen=True)
+class Scope:
     """Block arguments of the nested computations entered so far, bound to the values
-    the calling op passes (looked up in ``parent``)."""
+    the calling op passes (looked up in ``parent``) or to :class:`Known` expressions."""
 
     arguments: dict
-    parent: "_Scope | None"
+    parent: "Scope | None"
 
 
 def runtime_value(
-    value: Any, index_map: IndexingMap, scope: _Scope | None = None, budget: list[int] | None = None
+    value: Any, index_map: IndexingMap, scope: Scope | None = None, budget: list[int] | None = None
 ) -> ir.AffineExpr | None:
     """The element ``index_map(d, s)`` of ``value`` as an affine expression of
     ``index_map``'s dimensions ``d`` and symbols ``s``, when ``value`` is computed in its
@@ -111,14 +119,18 @@ def runtime_value(
     if isinstance(value, ir.BlockArgument):
         if scope is None or value not in scope.arguments:
             return None
-        return runtime_value(scope.arguments[value], index_map, scope.parent, budget)
+        bound = scope.arguments[value]
+        if not isinstance(bound, Known):
+            return runtime_value(bound, index_map, scope.parent, budget)
+        expr = bound.expr
+        return expr if value_range.contains(ax.bounds(expr, index_map.dim_ranges, index_map.symbol_ranges)) else None
     op = value.owner
     name = op.name.split(".", 1)[-1]
     expr = None
     callee = callee_block(op)
     if callee is not None:
         returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
-        callee_scope = _Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope)
+        callee_scope = Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope)
         expr = runtime_value(returned, index_map, callee_scope, budget)
     elif name == "constant":
         element = _constant_element(op, index_map)
@@ -165,7 +177,7 @@ _COMPARISONS = {
 }
 
 
-def _decided(predicate: Any, index_map: IndexingMap, scope: _Scope | None, budget: list[int]) -> bool | None:
+def _decided(predicate: Any, index_map: IndexingMap, scope: Scope | None, budget: list[int]) -> bool | None:
     """The value of a scalar-per-element ``compare`` of two known integer values when the
     same at every point of ``index_map``'s domain (JAX's ``i < 0 ? i + n : i``), else None."""
     while isinstance(predicate, ir.BlockArgument) and scope is not None and predicate in scope.arguments:
@@ -197,10 +209,13 @@ def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
     return out
 
 
-def fold_runtime_variables(m: IndexingMap, sources: Sequence[RuntimeSource], op: Any) -> list[IndexingMap]:
+def fold_runtime_variables(
+    m: IndexingMap, sources: Sequence[RuntimeSource], op: Any, scope: Scope | None = None
+) -> list[IndexingMap]:
     """The maps replacing ``m`` (an output -> input map of ``op`` whose runtime variables
     ``sources`` describe, in order, by the ``RuntimeSource`` contract) once every runtime
-    variable with a known value is folded; ``[m]`` when none is known. A source whose
+    variable with a known value is folded; ``[m]`` when none is known. ``scope`` binds
+    the block arguments of the computations ``op`` is nested in. A source whose
     map is not over ``m``'s variables (other dimensions, symbols that are not ``m``'s
     range variables) is not folded. See the module docstring."""
     if m.is_undefined or m.is_known_empty() or not m.runtime_vars or len(sources) != len(m.runtime_vars):
@@ -210,7 +225,7 @@ def fold_runtime_variables(m: IndexingMap, sources: Sequence[RuntimeSource], op:
         over = source.index_map
         if over.num_dims != m.num_dims or over.num_symbols not in (0, len(m.range_vars)) or over.runtime_vars:
             continue
-        expr = runtime_value(op.operands[source.operand], over)
+        expr = runtime_value(op.operands[source.operand], over, scope)
         if expr is None:
             continue
         position = len(m.range_vars) + i

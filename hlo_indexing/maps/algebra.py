@@ -13,6 +13,7 @@ from hlo_indexing.errors import DomainTooLargeError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.linear_form import Linear, build, linearize
 
 
 def _affine_map(n_dims: int, n_symbols: int, results: Iterable[ir.AffineExpr], context: ir.Context) -> ir.AffineMap:
@@ -273,3 +274,53 @@ def convert_range_variables_to_dims(m: IndexingMap, range_vars: list[int]) -> In
         m.runtime_vars,
         constraints,
     )
+
+
+def _used_elsewhere(terms: dict[ir.AffineExpr, int], atom: ir.AffineExpr, position: int) -> bool:
+    """True when symbol ``position`` occurs in a term of ``terms`` other than ``atom``."""
+    for other in terms:
+        if other != atom:
+            dims_used: set[int] = set()
+            symbols_used: set[int] = set()
+            ax.used_variables(other, dims_used, symbols_used)
+            if position in symbols_used:
+                return True
+    return False
+
+
+def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
+    """Replace each range variable that a constraint ``e in [c, c]`` fixes (``e`` a sum
+    in which the variable appears once, with coefficient ``+-1``) by its value, keeping
+    its range as a constraint on that value: ``(d0)[s0] -> (s0), d0 - s0 in [0, 0]``
+    becomes ``(d0) -> (d0)``. The relation is unchanged."""
+    if m.is_undefined or m.is_known_empty():
+        return m
+    context = m.context
+    for expr, interval in m.constraints.items():
+        if interval.lower != interval.upper:
+            continue
+        form = linearize(expr)
+        fixable = [
+            (atom, ir.AffineSymbolExpr(atom).position)
+            for atom, k in form.terms.items()
+            if isinstance(ax.typed(atom), ax.Sym) and k in (1, -1)
+        ]
+        chosen, position = next(
+            ((a, p) for a, p in fixable if p < len(m.range_vars) and not _used_elsewhere(form.terms, a, p)), (None, -1)
+        )
+        if chosen is None:
+            continue
+        sign = form.terms[chosen]
+        rest = Linear({atom: -k for atom, k in form.terms.items() if atom != chosen}, interval.lower - form.constant)
+        value = build(rest, context) * sign
+        dims = [ax.dim(i, context) for i in range(m.num_dims)]
+        symbols = [ax.symbol(i, context) for i in range(m.num_symbols)]
+        symbols[position] = value
+        results = [ax.substitute(e, dims, symbols) for e in m.results]
+        out = m.replace(affine_map=_affine_map(m.num_dims, m.num_symbols, results, context), constraints={})
+        for other, other_interval in m.constraints.items():
+            if other != expr:
+                out = out.add_constraint(ax.substitute(other, dims, symbols), other_interval)
+        out = out.add_constraint(value, m.range_vars[position].bounds)
+        return eliminate_equal_symbols(out.simplify().remove_unused_symbols())
+    return m

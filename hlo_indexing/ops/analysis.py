@@ -15,7 +15,9 @@ Example::
 
 Results are cached per (op name, operand and result types, attributes, direction,
 index, simplify, the printed body of ops whose maps read it (scan) and the region
-analysis given): big modules repeat the same op instance shapes many times.
+analysis given): big modules repeat the same op instance shapes many times. Call-like
+ops and loops are not cached: their maps depend on computations and values elsewhere
+in the module.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ from collections import OrderedDict
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import is_call_like, operand_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
-from hlo_indexing.ops.rules import BODY_KINDS, rule_for
+from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, rule_for
 
 #: The two directions of per-op (and fused) maps, as pass options and API arguments spell them.
 DIRECTIONS = ("output-to-input", "input-to-output")
@@ -46,7 +49,9 @@ def output_to_input_indexing(
     op: ir.Operation | ir.OpView, result_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
 ) -> InstructionIndexing:
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
-    result's index space to the operand elements each result element reads. ``regions``
+    result's index space to the operand elements each result element reads. The
+    operands of ``case``/``if`` are followed by the values their branches capture
+    (:func:`~hlo_indexing.dialect_glue.call_like.operand_values`). ``regions``
     gives the rules of ops with a body their body's fused maps
     (:mod:`hlo_indexing.ops.regions`); the public API
     (:mod:`hlo_indexing.analysis.per_op`) always passes it."""
@@ -69,10 +74,12 @@ def clear_cache() -> None:
 
 def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
     operation = op if isinstance(op, ir.Operation) else op.operation
-    count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operation.operands)
+    count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
     what = "result" if direction == OUTPUT_TO_INPUT else "operand"
     if not 0 <= index < count:
         raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
+    if is_call_like(operation) or op_attrs.op_kind(operation)[1] in CONTEXT_KINDS:
+        return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
     key = (
         id(operation.context),
         operation.name,
@@ -110,7 +117,7 @@ def _compute(
     info = OpInfo(
         operation,
         kind,
-        tuple(value_shape(v.type) for v in operation.operands),
+        tuple(value_shape(v.type) for v in operand_values(operation)),
         tuple(value_shape(v.type) for v in operation.results),
         operation.context,
         regions,
@@ -131,13 +138,15 @@ def _compute(
     except UnknownIndexing as exc:
         undefined = IndexingMap.undefined(f"{operation.name}: {exc}")
         entries = [[undefined]] * width
-    maps, runtime = [], []
+    maps, runtime, notes = [], [], []
     for entry in entries:
         if not isinstance(entry, Entry):
             entry = Entry(tuple(entry))
         maps.append(frozenset(_simplified(m, simplify) for m in entry.maps))
         runtime.append(tuple(RuntimeSource(s.operand, _simplified(s.index_map, simplify)) for s in entry.runtime))
-    return InstructionIndexing(tuple(maps), tuple(runtime), replicas, direction)
+        if entry.note and entry.note not in notes:
+            notes.append(entry.note)
+    return InstructionIndexing(tuple(maps), tuple(runtime), replicas, direction, tuple(notes))
 
 
 def _simplified(m: IndexingMap, simplify: bool) -> IndexingMap:
@@ -154,7 +163,7 @@ def _with_sources(indexing: InstructionIndexing, operation: ir.Operation) -> Ins
         tuple(RuntimeSource(s.operand, s.index_map, describe_source(operation.operands[s.operand])) for s in sources)
         for sources in indexing.runtime
     )
-    return InstructionIndexing(indexing.maps, runtime, indexing.replica_maps, indexing.direction)
+    return InstructionIndexing(indexing.maps, runtime, indexing.replica_maps, indexing.direction, indexing.notes)
 
 
 def describe_source(value: ir.Value) -> str:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.regions import RegionIndexing
@@ -77,10 +79,12 @@ def value_shape(value_type: ir.Type) -> Shape | None:
 
 @dataclass(frozen=True)
 class Entry:
-    """The maps of one operand/result and the sources of their runtime variables."""
+    """The maps of one operand/result and the sources of their runtime variables;
+    ``note`` says why the maps over-approximate, when the rule knows."""
 
     maps: tuple[IndexingMap, ...]
     runtime: tuple[RuntimeSource, ...] = field(default=())
+    note: str = ""
 
 
 def dims(n: int, context: ir.Context) -> list[ir.AffineExpr]:
@@ -255,3 +259,74 @@ def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
         list(m.runtime_vars),
         constraints,
     )
+
+
+def inverse_rule(forward: Any) -> Any:
+    """The input -> output rule of an output -> input rule ``forward``, by inverting its
+    maps exactly (:func:`invert`): operand ``k`` -> result ``r`` is the inverse of
+    result ``r`` -> operand ``k``. For rules whose maps have no runtime variables."""
+
+    def inverse(info: OpInfo, operand_index: int) -> list:
+        out = []
+        for r in range(info.num_results):
+            entry = forward(info, r)[operand_index]
+            maps = entry.maps if isinstance(entry, Entry) else entry
+            out.append([invert_direct(m, info.operand(operand_index)) for m in maps])
+        return out
+
+    return inverse
+
+
+def _variable_position(expr: Any, num_dims: int) -> int | None:
+    """Position of a plain dimension (``k``) or symbol (``num_dims + k``), else None."""
+    expr = ax.typed(expr)
+    if isinstance(expr, ax.Dim):
+        return expr.position
+    if isinstance(expr, ax.Sym):
+        return num_dims + expr.position
+    return None
+
+
+def invert_direct(m: IndexingMap, target_shape: Shape) -> IndexingMap:
+    """:func:`invert`, with each variable of ``m`` (dimension or range variable) that
+    some result of ``m`` is (``(d0, d1)[s0] -> (s0, d1)``: results ``s0`` and ``d1``)
+    taken from that result's index instead of a range variable tied to it by an
+    equality (and range variables fixed by an equality replaced by their value,
+    :func:`~hlo_indexing.maps.algebra.eliminate_equal_symbols`): the same relation, in
+    the form a hand-written inverse has."""
+    context = m.context
+    if m.is_undefined or m.is_known_empty() or m.runtime_vars:
+        return invert(m, target_shape)
+    x = dims(len(target_shape), context)
+    variables = list(m.dim_vars) + list(m.range_vars)
+    direct: dict[int, int] = {}  # variable of m -> result position holding it
+    for i, expr in enumerate(m.results):
+        position = _variable_position(expr, m.num_dims)
+        if position is not None and position not in direct:
+            direct[position] = i
+    free = [k for k in range(len(variables)) if k not in direct]
+    replaced, constraints = [], {}
+    for k, variable in enumerate(variables):
+        if k in direct:
+            replaced.append(x[direct[k]])
+            if not variable.bounds.contains(Interval.of_size(target_shape[direct[k]])):
+                constraints[x[direct[k]]] = variable.bounds
+        else:
+            replaced.append(ax.symbol(free.index(k), context))
+    new_dims, new_syms = replaced[: m.num_dims], replaced[m.num_dims :]
+    for expr, interval in m.constraints.items():
+        constraints[ax.substitute(expr, new_dims, new_syms)] = interval
+    for i, expr in enumerate(m.results):
+        position = _variable_position(expr, m.num_dims)
+        if position is None or direct.get(position) != i:
+            constraints[ax.substitute(expr, new_dims, new_syms) - x[i]] = Interval(0, 0)
+    inverse = make_map(context, target_shape, new_dims, [variables[k] for k in free], (), constraints)
+    return eliminate_equal_symbols(inverse)
+
+
+def whole_map(context: Any, space: Shape, target: Shape, kept: int = 0) -> IndexingMap:
+    """``(d...)[s...] -> (d[0..kept-1], s...)``: the first ``kept`` dimensions of
+    ``target`` follow ``space``'s (batch dimensions), the rest is read whole."""
+    d = dims(len(space), context)
+    rest = target[kept:]
+    return make_map(context, space, d[:kept] + syms(len(rest), context), rest)

@@ -105,9 +105,14 @@ def _conv_maps(info: OpInfo):
     kernel_exprs[dn.kernel_output_feature] = d[dn.output_feature]
     ranges = [size for size in kernel_sizes if size > 1] + ([group_features] if group_features > 1 else [])
     constraints = {ax.substitute(e, spatial_dims, syms(n_spatial_syms, context)): c for e, c in spatial.constraints.items()}
-    kernel_map = make_map(context, result, filled(kernel_exprs), ranges)
     if spatial.is_known_empty():  # no window position ever meets an input element
-        return [IndexingMap.known_empty(len(result), len(ranges), len(lhs), context), kernel_map]
+        return [
+            IndexingMap.known_empty(len(result), len(ranges), len(lhs), context),
+            IndexingMap.known_empty(len(result), len(ranges), len(rhs), context),
+        ]
+    # a kernel tap is read where its input tap is a real element: not in the padding,
+    # not in a hole of the input dilation (the same constraints as the input map)
+    kernel_map = make_map(context, result, filled(kernel_exprs), ranges, constraints=constraints)
     return [make_map(context, result, filled(in_exprs), ranges, constraints=constraints), kernel_map]
 
 

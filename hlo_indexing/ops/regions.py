@@ -32,3 +32,17 @@ class RegionIndexing(Protocol):
     def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
         """For block argument ``argument_index``, one map set per block result."""
         ...
+
+    def iteration_output_to_input(
+        self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+    ) -> MapSets:
+        """For a counted loop's body (block argument ``k`` is ``start + step * t`` at
+        iteration ``t`` in ``[0, count - 1]`` for each ``(k, start, step)`` of
+        ``inductions``): the maps of result ``result_index``, one set per block
+        argument, over the result's index space plus a trailing dimension ``t``."""
+        ...
+
+    def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
+        """For the block's result ``result_index``, one map set per value of
+        ``values`` (values defined outside the region that it reads)."""
+        ...

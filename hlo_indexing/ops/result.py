@@ -44,7 +44,8 @@ class InstructionIndexing:
     (input -> output); an empty set means "no dependence". ``runtime[k]`` describes the
     runtime variables of the maps in ``maps[k]`` in order (``()`` when they have none).
     ``replica_maps[k]`` (collectives only) maps the index space to the replica that
-    holds the element.
+    holds the element. ``notes`` say why some maps over-approximate (a loop whose trip
+    count depends on data), printed last as ``note: ...``.
 
     ``str()`` prints XLA's operand-level form, e.g.::
 
@@ -56,6 +57,7 @@ class InstructionIndexing:
     runtime: tuple[tuple[RuntimeSource, ...], ...] = ()
     replica_maps: tuple[IndexingMap | None, ...] = ()
     direction: str = field(default="output_to_input", compare=False)
+    notes: tuple[str, ...] = ()
 
     @property
     def is_unknown(self) -> bool:
@@ -90,6 +92,7 @@ class InstructionIndexing:
             if replica is not None:
                 lines.append("replica id:")
                 lines.append(str(replica))
+        lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 

@@ -8,9 +8,25 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops import contraction, dynamic, elementwise, misc, reduction, scan, shape_ops
+from hlo_indexing.ops import (
+    calls,
+    collectives,
+    contraction,
+    custom_calls,
+    dynamic,
+    elementwise,
+    linalg,
+    loops,
+    manual_computation,
+    misc,
+    reduction,
+    scan,
+    shape_ops,
+    sorting,
+)
 from hlo_indexing.ops.builders import Entry, OpInfo
 
 #: What a rule returns: one entry per operand (output to input) or per result (input to
@@ -66,23 +82,14 @@ ELEMENTWISE_KINDS = frozenset(
 #: Kinds whose maps depend on the op's body (it is part of their cache key).
 BODY_KINDS = frozenset({"scan"})
 
+#: Ops whose maps depend on more than the op itself (a callee's body elsewhere in the
+#: module, loop bounds computed before the loop, a mesh): never cached.
+CONTEXT_KINDS = frozenset({"while", "case", "if", "manual_computation"})
+
 #: Kinds known to be beyond per-op affine indexing, with the reason.
 UNKNOWN_KINDS = {
-    "custom_call": "opaque custom call",
-    "while": "control flow",
-    "case": "control flow",
-    "if": "control flow",
-    "fft": "every output element reads the whole transformed dimensions",
-    "triangular_solve": "not an affine access pattern",
-    "cholesky": "not an affine access pattern",
     "rng": "random number generation",
     "rng_bit_generator": "random number generation",
-    "all_reduce": "collective",
-    "all_to_all": "collective",
-    "collective_permute": "collective",
-    "collective_broadcast": "collective",
-    "reduce_scatter": "collective",
-    "cross-replica-sum": "collective",
     "dynamic_broadcast_in_dim": "dynamic shapes",
     "dynamic_conv": "dynamic shapes",
     "dynamic_gather": "dynamic shapes",
@@ -95,6 +102,16 @@ UNKNOWN_KINDS = {
 }
 
 RULES: dict[str, Rule] = {}
+
+#: The rule of every call-like op (:data:`~hlo_indexing.dialect_glue.call_like.CALL_LIKE_OPS`).
+CALL = Rule(calls.call_output_to_input, calls.call_input_to_output)
+
+#: Shardy ops that only annotate a value (JAX's ``with_sharding_constraint``): result
+#: ``i`` is operand ``i``.
+SDY_IDENTITY_KINDS = frozenset({"sharding_constraint", "reshard", "propagation_barrier"})
+SDY_IDENTITY = Rule(elementwise.pairwise_output_to_input, elementwise.pairwise_input_to_output)
+#: ``sdy.manual_computation`` (``shard_map``): global maps from its body's per-device maps.
+MANUAL_COMPUTATION = Rule(manual_computation.manual_output_to_input, manual_computation.manual_input_to_output)
 
 
 def _register(
@@ -141,15 +158,60 @@ _register("dynamic_slice", dynamic.dynamic_slice_output_to_input, dynamic.dynami
 _register("dynamic_update_slice", dynamic.dynamic_update_slice_output_to_input, dynamic.dynamic_update_slice_input_to_output)
 _register("gather", dynamic.gather_output_to_input, dynamic.gather_input_to_output)
 _register("scatter", dynamic.scatter_output_to_input, dynamic.scatter_input_to_output)
-_register("all_gather", misc.all_gather_output_to_input, misc.all_gather_input_to_output, misc.all_gather_replicas)
+_register("top_k", sorting.top_k_output_to_input, sorting.top_k_input_to_output)
+_register("while", loops.while_output_to_input, loops.while_input_to_output)
+_register(["case", "if"], loops.case_output_to_input, loops.case_input_to_output)
+_register("custom_call", custom_calls.custom_call_output_to_input, custom_calls.custom_call_input_to_output)
+_register("fft", linalg.fft_output_to_input, linalg.fft_input_to_output)
+_register("cholesky", linalg.cholesky_output_to_input, linalg.cholesky_input_to_output)
+_register("triangular_solve", linalg.triangular_solve_output_to_input, linalg.triangular_solve_input_to_output)
+_register(
+    "all_gather",
+    collectives.all_gather_output_to_input,
+    collectives.all_gather_input_to_output,
+    collectives.all_gather_replicas,
+)
+_register(
+    ["all_reduce", "cross-replica-sum"],
+    collectives.all_reduce_output_to_input,
+    collectives.all_reduce_input_to_output,
+    collectives.every_device,
+)
+_register(
+    "reduce_scatter",
+    collectives.reduce_scatter_output_to_input,
+    collectives.reduce_scatter_input_to_output,
+    collectives.every_device,
+)
+_register(
+    "all_to_all",
+    collectives.all_to_all_output_to_input,
+    collectives.all_to_all_input_to_output,
+    collectives.all_to_all_replicas,
+)
+_register(
+    "collective_permute", collectives.collective_permute_output_to_input, collectives.collective_permute_input_to_output
+)
+_register(
+    "collective_broadcast",
+    collectives.collective_permute_output_to_input,
+    collectives.collective_permute_input_to_output,
+    collectives.first_device,
+)
 for _kind, _reason in UNKNOWN_KINDS.items():
     _register(_kind, *misc.unknown(_reason))
 
 
 def rule_for(dialect: str, kind: str) -> Rule:
-    """The rule of an op kind of the StableHLO/MHLO/CHLO dialects; an *unknown* rule for
-    kinds without one and for ops of other dialects (``tosa.transpose`` is not
-    ``stablehlo.transpose``)."""
+    """The rule of an op kind of the StableHLO/MHLO/CHLO dialects, of a call-like op
+    and of Shardy's annotations; an *unknown* rule for kinds without one and for ops of
+    other dialects (``tosa.transpose`` is not ``stablehlo.transpose``)."""
+    if f"{dialect}.{kind}" in CALL_LIKE_OPS:
+        return CALL
+    if dialect == "sdy" and kind in SDY_IDENTITY_KINDS:
+        return SDY_IDENTITY
+    if dialect == "sdy" and kind == "manual_computation":
+        return MANUAL_COMPUTATION
     if dialect not in HLO_DIALECTS:
         return Rule(*misc.unknown("not a StableHLO, MHLO or CHLO op"))
     rule = RULES.get(kind)

@@ -170,47 +170,16 @@ func.func @dot(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<4x5xf32> {
 
 // -----
 
-// Control flow, FFT, collectives and dynamic shapes: explicit unknown indexing.
-// O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.while):
-// O2I-NEXT: operand id = 0 unknown indexing
-// O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.case):
-// O2I-NEXT: operand id = 0 unknown indexing
-// O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.fft):
-// O2I-NEXT: operand id = 0 unknown indexing
-// O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.all_reduce):
-// O2I-NEXT: operand id = 0 unknown indexing
+// Dynamic shapes: explicit unknown indexing.
 // O2I-LABEL: output-to-input indexing of result #0 ({{stablehlo|mhlo}}.dynamic_reshape):
 // O2I-NEXT: operand id = 0 unknown indexing
 // O2I-NEXT: operand id = 1 unknown indexing
-// I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.while):
-// I2O-NEXT: operand id = 0 unknown indexing
-// I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.case):
-// I2O-NEXT: operand id = 0 unknown indexing
-// I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.fft):
-// I2O-NEXT: operand id = 0 unknown indexing
-// I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.all_reduce):
-// I2O-NEXT: operand id = 0 unknown indexing
 // I2O-LABEL: input-to-output indexing of operand #0 ({{stablehlo|mhlo}}.dynamic_reshape):
 // I2O-NEXT: operand id = 0 unknown indexing
 // I2O-NEXT: input-to-output indexing of operand #1 ({{stablehlo|mhlo}}.dynamic_reshape):
 // I2O-NEXT: operand id = 0 unknown indexing
-func.func @unknown_ops(%a: tensor<4xf32>, %p: tensor<i32>, %s: tensor<2xi64>, %c: tensor<8xcomplex<f32>>) -> (tensor<4xf32>, tensor<4xf32>, tensor<8xcomplex<f32>>, tensor<4xf32>, tensor<2x2xf32>) {
-  %w = stablehlo.while(%it = %a) : tensor<4xf32>
-   cond {
-    %t = stablehlo.constant dense<true> : tensor<i1>
-    stablehlo.return %t : tensor<i1>
-  } do {
-    stablehlo.return %it : tensor<4xf32>
-  }
-  %k = "stablehlo.case"(%p) ({
-    stablehlo.return %a : tensor<4xf32>
-  }) : (tensor<i32>) -> tensor<4xf32>
-  %f = stablehlo.fft %c, type = FFT, length = [8] : (tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>>
-  %r = "stablehlo.all_reduce"(%a) ({
-  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
-    %m = stablehlo.add %x, %y : tensor<f32>
-    stablehlo.return %m : tensor<f32>
-  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+func.func @unknown_ops(%a: tensor<4xf32>, %s: tensor<2xi64>) -> tensor<2x2xf32> {
   %d = stablehlo.dynamic_reshape %a, %s : (tensor<4xf32>, tensor<2xi64>) -> tensor<2x2xf32>
-  return %w, %k, %f, %r, %d : tensor<4xf32>, tensor<4xf32>, tensor<8xcomplex<f32>>, tensor<4xf32>, tensor<2x2xf32>
+  return %d : tensor<2x2xf32>
 }
+

@@ -1,0 +1,141 @@
+"""Walks of loop and branch bodies beyond what a fused map of a block gives: a counted
+loop's body with the iteration number as a dimension (:func:`iteration_maps`), and a
+region's maps to the values it reads from outside (:func:`outer_value_maps`).
+
+A counted ``while`` (:mod:`hlo_indexing.ops.loops`) runs its body for ``t`` in
+``[0, count - 1]`` with each induction carry equal to its ``start + step * t``. The body's
+maps depend on ``t`` wherever that carry is used as an index (JAX's scan reads slice
+``t`` of its inputs with ``dynamic_slice`` and writes slice ``t`` of its stacked outputs
+with ``dynamic_update_slice``). :func:`iteration_maps` composes the body backwards from
+one result, like :mod:`hlo_indexing.analysis.fusion`, over the result's index space
+plus a trailing dimension ``t``, entering called computations with their arguments
+bound to the caller's values, and folds every runtime variable whose value is an affine
+expression of ``t`` (and constants) where the op's clamp is a no-op
+(:func:`~hlo_indexing.analysis.runtime_folding.fold_runtime_variables` with the
+induction carries bound to their ``start + step * t``). Runtime variables it cannot
+fold stay.
+
+Example: the body of ``lax.scan(lambda c, x: (c, x * 2), c0, xs)`` with ``xs`` of
+``4x3`` gives, from the stacked output carry to the ``xs`` carry,
+``(d0, d1, d2) -> (d2, d1)`` with ``d0 - d2 in [0, 0]`` (row ``d0`` written at
+iteration ``d2 = d0`` reads row ``d2`` of ``xs``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import block_of, callee_block
+from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.ops.analysis import output_to_input_indexing
+from hlo_indexing.ops.builders import dims, make_map, syms, value_shape
+from hlo_indexing.ops.regions import MapSets, RegionIndexing
+from hlo_indexing.ops.result import RuntimeSource
+
+#: Cap on the maps kept per value (then: the whole value, for every point).
+MAX_MAPS = 16
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    shape = value_shape(value.type)
+    if shape is None:
+        raise UnsupportedError(f"loop bodies need statically shaped tensors, got {value.type}")
+    return shape
+
+
+class _Walk:
+    def __init__(self, regions: RegionIndexing, domain: IndexingMap):
+        self.regions = regions
+        self.domain = domain
+        # a source fold skips (its map is not over the walk's dimensions)
+        self.none = RuntimeSource(0, make_map(domain.context, [1] * (domain.num_dims + 1), []))
+
+    def whole(self, value: Any) -> IndexingMap:
+        shape = _shape(value)
+        context = self.domain.context
+        affine_map = ir.AffineMap.get(self.domain.num_dims, len(shape), syms(len(shape), context), context)
+        return IndexingMap(affine_map, self.domain.dim_vars, [(0, n - 1) for n in shape])
+
+    def add(self, table: dict, value: Any, maps: set) -> None:
+        current = table.setdefault(value, set())
+        current.update(maps)
+        if len(current) > MAX_MAPS:
+            table[value] = {self.whole(value)}
+
+    def block(self, block: Any, table: dict, scope: Scope) -> list[set]:
+        """Maps of each block argument, from the maps in ``table`` (of values of ``block``)."""
+        for op in reversed(list(block.operations)[:-1]):
+            for r, result in enumerate(op.results):
+                consumer_maps = table.pop(result, None)
+                if consumer_maps:
+                    self.op(op, r, consumer_maps, table, scope)
+        return [table.get(argument, set()) for argument in block.arguments]
+
+    def op(self, op: Any, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
+        callee = callee_block(op)
+        if callee is not None:
+            inner = {list(callee.operations)[-1].operands[r]: set(consumer_maps)}
+            arguments = self.block(callee, inner, Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope))
+            for operand, maps in zip(op.operands, arguments, strict=True):
+                if maps:
+                    self.add(table, operand, maps)
+            return
+        if isinstance(op.results[r].type, ir.TupleType):
+            raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
+        indexing = output_to_input_indexing(op, r, regions=self.regions)
+        runtime = indexing.runtime or ((),) * len(indexing.maps)
+        for operand, producer_maps, sources in zip(op.operands, indexing.maps, runtime, strict=True):
+            composed: set = set()
+            for consumer in consumer_maps:
+                for producer in producer_maps:
+                    composed.update(self.compose(consumer, producer, sources, op, scope))
+            if composed:
+                self.add(table, operand, composed)
+
+    def compose(self, consumer: IndexingMap, producer: IndexingMap, sources: tuple, op: Any, scope: Scope) -> list:
+        if producer.is_undefined:
+            return [producer]
+        m = consumer.compose(producer)
+        if producer.runtime_vars and len(sources) == len(producer.runtime_vars):
+            # the sources over the consumer's space, then the consumer's own (not foldable here)
+            over = [RuntimeSource(s.operand, consumer.compose(s.index_map)) for s in sources]
+            pieces = fold_runtime_variables(m, over + [self.none] * len(consumer.runtime_vars), op, scope)
+        else:
+            pieces = [m]
+        return [p.simplify().remove_unused_symbols() for p in pieces if not p.is_known_empty()]
+
+
+def iteration_maps(
+    regions: RegionIndexing, region: Any, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+) -> MapSets:
+    """For body result ``result_index``, one map set per body argument, over the
+    result's index space plus a trailing iteration dimension ``t`` in ``[0, count -
+    1]``, with body argument ``k`` equal to ``start + step * t`` for each ``(k, start,
+    step)`` of ``inductions`` (module docstring)."""
+    block = block_of(region)
+    root = list(block.operations)[-1].operands[result_index]
+    space = _shape(root)
+    context = root.context
+    d = dims(len(space) + 1, context)
+    domain = make_map(context, list(space) + [count], d[: len(space)])
+    walk = _Walk(regions, domain)
+    known = {block.arguments[k]: Known(ax.add(ax.mul(d[-1], step), start)) for k, start, step in inductions}
+    scope = Scope(known, None)
+    per_argument = walk.block(block, {root: {domain}}, scope)
+    return tuple(frozenset(maps) for maps in per_argument)
+
+
+def outer_value_maps(regions: RegionIndexing, region: Any, result_index: int, values: list) -> MapSets:
+    """For region result ``result_index``, one map set per value of ``values`` (values
+    defined outside the region that it reads: a ``case`` branch's captures)."""
+    block = block_of(region)
+    root = list(block.operations)[-1].operands[result_index]
+    domain = IndexingMap.identity(_shape(root), context=root.context)
+    table: dict = {root: {domain}}
+    _Walk(regions, domain).block(block, table, Scope({}, None))
+    return tuple(frozenset(table.get(value, ())) for value in values)
+

@@ -1,0 +1,311 @@
+"""Control flow: ``while`` loops and ``case``/``if``.
+
+``while`` (carries ``c0..cN``; ``cond`` and ``body`` take the carries, ``body`` returns
+the new ones; the body's maps come from the region hook, :mod:`hlo_indexing.ops.regions`):
+
+- a *pass-through* carry (the body returns its own argument) is its init: identity;
+- a *counted* loop (an induction carry with a constant init, a constant step added by
+  the body and a ``compare`` against a constant in ``cond``: how JAX lowers ``scan``
+  and ``fori_loop``) is composed over its iterations with the iteration number as a
+  variable (:mod:`hlo_indexing.ops.loop_iterations`): a stacked output written by
+  ``dynamic_update_slice`` at the induction variable reads iteration ``i`` of the
+  inputs sliced at ``i``, a carry reads every earlier iteration;
+- otherwise one iteration maps new carry ``r`` to carry ``a`` through ``M[r][a]`` (runtime
+  variables read as range variables over every value they may take), and result ``r``
+  reads init ``a`` through ``S_n[a]``, ``S_0 = {identity on r}``, ``S_(k+1)[a] = union
+  over b of S_k[b] composed with M[b][a]``: after the trip count ``n`` when it is known,
+  else for every ``k`` up to the fixed point plus, because whether the loop stops
+  depends on them, every element of the carries ``cond`` reads (and of what they read)
+  at every result element: a sound answer, not unknown. A set growing past
+  ``MAX_MAPS`` maps, or not settling within ``MAX_STEPS`` steps, reads the whole carry.
+
+Input -> output maps are the exact inverses of the output -> input ones.
+
+``case``/``if``: a result reads the branch index (predicate) at every element and, in
+each value the branches capture (JAX's ``lax.cond`` branches read the values defined
+before the op directly; they are the op's operands after its own,
+:func:`~hlo_indexing.dialect_glue.call_like.operand_values`), the union of the
+branches' maps (runtime offsets read as every value they may take). A ``while`` whose
+regions capture values is *unknown* with that reason, as is every op with a body
+without the region hook.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
+from hlo_indexing.ops.loop_iterations import iterated_maps
+from hlo_indexing.ops.regions import RegionIndexing
+
+#: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
+MAX_MAPS = 16
+MAX_STEPS = 64
+
+
+def _constant(value: Any) -> int | None:
+    """The integer of a scalar ``constant`` producing ``value``, else None."""
+    if isinstance(value, ir.BlockArgument) or not value.owner.name.endswith(".constant"):
+        return None
+    attribute = value.owner.attributes["value"]
+    if not isinstance(attribute, ir.DenseIntElementsAttr) or not ir.DenseIntElementsAttr(attribute).is_splat:
+        return None
+    return ir.IntegerAttr(ir.DenseIntElementsAttr(attribute).get_splat_value()).value
+
+
+def _terminator(region: Any) -> Any:
+    return list(region.blocks[0].operations)[-1]
+
+
+def _increment(value: Any, argument: Any) -> int | None:
+    """The constant ``c`` when ``value`` is ``argument + c`` (also computed inside a
+    called computation, as JAX's ``fori_loop`` bodies do), else None."""
+    if isinstance(value, ir.BlockArgument):
+        return None
+    op = value.owner
+    callee = callee_block(op)
+    if callee is not None:
+        returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
+        inner = [a for a, v in zip(callee.arguments, op.operands, strict=True) if v == argument]
+        return next((c for a in inner if (c := _increment(returned, a)) is not None), None)
+    if not op.name.endswith(".add"):
+        return None
+    lhs, rhs = op.operands
+    if lhs == argument:
+        return _constant(rhs)
+    if rhs == argument:
+        return _constant(lhs)
+    return None
+
+
+def _step(body: Any, k: int) -> int | None:
+    """The constant the body adds to carry ``k``, if it does exactly that."""
+    return _increment(_terminator(body).operands[k], body.blocks[0].arguments[k])
+
+
+_HOLDS = {
+    "LT": lambda i, b: i < b,
+    "LE": lambda i, b: i <= b,
+    "GT": lambda i, b: i > b,
+    "GE": lambda i, b: i >= b,
+    "NE": lambda i, b: i != b,
+}
+_SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A counted loop of ``count`` iterations: carry ``k`` is ``start + step * t`` at
+    iteration ``t`` for each ``(k, start, step)`` of ``inductions`` (the carry ``cond``
+    compares first, then any other carry with a constant init that the body increments
+    by a constant: JAX's ``fori_loop`` passes ``i`` to its body besides the counter)."""
+
+    inductions: tuple[tuple[int, int, int], ...]
+    count: int
+
+
+def counted_loop(op: Any) -> Counted | None:
+    """The induction carry and trip count of a counted ``while`` (module docstring), else None."""
+    cond, body = op.operation.regions
+    predicate = _terminator(cond).operands[0]
+    if isinstance(predicate, ir.BlockArgument) or not predicate.owner.name.endswith(".compare"):
+        return None
+    compare = predicate.owner
+    direction = str(compare.attributes["comparison_direction"]).rstrip(">").split()[-1]
+    lhs, rhs = compare.operands
+    arguments = list(cond.blocks[0].arguments)
+    if lhs in arguments and (constant := _constant(rhs)) is not None:
+        k, bound = arguments.index(lhs), constant
+    elif rhs in arguments and (constant := _constant(lhs)) is not None:
+        k, bound, direction = arguments.index(rhs), constant, _SWAPPED.get(direction, "")
+    else:
+        return None
+    start, step = _constant(op.operation.operands[k]), _step(body, k)
+    if start is None or not step or direction not in _HOLDS:
+        return None
+    holds = _HOLDS[direction]
+    if not holds(start, bound):
+        count = 0
+    elif direction == "NE":
+        count, exact = divmod(bound - start, step)
+        if exact or count <= 0:
+            return None
+    else:
+        last = bound - (1 if direction == "LT" else -1 if direction == "GT" else 0)
+        count = (last - start) // step + 1
+        if count <= 0 or holds(start + count * step, bound):
+            return None  # the step runs away from the bound: no fixed trip count
+    others = []
+    for j, init in enumerate(op.operation.operands):
+        if j != k and (first := _constant(init)) is not None and (increment := _step(body, j)) is not None:
+            others.append((j, first, increment))
+    return Counted(((k, start, step), *others), count)
+
+
+def _whole(context: Any, space: tuple, target: tuple) -> IndexingMap:
+    return make_map(context, space, syms(len(target), context), target)
+
+
+class _BodyMaps:
+    """``M[r][a]``: new carry ``r`` -> carry ``a`` in one iteration (runtime variables
+    read as range variables), computed for a carry the first time it is asked for."""
+
+    def __init__(self, info: OpInfo, regions: RegionIndexing):
+        self.body = info.op.operation.regions[1]
+        self.regions = regions
+        self.maps: dict[int, list[frozenset[IndexingMap]]] = {}
+
+    def __getitem__(self, r: int) -> list[frozenset[IndexingMap]]:
+        if r not in self.maps:
+            per = []
+            for maps in self.regions.output_to_input(self.body, r):
+                if any(m.is_undefined for m in maps):
+                    raise UnknownIndexing(f"the loop body's maps of carry {r} are unknown")
+                per.append(frozenset(f for f in (_without_runtime(m) for m in maps) if not f.is_known_empty()))
+            self.maps[r] = per
+        return self.maps[r]
+
+
+def _without_runtime(m: IndexingMap) -> IndexingMap:
+    """``m`` with its runtime variables read as range variables: every value they may
+    take (an over-approximation; e.g. a ``dynamic_slice`` at the induction variable
+    reads any slice)."""
+    if not m.runtime_vars:
+        return m
+    return m.replace(ranges=list(m.range_vars) + list(m.runtime_vars), runtimes=[]).simplify()
+
+
+def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
+    return first.compose(then).simplify().remove_unused_symbols()
+
+
+def _capped(info: OpInfo, space: tuple, a: int, maps: set) -> frozenset[IndexingMap]:
+    return frozenset({_whole(info.context, space, info.operand(a))}) if len(maps) > MAX_MAPS else frozenset(maps)
+
+
+#: Why a loop's maps over-approximate (the ``note`` of its entries).
+NOT_COUNTED = (
+    "the trip count depends on data: every iteration count is covered, and the carries the condition "
+    "reads are read whole"
+)
+UNSETTLED = f"the loop's maps did not settle within {MAX_STEPS} iterations: the carries reached are read whole"
+UNORDERED = "iterations composed without their number: runtime offsets in the body read as every value"
+
+
+def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]], str]:
+    """The maps of result ``result_index`` per operand, and why they over-approximate ('')."""
+    op, context = info.op.operation, info.context
+    regions = info.regions
+    if regions is None:
+        raise UnknownIndexing("the maps of a loop are its body's: ask hlo_indexing.analysis.per_op")
+    if captured_values(op):
+        raise UnknownIndexing("the loop's regions read values defined outside it (not operands)")
+    space = info.result(result_index)
+    n = info.num_operands
+    body = op.regions[1]
+    if _terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
+        identity = make_map(context, space, dims(len(space), context))
+        return [[identity] if a == result_index else [] for a in range(n)], ""
+    counted = counted_loop(op)
+    steps = None if counted is None else counted.count
+    if counted is not None and counted.count > 0:
+        exact = iterated_maps(info, result_index, counted)
+        if exact is not None:
+            return exact, ""
+    body_maps = _BodyMaps(info, regions)
+    current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
+               for a in range(n)]
+    seen = [set(s) for s in current]
+    for _ in range(steps if steps is not None else MAX_STEPS):
+        composed: list[set[IndexingMap]] = [set() for _ in range(n)]
+        for b in range(n):
+            for first in current[b]:
+                for a, then_maps in enumerate(body_maps[b]):
+                    composed[a].update(_compose(first, then) for then in then_maps)
+        following = [_capped(info, space, a, s) for a, s in enumerate(composed)]
+        if following == current:
+            break
+        current = following
+        for a in range(n):
+            seen[a].update(current[a])
+            if len(seen[a]) > MAX_MAPS:
+                seen[a] = {_whole(context, space, info.operand(a))}
+    else:
+        if steps is None:  # not settled: everything reached may be read
+            return [[_whole(context, space, info.operand(a))] if seen[a] else [] for a in range(n)], UNSETTLED
+    if steps is not None:
+        return [list(s) for s in current], UNORDERED if steps else ""
+    reached = [set(s) for s in seen]
+    cond = op.regions[0]
+    for a, maps in enumerate(regions.output_to_input(cond, 0)):
+        if any(not m.is_known_empty() for m in maps):  # the trip count depends on carry a
+            for b in _reaching(body_maps, a):
+                reached[b] = {_whole(context, space, info.operand(b))}
+    return [list(s) for s in reached], NOT_COUNTED
+
+
+def _reaching(body_maps: _BodyMaps, start: int) -> set[int]:
+    """Carries whose inits the value of carry ``start`` may depend on (itself included)."""
+    found, todo = {start}, [start]
+    while todo:
+        b = todo.pop()
+        for a, maps in enumerate(body_maps[b]):
+            if maps and a not in found:
+                found.add(a)
+                todo.append(a)
+    return found
+
+
+def while_output_to_input(info: OpInfo, result_index: int) -> list:
+    """Output -> input maps of a ``while`` result (see the module docstring)."""
+    maps, note = _while_maps(info, result_index)
+    return [Entry(tuple(per_operand), note=note) for per_operand in maps]
+
+
+def while_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """Input -> output: the inverses of every result's output -> input maps."""
+    target = info.operand(operand_index)
+    out = []
+    for r in range(info.num_results):
+        maps, note = _while_maps(info, r)
+        out.append(Entry(tuple(invert_direct(m, target) for m in maps[operand_index]), note=note))
+    return out
+
+
+def case_output_to_input(info: OpInfo, result_index: int) -> list:
+    """A result reads the branch index (predicate) and, in each captured value, the
+    union of what the branches read (module docstring)."""
+    op = info.op.operation
+    captured = captured_values(op)
+    maps: list[set[IndexingMap]] = [set() for _ in captured]
+    if captured:
+        if info.regions is None:
+            raise UnknownIndexing("the maps of a branch are its body's: ask hlo_indexing.analysis.per_op")
+        for region in op.regions:
+            try:
+                found_per_value = info.regions.values_output_to_input(region, result_index, captured)
+            except HloIndexingError as exc:
+                raise UnknownIndexing(f"a branch cannot be followed: {exc}") from None
+            for k, found in enumerate(found_per_value):
+                maps[k].update(_without_runtime(m) for m in found if not m.is_undefined)
+                if any(m.is_undefined for m in found):
+                    raise UnknownIndexing("a branch's maps are unknown")
+    own = len(op.operands)
+    return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
+
+
+def case_input_to_output(info: OpInfo, operand_index: int) -> list:
+    """The branch index reaches every result element; a captured value the inverses of
+    :func:`case_output_to_input`'s maps."""
+    if operand_index == 0:
+        return [[_whole(info.context, (), info.result(r))] for r in range(info.num_results)]
+    target = info.operand(operand_index)
+    return [
+        [invert_direct(m, target) for m in case_output_to_input(info, r)[operand_index]]
+        for r in range(info.num_results)
+    ]
