@@ -152,6 +152,14 @@ def _parse_hlo(text: str, filename: str) -> object:
         raise error from None
 
 
+def parse_xla_hlo_module(text: str, filename: str) -> object:
+    """XLA's own ``HloModule`` for HLO text (jaxlib's private parser, behind this module):
+    ``computations()``, each with ``instructions()`` (``name``, ``operands()``,
+    ``to_string()``), and ``to_string()``. Raises ParseError naming the position, or
+    UnsupportedError when jaxlib lacks the parser."""
+    return _parse_hlo(text, filename)
+
+
 def _translate(hlo_module: object, filename: str) -> bytes:
     entry = _entry_points()
     proto = hlo_module.as_serialized_hlo_module_proto()  # type: ignore[attr-defined]

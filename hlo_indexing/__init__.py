@@ -51,6 +51,16 @@ _EXPORTS = {
     "input_to_output_indexing": "hlo_indexing.analysis.per_op",
     "InstructionIndexing": "hlo_indexing.ops.result",
     "Layout": "hlo_indexing.layout.types",
+    "symbolic_tile": "hlo_indexing.symbolic_tiling.symbolic_tile",
+    "SymbolicTile": "hlo_indexing.symbolic_tiling.symbolic_tile",
+    "NotATile": "hlo_indexing.symbolic_tiling.symbolic_tile",
+    "ConstraintExpression": "hlo_indexing.symbolic_tiling.constraints",
+    "analyze_fusion": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "analyze_producer_consumer": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "TiledFusion": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
 }
 
 __all__ = sorted(_EXPORTS)

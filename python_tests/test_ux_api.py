@@ -26,6 +26,7 @@ PACKAGES = [
     "hlo_indexing.maps",
     "hlo_indexing.ops",
     "hlo_indexing.passes",
+    "hlo_indexing.symbolic_tiling",
     "hlo_indexing.tools",
 ]
 
@@ -82,7 +83,7 @@ def _dev(*argv: str) -> subprocess.CompletedProcess:
 def test_dev_help_lists_commands_and_exits_0():
     done = _dev("--help")
     assert done.returncode == 0
-    for command in ("test", "example", "bench", "docs"):
+    for command in ("test", "example", "bench", "conformance", "docs"):
         assert f"\n  {command} " in done.stdout
     assert _dev("nonsense").returncode == 2
 

@@ -6,6 +6,7 @@ Standard library only, so it runs before anything is installed::
     python3 tools/dev.py test       # lit over lit_tests/, pytest over python_tests/, then mypy
     python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
     python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
+    python3 tools/dev.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (tools/devtools/tiling_conformance.py)
     python3 tools/dev.py docs       # API reference from the docstrings (pdoc) in build/docs
     python3 tools/dev.py --help     # this list
 
@@ -289,14 +290,30 @@ def command_docs() -> int:
     return code
 
 
-COMMANDS = {"test": command_test, "example": command_example, "bench": command_bench, "docs": command_docs}
+def command_conformance(*files: str) -> int:
+    """Run ``tools/devtools/tiling_conformance.py`` in the venv on ``files`` (default: every
+    ``*.jsonl`` in the folders of ``../shared/conformance``); its exit code."""
+    ensure_environment()
+    command = [str(venv_bin("python")), str(ROOT / "tools" / "devtools" / "tiling_conformance.py"), *files]
+    print("dev: " + " ".join(command), flush=True)
+    return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
+
+
+COMMANDS = {
+    "test": command_test,
+    "example": command_example,
+    "bench": command_bench,
+    "conformance": command_conformance,
+    "docs": command_docs,
+}
 #: Commands that take options after their name.
-PASS_THROUGH = {"bench"}
+PASS_THROUGH = {"bench", "conformance"}
 #: One line per command for ``--help``.
 SUMMARIES = {
     "test": "lit over lit_tests/, pytest over python_tests/, then mypy; names what was skipped",
     "example": "run hlo-indexing-opt on examples/softmax.mlir",
     "bench": "benchmarks/run.py [--quick] [--sizes N,N] (tables + JSON)",
+    "conformance": "tools/devtools/tiling_conformance.py [FILE.jsonl ...] (default: every corpus in ../shared)",
     "docs": "API reference from the docstrings (pdoc, the docs extra) in build/docs",
 }
 
@@ -304,7 +321,7 @@ SUMMARIES = {
 def usage() -> str:
     """The ``--help`` text: the commands, one per line."""
     lines = ["usage: python3 tools/dev.py COMMAND [OPTIONS]", "", "Set up .venv (first run) and:"]
-    lines += [f"  {name:<8} {SUMMARIES[name]}" for name in COMMANDS]
+    lines += [f"  {name:<12} {SUMMARIES[name]}" for name in COMMANDS]
     return "\n".join(lines)
 
 

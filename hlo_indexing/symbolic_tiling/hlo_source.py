@@ -1,0 +1,60 @@
+"""Where the tiling analysis finds its fusions in imported HLO text.
+
+XLA's HLO text goes through XLA's parser and translator
+(:func:`hlo_indexing.dialect_glue.hlo_import.import_hlo_text`): every non-entry
+computation becomes a private ``func.func`` named after it, the ENTRY computation a
+public one, and each op is located at its instruction (``loc("name"(...))``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
+from hlo_indexing.dialect_glue.context import default_context
+from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
+from hlo_indexing.errors import HloIndexingError
+
+# A named location wrapping another one: loc("name"(...)); a bare file location
+# loc("file":line:col) has no instruction name.
+_NAME = re.compile(r'loc\("([^"]+)"\(')
+
+
+def instruction_name(op: "OpLike | ir.BlockArgument[Any]") -> str:
+    """The HLO instruction name an op (or a computation parameter) was imported from
+    ('' when it has none)."""
+    match = _NAME.match(str(op.location))
+    return match.group(1) if match else ""
+
+
+def import_hlo(text: str, filename: str = "<hlo>") -> ir.Module:
+    """The module of HLO text (``HloModule`` header optional, as for XLA's parser)."""
+    return import_hlo_text(text, filename, default_context())
+
+
+def computation(module: ir.Module, name: str) -> ir.Operation:
+    """The ``func.func`` of computation ``name``; :class:`HloIndexingError` if absent."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == name:
+            return op.operation
+    raise HloIndexingError(f"no computation named '{name}' in the module")
+
+
+def entry(module: ir.Module) -> ir.Operation:
+    """The ENTRY computation's ``func.func`` (the public one)."""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and "sym_visibility" not in op.operation.attributes:
+            return op.operation
+    raise HloIndexingError("the module has no ENTRY computation")
+
+
+def root_op(func: ir.Operation) -> ir.Operation:
+    """The op defining the first returned value of a computation (its ROOT)."""
+    block = func.regions[0].blocks[0]
+    terminator = list(block.operations)[-1]
+    owner = terminator.operands[0].owner
+    if isinstance(owner, ir.Block):
+        raise HloIndexingError("the computation's ROOT is a parameter")
+    op: ir.Operation = owner.operation
+    return op

@@ -1,0 +1,248 @@
+"""A symbolic tiling at concrete tile sizes (XLA's ``ComputeTiledComputation``).
+
+:func:`tiled_computation` instantiates every node of a :class:`~.tiled_fusion.TiledFusion`:
+its tile sizes and strides (the symbolic tile evaluated) and the map from the program id
+``pid_0`` to its tile's offsets: the root's tile offsets (tiles iterated major to minor)
+composed with the node's indexing map, range variables at their lower bounds. Nodes in
+a dot's operand region have programs for the dot's contracting tiles too (minor-most).
+Nodes giving identical tiles are one tiled instruction.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.context import default_context
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.symbolic_tiling.tiled_fusion import (
+    SsaValue,
+    TiledFusion,
+    TiledNode,
+    TilingError,
+    TilingParameter,
+    defining_op,
+)
+
+
+@dataclass(eq=False)
+class TiledInstruction:
+    """A node at concrete tile sizes: its ``tile_sizes``, ``tile_strides`` and
+    ``tile_offsets_indexing`` (program id ``pid_0`` -> the tile's offsets)."""
+
+    node: TiledNode
+    tile_sizes: tuple[int, ...]
+    tile_strides: tuple[int, ...]
+    tile_offsets_indexing: IndexingMap
+    operands: list["TiledInstruction"] = field(default_factory=list)
+    #: Per runtime variable of :attr:`tile_offsets_indexing`, the tiled instruction of
+    #: the value it reads (e.g. a dynamic slice's offset operand).
+    runtime_variables: list["TiledInstruction"] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The HLO instruction name."""
+        return self.node.name
+
+
+@dataclass
+class TiledComputation:
+    """The tiled computation: ``roots`` (one per fusion output) and every instruction
+    (operands before users), each node instantiated once."""
+
+    roots: list[TiledInstruction]
+    instructions: list[TiledInstruction]
+    num_programs: int
+
+
+#: Largest extra output whose partition by its tiles is checked by enumeration.
+MAX_PARTITION_CHECK = 1 << 24
+
+
+def tiled_computation(
+    fusion: TiledFusion,
+    tile_sizes: Sequence[int],
+    *,
+    schedule: str = "major_to_minor",
+    constraints_are_known_satisfied: bool = False,
+) -> TiledComputation:
+    """Every node at these flat tile sizes (see :class:`TiledInstruction`).
+
+    ``schedule`` orders the root's tiles by program id: ``major_to_minor``, or
+    ``transposed_dot`` (the two minor-most output dimensions swapped). Raises
+    :class:`TilingError`: ``INVALID_ARGUMENT`` when the sizes violate the
+    constraints (unless known satisfied), ``UNIMPLEMENTED`` for a negative stride,
+    a concatenate operand whose size is not a multiple of the tile, or an extra
+    output whose tiles do not partition it."""
+    sizes = list(tile_sizes)
+    if not constraints_are_known_satisfied and not fusion.satisfies_constraints(sizes):
+        raise TilingError("INVALID_ARGUMENT", f"tile sizes {sizes} do not satisfy the constraints {fusion.constraints}")
+    pid_maps: dict[tuple[int, ...], tuple[IndexingMap, int]] = {}
+    made: dict[int, TiledInstruction] = {}
+    # Tiled instructions are deduplicated again at concrete sizes (two symbolic
+    # nodes of one value may give the same tiles).
+    unique: dict[tuple[SsaValue, tuple[int, ...], tuple[int, ...], IndexingMap], TiledInstruction] = {}
+    ordered: list[TiledInstruction] = []
+    for node in fusion.nodes:
+        _, node_sizes, strides = node.tile.evaluate(sizes)
+        if any(s < 0 for s in strides):
+            raise TilingError("UNIMPLEMENTED", f"{node.name}: tiles with a negative stride {strides} are not supported")
+        if node.hidden not in pid_maps:
+            pid_maps[node.hidden] = _program_id_map(fusion.parameters, sizes, schedule, node.hidden)
+        offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map)
+        key = (node.value, node_sizes, strides, offsets)
+        inst = unique.get(key)
+        if inst is None:
+            inst = TiledInstruction(node, node_sizes, strides, offsets, [made[id(o)] for o in node.operands])
+            unique[key] = inst
+            ordered.append(inst)
+        made[id(node)] = inst
+    for inst in ordered:
+        _check_concatenate(inst)
+    by_value: dict[SsaValue, TiledInstruction] = {}
+    for inst in ordered:
+        by_value.setdefault(inst.node.value, inst)
+    for inst in ordered:
+        inst.runtime_variables = _runtime_variables(inst, fusion, by_value)
+    count = _program_id_map(fusion.parameters, sizes, schedule, ())[1]
+    first = made[id(fusion.root_candidates[0][0])]
+    roots = [first] + [_partitioning(candidates, made, count, first) for candidates in fusion.root_candidates[1:]]
+    return TiledComputation(roots, ordered, count)
+
+
+def _runtime_variables(
+    inst: TiledInstruction, fusion: TiledFusion, by_value: dict[SsaValue, TiledInstruction]
+) -> list[TiledInstruction]:
+    """The tiled instructions of the values the runtime variables of ``inst`` read."""
+    out = []
+    for variable in inst.tile_offsets_indexing.runtime_vars:
+        source = fusion.runtime_sources.get(variable.origin)
+        found = by_value.get(source) if source is not None else None
+        if found is None:
+            raise TilingError("UNIMPLEMENTED", f"{inst.name}: no tiled instruction for runtime variable '{variable.origin}'")
+        out.append(found)
+    return out
+
+
+def _program_id_map(
+    parameters: list[TilingParameter], sizes: list[int], schedule: str, hidden: tuple[int, ...]
+) -> tuple[IndexingMap, int]:
+    """``(pid_0) -> (offset of each parameter)`` for program ``pid_0``, and the number
+    of programs: the root's tiles (major to minor, or the two minor-most output
+    dimensions swapped for ``transposed_dot``), then, minor-most, the tiles of the
+    ``hidden`` contracting parameters; other contracting parameters stay at 0."""
+    ctx = default_context()
+    output = [i for i, p in enumerate(parameters) if not p.contracting]
+    order = list(output)
+    if schedule == "transposed_dot" and len(order) >= 2:
+        order[-1], order[-2] = order[-2], order[-1]
+    elif schedule != "major_to_minor":
+        raise TilingError("INVALID_ARGUMENT", f"unknown schedule '{schedule}'")
+    order += list(hidden)
+    counts = {i: -(-parameters[i].size // sizes[i]) for i in order}
+    total = 1
+    for i in order:
+        total *= counts[i]
+    pid = ax.dim(0, ctx)
+    offsets: dict[int, ir.AffineExpr] = {}
+    inner = 1
+    for position, i in enumerate(reversed(order)):
+        index = ax.floordiv(pid, inner) if inner > 1 else pid
+        if position < len(order) - 1:
+            index = ax.mod(index, counts[i])
+        offsets[i] = ax.mul(index, sizes[i])
+        inner *= counts[i]
+    results = [offsets.get(i, ax.constant(0, ctx)) for i in range(len(parameters))]
+    pid_var = Variable(Interval(0, total - 1), "pid_0")
+    return IndexingMap.from_exprs([pid_var], results, context=ctx).simplify(), total
+
+
+def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap) -> IndexingMap:
+    """``pid -> offsets`` of a node's tile: the root tile's offsets through the node's
+    map, with every range variable at its lower bound (tiles start there)."""
+    composed = pid_map.compose(indexing)
+    ctx = composed.context
+    n_range = len(composed.range_vars)
+    symbols = [ax.constant(v.bounds.lower, ctx) for v in composed.range_vars] + [
+        ax.symbol(j, ctx) for j in range(len(composed.runtime_vars))
+    ]
+    dims = [ax.dim(i, ctx) for i in range(composed.num_dims)]
+    results = [ax.substitute(e, dims, symbols) for e in composed.results]
+    constraints = {}
+    for expr, interval in composed.constraints.items():
+        used_dims: set[int] = set()
+        used_symbols: set[int] = set()
+        ax.used_variables(expr, used_dims, used_symbols)
+        if not any(s < n_range for s in used_symbols):
+            constraints[ax.substitute(expr, dims, symbols)] = interval
+    affine = ir.AffineMap.get(composed.num_dims, len(composed.runtime_vars), results, ctx)
+    out = IndexingMap._make(affine, composed.dim_vars, (), composed.runtime_vars, constraints)
+    return out.simplify().remove_unused_symbols()
+
+
+def _check_concatenate(inst: TiledInstruction) -> None:
+    if inst.node.opcode != "concatenate":
+        return
+    op = defining_op(inst.node.value)
+    assert op is not None, "a concatenate node is an op result"
+    axis = ir.IntegerAttr(op.attributes["dimension"]).value
+    tile = inst.tile_sizes[axis]
+    start = 0
+    for operand in op.operands:
+        # A tile must not straddle two operands: each operand starts at a multiple of it.
+        if start % tile:
+            raise TilingError(
+                "UNIMPLEMENTED", f"{inst.name}: operand offset {start} along dimension {axis} is not divisible by tile size {tile}"
+            )
+        start += ir.RankedTensorType(operand.type).shape[axis]
+
+
+def _partitioning(
+    candidates: list[TiledNode], made: dict[int, TiledInstruction], programs: int, first: TiledInstruction
+) -> TiledInstruction:
+    """The first tiled instruction of an extra output whose tiles partition it."""
+    error = None
+    for node in candidates:
+        try:
+            _check_partition(made[id(node)], programs, first)
+            return made[id(node)]
+        except TilingError as exc:
+            error = exc
+    assert error is not None
+    raise error
+
+
+def _check_partition(root: TiledInstruction, programs: int, first: TiledInstruction) -> None:
+    """An extra output must be written exactly once: its tiles, over all programs,
+    partition its index space. Checked by enumeration (vectorized: one pass per element
+    of a tile) up to :data:`MAX_PARTITION_CHECK` elements; above, only an output tiled
+    exactly as the first root (same shape, tiles and offsets) is accepted."""
+    shape = list(ir.RankedTensorType(root.node.value.type).shape)
+    offsets_map = root.tile_offsets_indexing
+    if offsets_map.runtime_vars:
+        raise TilingError("UNIMPLEMENTED", "Unsupported case of multi-output fusion: runtime offsets")
+    total = int(np.prod(shape, dtype=np.int64))
+    if total > MAX_PARTITION_CHECK:
+        same = (
+            shape == list(ir.RankedTensorType(first.node.value.type).shape)
+            and (root.tile_sizes, root.tile_strides, offsets_map) == (first.tile_sizes, first.tile_strides, first.tile_offsets_indexing)
+        )
+        if same:
+            return
+        raise TilingError("UNIMPLEMENTED", f"Unsupported case of multi-output fusion: {root.name} too large to check")
+    _, offsets = offsets_map.enumerate(max_points=programs + 1)
+    linear = np.array([int(np.prod(shape[k + 1 :], dtype=np.int64)) for k in range(len(shape))], np.int64)
+    counts = np.zeros(total, np.int64)
+    strides = np.array(root.tile_strides, np.int64)
+    for element in itertools.product(*(range(n) for n in root.tile_sizes)):
+        index = offsets + np.array(element, np.int64) * strides
+        inside = ((index >= 0) & (index < np.array(shape, np.int64))).all(axis=1)
+        np.add.at(counts, index[inside] @ linear, 1)
+    if not (counts == 1).all():
+        raise TilingError("UNIMPLEMENTED", f"Unsupported case of multi-output fusion: the tiles of {root.name} do not partition it")

@@ -1,0 +1,470 @@
+"""The symbolic tiling of a fused computation (XLA's ``SymbolicTileAnalysis``).
+
+:func:`analyze_fusion` walks a computation from its root down to its parameters. Every
+value reached gets the indexing map from the *tiling parameters* to its elements and the
+:class:`~.symbolic_tile.SymbolicTile` of that map; a value read through two different
+maps gets two tiled nodes, one read twice through the same map one node (XLA's
+deduplication). The tiling parameters are the root's output dimensions, plus, for each
+dot (``stablehlo.dot_general``), its contracting dimensions (hidden parameters: only the
+programs of the dot's operand region iterate over them; a dot root lists them first,
+``{K, M, N}``, as XLA's ``TilingSpecification``).
+
+The fusion's constraints are the conjunction of every tile's; :meth:`TiledFusion.valid_tilings`
+enumerates the power-of-two tilings (plus each full dimension) that satisfy them, and
+:func:`hlo_indexing.symbolic_tiling.tiled_computation.tiled_computation` instantiates
+the tiles at concrete sizes.
+
+An analysis that cannot tile returns :class:`AnalysisFailure` with the reason (an op
+without indexing, a map whose image is not a tile, a pad outside a gemm fusion, a nested
+fusion other than a dot operand, roots not reachable from one root; a nested fusion
+feeding a dot is one node, read through its fused maps); tiling at concrete sizes raises
+:class:`TilingError` with XLA's status code name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hlo_indexing.analysis.fusion import fusion_indexing
+from hlo_indexing.analysis.per_op import output_to_input_indexing
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
+from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
+from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
+
+# An SSA value of any type (generic in the bindings' stubs, not at run time).
+if TYPE_CHECKING:
+    SsaValue = ir.Value[Any]
+else:
+    SsaValue = ir.Value
+
+#: Dot ops (their contracting dimensions become tiling parameters).
+DOT_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "mhlo.dot_general", "mhlo.dot"})
+#: Ops that read nothing: leaves of the tiled computation besides parameters.
+LEAF_OPS = frozenset({"constant", "iota"})
+
+
+class TilingError(HloIndexingError):
+    """Tiling at concrete sizes failed; ``status`` is XLA's status code name
+    (``INVALID_ARGUMENT``, ``UNIMPLEMENTED``, ``FAILED_PRECONDITION``)."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+
+
+@dataclass(frozen=True)
+class AnalysisFailure:
+    """The fusion cannot be tiled: ``reason`` (XLA's ``FusionDecision`` explanation)."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return f"cannot tile: {self.reason}"
+
+
+@dataclass(frozen=True)
+class TilingParameter:
+    """One tiling parameter: dimension ``dim`` (of size ``size``) of the output of
+    ``owner`` (an HLO name) or, when ``contracting``, of its contraction."""
+
+    owner: str
+    dim: int
+    size: int
+    contracting: bool = False
+
+
+@dataclass(eq=False)
+class TiledNode:
+    """One symbolic tiled instruction: a value, the map from the tiling parameters to
+    its elements, the tile of that map, and the tiled nodes of its operands."""
+
+    value: SsaValue
+    name: str
+    opcode: str
+    indexing_map: IndexingMap
+    tile: SymbolicTile
+    #: Parameter positions of the contracting dimensions of the dots this node feeds
+    #: (it lies in their operand regions): its programs iterate over those too.
+    hidden: tuple[int, ...] = ()
+    #: The nested region the node lies in, as XLA nests the operands of a dot (one
+    #: region) and of a concatenate (one region per operand): ``((owner serial, region
+    #: index), ...)`` from the top level. Nodes of different regions are never shared.
+    region: tuple[tuple[int, int], ...] = ()
+    #: Creation number of the node in its analysis.
+    serial: int = 0
+    operands: list["TiledNode"] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"TiledNode({self.name}: {self.opcode}, {self.indexing_map})"
+
+    @property
+    def parameter_number(self) -> int | None:
+        """The fusion parameter number of a parameter node, else None."""
+        if defining_op(self.value) is None:
+            return int(ir.BlockArgument(self.value).arg_number)
+        return None
+
+
+def defining_op(value: SsaValue) -> ir.Operation | None:
+    """The op whose result ``value`` is; None for a block argument (a parameter)."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def opcode_of(value: SsaValue) -> str:
+    """XLA's opcode for the op defining ``value`` (``parameter`` for a block argument)."""
+    owner = defining_op(value)
+    if owner is None:
+        return "parameter"
+    kind = owner.name.split(".", 1)[-1]
+    return {"dot_general": "dot", "broadcast_in_dim": "broadcast"}.get(kind, kind.replace("_", "-"))
+
+
+def _name_of(value: SsaValue) -> str:
+    owner = defining_op(value)
+    if owner is None:
+        argument: "ir.BlockArgument[Any]" = ir.BlockArgument(value)
+        return instruction_name(argument) or f"parameter({argument.arg_number})"
+    return instruction_name(owner) or owner.name
+
+
+@dataclass
+class TiledFusion:
+    """The symbolic tiling of one fusion (see the module docstring)."""
+
+    parameters: list[TilingParameter]
+    #: Per output, its tiled nodes: the root's own, or every node of an extra output
+    #: (the tiled computation takes the first whose tiles partition the output).
+    root_candidates: list[list[TiledNode]]
+    nodes: list[TiledNode]
+    constraints: ConstraintExpression
+    root_rank: int
+    #: Runtime-variable origin (``operand k of node n``) -> the value it reads.
+    runtime_sources: dict[str, SsaValue] = field(default_factory=dict)
+
+    def flat_tile_sizes(self, tiling: Mapping[str, Sequence[int]]) -> list[int]:
+        """Tile sizes per parameter from sizes per instruction (``{name: sizes}``: a
+        root's output dims, a dot's contracting dims, a dot root contracting first).
+        ``TilingError(FAILED_PRECONDITION)`` when an owner's sizes are missing or of the
+        wrong count."""
+        wanted: dict[str, int] = {}
+        for parameter in self.parameters:
+            wanted[parameter.owner] = wanted.get(parameter.owner, 0) + 1
+        out: list[int] = []
+        offsets: dict[str, int] = {}
+        for parameter in self.parameters:
+            sizes = tiling.get(parameter.owner)
+            if sizes is None or len(sizes) != wanted[parameter.owner]:
+                raise TilingError(
+                    "FAILED_PRECONDITION",
+                    f"{parameter.owner} needs {wanted[parameter.owner]} tile sizes, got {None if sizes is None else list(sizes)}",
+                )
+            index = offsets.get(parameter.owner, 0)
+            out.append(int(sizes[index]))
+            offsets[parameter.owner] = index + 1
+        return out
+
+    def __str__(self) -> str:
+        """One entry per node (operands before users): ``name = opcode(operands)``, its
+        indexing map and symbolic tile; then the constraints."""
+        lines = []
+        for node in self.nodes:
+            operands = ", ".join(o.name for o in node.operands)
+            lines.append(f"{node.name} = {node.opcode}({operands})")
+            lines.append(f"  indexing map: {node.indexing_map}")
+            lines.extend("  " + line.strip() for line in str(node.tile).splitlines())
+        lines.append(f"constraints: {self.constraints}")
+        return "\n".join(lines)
+
+    def top_level(self) -> list[TiledNode]:
+        """The nodes outside every region (operands before users)."""
+        return [node for node in self.nodes if not node.region]
+
+    def regions(self, node: TiledNode) -> list[list[TiledNode]]:
+        """The regions a dot (one) or concatenate (one per operand) node owns, each its
+        nodes in order (operands before users); ``[]`` for other nodes."""
+        found: dict[int, list[TiledNode]] = {}
+        for other in self.nodes:
+            if len(other.region) == len(node.region) + 1 and other.region[:-1] == node.region:
+                owner, index = other.region[-1]
+                if owner == node.serial:
+                    found.setdefault(index, []).append(other)
+        return [found[k] for k in sorted(found)]
+
+    def satisfies_constraints(self, tile_sizes: Sequence[int]) -> bool:
+        """Whether flat tile sizes (one per parameter) satisfy the fusion's constraints."""
+        if len(tile_sizes) != len(self.parameters):
+            raise TilingError("FAILED_PRECONDITION", f"expected {len(self.parameters)} tile sizes, got {len(tile_sizes)}")
+        return self.constraints.is_satisfied_by(list(tile_sizes))
+
+    def valid_tilings(self) -> list[tuple[int, ...]]:
+        """Every tiling from :func:`flat_tilings_for_input_space` over the parameters'
+        sizes that satisfies the constraints, in lexicographic order."""
+        space = [p.size for p in self.parameters]
+        return [t for t in flat_tilings_for_input_space(space) if self.constraints.is_satisfied_by(list(t))]
+
+def flat_tilings_for_input_space(sizes: Sequence[int]) -> list[tuple[int, ...]]:
+    """Per dimension of size ``n``: the powers of two below ``n``, then ``n``; all
+    combinations in lexicographic order (XLA's ``GetFlatTilingsForInputSpace``)."""
+    choices = []
+    for n in sizes:
+        values = [1 << k for k in range(max(n, 1).bit_length()) if (1 << k) < n]
+        choices.append(values + [n])
+    return list(itertools.product(*choices))
+
+
+def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
+    """The symbolic tiling of a computation (a ``func.func``, an ``mhlo.fusion`` or its
+    region). ``allow_pad``: pads may be tiled (XLA allows them in gemm fusions only)."""
+    region = computation if isinstance(computation, ir.Region) else computation.regions[0]
+    if not region.blocks:
+        return AnalysisFailure("the computation has no body")
+    block = region.blocks[0]
+    outputs = _outputs(block)
+    if not outputs:
+        return AnalysisFailure("the computation has no output")
+    return _Builder(allow_pad, {}).build(block, outputs)
+
+
+def analyze_producer_consumer(
+    producer: ir.Operation, consumer: ir.Operation, *, with_extra_outputs: bool = False, allow_pad: bool = False
+) -> TiledFusion | AnalysisFailure:
+    """The symbolic tiling of two ``mhlo.fusion`` ops fused into one: the consumer's
+    body, where each parameter fed by the producer continues into the producer's body
+    (the parameter itself is not a node). With ``with_extra_outputs`` the producer's
+    outputs are outputs too, after the consumer's."""
+    consumer_block = _block_of(consumer)
+    producer_block = _block_of(producer)
+    produced = _outputs(producer_block)
+    substitutions: dict[SsaValue, SsaValue] = {}
+    for k, operand in enumerate(consumer.operands):
+        owner = defining_op(operand)
+        if owner is not None and owner == producer:
+            substitutions[consumer_block.arguments[k]] = produced[ir.OpResult(operand).result_number]
+    if not substitutions:
+        return AnalysisFailure("the producer does not feed the consumer")
+    # A producer parameter fed by a value that also feeds the consumer is that same
+    # consumer parameter (one fusion parameter outside).
+    consumer_parameters = {operand: consumer_block.arguments[k] for k, operand in enumerate(consumer.operands)}
+    for k, operand in enumerate(producer.operands):
+        if operand in consumer_parameters:
+            substitutions[producer_block.arguments[k]] = consumer_parameters[operand]
+    outputs = _outputs(consumer_block) + (produced if with_extra_outputs else [])
+    return _Builder(allow_pad, substitutions).build(consumer_block, outputs, extra_blocks=(producer_block,))
+
+
+def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
+    region = computation if isinstance(computation, ir.Region) else computation.regions[0]
+    return region.blocks[0]
+
+
+def _outputs(block: ir.Block) -> list[SsaValue]:
+    terminator = list(block.operations)[-1]
+    return list(terminator.operands)
+
+
+class _Failure(Exception):
+    pass
+
+
+class _Builder:
+    def __init__(self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue]):
+        self.allow_pad = allow_pad
+        self.substitutions = substitutions
+        self.runtime_sources: dict[str, SsaValue] = {}
+        self.parameters: list[TilingParameter] = []
+        self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
+        self.order: list[TiledNode] = []
+        self.hidden: dict[ir.Operation, list[int]] = {}
+
+    def build(
+        self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
+    ) -> TiledFusion | AnalysisFailure:
+        try:
+            root = self._real_root(outputs)
+            root_shape = _static_shape(root)
+            self._declare_parameters(root, root_shape)
+            for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
+                if op.name in DOT_OPS and op.operation != defining_op(root):
+                    self._hidden_dims(op.operation)
+            dims = [Interval.of_size(p.size) for p in self.parameters]
+            output_dims = [i for i, p in enumerate(self.parameters) if not p.contracting]
+            ctx = root.context
+            start = IndexingMap.from_exprs(dims, [ax.dim(i, ctx) for i in output_dims], context=ctx)
+            root_node = self._visit(root, start, ())
+            roots = [[root_node] if value == root else self._candidates(value) for value in outputs]
+        except _Failure as failure:
+            return AnalysisFailure(str(failure))
+        constraints = ConstraintExpression.always()
+        for node in self.order:
+            constraints = constraints & node.tile.constraints
+        return TiledFusion(
+            self.parameters, roots, self.order, constraints.simplify(), len(root_shape), self.runtime_sources
+        )
+
+    def _real_root(self, outputs: list[SsaValue]) -> SsaValue:
+        """The output from which every other output is reachable."""
+        if len(outputs) == 1:
+            return outputs[0]
+        for candidate in outputs:
+            reachable = _reachable(candidate, self.substitutions)
+            if all(o == candidate or o in reachable for o in outputs):
+                return candidate
+        raise _Failure("multi-output fusion whose outputs are not all reachable from one of them is not supported")
+
+    def _candidates(self, value: SsaValue) -> list[TiledNode]:
+        found = [node for (v, _, _, _), node in self.nodes.items() if v == value]
+        if not found:
+            raise _Failure(f"output {_name_of(value)} is not reached from the root")
+        return found
+
+    def _declare_parameters(self, root: SsaValue, shape: Sequence[int]) -> None:
+        owner = defining_op(root)
+        name = _name_of(root)
+        if owner is not None and opcode_of(root) == "dot":
+            self.hidden[owner] = list(range(len(_contracting_sizes(owner))))
+            for k, size in enumerate(_contracting_sizes(owner)):
+                self.parameters.append(TilingParameter(name, k, size, contracting=True))
+        for i, size in enumerate(shape):
+            self.parameters.append(TilingParameter(name, i, size))
+
+    def _tag_runtime_sources(self, m: IndexingMap, op: ir.Operation, serial: int) -> IndexingMap:
+        """``m`` with each runtime variable's origin (``operand k``, of ``op``) made a key
+        of :attr:`runtime_sources`, so the value it reads is known after composition."""
+        if not m.runtime_vars:
+            return m
+        tagged = []
+        for variable in m.runtime_vars:
+            match = re.fullmatch(r"operand (\d+)", variable.origin)
+            origin = variable.origin
+            if match and int(match.group(1)) < len(op.operands):
+                origin = f"operand {match.group(1)} of node {serial}"
+                self.runtime_sources[origin] = op.operands[int(match.group(1))]
+            tagged.append(Variable(variable.bounds, variable.name, origin))
+        return m.replace(runtimes=tagged)
+
+    def _hidden_dims(self, op: ir.Operation) -> list[int]:
+        """The parameter positions of a dot's contracting dimensions (declared before
+        the walk, in program order, after the root's)."""
+        found = self.hidden.get(op)
+        if found is None:
+            found = []
+            for k, size in enumerate(_contracting_sizes(op)):
+                found.append(len(self.parameters))
+                self.parameters.append(TilingParameter(instruction_name(op) or op.name, k, size, contracting=True))
+            self.hidden[op] = found
+        return found
+
+    def _visit(
+        self, value: SsaValue, indexing: IndexingMap, hidden: tuple[int, ...], region: tuple[tuple[int, int], ...] = ()
+    ) -> TiledNode:
+        value = self.substitutions.get(value, value)
+        key = (value, indexing, hidden, region)
+        found = self.nodes.get(key)
+        if found is not None:
+            return found
+        name, opcode = _name_of(value), opcode_of(value)
+        if opcode == "fusion" and not hidden:
+            # XLA nests fusions only as the operands of a dot (its gemm fusions).
+            raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
+        if opcode == "pad" and not self.allow_pad:
+            raise _Failure(f"{name}: pad is only supported in gemm fusions")
+        tile = symbolic_tile(indexing)
+        if isinstance(tile, NotATile):
+            if opcode in ("reshape", "bitcast"):
+                raise _Failure(f"Bailing out on reshape {name} with indexing map {indexing}: {tile.reason}")
+            raise _Failure(f"failed to compute a symbolic tile of {indexing} for {name}: {tile.reason}")
+        node = TiledNode(value, name, opcode, indexing, tile, hidden, region, len(self.nodes))
+        self.nodes[key] = node
+        op = defining_op(value)
+        if op is not None and opcode not in LEAF_OPS:
+            result_index = ir.OpResult(value).result_number
+            try:
+                if opcode == "fusion":
+                    operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
+                else:
+                    operand_map_sets = list(output_to_input_indexing(op, result_index, simplify=False).maps)
+            except HloIndexingError as exc:
+                raise _Failure(f"{name}: no indexing ({exc})") from None
+            operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode == "dot" else hidden
+            for k, operand in enumerate(op.operands):
+                operand_maps = list(operand_map_sets[k])
+                if len(operand_maps) != 1:
+                    raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
+                if operand_maps[0].is_undefined:
+                    raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
+                composed = indexing.compose(self._tag_runtime_sources(operand_maps[0], op, node.serial))
+                if opcode == "dot":
+                    composed = _contract_as_parameters(composed, self._hidden_dims(op))
+                if opcode in ("dot", "concatenate"):
+                    operand_region = region + ((node.serial, k if opcode == "concatenate" else 0),)
+                else:
+                    operand_region = region
+                node.operands.append(
+                    self._visit(operand, simplify_preserving_points(composed), operand_hidden, operand_region)
+                )
+        self.order.append(node)
+        return node
+
+
+def _static_shape(value: SsaValue) -> list[int]:
+    """The shape of a statically shaped tensor value; a failure for anything else."""
+    try:
+        tensor = ir.RankedTensorType(value.type)
+    except ValueError:
+        raise _Failure(f"{_name_of(value)}: the output {value.type} is not a ranked tensor") from None
+    if not tensor.has_static_shape:
+        raise _Failure(f"{_name_of(value)}: the output {value.type} has a dynamic shape")
+    return list(tensor.shape)
+
+
+def _reachable(value: SsaValue, substitutions: dict[SsaValue, SsaValue]) -> set[SsaValue]:
+    seen: set[SsaValue] = set()
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        owner = defining_op(current)
+        if owner is None:
+            if current in substitutions and substitutions[current] not in seen:
+                seen.add(substitutions[current])
+                stack.append(substitutions[current])
+            continue
+        for operand in owner.operands:
+            if operand not in seen:
+                seen.add(operand)
+                stack.append(operand)
+    return seen
+
+
+def _contracting_sizes(op: ir.Operation) -> list[int]:
+    """Sizes of a dot's contracting dimensions (``dot``: the lhs's last one)."""
+    lhs_shape = ir.RankedTensorType(op.operands[0].type).shape
+    if "dot_dimension_numbers" not in op.attributes:
+        return [lhs_shape[-1]]
+    match = re.search(r"lhs_contracting_dimensions = \[([^\]]*)\]", str(op.attributes["dot_dimension_numbers"]))
+    return [lhs_shape[int(d)] for d in match.group(1).split(",")] if match and match.group(1).strip() else []
+
+
+def _contract_as_parameters(m: IndexingMap, hidden: list[int]) -> IndexingMap:
+    """The dot's contracting range variables (the first ones of ``m``) become the
+    hidden parameter dimensions ``hidden``."""
+    ctx = m.context
+    count = len(hidden)
+    dims = [ax.dim(i, ctx) for i in range(m.num_dims)]
+    symbols = [ax.dim(hidden[j], ctx) for j in range(count)] + [ax.symbol(j, ctx) for j in range(m.num_symbols - count)]
+    results = [ax.substitute(e, dims, symbols) for e in m.results]
+    constraints = {ax.substitute(e, dims, symbols): i for e, i in m.constraints.items()}
+    dim_vars = list(m.dim_vars)
+    for j, position in enumerate(hidden):
+        dim_vars[position] = Variable(dim_vars[position].bounds.intersect(m.range_vars[j].bounds))
+    affine = ir.AffineMap.get(m.num_dims, m.num_symbols - count, results, ctx)
+    return IndexingMap._make(affine, dim_vars, m.range_vars[count:], m.runtime_vars, constraints)

@@ -1,0 +1,210 @@
+"""Tiled fusions, checked by enumeration on generated HLO fusions of small shapes: for
+every valid tiling, the root's tiles cover its output exactly once, and every tiled
+instruction's tile at every program id holds every element the root's tile reads from
+that instruction (soundness of the fused tiles)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")  # test dependency (pyproject's test extra)
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from hlo_indexing.symbolic_tiling import hlo_source
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_fusion import (
+    AnalysisFailure,
+    TiledFusion,
+    TilingError,
+    analyze_fusion,
+    flat_tilings_for_input_space,
+)
+
+ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+
+
+def shape_text(shape: list[int]) -> str:
+    return f"f32[{','.join(map(str, shape))}]"
+
+
+@st.composite
+def fusions(draw: st.DrawFn) -> str:
+    """HLO text of a fusion: a parameter through 1-3 shape or elementwise ops."""
+    shape = [draw(st.integers(1, 6)), draw(st.integers(1, 6))]
+    lines = [f"  v0 = {shape_text(shape)} parameter(0)"]
+    for step in range(1, draw(st.integers(1, 3)) + 1):
+        rank = len(shape)
+        choices = ["negate", "add"]
+        if rank == 2:
+            choices += ["transpose", "reshape_flat", "reduce", "broadcast", "slice"]
+        if rank == 1 and shape[0] % 2 == 0:
+            choices += ["reshape_split"]
+        op = draw(st.sampled_from(choices))
+        prev = f"v{step - 1}"
+        if op == "negate":
+            body = f"negate({prev})"
+        elif op == "add":
+            body = f"add({prev}, {prev})"
+        elif op == "transpose":
+            shape = shape[::-1]
+            body = f"transpose({prev}), dimensions={{1,0}}"
+        elif op == "reshape_flat":
+            shape = [shape[0] * shape[1]]
+            body = f"reshape({prev})"
+        elif op == "reshape_split":
+            shape = [2, shape[0] // 2]
+            body = f"reshape({prev})"
+        elif op == "reduce":
+            lines.append(f"  z{step} = f32[] constant(0)")
+            shape = [shape[0]]
+            body = f"reduce({prev}, z{step}), dimensions={{1}}, to_apply=add"
+        elif op == "broadcast":
+            shape = [shape[0], shape[1], 3]
+            body = f"broadcast({prev}), dimensions={{0,1}}"
+        else:
+            stride = draw(st.integers(1, 2))
+            start = draw(st.integers(0, shape[1] - 1))
+            size = len(range(start, shape[1], stride))
+            body = f"slice({prev}), slice={{[0:{shape[0]}:1], [{start}:{shape[1]}:{stride}]}}"
+            shape = [shape[0], size]
+        lines.append(f"  v{step} = {shape_text(shape)} {body}")
+    lines[-1] = lines[-1].replace(f"  v{step} =", f"  ROOT v{step} =")
+    entry_shape = lines[0].split(" = ")[1].split(" ")[0]
+    return (
+        f"HloModule m\n{ADD}\nfused {{\n" + "\n".join(lines) + "\n}\n\n"
+        f"ENTRY e {{\n  p = {entry_shape} parameter(0)\n  ROOT f = {shape_text(shape)} fusion(p), kind=kLoop, calls=fused\n}}\n"
+    )
+
+
+def tile_set(offsets, sizes, strides) -> set[tuple[int, ...]]:
+    return set(itertools.product(*([o + k * s for k in range(n)] for o, n, s in zip(offsets, sizes, strides))))
+
+
+def check_tiling(analysis: TiledFusion, computation: TiledComputation, root_shape: list[int]) -> None:
+    root = computation.roots[0]
+    covered: dict[tuple[int, ...], int] = {}
+    root_tiles = {}
+    for pid in range(computation.num_programs):
+        offsets = root.tile_offsets_indexing.evaluate([pid])
+        tile = {e for e in tile_set(offsets, root.tile_sizes, root.tile_strides) if all(0 <= i < n for i, n in zip(e, root_shape))}
+        root_tiles[pid] = tile
+        for element in tile:
+            covered[element] = covered.get(element, 0) + 1
+    assert len(covered) == int(np.prod(root_shape)) and set(covered.values()) == {1}, "root tiles do not partition the output"
+    for inst in computation.instructions:
+        points, images = inst.node.indexing_map.enumerate()
+        dims = [tuple(p) for p in points[:, : inst.node.indexing_map.num_dims].tolist()]
+        reads = {}
+        for d, image in zip(dims, images.tolist()):
+            reads.setdefault(d, set()).add(tuple(image))
+        for pid, tile in root_tiles.items():
+            wanted = set().union(*(reads.get(e, set()) for e in tile)) if tile else set()
+            offsets = inst.tile_offsets_indexing.evaluate([pid])
+            have = tile_set(offsets, inst.tile_sizes, inst.tile_strides)
+            assert wanted <= have, f"{inst.name} at pid {pid}: reads {sorted(wanted - have)[:4]} outside its tile"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(fusions())
+def test_valid_tilings_partition_the_output_and_tiles_are_sound(text: str) -> None:
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    assume(not isinstance(analysis, AnalysisFailure))
+    root_shape = [p.size for p in analysis.parameters]
+    tilings = analysis.valid_tilings()
+    assert all(analysis.satisfies_constraints(list(t)) for t in tilings)
+    for tiling in tilings[:: max(1, len(tilings) // 6)]:
+        try:
+            computation = tiled_computation(analysis, list(tiling))
+        except TilingError as exc:
+            assert exc.status == "UNIMPLEMENTED", exc
+            continue
+        check_tiling(analysis, computation, root_shape)
+
+
+def test_flat_tilings_are_powers_of_two_then_the_size() -> None:
+    assert flat_tilings_for_input_space([5]) == [(1,), (2,), (4,), (5,)]
+    assert flat_tilings_for_input_space([]) == [()]
+    assert flat_tilings_for_input_space([2, 3]) == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
+
+
+def test_constraints_exclude_tilings_a_reshape_cannot_express() -> None:
+    text = (
+        "fused {\n  p0 = f32[4,6] parameter(0)\n  ROOT r = f32[24] reshape(p0)\n}\n"
+        "ENTRY e {\n  p = f32[4,6] parameter(0)\n  ROOT f = f32[24] fusion(p), kind=kLoop, calls=fused\n}\n"
+    )
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    assert isinstance(analysis, TiledFusion)
+    # A tile of 4 elements of the flat output is a partial row of 6: not a tile of p0.
+    assert [list(t) for t in analysis.valid_tilings()] == [[1], [2], [24]]
+    with pytest.raises(TilingError) as error:
+        tiled_computation(analysis, [4])
+    assert error.value.status == "INVALID_ARGUMENT"
+    check_tiling(analysis, tiled_computation(analysis, [2]), [24])
+
+
+def test_a_fusion_that_cannot_be_tiled_says_why() -> None:
+    text = (
+        "fused {\n  p0 = f32[63] parameter(0)\n  c = f32[] constant(0)\n  ROOT r = f32[64] pad(p0, c), padding=0_1\n}\n"
+        "ENTRY e {\n  p = f32[63] parameter(0)\n  ROOT f = f32[64] fusion(p), kind=kLoop, calls=fused\n}\n"
+    )
+    module = hlo_source.import_hlo(text)  # keep the module alive while its ops are used
+    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    assert isinstance(analysis, AnalysisFailure) and "pad" in analysis.reason
+
+
+def test_runtime_variables_name_the_values_they_read() -> None:
+    # Dynamic slices whose offsets are computed in the fusion (XLA's
+    # AssignRuntimeVariablesToDynamicSlice): the offsets of `convert` depend on both.
+    text = (
+        "f {\n  p0 = f32[64] parameter(0)\n  c0 = s32[64] convert(p0)\n  slice1 = s32[1] slice(c0), slice={[0:1]}\n"
+        "  off = s32[] reshape(slice1)\n  d1 = s32[20] dynamic-slice(c0, off), dynamic_slice_sizes={20}\n"
+        "  slice2 = s32[1] slice(d1), slice={[1:2]}\n  off2 = s32[] reshape(slice2)\n"
+        "  ROOT d2 = s32[10] dynamic-slice(d1, off2), dynamic_slice_sizes={10}\n}\n"
+        "ENTRY e {\n  p0 = f32[64] parameter(0)\n  ROOT fusion = s32[10] fusion(p0), kind=kCustom, calls=f\n}\n"
+    )
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "f"))
+    assert isinstance(analysis, TiledFusion), analysis
+    computation = tiled_computation(analysis, [1])
+    d1 = computation.roots[0].operands[0]
+    convert = d1.operands[0]
+    assert [v.name for v in d1.runtime_variables] == ["off2"]
+    assert sorted(v.name for v in convert.runtime_variables) == ["off", "off2"]
+    ranges = {v.name: r for v, r in zip(convert.runtime_variables, convert.tile_offsets_indexing.runtime_vars)}
+    assert ranges["off"].bounds.upper == 44 and ranges["off2"].bounds.upper == 10
+    for pid in range(10):
+        for off, off2 in [(0, 0), (44, 10), (3, 7)]:
+            values = [off if v.name == "off" else off2 for v in convert.runtime_variables]
+            # convert[i] is read at pid + off2 + off (d2 reads d1 at pid + off2, d1 reads c0 at + off).
+            assert convert.tile_offsets_indexing.evaluate([pid], values) == (pid + off + off2,)
+
+
+def test_a_nested_fusion_feeding_a_dot_is_one_node() -> None:
+    # XLA's AnalyseNestedFusionWithRuntimeVariables: the dot's rhs is a nested fusion
+    # (abs); its tile is the one XLA gives the abs in the unnested form of the test.
+    text = (
+        "dot_lhs {\n  ROOT p0 = f32[2,4] parameter(0)\n}\n"
+        "dot_rhs {\n  p0 = f32[5,2] parameter(0)\n  ROOT result = f32[5,2] abs(p0)\n}\n"
+        "triton_gemm {\n  dot_lhs_param = f32[2,4] parameter(0)\n"
+        "  lhs = f32[2,4] fusion(dot_lhs_param), kind=kCustom, calls=dot_lhs\n"
+        "  rhs_param = f32[5,2] parameter(1)\n  rhs = f32[5,2] fusion(rhs_param), kind=kCustom, calls=dot_rhs\n"
+        "  gemm = f32[4,5] dot(lhs, rhs), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n"
+        "  off0 = s32[] parameter(2)\n  off1 = s32[] parameter(3)\n"
+        "  ROOT result = f32[2,3] dynamic-slice(gemm, off0, off1), dynamic_slice_sizes={2,3}\n}\n"
+        "ENTRY e {\n  p0 = f32[2,4] parameter(0)\n  p1 = f32[5,2] parameter(1)\n  p2 = s32[] parameter(2)\n"
+        "  c0 = s32[] constant(0)\n  ROOT fusion = f32[2,3] fusion(p0, p1, p2, c0), kind=kCustom, calls=triton_gemm\n}\n"
+    )
+    module = hlo_source.import_hlo(text)
+    analysis = analyze_fusion(hlo_source.computation(module, "triton_gemm"))
+    assert isinstance(analysis, TiledFusion), analysis
+    computation = tiled_computation(analysis, analysis.flat_tile_sizes({"result": [2, 4], "gemm": [8]}))
+    rhs = computation.roots[0].operands[0].operands[1]
+    assert (rhs.name, rhs.tile_sizes, rhs.tile_strides) == ("rhs", (4, 8), (1, 1))
+    for rt0 in range(3):
+        assert rhs.tile_offsets_indexing.evaluate([0], [rt0]) == (rt0, 0)
