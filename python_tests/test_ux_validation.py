@@ -63,7 +63,7 @@ def test_fusion_indexing_of_a_module_or_a_missing_result_is_explained():
     "option, message",
     [
         ("max-maps=-3", "option 'max-maps' of pass 'hlo-print-fusion-indexing' must be at least 1, got -3"),
-        ("max-points=0", "must be at least 1, got 0"),
+        ("max-points=-1", "must be at least 0, got -1"),
         ("max-maps=many", "expects an integer, got 'many'"),
     ],
 )
