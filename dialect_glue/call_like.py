@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.dialect_glue.parsing import located, location_name, source_order_key
 from hlo_indexing.errors import InvalidInputError
 
 #: Ops that run a nested computation, and the attribute naming it (None: their own region).
@@ -103,20 +103,35 @@ def is_call_like(op: OpLike) -> bool:
 
 
 def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:
-    """``(label, op)`` for each ``func.func`` with a body (label ``@name``) and each
-    ``mhlo.fusion`` (label ``mhlo.fusion``) in ``module``, in program order."""
+    """``(label, op)`` for each computation of ``module`` in source order: each
+    ``func.func`` with a body (label ``@name``) and each ``mhlo.fusion`` (labelled after
+    its HLO instruction, ``fusion.3``, from the name location the HLO importer gives it;
+    ``mhlo.fusion`` when it has none). Reducer and comparator computations (private
+    functions of scalars only, which the HLO importer keeps beside the regions that use
+    them) are left out: their maps are ``() -> ()``."""
     found: list[tuple[str, ir.Operation]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         operation = op.operation
-        if operation.name == "func.func" and len(operation.regions[0].blocks):
+        if operation.name == "func.func" and len(operation.regions[0].blocks) and not is_scalar_helper(operation):
             found.append((f"@{ir.StringAttr(operation.attributes['sym_name']).value}", operation))
         elif operation.name == "mhlo.fusion":
-            found.append((operation.name, operation))
+            found.append((location_name(operation.location) or operation.name, operation))
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
+    found.sort(key=lambda entry: source_order_key(entry[1].location))
     return iter(found)
+
+
+def is_scalar_helper(func: ir.Operation) -> bool:
+    """A reducer or comparator kept by the HLO importer: a private function whose
+    arguments and results are all rank-0 tensors."""
+    if "sym_visibility" not in func.attributes or ir.StringAttr(func.attributes["sym_visibility"]).value != "private":
+        return False
+    function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    types = list(function_type.inputs) + list(function_type.results)
+    return bool(types) and all(isinstance(t, ir.RankedTensorType) and t.rank == 0 for t in types)
 
 
 #: Ops whose regions read values defined outside them (``lax.cond``'s branches do):

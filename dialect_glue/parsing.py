@@ -10,7 +10,14 @@ from hlo_indexing.dialect_glue.bindings import ir, sdy
 from hlo_indexing.dialect_glue.context import current_or_default_context, make_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
-from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, LimitExceededError, ParseError, SourceLocation
+from hlo_indexing.errors import (
+    HloIndexingError,
+    InputNotFoundError,
+    InvalidArgumentError,
+    LimitExceededError,
+    ParseError,
+    SourceLocation,
+)
 from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS, MAX_DIMENSION_INDEX, MAX_RESULT_INDEX
 
 # MLIR names the buffer of ``ir.Module.parse(text)`` "-"; we report the caller's name.
@@ -42,6 +49,34 @@ def located(exc: HloIndexingError, operation: "ir.Operation") -> HloIndexingErro
     if exc.ir_location is None:
         exc.ir_location = operation.location
     return exc
+
+
+# A name location, as the HLO importer gives every op: loc("fusion.3"(<child>)).
+_NAME_LOCATION = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\(')
+
+
+def location_name(loc: "ir.Location") -> str | None:
+    """The name of a name location (``loc("fusion.3"(...))``: the HLO importer names
+    each op after its HLO instruction), or None for other locations."""
+    match = _NAME_LOCATION.match(str(loc))
+    return match.group(1) if match is not None else None
+
+
+def source_order_key(loc: "ir.Location") -> tuple[int, str, int, int]:
+    """A sort key putting located ops in file, line, column order (unlocated ones last)."""
+    where = location_of(loc)
+    return (0, where.filename, where.line, where.column) if where is not None else (1, "", 0, 0)
+
+
+def enclosing_function(op: "ir.Operation") -> str | None:
+    """The symbol name of ``op`` when it is a ``func.func``, else of the innermost
+    ``func.func`` around it; None outside functions."""
+    current: "ir.Operation | None" = op
+    while current is not None and current.name != "builtin.module":
+        if current.name == "func.func":
+            return ir.StringAttr(current.attributes["sym_name"]).value
+        current = current.parent
+    return None
 
 
 def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) -> ParseError:
@@ -133,7 +168,10 @@ def parse_module(
     (``HloModule`` first, or headerless computations: :func:`looks_like_hlo_text`). ``input_format="mlir"`` forces MLIR.
 
     Raises :class:`hlo_indexing.errors.ParseError` carrying ``file:line:col`` and
-    MLIR's (or XLA's) message. JAX's Shardy annotations (``sdy.mesh``,
+    MLIR's (or XLA's) message, :class:`~hlo_indexing.errors.InputNotFoundError` (a
+    ``FileNotFoundError``) for a path that names no file and
+    :class:`~hlo_indexing.errors.InvalidArgumentError` (a ``TypeError``) for a source
+    of another type. JAX's Shardy annotations (``sdy.mesh``,
     ``#sdy.sharding``) parse with the dialect the bindings ship (jaxlib's); bindings
     without it keep ``#sdy`` attributes opaque (Shardy's ops need the dialect). Example::
 
@@ -144,6 +182,12 @@ def parse_module(
         return source
     if input_format not in (None, "mlir", "hlo"):
         raise InvalidArgumentError(f"parse_module: unknown input_format {input_format!r} (mlir or hlo)")
+    if isinstance(source, os.PathLike) and not os.path.isfile(source):
+        raise InputNotFoundError(f"parse_module: no such file: {os.fspath(source)!r}")
+    if not isinstance(source, (str, bytes, os.PathLike)):
+        raise InvalidArgumentError(
+            f"parse_module: cannot parse a {type(source).__name__} (expected MLIR/HLO text, bytes, a path or a module)"
+        )
     context = context or current_or_default_context()
     if _is_hlo(source, filename, input_format):
         return _import_hlo(source, filename, context)

@@ -1,12 +1,29 @@
 """hlo-indexing: XLA-style indexing maps and tiled layouts for StableHLO/MHLO.
 
-The public API is re-exported here lazily, so that ``import hlo_indexing`` stays cheap.
+The public API is re-exported here lazily, so that ``import hlo_indexing`` stays cheap
+(``dir()`` and ``help()`` list every name). Start with :func:`analyze` (a JAX
+``Lowered`` object, an MLIR module, MLIR/HLO text or a path -> :class:`ModuleIndexing`);
+per op: :func:`output_to_input_indexing`, :func:`input_to_output_indexing`; per
+computation: :func:`fusion_indexing`; maps: :class:`IndexingMap`; tiled layouts:
+:mod:`hlo_indexing.layout` (``parse_layout``, ``linear_offset_map``,
+``tiled_coordinates_map``, ``pack``); errors: :class:`HloIndexingError` and its
+subclasses.
+
+Subpackages: ``maps`` (the map algebra), ``ops`` (per-op rules), ``analysis`` (fused
+maps, utilisation, coalescing, JSON), ``layout``, ``passes`` (MLIR passes),
+``dialect_glue`` (the MLIR bindings), ``tools`` (the command-line tools).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from importlib import metadata as _metadata
+
+from hlo_indexing.lazy import lazy_exports as _lazy_exports
+
+try:
+    __version__ = _metadata.version("hlo-indexing")
+except _metadata.PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
 
 _EXPORTS = {
     "parse_module": "hlo_indexing.dialect_glue.parsing",
@@ -17,6 +34,10 @@ _EXPORTS = {
     "Variable": "hlo_indexing.maps.indexing_map",
     "HloIndexingError": "hlo_indexing.errors",
     "ParseError": "hlo_indexing.errors",
+    "InputNotFoundError": "hlo_indexing.errors",
+    "InvalidArgumentError": "hlo_indexing.errors",
+    "IndexOutOfRangeError": "hlo_indexing.errors",
+    "UnsupportedError": "hlo_indexing.errors",
     "output_to_input_indexing": "hlo_indexing.analysis.per_op",
     "fusion_indexing": "hlo_indexing.analysis.fusion",
     "analyze": "hlo_indexing.frontend",
@@ -52,10 +73,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hlo_indexing' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)

@@ -33,6 +33,8 @@ class Delegates:
         self._operations.update(operations)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("__"):  # introspection (help, pdoc, copy) asks for dunders
+            raise AttributeError(name)
         try:
             return self._operations[name]
         except KeyError:

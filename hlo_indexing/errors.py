@@ -135,3 +135,10 @@ class EnumerationTooLargeError(LimitExceededError):
 class TimeLimitError(LimitExceededError):
     """An isolated step (parsing untrusted HLO text in a child process) ran longer than
     ``limits.HLO_PARSE_SECONDS``."""
+
+
+class InputNotFoundError(HloIndexingError, FileNotFoundError):
+    """A path given as input that names no file (also a ``FileNotFoundError``)."""
+
+    def __init__(self, message: str, location: SourceLocation | None = None):
+        HloIndexingError.__init__(self, message, location)

@@ -13,7 +13,9 @@ passes, so it sits above :mod:`hlo_indexing.analysis` and :mod:`hlo_indexing.pas
 * a module or operation of another MLIR Python binding (the upstream ``mlir`` wheels,
   ``iree.compiler.ir``): objects never cross bindings, so it is printed (locations
   kept) and re-parsed into hlo-indexing's default context;
-* MLIR or XLA HLO text (``str``/``bytes``) or a path (``os.PathLike``).
+* MLIR or XLA HLO text (``str``/``bytes``) or a path (``os.PathLike``, or a ``str``
+  that names an existing file; a one-line ``str`` that looks like a file name but names
+  none is an :class:`~hlo_indexing.errors.InputNotFoundError`).
 
 It returns a :class:`~hlo_indexing.analysis.module_analysis.ModuleIndexing`: the fused maps of every ``func.func`` with a body
 and every ``mhlo.fusion`` (:class:`ComputationMaps`, one :class:`~hlo_indexing.analysis.fusion.FusionIndexing`
@@ -37,13 +39,14 @@ Example::
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS
 from hlo_indexing.analysis.module_analysis import ModuleIndexing, module_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
-from hlo_indexing.errors import InvalidArgumentError
+from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError
 from hlo_indexing.ops.analysis import DIRECTIONS
 from hlo_indexing.passes.pass_manager import run_pipeline
 
@@ -63,8 +66,12 @@ def analyze(
     ``direction``: ``"output-to-input"`` (default) or ``"input-to-output"``; ``fused`` /
     ``per_op`` choose the parts computed; ``annotate`` attaches them as attributes to
     ``result.module``, a clone of a caller's module unless ``clone=False``;
-    ``max_maps`` caps each fused map set. Raises ``ValueError`` for bad arguments,
-    :class:`~hlo_indexing.errors.ParseError` for text that does not parse."""
+    ``max_maps`` caps each fused map set. Raises
+    :class:`~hlo_indexing.errors.InvalidArgumentError` (a ``ValueError`` and a
+    ``TypeError``) for bad arguments or an object of the wrong type,
+    :class:`~hlo_indexing.errors.InputNotFoundError` (a ``FileNotFoundError``) for a
+    missing file, :class:`~hlo_indexing.errors.ParseError` for text that does not parse;
+    all are :class:`~hlo_indexing.errors.HloIndexingError`."""
     if direction not in DIRECTIONS:
         raise InvalidArgumentError(f"analyze: direction must be one of {DIRECTIONS}, not {direction!r}")
     module, owned, buffer = _module_of(obj)
@@ -87,6 +94,13 @@ def _module_of(obj: Any) -> tuple[Any, bool, str | None]:
         return obj, False, None
     if callable(getattr(obj, "compiler_ir", None)):  # jax.stages.Lowered
         return obj.compiler_ir("stablehlo"), False, None
+    if isinstance(obj, str) and _names_a_file(obj):
+        if not os.path.isfile(obj):
+            raise InputNotFoundError(
+                f"analyze: no such file: {obj!r} (a str is read as a path when it names an existing file, "
+                "otherwise as MLIR or HLO text, which it does not look like)"
+            )
+        return parse_module(Path(obj)), True, obj
     if isinstance(obj, (str, bytes)):
         return parse_module(obj), True, "<string>"
     if isinstance(obj, os.PathLike):
@@ -99,3 +113,13 @@ def _module_of(obj: Any) -> tuple[Any, bool, str | None]:
         f"analyze: cannot analyse a {type(obj).__name__}: expected a jax Lowered object, an MLIR module or "
         "operation, MLIR or HLO text, or a path"
     )
+
+
+def _names_a_file(text: str) -> bool:
+    """A ``str`` that is a path rather than program text: an existing file, or one line
+    without the characters every MLIR/HLO program has (braces, ``=``, ``%``)."""
+    if "\n" in text or not text.strip():
+        return False
+    if os.path.isfile(text):
+        return True
+    return not any(c in text for c in "{}=%(") and not text.lstrip().startswith("HloModule")

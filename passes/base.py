@@ -2,7 +2,8 @@
 
 A pass is a frozen dataclass with class variables ``name`` (its pipeline name, e.g.
 ``hlo-attach-indexing-maps``) and ``description`` (one line), and dataclass fields for
-its options, each with a default and a ``metadata={"help": ...}`` entry. Options are
+its options, each with a default and a ``metadata={"help": ...}`` entry (an ``int``
+option may add ``"min"``, its smallest valid value; ``str`` options ``"choices"``). Options are
 spelled with dashes in pipelines (``simplify=false``, ``max-maps=8``); field names use
 underscores. A pass is registered by an entry in :data:`hlo_indexing.passes.registry.PASSES`
 that repeats its name, description and options, so that ``--help`` needs no pass module
@@ -41,7 +42,8 @@ if TYPE_CHECKING:  # the bindings load only when a pass runs: `--help` stays fas
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One message of a pass: severity is ``error``, ``warning``, ``remark`` or ``note``."""
+    """One message of a pass: severity is ``error``, ``warning``, ``remark`` or ``note``,
+    or ``output`` for a report printed verbatim (location None)."""
 
     severity: str
     location: Any  # ir.Location
@@ -54,7 +56,7 @@ class Diagnostics:
 
     items: list[Diagnostic] = field(default_factory=list)
 
-    def emit(self, severity: str, location: "ir.Location", message: str) -> None:
+    def emit(self, severity: str, location: "ir.Location | None", message: str) -> None:
         """Record a diagnostic of ``severity`` at ``location``."""
         self.items.append(Diagnostic(severity, location, message))
 
@@ -85,6 +87,10 @@ class Diagnostics:
                 self.note(location, context)
         else:
             self.error(location, f"{context + ': ' if context else ''}internal error: {type(exc).__name__}: {exc}")
+    def output(self, text: str) -> None:
+        """Record a report to print verbatim (severity ``output``, no location): the
+        JSON documents of the print passes' ``format=json``."""
+        self.emit("output", None, text)
 
     @property
     def has_errors(self) -> bool:
@@ -157,7 +163,11 @@ def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> 
         raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects true or false, got '{text}'")
     if kind == "int":
         try:
-            return int(text)
+            value = int(text)
         except ValueError:
             raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects an integer, got '{text}'") from None
+        minimum = option.metadata.get("min")
+        if minimum is not None and value < minimum:
+            raise PassOptionError(f"option '{key}' of pass '{pass_name}' must be at least {minimum}, got {value}")
+        return value
     return text

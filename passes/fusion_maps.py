@@ -13,6 +13,12 @@ of result 0 reading element 0 of argument 2. ``hlo-fuse-indexing-maps`` has no e
 level: a tuple-typed argument or result gets an unknown map whose reason says so (the
 Python API, :func:`hlo_indexing.fusion_indexing` with ``element=``, has them).
 
+Computations are named ``@f`` for a function and after the HLO instruction
+(``fusion.3``) for an ``mhlo.fusion`` imported from HLO, reported in source order;
+reducer and comparator functions are left out. ``hlo-print-fusion-indexing`` takes
+``func=NAME`` (one function and the fusions in it) and ``format=json`` (one JSON
+document, :mod:`hlo_indexing.passes.report`).
+
 Both take ``max-maps`` (the per-value cap beyond which a set is over-approximated by
 one whole-value map; a remark says so). A computation the analysis cannot handle
 (e.g. dynamic shapes) gets an error at its location.
@@ -39,9 +45,12 @@ from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, o
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
+from hlo_indexing.dialect_glue.parsing import enclosing_function
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
+from hlo_indexing.maps.text import display_text
 from hlo_indexing.passes.base import Diagnostics, ModulePass
+from hlo_indexing.passes.report import emit_json, format_field, func_field, selected_function
 
 ATTRIBUTE = "hlo_indexing.fused_maps"
 UTILIZATION_ATTRIBUTE = "hlo_indexing.utilization"
@@ -76,9 +85,9 @@ def _analyses(
 class _FusedMapsPass(ModulePass):
     """The options both fusion passes take."""
 
-    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value"})
+    max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value", "min": 1})
     analyses: bool = field(default=False, metadata={"help": "also compute operand utilization and coalescing"})
-    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses"})
+    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses", "min": 0})
 
 
 @dataclass(frozen=True)
@@ -146,10 +155,21 @@ class PrintFusionIndexing(_FusedMapsPass):
     name: ClassVar[str] = "hlo-print-fusion-indexing"
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
 
+    format: str = format_field()
+    func: str = func_field()
+
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit remarks with the fused maps of every computation (per tensor element of a
-        tuple result) and, when asked, its analyses, at the computation's location."""
+        tuple result) and, when asked, its analyses, at the computation's location; or,
+        with ``format=json``, the JSON document of the fused maps."""
+        if not selected_function(module, self.func, diagnostics):
+            return
+        if self.format == "json":
+            emit_json(module, diagnostics, direction="output-to-input", fused=True, function=self.func, max_maps=self.max_maps)
+            return
         for label, op in computations(module):
+            if self.func and enclosing_function(op) != self.func.removeprefix("@"):
+                continue
             results = _fused(op, self.max_maps, diagnostics)
             terminator = list(op.regions[0].blocks[0].operations)[-1]
             for r, fused in enumerate(results or []):
@@ -172,7 +192,7 @@ class PrintFusionIndexing(_FusedMapsPass):
                 arg = path_text((a,) + path)
                 if not maps:
                     diagnostics.remark(location, f"{result} -> arg {arg}: no dependence")
-                for text in sorted("unknown indexing" if m.is_undefined else str(m) for m in maps):
+                for text in sorted(display_text(m) for m in maps):
                     diagnostics.remark(location, f"{result} -> arg {arg}: {text}")
         if fused.over_approximated:
             diagnostics.remark(

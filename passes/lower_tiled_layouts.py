@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -171,7 +172,9 @@ def _lowered(
         if p.padded_size > INT64_MAX:
             raise HloIndexingError(f"padded size {p.padded_size} of layout {layout} overflows int64")
     except HloIndexingError as exc:
-        diagnostics.error(location, f"{what}: {exc.message}")
+        # the attribute's text lets the driver point at the column inside it (attributes have no location)
+        text = ir.StringAttr(layout_attr).value if isinstance(layout_attr, ir.StringAttr) else str(layout_attr)
+        diagnostics.error(location, f"{what}: {exc.message} (in {LAYOUT_ATTRIBUTE} = {json.dumps(text)})")
         return None
     context = value_type.context
     maps = {

@@ -192,7 +192,11 @@ def _upstream_error(element: PipelineElement, message: str, native: str) -> Pipe
     first = message.strip().splitlines()[0] if message.strip() else "invalid pass"
     match = _MLIR_PIPELINE_ERROR.match(first)
     if match:
-        return PipelineError(match.group(2), element.column + int(match.group(1)) - 1)
+        text = match.group(2)
+        if "does not refer to a registered pass" in text:
+            close = registry.suggestion(element.name)
+            text += f"; did you mean '{close}'?" if close is not None else ""
+        return PipelineError(text, element.column + int(match.group(1)) - 1)
     details = " ".join(line.strip(" :") for line in (native + "\n" + message).splitlines() if line.strip(" :"))
     return PipelineError(details, element.column)
 

@@ -9,13 +9,14 @@ their kinds, defaults, help and choices); ``python_tests/test_driver_help.py`` c
 Example::
 
     >>> info("hlo-simplify-indexing-maps").options[0]
-    OptionInfo(name='report', kind='bool', default=False, help='emit a remark for each map that was simplified', choices=None)
+    OptionInfo(name='report', kind='bool', default=False, help='emit a remark for each map that was simplified', choices=None, minimum=None)
     >>> lookup("hlo-simplify-indexing-maps").__name__   # imports the pass module
     'SimplifyIndexingMaps'
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
@@ -29,13 +30,15 @@ _PACKAGE = "hlo_indexing.passes"
 @dataclass(frozen=True)
 class OptionInfo:
     """One pass option: ``name`` as spelled in pipelines (dashes), ``kind`` the field's
-    type name (``bool``, ``int``, ``str``), its default, help text and allowed values."""
+    type name (``bool``, ``int``, ``str``), its default, help text, allowed values and,
+    for an ``int``, its smallest valid value."""
 
     name: str
     kind: str
     default: bool | int | str
     help: str
     choices: tuple[str, ...] | None = None
+    minimum: int | None = None
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,13 @@ _DIRECTION = OptionInfo(
 )
 _SIMPLIFY = OptionInfo("simplify", "bool", True, "simplify the maps")
 _FUSED_MAPS_OPTIONS = (
-    OptionInfo("max-maps", "int", 16, "cap on distinct maps per value"),
+    OptionInfo("max-maps", "int", 16, "cap on distinct maps per value", minimum=1),
     OptionInfo("analyses", "bool", False, "also compute operand utilization and coalescing"),
-    OptionInfo("max-points", "int", 1 << 20, "enumeration limit of the analyses"),
+    OptionInfo("max-points", "int", 1 << 20, "enumeration limit of the analyses", minimum=0),
+)
+_REPORT_OPTIONS = (
+    OptionInfo("format", "str", "text", "text (remarks) or json (one JSON document per module)", ("text", "json")),
+    OptionInfo("func", "str", "", "report only this function and what is nested in it; empty: all"),
 )
 
 #: pass name -> its description (checked against the pass classes by a test)
@@ -79,7 +86,7 @@ PASSES: dict[str, PassInfo] = {
             "hlo-print-indexing-maps",
             "Emit a remark with each HLO op's per-op indexing maps (XLA text)",
             "print_indexing_maps:PrintIndexingMaps",
-            (_DIRECTION, _SIMPLIFY),
+            (_DIRECTION, _SIMPLIFY) + _REPORT_OPTIONS,
         ),
         PassInfo(
             "hlo-simplify-indexing-maps",
@@ -97,7 +104,7 @@ PASSES: dict[str, PassInfo] = {
             "hlo-print-fusion-indexing",
             "Print fused result->argument indexing maps as remarks",
             "fusion_maps:PrintFusionIndexing",
-            _FUSED_MAPS_OPTIONS,
+            _FUSED_MAPS_OPTIONS + _REPORT_OPTIONS,
         ),
         PassInfo(
             "hlo-print-tilings",
@@ -117,6 +124,26 @@ PASSES: dict[str, PassInfo] = {
         ),
     )
 }
+
+
+#: Upstream passes the bindings accept, for "did you mean" hints only (MLIR's Python API
+#: cannot list its registry); a test checks that each is accepted.
+UPSTREAM_PASS_HINTS = (
+    "canonicalize", "composite-fixed-point-pass", "control-flow-sink", "cse", "generate-runtime-verification",
+    "hlo-legalize-to-stablehlo", "inline", "loop-invariant-code-motion", "mem2reg", "print-ir", "print-op-stats",
+    "remove-dead-values", "sccp", "snapshot-op-locations", "sroa", "stablehlo-compatibility-expander",
+    "stablehlo-convert-to-signless", "stablehlo-legalize-to-hlo", "stablehlo-legalize-to-vhlo",
+    "stablehlo-refine-shapes", "strip-debuginfo", "symbol-dce", "symbol-privatize", "topological-sort",
+    "view-op-graph", "vhlo-legalize-to-stablehlo",
+)  # fmt: skip
+
+
+def suggestion(name: str, extra: tuple[str, ...] = ()) -> str | None:
+    """The registered or known upstream pass (or one of ``extra``, e.g. driver flags)
+    closest to the misspelt ``name``, by :func:`difflib.get_close_matches`; None when
+    nothing is close."""
+    close = difflib.get_close_matches(name, [*PASSES, *UPSTREAM_PASS_HINTS, *extra], n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def pass_names() -> list[str]:
@@ -153,6 +180,7 @@ def describe(cls: type[ModulePass]) -> PassInfo:
                 cast("bool | int | str", option.default),  # every pass option has a default
                 option.metadata.get("help", ""),
                 tuple(choices) if choices is not None else None,
+                option.metadata.get("min"),
             )
         )
     return PassInfo(cls.name, cls.description, f"{module}:{cls.__qualname__}", tuple(options))

@@ -48,8 +48,14 @@ def test_failures_exit_1_with_located_error_and_no_traceback(tmp_path, capsys, a
     assert opt.main([str(source), *extra, *argv]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
-    lines = captured.err.strip().splitlines()
-    assert lines and all(ERROR_LINE.match(line) for line in lines), captured.err
+    lines = captured.err.rstrip().splitlines()
+    # each error: its line, then the source (or command) line and a caret under the column (issue #20)
+    assert lines and ERROR_LINE.match(lines[0]), captured.err
+    for index, line in enumerate(lines):
+        if not ERROR_LINE.match(line):
+            assert re.fullmatch(r" *\^", line) or (index + 1 < len(lines) and re.fullmatch(r" *\^", lines[index + 1])), captured.err
+    column = int(lines[0].split(":")[2])
+    assert len(lines) >= 3 and lines[2] == " " * (column - 1) + "^", captured.err
     assert "Traceback" not in captured.err
     assert not target.exists()
 

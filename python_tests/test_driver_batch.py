@@ -43,7 +43,8 @@ def test_failed_file_writes_nothing_and_is_summarised(tmp_path, capsys):
     assert captured.out == ""
     assert sorted(p.name for p in out.iterdir()) == ["ok.mlir"]
     error = f"{inputs / 'bad.mlir'}:2:3: error: custom op 'retur' is unknown (tried 'func.retur' as well)"
-    assert captured.err.splitlines() == [error, "2 files, 1 failed", f"  {error}"]
+    # the error with its source line and caret (issue #20), then the summary with its first line
+    assert captured.err.splitlines() == [error, "  retur", "  ^", "2 files, 1 failed", f"  {error}"]
     assert "Traceback" not in captured.err
 
 

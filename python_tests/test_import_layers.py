@@ -29,7 +29,7 @@ PACKAGE_DIRS = {
 
 #: Bottom to top; a module's layer is the longest prefix of its name listed here.
 LAYERS = (
-    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.delegates"),
+    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.delegates", "hlo_indexing.lazy"),
     ("hlo_indexing.dialect_glue",),
     ("hlo_indexing.maps",),
     ("hlo_indexing.ops",),
@@ -108,6 +108,8 @@ GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
 
 
 def _layer(module: str) -> int:
+    if module == "hlo_indexing":  # the top package re-exports the API (lazily): above everything
+        return len(LAYERS)
     best, rank = -1, None
     for index, prefixes in enumerate(LAYERS):
         for prefix in prefixes:

@@ -72,6 +72,11 @@ def test_svg_written_only_on_success(capsys, tmp_path):
     assert err.startswith("<layout>:1:18: error: '*' cannot be the last")
 
 
-def test_too_large_grid_is_refused(capsys):
-    code, _, err = run(capsys, "f32[3000,5000]")
-    assert code == 1 and err.startswith("<layout>:1:1: error: the grid has 15000000 cells")
+def test_too_large_grid_is_cropped(capsys):
+    # issue #20: a cropped picture (the first rows that fit in --max-cells), not a refusal
+    code, out, err = run(capsys, "f32[3000,5000]")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[1] == "showing cells [0:4, 0:5000] of the 3000x5000 grid (20000 of 15000000 cells; --window, --max-cells to change)"
+    rows = [line for line in lines if line.startswith("row ")]
+    assert len(rows) == 4 and rows[1].split()[2:4] == ["5000", "5001"]  # row-major: row 1 starts at 5000

@@ -42,8 +42,11 @@ def test_wheel_holds_every_module_and_no_developer_tool(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    assert "Warning" not in done.stderr, done.stderr  # e.g. setuptools' licence-table deprecation (issue #20)
     (wheel,) = tmp_path.glob("hlo_indexing-*.whl")
-    names = {name for name in zipfile.ZipFile(wheel).namelist() if name.endswith(".py")}
+    every = set(zipfile.ZipFile(wheel).namelist())
+    assert {"hlo_indexing/py.typed", "hlo_indexing/schema/indexing.schema.json"} <= every  # package data
+    names = {name for name in every if name.endswith(".py")}
     assert {name.split("/")[0] for name in names} == {"hlo_indexing"}
     assert names == _source_modules()
     assert "hlo_indexing/maps/indexing_map.py" in names and "hlo_indexing/tools/dev.py" not in names

@@ -113,10 +113,12 @@ def test_huge_tile_is_lowered_in_bounded_time() -> None:
 
 
 def test_viewer_limit_is_located(capsys: pytest.CaptureFixture[str]) -> None:
+    # A huge or empty grid is cropped (issue #20); a window over the limit is a located error.
+    assert show_layout.build_grid(Shape.parse("f32[4294967296,0]{1,0:T(3,3)}")).window[1] == range(0)
     with pytest.raises(EnumerationTooLargeError):
-        show_layout.build_grid(Shape.parse("f32[4294967296,0]{1,0:T(3,3)}"))
-    assert show_layout.main(["f32[3000,5000]"]) == 1
-    assert capsys.readouterr().err.startswith("<layout>:1:1: error: the grid has 15000000 cells")
+        show_layout.build_grid(Shape.parse("f32[300,500]"), window=(range(300), range(500)))
+    assert show_layout.main(["f32[3000,5000]", "--window=0:3000,0:5000"]) == 1
+    assert capsys.readouterr().err.startswith("<layout>:1:1: error: --window: 15000000 cells")
     assert show_layout.main(["f32[2]", "--format=png"]) == 1
     assert capsys.readouterr().err.startswith("<command line>:1:1: error: argument --format")
 

@@ -6,16 +6,18 @@ text, as XLA's ``--xla_dump_to`` writes them; sorted, not recursive). The contra
 
 * each file is processed exactly as ``hlo-indexing-opt <flags> <file>`` would, by a pool
   of ``-j N`` worker processes (default 1: in this process; ``-j 0``: one per CPU);
-* with ``-o DIR`` each input's output goes to ``DIR/<input basename>`` (``DIR`` is
-  created; two inputs with the same basename are a usage error); without ``-o`` the
+* with ``-o DIR`` each input's output, MLIR, goes to ``DIR/<input stem>.mlir``
+  (``step.hlo`` -> ``DIR/step.mlir``, which reads back as MLIR; ``DIR`` is created; two
+  inputs with the same stem are a usage error); without ``-o`` the
   outputs go to stdout in input order, separated by the output split marker
   (``// -----``), so the result reads back with ``-split-input-file``;
 * a file that fails writes no output (no file under ``DIR``, nothing on stdout); its
   diagnostics are printed on stderr in input order;
 * a progress bar is drawn on stderr only when stderr is a terminal;
 * at the end stderr gets a summary, ``N files, M failed``, then the first
-  ``file:line:col: error: ...`` line of each failed file; the exit code is 1 if any
-  file failed.
+  ``file:line:col: error: ...`` line of each failed file, then the files of the given
+  directories that were skipped (neither ``.mlir``/``.hlo`` nor HLO text) and why; the
+  exit code is 1 if any file failed.
 
 MLIR's own stderr output (``--mlir-timing``, IR dumps) is not buffered per file: with
 ``-j`` above 1 it may interleave. Example::
@@ -32,7 +34,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
-from typing import Iterable, Iterator, TextIO
+from typing import Iterable, Iterator, Sequence, TextIO
 
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import HloIndexingError, SourceLocation
@@ -68,8 +70,9 @@ def is_batch(options: "opt_options.Options") -> bool:
     return len(options.inputs) > 1 or any(os.path.isdir(path) for path in options.inputs)
 
 
-def expand_inputs(inputs: Iterable[str], columns: dict[str, int]) -> list[str]:
-    """The input files: files as given, directories replaced by their inputs (sorted)."""
+def expand_inputs(inputs: Iterable[str], columns: dict[str, int], skipped: list[str] | None = None) -> list[str]:
+    """The input files: files as given, directories replaced by their inputs (sorted);
+    the other files of those directories are appended to ``skipped``."""
     files: list[str] = []
     for path in inputs:
         column = columns.get(f"input {path}", 1)
@@ -78,7 +81,10 @@ def expand_inputs(inputs: Iterable[str], columns: dict[str, int]) -> list[str]:
         if not os.path.isdir(path):
             files.append(path)
             continue
-        found = sorted(entry.path for entry in os.scandir(path) if entry.is_file() and _is_input(entry.path))
+        entries = sorted(entry.path for entry in os.scandir(path) if entry.is_file())
+        found = [entry for entry in entries if _is_input(entry)]
+        if skipped is not None:
+            skipped.extend(entry for entry in entries if entry not in found)
         if not found:
             raise opt_options.UsageError(f"no .mlir, .hlo or HLO .txt files in directory '{path}'", _at(column))
         files.extend(found)
@@ -114,7 +120,7 @@ def job_count(options: "opt_options.Options") -> int:
 
 
 def output_paths(files: list[str], options: "opt_options.Options") -> list[str] | None:
-    """``DIR/<basename>`` for each file with ``-o DIR`` (None without ``-o``)."""
+    """``DIR/<stem>.mlir`` for each file with ``-o DIR`` (None without ``-o``)."""
     directory = options.get("o")
     if directory is None or directory == "-":
         return None
@@ -125,14 +131,19 @@ def output_paths(files: list[str], options: "opt_options.Options") -> list[str] 
         )
     targets: dict[str, str] = {}
     for path in files:
-        base = os.path.basename(path)
+        base = output_name(path)
         if base in targets:
             raise opt_options.UsageError(
                 f"inputs '{targets[base]}' and '{path}' would both be written to '{os.path.join(directory, base)}'",
                 _at(options.columns["o"]),
             )
         targets[base] = path
-    return [os.path.join(directory, os.path.basename(path)) for path in files]
+    return [os.path.join(directory, output_name(path)) for path in files]
+
+
+def output_name(path: str) -> str:
+    """The name of an input's output file: its stem with ``.mlir`` (the output is MLIR)."""
+    return os.path.splitext(os.path.basename(path))[0] + ".mlir"
 
 
 def process_file(options: "opt_options.Options", path: str) -> FileResult:
@@ -153,7 +164,8 @@ def process_file(options: "opt_options.Options", path: str) -> FileResult:
 def run_batch(options: "opt_options.Options") -> int:
     """Process every input (see the module docstring); return the exit code."""
     jobs = job_count(options)
-    files = expand_inputs(options.inputs, options.columns)
+    skipped: list[str] = []
+    files = expand_inputs(options.inputs, options.columns, skipped)
     targets = output_paths(files, options)
     driver.check_pipeline(options)  # usage errors once, before any file
     if targets is not None:
@@ -181,7 +193,7 @@ def run_batch(options: "opt_options.Options") -> int:
         marker = options.get("output-split-marker", opt_options.DEFAULT_SPLIT_MARKER)
         sys.stdout.write((marker + "\n").join(outputs) if marker else "".join(outputs))
         sys.stdout.flush()
-    print(summary(len(files), failures), file=sys.stderr, flush=True)
+    print(summary(len(files), failures, skipped), file=sys.stderr, flush=True)
     return 1 if failures else 0
 
 
@@ -196,10 +208,14 @@ def _results(options: "opt_options.Options", files: list[str], jobs: int) -> Ite
         yield from pool.map(process_file, [options] * len(files), files)
 
 
-def summary(total: int, failures: list[FileResult]) -> str:
-    """``N files, M failed`` and one ``file:line:col: error: ...`` line per failure."""
+def summary(total: int, failures: list[FileResult], skipped: Sequence[str] = ()) -> str:
+    """``N files, M failed``, one ``file:line:col: error: ...`` line per failure, and the
+    skipped files of the input directories."""
     lines = [f"{total} file{'s' if total != 1 else ''}, {len(failures)} failed"]
     lines += [f"  {result.first_error}" for result in failures]
+    if skipped:
+        lines.append(f"skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} (not .mlir, .hlo or HLO text):")
+        lines += [f"  {path}" for path in skipped]
     return "\n".join(lines)
 
 

@@ -8,6 +8,8 @@ Standard library only, so it runs before anything is installed::
     python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
     python3 tools/dev.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (tools/devtools/fuzz/)
     python3 tools/dev.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (tools/devtools/tiling_conformance.py)
+    python3 tools/dev.py docs       # API reference from the docstrings (pdoc) in build/docs
+    python3 tools/dev.py --help     # this list
 
 Both create ``.venv`` in the repository when it is missing and install the project
 into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
@@ -27,7 +29,8 @@ mypy cannot follow the editable install's import hook, so the check runs in
 paths are printed as repository paths.
 
 Exit status: 0 when every stage succeeds, otherwise non-zero. ``test`` runs every stage
-even when one fails. pytest's exit code 5 ("no tests collected") counts as a failure only
+even when one fails, and ends by naming what was skipped and why (pytest skips, lit
+tests UNSUPPORTED for a missing feature such as ``crosscheck``). pytest's exit code 5 ("no tests collected") counts as a failure only
 when lit ran no test either.
 """
 
@@ -81,8 +84,17 @@ def ensure_environment() -> None:
         return
     print("dev: installing hlo-indexing with its test and crosscheck extras (first run takes a minute or two)", flush=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{EXTRAS}]"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{EXTRAS}]"], check=True, env=install_env())
     STAMP.write_text(wanted + "\n")
+
+
+def install_env() -> dict[str, str]:
+    """The environment of ``pip install -e``: setuptools' "Editable installation"
+    notice (information only, printed for every editable install of a package laid out
+    with ``package-dir``, as this one is) silenced, so that an install prints nothing."""
+    env = dict(os.environ)
+    env["PYTHONWARNINGS"] = ",".join(filter(None, [env.get("PYTHONWARNINGS"), "ignore:Editable installation"]))
+    return env
 
 
 def clean_env() -> dict[str, str]:
@@ -94,14 +106,28 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def run_lit(env: dict[str, str]) -> tuple[int, int]:
-    """Run lit over ``lit_tests/``; return (exit code, number of tests that ran)."""
+def run_lit(env: dict[str, str], skipped: list[str] | None = None) -> tuple[int, int]:
+    """Run lit over ``lit_tests/``; return (exit code, number of tests that ran). The
+    UNSUPPORTED tests are appended to ``skipped``."""
     command = [str(venv_bin("lit")), "-sv", str(ROOT / "lit_tests")]
     print("dev: " + " ".join(command), flush=True)
     completed = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     sys.stdout.write(completed.stdout)
     sys.stdout.flush()
+    if skipped is not None:
+        skipped.extend(lit_skips(completed.stdout))
     return completed.returncode, count_lit_tests(completed.stdout)
+
+
+def lit_skips(output: str) -> list[str]:
+    """``lit: NAME (unsupported: a REQUIRES feature is missing)`` per UNSUPPORTED test."""
+    names = re.findall(r"^UNSUPPORTED: (.+?) \(\d+ of \d+\)", output, re.MULTILINE)
+    return [f"lit: {name} (unsupported: a REQUIRES feature is missing)" for name in names]
+
+
+def pytest_skips(output: str) -> list[str]:
+    """``pytest: [N] path:line: reason`` per line of pytest's short skip summary."""
+    return [f"pytest: {line.removeprefix('SKIPPED ')}" for line in output.splitlines() if line.startswith("SKIPPED [")]
 
 
 def count_lit_tests(output: str) -> int:
@@ -110,10 +136,21 @@ def count_lit_tests(output: str) -> int:
     return sum(int(number) for number in re.findall(pattern, output, re.MULTILINE))
 
 
-def run_pytest(env: dict[str, str]) -> int:
-    command = [str(venv_bin("python")), "-m", "pytest", "-q", str(ROOT / "python_tests")]
+def run_pytest(env: dict[str, str], skipped: list[str] | None = None) -> int:
+    """Run pytest over ``python_tests/`` (output shown as it comes); its skips (the
+    ``-rs`` summary) are appended to ``skipped``."""
+    command = [str(venv_bin("python")), "-m", "pytest", "-q", "-rs", str(ROOT / "python_tests")]
     print("dev: " + " ".join(command), flush=True)
-    return subprocess.run(command, cwd=ROOT, env=env).returncode
+    lines: list[str] = []
+    with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            sys.stdout.write(line)
+            lines.append(line)
+    sys.stdout.flush()
+    if skipped is not None:
+        skipped.extend(pytest_skips("".join(lines)))
+    return process.returncode
 
 
 def make_mypy_tree() -> None:
@@ -161,17 +198,22 @@ def command_test() -> int:
     """Run lit, pytest and mypy (all three, even after a failure); 0 when all pass."""
     ensure_environment()
     env = clean_env()
-    lit_code, lit_count = run_lit(env)
-    pytest_code = run_pytest(env)
+    skipped: list[str] = []
+    lit_code, lit_count = run_lit(env, skipped)
+    pytest_code = run_pytest(env, skipped)
     if pytest_code == PYTEST_NO_TESTS and lit_count > 0:
         pytest_code = 0
     mypy_code = run_mypy(env)
     stages = (("lit", lit_code), ("pytest", pytest_code), ("mypy", mypy_code))
     failed = [name for name, code in stages if code != 0]
+    if skipped:
+        print(f"dev: skipped {len(skipped)}:", flush=True)
+        for line in skipped:
+            print(f"dev:   {line}", flush=True)
     if failed:
         print(f"dev: FAILED: {', '.join(failed)}", flush=True)
         return 1
-    print("dev: all tests passed", flush=True)
+    print("dev: all tests passed" + (f" ({len(skipped)} skipped, listed above)" if skipped else ""), flush=True)
     return 0
 
 
@@ -205,6 +247,58 @@ def command_fuzz(*options: str) -> int:
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
 
+#: Runs pdoc on argv[2:] into argv[1]. The packages' lazy public names (PEP 562
+#: ``__getattr__``) are loaded first: pdoc reads a module's ``__dict__``.
+PDOC_SCRIPT = """
+import importlib, sys
+from pathlib import Path
+import pdoc
+for name in sys.argv[2:]:
+    module = importlib.import_module(name)
+    for public in getattr(module, "__all__", ()):
+        setattr(module, public, getattr(module, public))
+pdoc.render.configure(docformat="restructuredtext")
+pdoc.pdoc(*sys.argv[2:], output_directory=Path(sys.argv[1]))
+"""
+
+
+def installed_modules() -> list[str]:
+    """The installed package's module names, from the repository folders (developer
+    tools left out, as in the wheel)."""
+    names = []
+    for package, folder in PACKAGE_DIRS.items():
+        for path in sorted(folder.rglob("*.py")):
+            relative = path.relative_to(folder)
+            if package == "hlo_indexing" and relative.parts[0] in {"passes", "dialect_glue", "tools"}:
+                continue
+            if package == "hlo_indexing/tools" and (relative.parts[0] == "devtools" or relative.name == "dev.py"):
+                continue
+            if "__pycache__" in relative.parts:
+                continue
+            parts = package.split("/") + list(relative.with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            names.append(".".join(parts))
+    return names
+
+
+def command_docs() -> int:
+    """Build the API reference from the docstrings with pdoc (the ``docs`` extra,
+    installed on first use) into ``build/docs``; open ``build/docs/index.html``."""
+    ensure_environment()
+    python = str(venv_bin("python"))
+    if subprocess.run([python, "-c", "import pdoc"], env=clean_env(), capture_output=True).returncode != 0:
+        print("dev: installing the docs extra (pdoc)", flush=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "-e", f"{ROOT}[{EXTRAS},docs]"], check=True, env=install_env())
+    output = ROOT / "build" / "docs"
+    command = [python, "-c", PDOC_SCRIPT, str(output), *installed_modules()]
+    print(f"dev: pdoc -o {output} hlo_indexing (and its {len(command) - 4} modules)", flush=True)
+    code = subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
+    if code == 0:
+        print(f"dev: API reference in {output / 'index.html'}", flush=True)
+    return code
+
+
 def command_conformance(*files: str) -> int:
     """Run ``tools/devtools/tiling_conformance.py`` in the venv on ``files`` (default: every
     ``*.jsonl`` in the folders of ``../shared/conformance``); its exit code."""
@@ -220,14 +314,34 @@ COMMANDS = {
     "bench": command_bench,
     "conformance": command_conformance,
     "fuzz": command_fuzz,
+    "docs": command_docs,
 }
 #: Commands that take options after their name.
 PASS_THROUGH = {"bench", "conformance", "fuzz"}
+#: One line per command for ``--help``.
+SUMMARIES = {
+    "test": "lit over lit_tests/, pytest over python_tests/, then mypy; names what was skipped",
+    "example": "run hlo-indexing-opt on examples/softmax.mlir",
+    "bench": "benchmarks/run.py [--quick] [--sizes N,N] (tables + JSON)",
+    "conformance": "tools/devtools/tiling_conformance.py [FILE.jsonl ...] (default: every corpus in ../shared)",
+    "docs": "API reference from the docstrings (pdoc, the docs extra) in build/docs",
+    "fuzz": "fuzz campaign: tools/devtools/fuzz/campaign.py --minutes N --seed S [--out DIR]",
+}
+
+
+def usage() -> str:
+    """The ``--help`` text: the commands, one per line."""
+    lines = ["usage: python3 tools/dev.py COMMAND [OPTIONS]", "", "Set up .venv (first run) and:"]
+    lines += [f"  {name:<12} {SUMMARIES[name]}" for name in COMMANDS]
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0
     if not argv or argv[0] not in COMMANDS or (len(argv) > 1 and argv[0] not in PASS_THROUGH):
-        print(f"usage: python3 tools/dev.py {{{'|'.join(COMMANDS)}}}", file=sys.stderr)
+        print(usage(), file=sys.stderr)
         return 2
     try:
         return COMMANDS[argv[0]](*argv[1:])

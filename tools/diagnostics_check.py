@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from hlo_indexing.errors import ParseError, SourceLocation
+from hlo_indexing.tools import excerpt
 
 MODES = ("all", "only-expected")
 _EXPECTED = re.compile(
@@ -38,8 +39,9 @@ class Reported:
     message: str
 
     def __str__(self) -> str:
-        where = str(self.location) if self.location is not None else "<unknown>:0:0"
-        return f"{where}: {self.severity}: {self.message}"
+        if self.severity == "output":  # a report (format=json): printed as it is
+            return self.message
+        return excerpt.render(self.location, self.severity, self.message)
 
 
 @dataclass

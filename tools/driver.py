@@ -15,15 +15,18 @@ from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.dialect_glue.parsing import location_of, parse_module
+from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, location_of, parse_module
 from hlo_indexing.errors import HloIndexingError, ParseError, SourceLocation
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager, captured_native_stderr
 from hlo_indexing.passes.pipeline_text import PipelineError, parse_pipeline
+from hlo_indexing.passes.registry import suggestion
+from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.diagnostics_check import Reported, parse_expectations, verify
 from hlo_indexing.tools.options import (
     COMMAND_LINE,
     DEFAULT_SPLIT_MARKER,
+    FLAGS,
     PROGRAM,
     STDIN_NAME,
     Options,
@@ -32,6 +35,8 @@ from hlo_indexing.tools.options import (
 )
 
 OP_NOTE = "see current operation"
+#: The name MLIR gives the --pass-pipeline text in its errors.
+PIPELINE_BUFFER = "MLIR Textual PassPipeline Parser"
 
 
 def check_pipeline(options: Options) -> None:
@@ -58,6 +63,7 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
         keep = _dump_filter(options)
         _configure_instrumentation(pm, options, keep)
         name, text = _read_input(path, options)
+        excerpt.register(name, text)
         outputs: list[str] = []
         failed = False
         for chunk, start in _split(text, options.get("split-input-file")):
@@ -68,6 +74,8 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
             else:
                 # mlir-opt turns off the "see current operation" notes when verifying
                 reported = [d for d in reported if not (d.severity == "note" and d.message.startswith(OP_NOTE))]
+                _print_diagnostics([d for d in reported if d.severity == "output"])
+                reported = [d for d in reported if d.severity != "output"]
                 failures = verify(parse_expectations(chunk, name), reported, mode)
                 _print_diagnostics(failures)
                 failed |= bool(failures)
@@ -89,6 +97,7 @@ def _pass_manager(options: Options, context, sink, dump: bool = True):
             SourceLocation(COMMAND_LINE, 1, options.pass_flags[0].column),
         )
     if pipeline is not None:
+        excerpt.register(PIPELINE_BUFFER, str(pipeline))
         pm = build_pass_manager(str(pipeline), context, sink)
     else:
         pm = passmanager.PassManager(MODULE_ANCHOR, context=context)
@@ -99,6 +108,9 @@ def _pass_manager(options: Options, context, sink, dump: bool = True):
                 message = exc.message
                 if "does not refer to a registered pass" in message:
                     message = f"Unknown command line argument '{flag.spelling}'.  Try: '{PROGRAM} --help'"
+                    close = suggestion(flag.element.split("{")[0], tuple(FLAGS))
+                    if close is not None:
+                        message += f"  Did you mean '--{close}'?"
                 raise UsageError(message, SourceLocation(COMMAND_LINE, 1, flag.column)) from None
     if dump and options.get("dump-pass-pipeline"):
         count = len(_top_level_passes(str(pm)))
@@ -240,7 +252,12 @@ def _process_chunk(
             pm.run(module.operation)
         except ir.MLIRError as exc:
             mlir_error = exc
-    reported = [Reported(d.severity, location_of(d.location, name), d.message) for d in sink.items]
+    reported = [
+        Reported(d.severity, excerpt.refine(location_of(d.location, name), d.message), d.message)
+        if d.severity != "output"
+        else Reported(d.severity, None, _name_buffer(d.message, name))
+        for d in sink.items
+    ]
     if mlir_error is not None and not any(d.severity == "error" for d in sink.items):
         for diagnostic in mlir_error.error_diagnostics:
             reported.append(Reported("error", location_of(diagnostic.location, name), diagnostic.message))
@@ -255,6 +272,29 @@ def _process_chunk(
     )
     assert isinstance(asm, str)  # get_asm(binary=False) is text; the stubs say object
     return (relocate(asm) if relocate is not None else asm), reported
+
+
+def _name_buffer(report: str, name: str) -> str:
+    """A JSON report with MLIR's anonymous buffer ``-`` in its ``location`` fields named
+    ``name``, as diagnostics are (other text is returned unchanged)."""
+    try:
+        document = json.loads(report)
+    except ValueError:
+        return report
+
+    def rename(node: object) -> None:
+        if isinstance(node, dict):
+            location = node.get("location")
+            if isinstance(location, str) and location.startswith(f"{ANONYMOUS_BUFFER}:"):
+                node["location"] = name + location[len(ANONYMOUS_BUFFER) :]
+            for value in node.values():
+                rename(value)
+        elif isinstance(node, list):
+            for value in node:
+                rename(value)
+
+    rename(document)
+    return json.dumps(document, indent=2)
 
 
 @dataclass(frozen=True)
@@ -300,7 +340,7 @@ def _located(reported: list, name: str, start: tuple[int, int] | None) -> list:
     line, column = start or (1, 1)
     return [
         d
-        if d.location is not None or d.severity == "note"
+        if d.location is not None or d.severity in ("note", "output")
         else Reported(d.severity, SourceLocation(name, line, column), f"{d.message} (at an unknown location in this input)")
         for d in reported
     ]

@@ -21,6 +21,7 @@ import sys
 import traceback
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
+from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.options import (
     COMMAND_LINE,
     Options,
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the driver on ``argv`` (without the program name); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or "-debug" in argv
+    excerpt.register(COMMAND_LINE, " ".join(argv))
     try:
         return _run(parse_command_line(argv))
     except HloIndexingError as exc:
@@ -59,7 +61,7 @@ def cli_main() -> None:
 def _print_error(location: SourceLocation | None, message: str) -> None:
     where = location if location is not None else SourceLocation(COMMAND_LINE, 1, 1)
     sys.stdout.flush()
-    print(f"{where}: error: {message}", file=sys.stderr, flush=True)
+    print(excerpt.render(where, "error", message), file=sys.stderr, flush=True)
 
 
 def _run(options: Options) -> int:

@@ -12,6 +12,13 @@ extra space/blank lines, and the padding slots of the first tiling shown as ``(n
 ``--format=svg`` writes the same grid as an SVG picture, cells coloured by the memory
 tile (consecutive block of one tile's size) that holds them. ``-o FILE`` writes the
 output to FILE, only on success. Exit code 1 with ``error: ...`` on bad input.
+
+A grid of more than ``--max-cells`` cells (default :data:`MAX_CELLS`) is cropped: the
+first index of each leading dim, then as many rows as fit; a line says what is shown.
+``--window=0:16,0:128`` picks the cells itself (``START:STOP`` per dim, stop exclusive,
+``:`` for a whole dim). ``--maps`` prints, instead of the picture, the layout's indexing
+maps in XLA text: logical index -> buffer offset and logical index -> tiled coordinates
+(:func:`hlo_indexing.layout.linear_offset_map`, :func:`~hlo_indexing.layout.tiled_coordinates_map`).
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import NoReturn
 
-from hlo_indexing.errors import EnumerationTooLargeError, HloIndexingError, SourceLocation
+from hlo_indexing.errors import HloIndexingError, SourceLocation
+from hlo_indexing.layout.lowering import linear_offset_map, tiled_coordinates_map
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
 from hlo_indexing.limits import MAX_VIEWER_CELLS
@@ -47,14 +55,18 @@ class Grid:
     gaps: tuple[int, ...]  # per logical dim: the first tile's size along it (0: no gaps)
     offsets: dict[tuple[int, ...], int]
     chunk: int  # slots per memory tile (for colours)
+    window: tuple[range, ...] = ()  # the cells drawn, per dim (all of extents when empty)
 
     def is_padding(self, index: tuple[int, ...]) -> bool:
         """Whether cell ``index`` of the grid lies outside the logical shape (padding)."""
         return any(i >= d for i, d in zip(index, self.shape.dims))
 
 
-def build_grid(shape: Shape) -> Grid:
-    """Offsets of every cell of the (first-tile padded) logical grid of ``shape``."""
+def build_grid(shape: Shape, window: Sequence[range] | None = None, max_cells: int = MAX_CELLS) -> Grid:
+    """Offsets of the cells of the (first-tile padded) logical grid of ``shape`` inside
+    ``window`` (per dim; default: the whole grid, cropped to ``max_cells`` cells by
+    :func:`crop`). Raises :class:`HloIndexingError` for a window outside the grid or
+    larger than ``max_cells``."""
     p = plan(shape)
     extents = list(shape.dims)
     gaps = [0] * len(extents)
@@ -71,21 +83,83 @@ def build_grid(shape: Shape) -> Grid:
                 logical_dim = p.permutation[physical[0]]
                 extents[logical_dim] = -(-extents[logical_dim] // tile) * tile
                 gaps[logical_dim] = tile
-    cells = math.prod(extents)
-    if cells > MAX_CELLS or any(e > MAX_CELLS for e in extents):  # an empty grid still draws its rows
+    if window is None:
+        window = crop(extents, max_cells)
+    window = tuple(window)
+    at = SourceLocation(SHAPE_ARGUMENT, 1, 1)
+    if len(window) != len(extents):
+        raise InvalidArgumentError(f"--window: expected {len(extents)} ranges (one per dimension), got {len(window)}", at)
+    for dim, (picked, extent) in enumerate(zip(window, extents)):
+        if (not picked and extent) or picked.start < 0 or picked.stop > extent:
+            raise InvalidArgumentError(
+                f"--window: range {picked.start}:{picked.stop} of dimension {dim} is empty or outside [0, {extent}]", at
+            )
+    cells = math.prod(len(r) for r in window)
+    if cells > max_cells:
         raise EnumerationTooLargeError(
-            f"the grid has {cells} cells in extents {extents}: the viewer's limit is {MAX_CELLS} cells, "
-            "in total and along one dimension (limits.MAX_VIEWER_CELLS)",
-            SourceLocation(SHAPE_ARGUMENT, 1, 1),
-            limit="MAX_VIEWER_CELLS",
-            value=cells,
+            f"--window: {cells} cells, more than --max-cells={max_cells}", at, limit="MAX_VIEWER_CELLS", value=cells
         )
     arith = IntArith()
     offsets = {
         index: linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith)
-        for index in itertools.product(*(range(e) for e in extents))
+        for index in itertools.product(*window)
     }
-    return Grid(shape, p, tuple(extents), tuple(gaps), offsets, chunk)
+    return Grid(shape, p, tuple(extents), tuple(gaps), offsets, chunk, window)
+
+
+def crop(extents: Sequence[int], max_cells: int) -> tuple[range, ...]:
+    """The window drawn by default: the whole grid when it has at most ``max_cells``
+    cells, else the first index of each leading dim and the first rows (columns) that fit."""
+    window = [range(e) for e in extents]
+    if math.prod(extents) <= max_cells:
+        return tuple(window)
+    for dim in range(len(extents) - 2):  # leading dims: one block
+        window[dim] = range(min(1, extents[dim]))
+    if len(extents) >= 2:
+        columns = min(extents[-1], max_cells)
+        window[-1] = range(columns)
+        window[-2] = range(max(1, min(extents[-2], max_cells // max(columns, 1))))
+    elif extents:
+        window[-1] = range(min(extents[-1], max_cells))
+    return tuple(window)
+
+
+def parse_window(text: str, rank: int) -> tuple[range, ...] | None:
+    """``--window`` text (``0:16,0:128``, ``:`` for a whole dim) as ranges, with None
+    for a whole dim; raises :class:`HloIndexingError` when malformed."""
+    parts = text.split(",")
+    if len(parts) != rank:
+        raise HloIndexingError(f"--window: expected {rank} comma-separated START:STOP ranges, got '{text}'")
+    ranges: list[range | None] = []
+    for part in parts:
+        start, sep, stop = part.strip().partition(":")
+        try:
+            ranges.append(None if sep and not start and not stop else range(int(start), int(stop)))
+        except ValueError:
+            raise HloIndexingError(f"--window: expected START:STOP, got '{part}'") from None
+    return tuple(ranges)  # type: ignore[arg-type]
+
+
+def render_maps(shape: Shape) -> str:
+    """The layout's indexing maps (logical index -> offset, -> tiled coordinates)."""
+    p = plan(shape)
+    lines = [
+        f"{shape}: physical shape {'x'.join(map(str, p.tiled_shape))}, {p.padded_size} slots",
+        f"offset: {linear_offset_map(shape)}",
+        f"tiled coordinates: {tiled_coordinates_map(shape)}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _window_note(grid: Grid) -> str | None:
+    """A line saying which cells are shown, when not all are."""
+    if all(len(r) == e for r, e in zip(grid.window, grid.extents)):
+        return None
+    shown = ", ".join(f"{r.start}:{r.stop}" for r in grid.window)
+    return (
+        f"showing cells [{shown}] of the {'x'.join(map(str, grid.extents))} grid "
+        f"({math.prod(len(r) for r in grid.window)} of {math.prod(grid.extents)} cells; --window, --max-cells to change)"
+    )
 
 
 def _summary(grid: Grid) -> str:
@@ -99,17 +173,17 @@ def _summary(grid: Grid) -> str:
 
 def _blocks(grid: Grid) -> list[tuple[str, tuple[int, ...], list[list[tuple[int, ...]]]]]:
     """``(title, leading index, rows of cell indices)`` per 2-D block."""
-    extents = grid.extents
-    rank = len(extents)
-    rows_extent = extents[-2] if rank >= 2 else 1
-    cols_extent = extents[-1] if rank >= 1 else 1
+    window = grid.window or tuple(range(e) for e in grid.extents)
+    rank = len(window)
+    row_range = window[-2] if rank >= 2 else range(1)
+    col_range = window[-1] if rank >= 1 else range(1)
     blocks = []
-    for lead in itertools.product(*(range(e) for e in extents[:-2])):
+    for lead in itertools.product(*window[:-2]):
         title = f"[{', '.join(map(str, lead))}, :, :]" if lead else ""
         rows = []
-        for r in range(rows_extent):
+        for r in row_range:
             prefix = lead + ((r,) if rank >= 2 else ())
-            rows.append([prefix + ((c,) if rank >= 1 else ()) for c in range(cols_extent)])
+            rows.append([prefix + ((c,) if rank >= 1 else ()) for c in col_range])
         blocks.append((title, lead, rows))
     return blocks
 
@@ -120,17 +194,22 @@ def render_text(grid: Grid) -> str:
     col_gap = grid.gaps[-1] if grid.gaps else 0
     row_gap = grid.gaps[-2] if len(grid.gaps) >= 2 else 0
     lines = [_summary(grid)]
+    note = _window_note(grid)
+    if note is not None:
+        lines.append(note)
     for title, _, rows in _blocks(grid):
         if title:
             lines.append(title)
-        for r, row in enumerate(rows):
-            if r and row_gap and r % row_gap == 0:
+        for position, row in enumerate(rows):
+            r = row[0][-2] if len(grid.extents) >= 2 else 0
+            if position and row_gap and r % row_gap == 0:
                 lines.append("")
             cells = []
-            for c, index in enumerate(row):
+            for position_c, index in enumerate(row):
+                c = index[-1] if index else 0
                 text = str(grid.offsets[index])
                 text = f"({text})" if grid.is_padding(index) else text
-                cells.append((" " if c and col_gap and c % col_gap == 0 else "") + text.rjust(width))
+                cells.append((" " if position_c and col_gap and c % col_gap == 0 else "") + text.rjust(width))
             label = f"row {r}:" if len(grid.extents) >= 2 else "row:"
             lines.append(label + "".join(cells))
     return "\n".join(lines) + "\n"
@@ -179,23 +258,43 @@ def render_svg(grid: Grid) -> str:
     return header + "".join(parts) + "</svg>\n"
 
 
+def _grid(shape: Shape, window: tuple[range | None, ...] | None, max_cells: int) -> Grid:
+    """The grid of ``shape`` in ``window`` (None entries: whole dims)."""
+    if window is None:
+        return build_grid(shape, max_cells=max_cells)
+    extents = build_grid(shape, window=[range(1)] * len(shape.dims), max_cells=1).extents
+    return build_grid(shape, [r if r is not None else range(e) for r, e in zip(window, extents)], max_cells)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the viewer; returns the exit code (0 ok, 1 bad input or output failure)."""
     parser = _ArgumentParser(prog="hlo-indexing-layout", description="Show the memory position of each array element.")
     parser.add_argument("shape", help="a shape with layout, e.g. 'f32[3,5]{1,0:T(2,2)}'")
     parser.add_argument("--format", choices=("text", "svg"), default="text")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout); written only on success")
+    parser.add_argument("--maps", action="store_true", help="print the layout's indexing maps instead of the picture")
+    parser.add_argument("--window", help="cells to draw: START:STOP per dimension, e.g. 0:16,0:128 (':' = whole dim)")
+    parser.add_argument("--max-cells", type=int, default=MAX_CELLS, help=f"crop larger grids (default {MAX_CELLS})")
     try:
         args = parser.parse_args(argv)
     except UsageExit:
         return 1
     try:
-        grid = build_grid(Shape.parse(args.shape))
+        shape = Shape.parse(args.shape)
+        if args.maps:
+            rendered = render_maps(shape)
+        else:
+            if args.max_cells < 1:
+                raise HloIndexingError(f"--max-cells must be at least 1, got {args.max_cells}")
+            window = None
+            if args.window is not None:
+                window = parse_window(args.window, len(shape.dims))
+            grid = _grid(shape, window, args.max_cells)
+            rendered = render_svg(grid) if args.format == "svg" else render_text(grid)
     except HloIndexingError as error:
         location = error.location or SourceLocation(SHAPE_ARGUMENT, 1, 1)
         print(f"{location}: error: {error.message}", file=sys.stderr)
         return 1
-    rendered = render_svg(grid) if args.format == "svg" else render_text(grid)
     if args.output == "-":
         sys.stdout.write(rendered)
         return 0

@@ -44,9 +44,10 @@ from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
-from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
+from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.text import display_text
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
     output_to_input_indexing,
@@ -107,13 +108,9 @@ class FusionIndexing:
                 prefix = f"{label} id = {k}" + (f" element {path_text(path)}:" if path else "")
                 if not maps:
                     lines.append(f"{prefix} no dependence")
-                for text in sorted(_text(m) for m in maps):
+                for text in sorted(display_text(m) for m in maps):
                     lines.append(f"{prefix} {text}")
         return "\n".join(lines)
-
-
-def _text(m: IndexingMap) -> str:
-    return "unknown indexing" if m.is_undefined else str(m)
 
 
 def tensor_elements(value_type: ir.Type) -> list[Path]:
@@ -537,9 +534,15 @@ def fusion_indexing(
     max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES,
 ) -> FusionIndexing:
     """Output -> input maps of a computation: one frozenset per block argument, from
-    result ``result_index`` (its element ``element`` when it is a tuple)."""
-    block = block_of(region_or_func)
-    root = list(block.operations)[-1].operands[result_index]
+    result ``result_index`` (its element ``element`` when it is a tuple).
+
+    Raises :class:`~hlo_indexing.errors.InvalidArgumentError` for a ``builtin.module``
+    (pass one of its functions, or use :func:`hlo_indexing.analyze`) and
+    :class:`~hlo_indexing.errors.IndexOutOfRangeError` for a result it does not have."""
+    block = _computation_block(region_or_func, "fusion_indexing")
+    results = list(block.operations)[-1].operands
+    _check_index("fusion_indexing", "result", result_index, len(results))
+    root = results[result_index]
     if isinstance(_element_type(root.type, element), ir.TupleType):
         return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     if value_shape(_element_type(root.type, element)) is None:
@@ -553,8 +556,10 @@ def fusion_input_to_output_indexing(
     region_or_func: ir.Region | OpLike, argument_index: int = 0, *, element: Path = (), max_maps: int = DEFAULT_MAX_MAPS
 ) -> FusionIndexing:
     """Input -> output maps from block argument ``argument_index`` (its element
-    ``element`` when it is a tuple): one frozenset per terminator operand (result)."""
-    block = block_of(region_or_func)
+    ``element`` when it is a tuple): one frozenset per terminator operand (result).
+    Raises as :func:`fusion_indexing` does."""
+    block = _computation_block(region_or_func, "fusion_input_to_output_indexing")
+    _check_index("fusion_input_to_output_indexing", "argument", argument_index, len(block.arguments))
     argument = block.arguments[argument_index]
     results = list(block.operations)[-1].operands
     if isinstance(_element_type(argument.type, element), ir.TupleType):
@@ -595,6 +600,25 @@ def computation_indexing(
         else:
             out.append(_fusion_result(others, *composer.root_maps(block, direction, index, ()), direction))
     return tuple(out)
+
+
+def _computation_block(region_or_func: ir.Region | OpLike, caller: str) -> ir.Block:
+    """The body of a function, fusion or region, refusing a whole module."""
+    operation = getattr(region_or_func, "operation", None)
+    if operation is not None and operation.name == "builtin.module":
+        raise InvalidArgumentError(
+            f"{caller}: expected a func.func, an mhlo.fusion or a region, not a builtin.module "
+            "(pass one of module.body.operations, or use hlo_indexing.analyze(module))"
+        )
+    try:
+        return block_of(region_or_func)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{caller}: {exc}") from None
+
+
+def _check_index(caller: str, what: str, index: int, count: int) -> None:
+    if not isinstance(index, int) or not 0 <= index < count:
+        raise IndexOutOfRangeError(f"{caller}: no {what} {index!r}; the computation has {count} {what}s")
 
 
 def _fusion_result(

@@ -9,9 +9,11 @@ HLO op (:class:`OpMaps`), with a readable ``str()``; :func:`module_indexing` com
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
+from hlo_indexing.analysis import serialize
 from hlo_indexing.analysis.fusion import (
     DEFAULT_MAX_MAPS,
     FusionIndexing,
@@ -20,14 +22,18 @@ from hlo_indexing.analysis.fusion import (
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import location_of
+from hlo_indexing.dialect_glue.parsing import enclosing_function, location_name, location_of, source_order_key
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps.text import display_text
 from hlo_indexing.ops.result import InstructionIndexing
 
 
 @dataclass(frozen=True)
 class ComputationMaps:
-    """Fused maps of one computation (``@name`` of a ``func.func``, or ``mhlo.fusion``).
+    """Fused maps of one computation: ``name`` is ``@name`` for a ``func.func``, the HLO
+    instruction's name (``fusion.3``) for an ``mhlo.fusion`` imported from HLO, else
+    ``mhlo.fusion``; ``kind`` is the op's name (``func.func`` or ``mhlo.fusion``) and
+    ``function`` the name of the function it is (or is in).
 
     ``maps[i]`` is the :class:`FusionIndexing` of result ``i`` (output-to-input: one map
     set per argument) or of argument ``i`` (input-to-output: one map set per result).
@@ -38,6 +44,8 @@ class ComputationMaps:
     maps: tuple[FusionIndexing, ...]
     direction: str
     error: str | None = None
+    kind: str = "func.func"
+    function: str | None = None
 
     def lines(self) -> list[str]:
         """The printed form: one line per map (``name result i -> arg k: map``), a line
@@ -48,7 +56,7 @@ class ComputationMaps:
         lines = []
         for i, fused in enumerate(self.maps):
             for k, maps in enumerate(fused.maps):
-                texts = sorted("unknown indexing" if m.is_undefined else str(m) for m in maps) or ["no dependence"]
+                texts = sorted(display_text(m) for m in maps) or ["no dependence"]
                 lines += [f"{self.name} {source} {i} -> {target} {k}: {text}" for text in texts]
             if fused.over_approximated:
                 lines.append(f"{self.name} {source} {i}: over-approximated ({', '.join(fused.over_approximated)})")
@@ -61,19 +69,24 @@ class ComputationMaps:
 @dataclass(frozen=True)
 class OpMaps:
     """Per-op maps of one HLO op: ``indexing[i]`` for its result ``i`` (output-to-input)
-    or operand ``i`` (input-to-output)."""
+    or operand ``i`` (input-to-output). ``name`` is the HLO instruction's name
+    (``add.3``) when the op was imported from HLO, else None; ``function`` the
+    ``func.func`` the op is in."""
 
     op: str
     location: str
     indexing: tuple[InstructionIndexing, ...]
     direction: str
+    name: str | None = None
+    function: str | None = None
 
     def lines(self) -> list[str]:
         """The printed form: a header line per result (operand) then its maps, indented."""
         what = "result" if self.direction == "output-to-input" else "operand"
         lines = []
+        label = f"{self.op} {self.name!r}" if self.name else self.op
         for i, indexing in enumerate(self.indexing):
-            lines.append(f"{self.op} at {self.location}, {what} {i}:")
+            lines.append(f"{label} at {self.location}, {what} {i}:")
             lines += [f"  {line}" for line in str(indexing).splitlines()] or ["  (no operands)"]
         return lines
 
@@ -92,12 +105,37 @@ class ModuleIndexing:
     module: Any
 
     def computation(self, name: str) -> ComputationMaps:
-        """The computation called ``name`` (``"@main"`` or ``"main"``)."""
-        wanted = name if name.startswith("@") or "." in name else f"@{name}"
-        for computation in self.computations:
-            if computation.name == wanted:
-                return computation
-        raise KeyError(f"no computation {wanted!r}; have {[c.name for c in self.computations]}")
+        """The computation called ``name``: a function (``"@main"`` or ``"main"``) or a
+        fusion by its HLO instruction name (``"fusion.3"``). ``KeyError`` names the
+        computations there are, the closest first."""
+        for wanted in (name, f"@{name.removeprefix('@')}"):
+            for computation in self.computations:
+                if computation.name == wanted:
+                    return computation
+        raise KeyError(_missing(name, [c.name for c in self.computations], "computation"))
+
+    def op(self, name: str) -> OpMaps:
+        """The per-op maps of the op imported from the HLO instruction ``name``
+        (``"add.3"``); ``KeyError`` when there is none."""
+        for op in self.ops:
+            if op.name == name:
+                return op
+        raise KeyError(_missing(name, [op.name for op in self.ops if op.name], "op"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of :mod:`hlo_indexing.analysis.serialize` (its schema:
+        ``hlo_indexing/schema/indexing.schema.json``)."""
+        return serialize.module_to_dict(self)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return serialize.module_to_json(self, indent)
+
+    def __repr__(self) -> str:
+        return (
+            f"<ModuleIndexing {self.direction}: {len(self.computations)} computations, {len(self.ops)} ops;"
+            " str() prints the maps, to_dict() gives them>"
+        )
 
     def __str__(self) -> str:
         lines = [line for computation in self.computations for line in computation.lines()]
@@ -105,6 +143,12 @@ class ModuleIndexing:
             lines.append(f"per-op maps ({self.direction}):")
             lines += [f"  {line}" for op in self.ops for line in op.lines()]
         return "\n".join(lines)
+
+
+def _missing(name: str, have: list[str], what: str) -> str:
+    close = difflib.get_close_matches(name, have, n=3)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"no {what} {name!r}{hint} (there are {len(have)}: {', '.join(have[:20])}{', ...' if len(have) > 20 else ''})"
 
 
 def _short_location(op: Any, buffer: str | None) -> str:
@@ -120,15 +164,29 @@ def module_indexing(
     per_op: bool = True,
     max_maps: int = DEFAULT_MAX_MAPS,
     buffer: str | None = None,
+    function: str | None = None,
+    simplify: bool = True,
 ) -> ModuleIndexing:
     """The fused maps of every computation (``fused``) and the per-op maps of every HLO op
-    (``per_op``) of ``module``; ``buffer`` names the text it was parsed from (for
-    locations)."""
-    found = [(op, tuple(indexings(op, direction, simplify=True))) for op in hlo_ops(module)] if per_op else []
-    known = dict(found)  # the fused walks reuse the per-op maps instead of deriving them again
-    computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, known)) if fused else ()
-    ops = tuple(OpMaps(op.name, _short_location(op, buffer), maps, direction) for op, maps in found)
+    (``per_op``, simplified unless ``simplify=False``) of ``module``, in source order;
+    with ``function``, only those of (or in) the ``func.func`` of that name; ``buffer``
+    names the text it was parsed from (for locations)."""
+    selected = _selected_ops(module, function) if per_op else []
+    found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op in selected]
+    # The fused walks reuse the (simplified) per-op maps instead of deriving them again.
+    known = dict(found) if simplify else {}
+    computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known)) if fused else ()
+    ops = tuple(
+        OpMaps(op.name, _short_location(op, buffer), maps, direction, location_name(op.location), enclosing_function(op))
+        for op, maps in found
+    )
     return ModuleIndexing(computations_found, ops, direction, module)
+
+
+def _selected_ops(module: ir.Operation, function: str | None) -> list[ir.Operation]:
+    """The HLO ops that get maps, in source order; only those in ``function`` when given."""
+    ops = sorted(hlo_ops(module), key=lambda op: source_order_key(op.location))
+    return [op for op in ops if function is None or enclosing_function(op) == function]
 
 
 def _computation_maps(
@@ -136,12 +194,16 @@ def _computation_maps(
     direction: str,
     max_maps: int,
     buffer: str | None,
+    function: str | None,
     known: dict[ir.Operation, tuple[InstructionIndexing, ...]],
 ):
     for name, op in computations(module):
+        owner = enclosing_function(op)
+        if function is not None and owner != function:
+            continue
         try:
             maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps, per_op=known)
         except (HloIndexingError, ValueError, NotImplementedError) as exc:
-            yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc))
+            yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc), op.name, owner)
             continue
-        yield ComputationMaps(name, _short_location(op, buffer), maps, direction)
+        yield ComputationMaps(name, _short_location(op, buffer), maps, direction, kind=op.name, function=owner)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import is_call_like, operand_values
+from hlo_indexing.dialect_glue.call_like import is_call_like, is_scalar_helper, operand_values
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
@@ -50,12 +50,15 @@ def input_to_output_indexing(op: OpLike, operand_index: int = 0, *, simplify: bo
 
 
 def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
-    """The HLO ops and call-like ops of ``module`` that get maps, in program order (the bodies of
-    :data:`REDUCER_KINDS` ops are skipped)."""
+    """The HLO ops and call-like ops of ``module`` that get maps, in program order (the
+    bodies of :data:`REDUCER_KINDS` ops and of reducer/comparator functions,
+    :func:`~hlo_indexing.dialect_glue.call_like.is_scalar_helper`, are skipped)."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         operation = op.operation
+        if operation.name == "func.func" and is_scalar_helper(operation):
+            return ir.WalkResult.SKIP
         dialect, kind = op_kind(operation)
         if (dialect in HLO_DIALECTS and kind != "return") or is_call_like(operation):
             found.append(operation)

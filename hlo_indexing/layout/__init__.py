@@ -9,11 +9,9 @@ and placement do not load the MLIR bindings."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from hlo_indexing.layout import text, tiling
 from hlo_indexing.layout.types import OPERATIONS
+from hlo_indexing.lazy import lazy_exports
 
 OPERATIONS.install(
     parse_layout=text.parse_layout,
@@ -50,10 +48,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hlo_indexing.layout' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"hlo_indexing.layout.{module}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, {name: f"hlo_indexing.layout.{module}" for name, module in _EXPORTS.items()})

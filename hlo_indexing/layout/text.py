@@ -74,10 +74,11 @@ class _Parser:
         shown = value if kind == "end" else f"'{value}'"
         return LayoutParseError(f"{message} at column {column}, found {shown}", self.text, column)
 
-    def take(self, value: str) -> tuple[str, str, int]:
+    def take(self, value: str, closing: str = "") -> tuple[str, str, int]:
         token = self.peek()
         if token[1] != value or token[0] == "end":
-            raise self.error(f"expected '{value}'")
+            also = f" or '{closing}'" if closing else ""  # a list separator: the list may end here too
+            raise self.error(f"expected '{value}'{also}")
         self.i += 1
         return token
 
@@ -127,7 +128,7 @@ class _Parser:
                 dims.append(self.integer("a dimension size"))
                 if self.accept("]"):
                     break
-                self.take(",")
+                self.take(",", "]")
         brace = self.peek()
         explicit = brace[1] == "{" and brace[0] == "punct"
         if explicit:
@@ -223,7 +224,7 @@ class _Parser:
                     tile.append(self.integer("a tile size (a positive integer or '*')", 1))
                 if self.accept(")"):
                     break
-                self.take(",")
+                self.take(",", ")")
             if tile[-1] == COMBINE:
                 raise self.error("'*' cannot be the last (most minor) entry of a tile", token)
             tiles.append(tuple(tile))

@@ -9,7 +9,22 @@ methods of :class:`~hlo_indexing.maps.indexing_map.IndexingMap` (``parse``, ``si
 :mod:`hlo_indexing.delegates`)."""
 
 from hlo_indexing.maps import algebra, attributes, simplifier, text
-from hlo_indexing.maps.indexing_map import OPERATIONS
+from hlo_indexing.maps.algebra import compose
+from hlo_indexing.maps.indexing_map import OPERATIONS, IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.simplifier import simplify
+from hlo_indexing.maps.text import display_text, parse_indexing_map, print_indexing_map
+
+__all__ = [
+    "IndexingMap",
+    "Interval",
+    "Variable",
+    "compose",
+    "display_text",
+    "parse_indexing_map",
+    "print_indexing_map",
+    "simplify",
+]
 
 OPERATIONS.install(
     parse=text.parse_indexing_map,

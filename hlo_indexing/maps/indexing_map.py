@@ -372,7 +372,11 @@ class IndexingMap:
         return self._text
 
     def __repr__(self) -> str:
-        return f"IndexingMap({str(self)!r})"
+        # An expression that rebuilds the map (in the default context): parse of the XLA
+        # text, or the undefined map with its reason.
+        if self.is_undefined:
+            return f"IndexingMap.undefined({self._reason!r})"
+        return f"IndexingMap.parse({str(self)!r})"
 
     # ----------------------------------------------------------------- rebuilding
 

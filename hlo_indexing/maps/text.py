@@ -50,6 +50,15 @@ def print_expr(expr: ir.AffineExpr, dim_names: list[str], symbol_names: list[str
     return _MLIR_NAME.sub(rename, str(expr))
 
 
+def display_text(m: IndexingMap) -> str:
+    """The text reports print for a map: XLA's one-line form, or, for an undefined map,
+    ``unknown indexing (REASON)`` so that the reason is never lost in remarks and
+    ``str()`` of analysis results (:func:`print_indexing_map` keeps XLA's ``UNDEFINED``)."""
+    if m.is_undefined:
+        return f"unknown indexing ({m.reason})" if m.reason and m.reason != "unknown indexing" else "unknown indexing"
+    return print_indexing_map(m)
+
+
 def print_indexing_map(m: IndexingMap) -> str:
     """One-line XLA form, e.g.
     ``(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 255]``."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.text import display_text
 
 
 @dataclass(frozen=True)
@@ -96,4 +97,4 @@ class InstructionIndexing:
 
 
 def _map_text(m: IndexingMap) -> str:
-    return "unknown indexing" if m.is_undefined else str(m)
+    return display_text(m)

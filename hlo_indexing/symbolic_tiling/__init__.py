@@ -20,3 +20,21 @@ and runtime values ``rt_k``): ``tile_expr`` and ``tile`` (:class:`DimTile`, :cla
 op's output to its operands and back), ``tiling_space``, ``tiled_hlo`` (the tiled HLO
 computation), ``simplify`` and ``hlo_graph`` (XLA's HLO instruction graph).
 """
+
+from hlo_indexing.lazy import lazy_exports
+
+_EXPORTS = {
+    "symbolic_tile": "hlo_indexing.symbolic_tiling.symbolic_tile",
+    "SymbolicTile": "hlo_indexing.symbolic_tiling.symbolic_tile",
+    "NotATile": "hlo_indexing.symbolic_tiling.symbolic_tile",
+    "ConstraintExpression": "hlo_indexing.symbolic_tiling.constraints",
+    "analyze_fusion": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "analyze_producer_consumer": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "TiledFusion": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
