@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import NoReturn
 
-from hlo_indexing.errors import HloIndexingError, SourceLocation
+from hlo_indexing.errors import EnumerationTooLargeError, HloIndexingError, InvalidArgumentError, SourceLocation
 from hlo_indexing.layout.lowering import linear_offset_map, tiled_coordinates_map
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
@@ -95,7 +95,7 @@ def build_grid(shape: Shape, window: Sequence[range] | None = None, max_cells: i
                 f"--window: range {picked.start}:{picked.stop} of dimension {dim} is empty or outside [0, {extent}]", at
             )
     cells = math.prod(len(r) for r in window)
-    if cells > max_cells:
+    if cells > max_cells or any(len(r) > max_cells for r in window):
         raise EnumerationTooLargeError(
             f"--window: {cells} cells, more than --max-cells={max_cells}", at, limit="MAX_VIEWER_CELLS", value=cells
         )
@@ -111,8 +111,8 @@ def crop(extents: Sequence[int], max_cells: int) -> tuple[range, ...]:
     """The window drawn by default: the whole grid when it has at most ``max_cells``
     cells, else the first index of each leading dim and the first rows (columns) that fit."""
     window = [range(e) for e in extents]
-    if math.prod(extents) <= max_cells:
-        return tuple(window)
+    if math.prod(extents) <= max_cells:  # an empty grid may still have a huge extent: draw at most max_cells of it
+        return tuple(range(min(e, max_cells)) for e in extents)
     for dim in range(len(extents) - 2):  # leading dims: one block
         window[dim] = range(min(1, extents[dim]))
     if len(extents) >= 2:
@@ -201,6 +201,8 @@ def render_text(grid: Grid) -> str:
         if title:
             lines.append(title)
         for position, row in enumerate(rows):
+            if not row:  # a zero-sized last dimension: no cells to draw
+                continue
             r = row[0][-2] if len(grid.extents) >= 2 else 0
             if position and row_gap and r % row_gap == 0:
                 lines.append("")

@@ -37,17 +37,27 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 
+from hlo_indexing.analysis.fused_maps import (
+    DEFAULT_MAX_EXPR_NODES,
+    DEFAULT_MAX_MAPS,
+    ElementMaps,
+    FusionIndexing,
+    Path,
+    element_type,
+    path_text,
+    static_shape,
+    tensor_elements,
+    whole_value_map,
+)
 from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
-from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError, UnsupportedError
+from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.text import display_text
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
     output_to_input_indexing,
@@ -56,104 +66,24 @@ from hlo_indexing.ops.builders import value_shape
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing
 
-#: Default cap on the number of distinct maps kept per value.
-DEFAULT_MAX_MAPS = 16
-#: Default cap on the expression size (nodes of all results) of one composed map.
-DEFAULT_MAX_EXPR_NODES = 2000
-
-
-#: An element of a value: ``()`` for the value itself, ``(k, ...)`` for element ``k``
-#: (of element ...) of a tuple.
-Path = tuple[int, ...]
-#: Per element path of one value, the maps found so far.
-ElementMaps = dict[Path, set[IndexingMap]]
-
-
-@dataclass(frozen=True)
-class FusionIndexing:
-    """Fused maps: ``argument_maps[i]`` (output -> input) or ``result_maps[i]``
-    (input -> output) is a frozenset of maps; ``over_approximated`` names the values
-    whose sets were capped (see the module docstring). ``elements[i]`` maps each
-    element path of a tuple-typed argument (result) that is read (written) to its set
-    of maps (``{}`` for a tensor); ``maps[i]`` of such a value holds an undefined map
-    pointing there."""
-
-    maps: tuple[frozenset[IndexingMap], ...]
-    over_approximated: tuple[str, ...] = ()
-    direction: str = field(default="output_to_input", compare=False)
-    elements: tuple[dict[Path, frozenset[IndexingMap]], ...] = field(default=(), hash=False)
-
-    @property
-    def argument_maps(self) -> tuple[frozenset[IndexingMap], ...]:
-        """The map sets, one per argument (output to input) or per result (input to output):
-        the same as :attr:`maps`."""
-        return self.maps
-
-    @property
-    def is_unknown(self) -> bool:
-        """True when some map is *unknown indexing*."""
-        return any(m.is_undefined for maps in self.maps for m in maps)
-
-    def element_maps(self, index: int) -> list[tuple[Path, frozenset[IndexingMap]]]:
-        """``(element path, maps)`` of argument (result) ``index``: ``[((), maps[index])]``
-        for a tensor, one entry per element of a tuple that is read (written)."""
-        elements = self.elements[index] if index < len(self.elements) else {}
-        return sorted(elements.items()) if elements else [((), self.maps[index])]
-
-    def __str__(self) -> str:
-        label = "operand" if self.direction == "output_to_input" else "result"
-        lines = []
-        for k in range(len(self.maps)):
-            for path, maps in self.element_maps(k):
-                prefix = f"{label} id = {k}" + (f" element {path_text(path)}:" if path else "")
-                if not maps:
-                    lines.append(f"{prefix} no dependence")
-                for text in sorted(display_text(m) for m in maps):
-                    lines.append(f"{prefix} {text}")
-        return "\n".join(lines)
-
-
-def tensor_elements(value_type: ir.Type) -> list[Path]:
-    """The paths of the tensors inside a value of ``value_type``, in order: ``[()]`` for
-    a tensor, ``[(0,), (1, 0), (1, 1)]`` for ``tuple<A, tuple<B, C>>``."""
-    if not isinstance(value_type, ir.TupleType):
-        return [()]
-    return [(k,) + path for k in range(value_type.num_types) for path in tensor_elements(value_type.get_type(k))]
-
-
-def path_text(path: Path) -> str:
-    """``1.0`` for the path ``(1, 0)``."""
-    return ".".join(map(str, path))
-
-
-def _element_type(value_type: ir.Type, path: Path) -> ir.Type:
-    """The type of element ``path`` of a value of ``value_type``."""
-    for k in path:
-        if not isinstance(value_type, ir.TupleType) or not 0 <= k < value_type.num_types:
-            raise InvalidArgumentError(f"{value_type} has no tuple element {k}")
-        value_type = value_type.get_type(k)
-    return value_type
-
-
-def _whole_value_map(shape: tuple[int, ...], domain: IndexingMap) -> IndexingMap:
-    """``(d...)[s...] -> (s...)`` over ``domain``'s dimensions: every element of a value
-    of ``shape`` (the documented over-approximation of a capped set)."""
-    context = domain.context
-    symbols = [ir.AffineSymbolExpr.get(i, context) for i in range(len(shape))]
-    affine_map = ir.AffineMap.get(domain.num_dims, len(shape), symbols, context)
-    return IndexingMap(affine_map, domain.dim_vars, [(0, n - 1) for n in shape])
-
-
-def _static_shape(value: ir.Value, path: Path = ()) -> tuple[int, ...]:
-    value_type = _element_type(value.type, path)
-    shape = value_shape(value_type)
-    if shape is None:
-        raise UnsupportedError(f"fused indexing needs static tensor shapes, got {value_type}")
-    return shape
+#: The public names: the walks, and the result type and helpers of
+#: :mod:`hlo_indexing.analysis.fused_maps`, which users import from here.
+__all__ = [
+    "DEFAULT_MAX_EXPR_NODES",
+    "DEFAULT_MAX_MAPS",
+    "FusionIndexing",
+    "Path",
+    "REGIONS",
+    "computation_indexing",
+    "fusion_indexing",
+    "fusion_input_to_output_indexing",
+    "path_text",
+    "tensor_elements",
+]
 
 
 def _is_tuple(value: ir.Value, path: Path) -> bool:
-    return isinstance(_element_type(value.type, path), ir.TupleType)
+    return isinstance(element_type(value.type, path), ir.TupleType)
 
 
 def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
@@ -320,9 +250,9 @@ class _Composer:
             if found is _SEED or checked.get(found) is False or not self.over_cap(found):
                 continue
             if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
-                domain = IndexingMap.identity(_static_shape(value, path), context=value.context)
+                domain = IndexingMap.identity(static_shape(value, path), context=value.context)
                 index, target_path = target
-                merged[target] = frozenset({_whole_value_map(_static_shape(targets[index], target_path), domain)})
+                merged[target] = frozenset({whole_value_map(static_shape(targets[index], target_path), domain)})
                 name = value.get_name() if hasattr(value, "get_name") else str(value.type)
                 capped = capped | {name + "".join(f"[{k}]" for k in path)}
         return merged, capped
@@ -400,13 +330,13 @@ class _Composer:
         out: list[ElementMaps] = [{} for _ in targets]
         if not sets:
             return out, caps
-        if isinstance(_element_type(root.type, element), ir.TupleType):
+        if isinstance(element_type(root.type, element), ir.TupleType):
             # Only a callee's walk asks for a whole tuple (for a call whose element no
             # root may read): its index space is undefined.
-            element_type = _element_type(root.type, element)
-            unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {element_type}")
+            root_type = element_type(root.type, element)
+            unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {root_type}")
             return [{path: {unknown} for (index, path) in sets if index == k} for k in range(len(targets))], caps
-        domain = self.intern(frozenset({self.identity(_static_shape(root, element), root.context)}))
+        domain = self.intern(frozenset({self.identity(static_shape(root, element), root.context)}))
         for (target, target_path), found in sets.items():
             out[target].setdefault(target_path, set()).update(self.compose_sets(domain, found))
         return out, caps
@@ -543,9 +473,9 @@ def fusion_indexing(
     results = list(block.operations)[-1].operands
     _check_index("fusion_indexing", "result", result_index, len(results))
     root = results[result_index]
-    if isinstance(_element_type(root.type, element), ir.TupleType):
+    if isinstance(element_type(root.type, element), ir.TupleType):
         return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
-    if value_shape(_element_type(root.type, element)) is None:
+    if value_shape(element_type(root.type, element)) is None:
         return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
     found = composer.root_maps(block, "output_to_input", result_index, element, _producers(block, root))
@@ -562,9 +492,9 @@ def fusion_input_to_output_indexing(
     _check_index("fusion_input_to_output_indexing", "argument", argument_index, len(block.arguments))
     argument = block.arguments[argument_index]
     results = list(block.operations)[-1].operands
-    if isinstance(_element_type(argument.type, element), ir.TupleType):
+    if isinstance(element_type(argument.type, element), ir.TupleType):
         return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
-    if value_shape(_element_type(argument.type, element)) is None:
+    if value_shape(element_type(argument.type, element)) is None:
         return _no_index_space(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
     found = composer.root_maps(block, "input_to_output", argument_index, element, _users(block, argument))
@@ -648,7 +578,7 @@ def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, directio
     """Unknown maps for every value: a whole tuple has no index space to map from."""
     at = f" element {path_text(element)}" if element else ""
     unknown = IndexingMap.undefined(
-        f"{what}{at} is a {_element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
+        f"{what}{at} is a {element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
     )
     return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
 
@@ -657,7 +587,7 @@ def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direc
     """Unknown maps for every value: a token, a scalar of another dialect or a dynamic
     shape has no static index space to map from."""
     at = f" element {path_text(element)}" if element else ""
-    unknown = IndexingMap.undefined(f"{what}{at} is a {_element_type(value.type, element)}, not a statically shaped tensor")
+    unknown = IndexingMap.undefined(f"{what}{at} is a {element_type(value.type, element)}, not a statically shaped tensor")
     return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
 
 
