@@ -16,8 +16,13 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
+
+Shape = tuple[int, ...]
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
 from hlo_indexing.dialect_glue.parsing import located
@@ -35,19 +40,52 @@ def op_kind(op: OpLike) -> tuple[str, str]:
     return dialect, kind
 
 
+#: Names of the attributes read while :func:`tracking_reads` is active (per thread and
+#: task), so that an error a rule trips over can name the attributes it read.
+_reads: ContextVar[list[str] | None] = ContextVar("hlo_indexing_attribute_reads", default=None)
+
+
+@contextmanager
+def tracking_reads() -> Iterator[list[str]]:
+    """The names of the attributes read through this module inside the block, in order."""
+    reads: list[str] = []
+    token = _reads.set(reads)
+    try:
+        yield reads
+    finally:
+        _reads.reset(token)
+
+
+def _operation(op: OpLike) -> ir.Operation:
+    return op.operation if hasattr(op, "operation") else op
+
+
 def _attribute(op: OpLike, name: str) -> ir.Attribute | None:
-    attributes = op.operation.attributes if hasattr(op, "operation") else op.attributes
+    reads = _reads.get()
+    if reads is not None:
+        reads.append(name)
+    attributes = _operation(op).attributes
     return attributes[name] if name in attributes else None
+
+
+def invalid(op: OpLike, name: str, problem: str) -> InvalidAttributeError:
+    """An :class:`InvalidAttributeError` naming ``op`` and its attribute ``name``, located at the op."""
+    operation = _operation(op)
+    error = located(InvalidAttributeError(operation.name, name, problem), operation)
+    assert isinstance(error, InvalidAttributeError)
+    return error
 
 
 def has_attr(op: OpLike, name: str) -> bool:
     """Whether ``op`` (an ``OpView`` or ``Operation``) carries the attribute ``name``."""
-    return _attribute(op, name) is not None
+    return name in _operation(op).attributes
 
 
 def attr_to_ints(attr: ir.Attribute) -> tuple[int, ...]:
     """The integers of ``array<i64|i32|i1: ...>``, ``dense<...> : tensor<...>`` (splats
-    expanded, row-major for 2-D), an ``ArrayAttr`` of integers or a single ``IntegerAttr``."""
+    expanded, row-major for 2-D), an ``ArrayAttr`` of integers or a single ``IntegerAttr``;
+    :class:`UnsupportedError` for another attribute, :class:`LimitExceededError` past
+    ``limits.MAX_ATTRIBUTE_ELEMENTS`` integers."""
     # the bindings hand out attributes already downcast to their concrete class
     if isinstance(attr, (ir.DenseI64ArrayAttr, ir.DenseI32ArrayAttr, ir.DenseBoolArrayAttr, ir.DenseIntElementsAttr)):
         count = len(attr)  # a splat of 2**31 elements is one value in the text
@@ -60,6 +98,13 @@ def attr_to_ints(attr: ir.Attribute) -> tuple[int, ...]:
             )
         return tuple(int(v) for v in attr)  # type: ignore[union-attr]  # iterable (__len__/__getitem__); the stubs lack __iter__
     if isinstance(attr, ir.ArrayAttr):
+        if len(attr) > MAX_ATTRIBUTE_ELEMENTS:
+            raise LimitExceededError(
+                f"an array attribute of {len(attr)} elements exceeds the limit of {MAX_ATTRIBUTE_ELEMENTS} "
+                "(limits.MAX_ATTRIBUTE_ELEMENTS)",
+                limit="MAX_ATTRIBUTE_ELEMENTS",
+                value=len(attr),
+            )
         return tuple(v for item in attr for v in attr_to_ints(item))
     if isinstance(attr, ir.BoolAttr):
         return (int(attr.value),)
@@ -68,30 +113,105 @@ def attr_to_ints(attr: ir.Attribute) -> tuple[int, ...]:
     raise UnsupportedError(f"expected an integer array attribute, got {attr}")
 
 
-def int_array(op: OpLike, name: str, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
-    """Attribute ``name`` as a tuple of ints; ``default`` when absent (error if None)."""
+def int_array(op: OpLike, name: str, default: tuple[int, ...] | None = None, *, minimum: int | None = None) -> tuple[int, ...]:
+    """Attribute ``name`` as a tuple of ints; ``default`` when absent. Every entry at least
+    ``minimum`` when given. :class:`InvalidAttributeError` naming the op and the attribute
+    when it is missing (and has no default), not integers, or has an entry below ``minimum``."""
     attr = _attribute(op, name)
     if attr is None:
         if default is None:
-            raise UnsupportedError(f"{op.operation.name}: missing attribute '{name}'")
+            raise invalid(op, name, "is missing")
         return default
-    return attr_to_ints(attr)
+    try:
+        values = attr_to_ints(attr)
+    except UnsupportedError:
+        raise invalid(op, name, f"is not a list of integers: {_short(attr)}") from None
+    except LimitExceededError as exc:
+        exc.message = f"{_operation(op).name}: attribute '{name}': {exc.message}"
+        raise located(exc, _operation(op)) from None
+    if minimum is not None:
+        for value in values:
+            if value < minimum:
+                raise invalid(op, name, f"has entry {value}, expected at least {minimum}: {list(values)}")
+    return values
 
 
-def int_attr(op: OpLike, name: str, default: int | None = None) -> int:
-    """A scalar integer attribute (``dimension = 1 : i64``)."""
-    values = int_array(op, name, None if default is None else (default,))
+def _short(attr: object, limit: int = 120) -> str:
+    text = str(attr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def int_attr(op: OpLike, name: str, default: int | None = None, *, minimum: int | None = None) -> int:
+    """A scalar integer attribute (``dimension = 1 : i64``); :class:`InvalidAttributeError`
+    when it is not exactly one integer (or is below ``minimum``)."""
+    values = int_array(op, name, None if default is None else (default,), minimum=minimum)
+    if len(values) != 1:
+        raise invalid(op, name, f"is not a single integer: {list(values)}")
     return values[0]
 
 
-def sized_int_array(op: OpLike, name: str, size: int, default: tuple[int, ...] | None = None) -> tuple[int, ...]:
-    """:func:`int_array` with exactly ``size`` entries, else :class:`InvalidAttributeError`
-    naming the op and the attribute, at the op (the verifier accepts e.g. an empty
-    ``lhs_dilate = []`` on a 2-d convolution)."""
+def dimension_attr(op: OpLike, name: str, rank: int, default: int | None = None, *, negative: bool = False) -> int:
+    """A scalar dimension number in ``[0, rank)`` (``[-rank, rank)`` when ``negative``
+    counts from the end; returned as given), else :class:`InvalidAttributeError`."""
+    value = int_attr(op, name, default)
+    low = -rank if negative else 0
+    if not low <= value < rank:
+        raise invalid(op, name, f"is dimension {value}, outside [{low}, {rank}) for rank {rank}")
+    return value
+
+
+def check_dimensions(op: OpLike, name: str, values: tuple[int, ...], rank: int, *, what: str = "", distinct: bool = True) -> None:
+    """:class:`InvalidAttributeError` unless every entry of ``values`` (attribute ``name``,
+    its field ``what`` when given) is a dimension in ``[0, rank)``, each at most once when
+    ``distinct``."""
+    field_text = f"{what} " if what else ""
+    for value in values:
+        if not 0 <= value < rank:
+            raise invalid(op, name, f"{field_text}{list(values)} names dimension {value}, outside [0, {rank})")
+    if distinct and len(set(values)) != len(values):
+        raise invalid(op, name, f"{field_text}{list(values)} repeats a dimension")
+
+
+def dimension_array(
+    op: OpLike, name: str, rank: int, default: tuple[int, ...] | None = None, *, size: int | None = None, distinct: bool = True
+) -> tuple[int, ...]:
+    """A list of dimension numbers in ``[0, rank)`` (distinct unless told otherwise; exactly
+    ``size`` of them when given), else :class:`InvalidAttributeError`."""
     values = int_array(op, name, default)
+    if size is not None and len(values) != size:
+        raise invalid(op, name, f"has {len(values)} entries, expected {size}")
+    check_dimensions(op, name, values, rank, distinct=distinct)
+    return values
+
+
+def permutation(op: OpLike, name: str, rank: int) -> tuple[int, ...]:
+    """A permutation of ``0 .. rank-1``, else :class:`InvalidAttributeError`."""
+    values = int_array(op, name)
+    if sorted(values) != list(range(rank)):
+        raise invalid(op, name, f"{list(values)} is not a permutation of the {rank} dimensions")
+    return values
+
+
+def sized_int_array(
+    op: OpLike, name: str, size: int, default: tuple[int, ...] | None = None, *, minimum: int | None = None
+) -> tuple[int, ...]:
+    """:func:`int_array` with exactly ``size`` entries (each at least ``minimum``), else
+    :class:`InvalidAttributeError` naming the op and the attribute, at the op (the
+    verifier accepts e.g. an empty ``lhs_dilate = []`` on a 2-d convolution)."""
+    values = int_array(op, name, default, minimum=minimum)
     if len(values) != size:
-        operation = op.operation
-        raise located(InvalidAttributeError(operation.name, name, f"has {len(values)} entries, expected {size}"), operation)
+        raise invalid(op, name, f"has {len(values)} entries, expected {size}")
+    return values
+
+
+def broadcast_dimensions(op: OpLike, name: str, operand: Shape, result: Shape) -> tuple[int, ...]:
+    """The result dimension of each operand dimension (``broadcast_dimensions``): one per
+    operand dimension, distinct, in range, each operand dimension of size 1 or of its
+    result dimension's size; else :class:`InvalidAttributeError`."""
+    values = dimension_array(op, name, len(result), size=len(operand))
+    for j, p in enumerate(values):
+        if operand[j] not in (1, result[p]):
+            raise invalid(op, name, f"{list(values)} maps operand dimension {j} (size {operand[j]}) to result dimension {p} (size {result[p]})")
     return values
 
 
@@ -101,12 +221,22 @@ def padding_pairs(op: OpLike, name: str, rank: int) -> tuple[tuple[int, int], ..
     return tuple((flat[2 * i], flat[2 * i + 1]) for i in range(len(flat) // 2))
 
 
-def _structured(attr: Any, class_name: str) -> Any:
+def _structured(op: OpLike, name: str, class_name: str) -> Any:
+    """Attribute ``name`` of ``op`` as the bindings' ``class_name`` (StableHLO's or MHLO's);
+    :class:`InvalidAttributeError` when it is missing or of another kind."""
+    attr = _attribute(op, name)
+    if attr is None:
+        raise invalid(op, name, "is missing")
     for dialect in (stablehlo, mhlo):
         cls = getattr(dialect, class_name, None) if dialect is not None else None
         if cls is not None and cls.isinstance(attr):
             return cls(attr)
-    raise UnsupportedError(f"cannot read {attr} as {class_name} with these bindings")
+    raise invalid(op, name, f"is not a {class_name} attribute: {_short(attr)}")
+
+
+def _require(op: OpLike, name: str, condition: bool, problem: str) -> None:
+    if not condition:
+        raise invalid(op, name, problem)
 
 
 @dataclass(frozen=True)
@@ -118,19 +248,42 @@ class DotDimensions:
     rhs_contracting: tuple[int, ...]
 
 
-def dot_dimensions(op: OpLike, lhs_rank: int) -> DotDimensions:
+def dot_dimensions(op: OpLike, lhs: Shape, rhs: Shape, result: Shape | None = None) -> DotDimensions:
     """Dimension numbers of ``dot_general``; for plain ``dot`` (no attribute) the
-    contraction of the lhs's last dimension with the rhs's first."""
-    attr = _attribute(op, "dot_dimension_numbers")
+    contraction of the lhs's last dimension with the rhs's first. Checked against the
+    operand shapes (and the result's when given): dimensions in range and distinct, paired
+    dimensions of equal sizes, the result shape they imply; else
+    :class:`InvalidAttributeError` naming ``dot_dimension_numbers``."""
+    name = "dot_dimension_numbers"
+    attr = _attribute(op, name)
     if attr is None:
-        return DotDimensions((), (), (lhs_rank - 1,), (0,))
-    dn = _structured(attr, "DotDimensionNumbers")
-    return DotDimensions(
-        tuple(dn.lhs_batching_dimensions),
-        tuple(dn.rhs_batching_dimensions),
-        tuple(dn.lhs_contracting_dimensions),
-        tuple(dn.rhs_contracting_dimensions),
+        _require(op, name, bool(lhs) and bool(rhs), f"is absent and {list(lhs)} x {list(rhs)} is not a matrix/vector product")
+        dn = DotDimensions((), (), (len(lhs) - 1,), (0,))
+    else:
+        read = _structured(op, name, "DotDimensionNumbers")
+        dn = DotDimensions(
+            tuple(read.lhs_batching_dimensions),
+            tuple(read.rhs_batching_dimensions),
+            tuple(read.lhs_contracting_dimensions),
+            tuple(read.rhs_contracting_dimensions),
+        )
+    check_dimensions(op, name, dn.lhs_batch + dn.lhs_contracting, len(lhs), what="lhs batching + contracting")
+    check_dimensions(op, name, dn.rhs_batch + dn.rhs_contracting, len(rhs), what="rhs batching + contracting")
+    _require(op, name, len(dn.lhs_batch) == len(dn.rhs_batch), f"pairs {len(dn.lhs_batch)} lhs with {len(dn.rhs_batch)} rhs batching dimensions")
+    _require(
+        op, name, len(dn.lhs_contracting) == len(dn.rhs_contracting),
+        f"pairs {len(dn.lhs_contracting)} lhs with {len(dn.rhs_contracting)} rhs contracting dimensions",
     )
+    for i, j in zip(dn.lhs_batch + dn.lhs_contracting, dn.rhs_batch + dn.rhs_contracting):
+        _require(op, name, lhs[i] == rhs[j], f"pairs lhs dimension {i} (size {lhs[i]}) with rhs dimension {j} (size {rhs[j]})")
+    if result is not None:
+        implied = (
+            [lhs[i] for i in dn.lhs_batch]
+            + [n for i, n in enumerate(lhs) if i not in dn.lhs_batch + dn.lhs_contracting]
+            + [n for j, n in enumerate(rhs) if j not in dn.rhs_batch + dn.rhs_contracting]
+        )
+        _require(op, name, tuple(implied) == tuple(result), f"implies a result of shape {implied}, the op's is {list(result)}")
+    return dn
 
 
 @dataclass(frozen=True)
@@ -148,20 +301,31 @@ class ConvDimensions:
     output_spatial: tuple[int, ...]
 
 
-def conv_dimensions(op: OpLike) -> ConvDimensions:
-    """The :class:`ConvDimensions` of a convolution op."""
-    dn = _structured(_attribute(op, "dimension_numbers"), "ConvDimensionNumbers")
-    return ConvDimensions(
-        dn.input_batch_dimension,
-        dn.input_feature_dimension,
-        tuple(dn.input_spatial_dimensions),
-        dn.kernel_input_feature_dimension,
-        dn.kernel_output_feature_dimension,
-        tuple(dn.kernel_spatial_dimensions),
-        dn.output_batch_dimension,
-        dn.output_feature_dimension,
-        tuple(dn.output_spatial_dimensions),
+def conv_dimensions(op: OpLike, lhs: Shape, rhs: Shape, result: Shape) -> ConvDimensions:
+    """The :class:`ConvDimensions` of a convolution op, checked against the input, kernel
+    and output shapes (each a permutation of that value's dimensions, as many spatial
+    dimensions in all three), else :class:`InvalidAttributeError` naming ``dimension_numbers``."""
+    name = "dimension_numbers"
+    read = _structured(op, name, "ConvDimensionNumbers")
+    dn = ConvDimensions(
+        read.input_batch_dimension,
+        read.input_feature_dimension,
+        tuple(read.input_spatial_dimensions),
+        read.kernel_input_feature_dimension,
+        read.kernel_output_feature_dimension,
+        tuple(read.kernel_spatial_dimensions),
+        read.output_batch_dimension,
+        read.output_feature_dimension,
+        tuple(read.output_spatial_dimensions),
     )
+    for what, values, shape in (
+        ("input", (dn.input_batch, dn.input_feature) + dn.input_spatial, lhs),
+        ("kernel", (dn.kernel_input_feature, dn.kernel_output_feature) + dn.kernel_spatial, rhs),
+        ("output", (dn.output_batch, dn.output_feature) + dn.output_spatial, result),
+    ):
+        check_dimensions(op, name, values, len(shape), what=f"{what} dimensions")
+        _require(op, name, len(values) == len(shape), f"names {len(values)} {what} dimensions for rank {len(shape)}")
+    return dn
 
 
 @dataclass(frozen=True)
@@ -178,30 +342,44 @@ class Window:
 
 
 def reduce_window(op: OpLike, rank: int) -> Window:
-    """The window of ``reduce_window`` / ``select_and_scatter`` (defaults filled in)."""
+    """The window of ``reduce_window`` / ``select_and_scatter`` (defaults filled in); sizes,
+    strides and dilations at least 1."""
     ones = (1,) * rank
     return Window(
-        sized_int_array(op, "window_dimensions", rank),
-        sized_int_array(op, "window_strides", rank, ones),
+        sized_int_array(op, "window_dimensions", rank, minimum=1),
+        sized_int_array(op, "window_strides", rank, ones, minimum=1),
         padding_pairs(op, "padding", rank),
-        sized_int_array(op, "base_dilations", rank, ones),
-        sized_int_array(op, "window_dilations", rank, ones),
+        sized_int_array(op, "base_dilations", rank, ones, minimum=1),
+        sized_int_array(op, "window_dilations", rank, ones, minimum=1),
         (False,) * rank,
     )
 
 
 def conv_window(op: OpLike, kernel_sizes: tuple[int, ...]) -> Window:
-    """The window of a convolution; ``kernel_sizes`` are the kernel's spatial sizes."""
+    """The window of a convolution; ``kernel_sizes`` are the kernel's spatial sizes;
+    strides and dilations at least 1."""
     n = len(kernel_sizes)
     ones = (1,) * n
     return Window(
         kernel_sizes,
-        sized_int_array(op, "window_strides", n, ones),
+        sized_int_array(op, "window_strides", n, ones, minimum=1),
         padding_pairs(op, "padding", n),
-        sized_int_array(op, "lhs_dilation", n, ones),
-        sized_int_array(op, "rhs_dilation", n, ones),
+        sized_int_array(op, "lhs_dilation", n, ones, minimum=1),
+        sized_int_array(op, "rhs_dilation", n, ones, minimum=1),
         tuple(bool(v) for v in sized_int_array(op, "window_reversal", n, (0,) * n)),
     )
+
+
+def _check_batch_vector(op: OpLike, name: str, index_vector_dim: int, indices: Shape, batching: tuple[int, ...], what: str) -> int:
+    """Check ``index_vector_dim`` (in ``[0, rank]``) and the indices' batching dimensions;
+    the size of the index vector."""
+    _require(
+        op, name, 0 <= index_vector_dim <= len(indices),
+        f"index_vector_dim {index_vector_dim} is outside [0, {len(indices)}] for indices of rank {len(indices)}",
+    )
+    check_dimensions(op, name, batching, len(indices), what=what)
+    _require(op, name, index_vector_dim not in batching, f"{what} {list(batching)} include index_vector_dim {index_vector_dim}")
+    return indices[index_vector_dim] if index_vector_dim < len(indices) else 1
 
 
 @dataclass(frozen=True)
@@ -215,18 +393,54 @@ class GatherDimensions:
     index_vector_dim: int
 
 
-def gather_dimensions(op: OpLike) -> GatherDimensions:
-    """The :class:`GatherDimensions` of a gather op (batching dimensions empty when the dialect
-    has none)."""
-    dn = _structured(_attribute(op, "dimension_numbers"), "GatherDimensionNumbers")
-    return GatherDimensions(
-        tuple(dn.offset_dims),
-        tuple(dn.collapsed_slice_dims),
-        tuple(getattr(dn, "operand_batching_dims", ())),
-        tuple(getattr(dn, "start_indices_batching_dims", ())),
-        tuple(dn.start_index_map),
-        dn.index_vector_dim,
+def gather_dimensions(op: OpLike, operand: Shape, indices: Shape, result: Shape) -> GatherDimensions:
+    """The :class:`GatherDimensions` of a gather op (batching dimensions empty when the
+    dialect has none), checked against the shapes: every list in range and distinct, one
+    offset dimension per operand dimension neither collapsed nor batching, one
+    ``start_index_map`` entry per index vector component, the result's rank;
+    else :class:`InvalidAttributeError` naming ``dimension_numbers``."""
+    name = "dimension_numbers"
+    read = _structured(op, name, "GatherDimensionNumbers")
+    dn = GatherDimensions(
+        tuple(read.offset_dims),
+        tuple(read.collapsed_slice_dims),
+        tuple(getattr(read, "operand_batching_dims", ())),
+        tuple(getattr(read, "start_indices_batching_dims", ())),
+        tuple(read.start_index_map),
+        read.index_vector_dim,
     )
+    check_dimensions(op, name, dn.offset_dims, len(result), what="offset_dims")
+    check_dimensions(op, name, dn.collapsed_slice_dims + dn.operand_batching_dims, len(operand), what="collapsed_slice_dims + operand_batching_dims")
+    check_dimensions(op, name, dn.start_index_map, len(operand), what="start_index_map")
+    vector = _check_batch_vector(op, name, dn.index_vector_dim, indices, dn.start_indices_batching_dims, "start_indices_batching_dims")
+    windowed = len(operand) - len(dn.collapsed_slice_dims) - len(dn.operand_batching_dims)
+    _require(op, name, len(dn.offset_dims) == windowed, f"has {len(dn.offset_dims)} offset_dims for {windowed} window dimensions of the operand")
+    _require(op, name, len(dn.start_index_map) == vector, f"start_index_map has {len(dn.start_index_map)} entries for an index vector of {vector}")
+    _require(
+        op, name, len(dn.operand_batching_dims) == len(dn.start_indices_batching_dims),
+        "pairs {} operand with {} indices batching dimensions".format(len(dn.operand_batching_dims), len(dn.start_indices_batching_dims)),
+    )
+    batch_rank = len(indices) - (1 if dn.index_vector_dim < len(indices) else 0)
+    _require(op, name, len(result) == len(dn.offset_dims) + batch_rank, f"implies a result of rank {len(dn.offset_dims) + batch_rank}, the op's has {len(result)}")
+    return dn
+
+
+def gather_slice_sizes(op: OpLike, dn: GatherDimensions, operand: Shape, result: Shape) -> tuple[int, ...]:
+    """``slice_sizes`` of a gather: one per operand dimension within its size, at most 1 for
+    collapsed and batching dimensions, the result's offset dimensions' sizes for the others."""
+    name = "slice_sizes"
+    sizes = sized_int_array(op, name, len(operand), minimum=0)
+    for i, (size, n) in enumerate(zip(sizes, operand)):
+        _require(op, name, size <= n, f"{list(sizes)}: slice size {size} exceeds operand dimension {i} of size {n}")
+    windowed = [i for i in range(len(operand)) if i not in dn.collapsed_slice_dims + dn.operand_batching_dims]
+    for i in dn.collapsed_slice_dims + dn.operand_batching_dims:
+        _require(op, name, sizes[i] <= 1, f"{list(sizes)}: collapsed or batching dimension {i} has slice size {sizes[i]}")
+    for position, i in enumerate(windowed):
+        _require(
+            op, name, result[dn.offset_dims[position]] == sizes[i],
+            f"{list(sizes)}: operand dimension {i} slices {sizes[i]}, result dimension {dn.offset_dims[position]} has {result[dn.offset_dims[position]]}",
+        )
+    return sizes
 
 
 @dataclass(frozen=True)
@@ -240,18 +454,47 @@ class ScatterDimensions:
     index_vector_dim: int
 
 
-def scatter_dimensions(op: OpLike) -> ScatterDimensions:
+def scatter_dimensions(op: OpLike, operand: Shape, indices: Shape, update: Shape) -> ScatterDimensions:
     """The :class:`ScatterDimensions` of a scatter op (batching dimensions empty when the
-    dialect has none)."""
-    dn = _structured(_attribute(op, "scatter_dimension_numbers"), "ScatterDimensionNumbers")
-    return ScatterDimensions(
-        tuple(dn.update_window_dims),
-        tuple(dn.inserted_window_dims),
-        tuple(getattr(dn, "input_batching_dims", ())),
-        tuple(getattr(dn, "scatter_indices_batching_dims", ())),
-        tuple(dn.scattered_dims_to_operand_dims),
-        dn.index_vector_dim,
+    dialect has none), checked against the shapes of the first input, the indices and an
+    update as :func:`gather_dimensions` is (update windows within the operand); else
+    :class:`InvalidAttributeError` naming ``scatter_dimension_numbers``."""
+    name = "scatter_dimension_numbers"
+    read = _structured(op, name, "ScatterDimensionNumbers")
+    dn = ScatterDimensions(
+        tuple(read.update_window_dims),
+        tuple(read.inserted_window_dims),
+        tuple(getattr(read, "input_batching_dims", ())),
+        tuple(getattr(read, "scatter_indices_batching_dims", ())),
+        tuple(read.scattered_dims_to_operand_dims),
+        read.index_vector_dim,
     )
+    check_dimensions(op, name, dn.update_window_dims, len(update), what="update_window_dims")
+    check_dimensions(op, name, dn.inserted_window_dims + dn.input_batching_dims, len(operand), what="inserted_window_dims + input_batching_dims")
+    check_dimensions(op, name, dn.scatter_dims_to_operand_dims, len(operand), what="scatter_dims_to_operand_dims")
+    vector = _check_batch_vector(op, name, dn.index_vector_dim, indices, dn.scatter_indices_batching_dims, "scatter_indices_batching_dims")
+    windowed = [i for i in range(len(operand)) if i not in dn.inserted_window_dims + dn.input_batching_dims]
+    _require(
+        op, name, len(dn.update_window_dims) == len(windowed),
+        f"has {len(dn.update_window_dims)} update_window_dims for {len(windowed)} window dimensions of the operand",
+    )
+    _require(
+        op, name, len(dn.scatter_dims_to_operand_dims) == vector,
+        f"scatter_dims_to_operand_dims has {len(dn.scatter_dims_to_operand_dims)} entries for an index vector of {vector}",
+    )
+    _require(
+        op, name, len(dn.input_batching_dims) == len(dn.scatter_indices_batching_dims),
+        "pairs {} input with {} indices batching dimensions".format(len(dn.input_batching_dims), len(dn.scatter_indices_batching_dims)),
+    )
+    batch_rank = len(indices) - (1 if dn.index_vector_dim < len(indices) else 0)
+    _require(
+        op, name, len(update) == len(dn.update_window_dims) + batch_rank,
+        f"implies updates of rank {len(dn.update_window_dims) + batch_rank}, the op's have {len(update)}",
+    )
+    for position, i in enumerate(windowed):
+        size = update[dn.update_window_dims[position]]
+        _require(op, name, size <= operand[i], f"an update window of {size} along operand dimension {i} of size {operand[i]}")
+    return dn
 
 
 def named_attributes(attributes: ir.OpAttributeMap | ir.DictAttr) -> list[tuple[str, ir.Attribute | str]]:

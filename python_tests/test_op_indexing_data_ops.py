@@ -224,9 +224,9 @@ def test_scan(seed):
 @pytest.mark.parametrize(
     "source_layout, result_layout, result, message",
     [
-        ([1, 0], [0, 1], (51, 16), "source_layout \\[1, 0\\] is not a permutation of the 3 dimensions"),
-        ([2, 7, 0], [0, 1], (51, 16), "source_layout \\[2, 7, 0\\] is not a permutation"),
-        ([2, 1, 0], [1, 1], (51, 16), "result_layout \\[1, 1\\] is not a permutation"),
+        ([1, 0], [0, 1], (51, 16), "attribute 'source_layout' \\[1, 0\\] is not a permutation of the 3 dimensions"),
+        ([2, 7, 0], [0, 1], (51, 16), "attribute 'source_layout' \\[2, 7, 0\\] is not a permutation"),
+        ([2, 1, 0], [1, 1], (51, 16), "attribute 'result_layout' \\[1, 1\\] is not a permutation"),
         ([2, 1, 0], [0, 1], (50, 16), "different element counts"),
     ],
 )

@@ -74,16 +74,25 @@ def clear_cache() -> None:
 
 
 def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
-    """:func:`_cached_indexing`; every error is an :class:`HloIndexingError` located at the op
-    (a rule that trips over a malformed attribute raises :class:`InvalidInputError` naming
-    the op, not the ``IndexError``/``ValueError`` of the rule)."""
+    """:func:`_cached_indexing`; every error is an :class:`HloIndexingError` located at the op.
+    The attribute readers (:mod:`~hlo_indexing.dialect_glue.op_attrs`) check what they
+    read and raise :class:`InvalidAttributeError` naming the op and the attribute; a rule
+    that still trips over a malformed op (an ``IndexError``/``ValueError``/... of the rule)
+    raises :class:`InvalidAttributeError` naming the attributes it had read, or
+    :class:`InvalidInputError` naming the op when it had read none."""
     operation = op if isinstance(op, ir.Operation) else op.operation
-    try:
-        return _cached_indexing(operation, direction, index, simplify, regions)
-    except HloIndexingError as exc:
-        raise located(exc, operation)
-    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
-        raise located(InvalidInputError(f"{operation.name}: malformed op ({type(exc).__name__}: {exc})"), operation) from exc
+    with op_attrs.tracking_reads() as reads:
+        try:
+            return _cached_indexing(operation, direction, index, simplify, regions)
+        except HloIndexingError as exc:
+            raise located(exc, operation)
+        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+            problem = f"({type(exc).__name__}: {exc})"
+            if not reads:
+                raise located(InvalidInputError(f"{operation.name}: malformed op {problem}"), operation) from exc
+            names = list(dict.fromkeys(reads))
+            others = f" (read with {', '.join(repr(n) for n in names[:-1])})" if len(names) > 1 else ""
+            raise op_attrs.invalid(operation, names[-1], f"is malformed{others} {problem}") from exc
 
 
 def _cached_indexing(

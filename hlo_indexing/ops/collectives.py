@@ -61,7 +61,16 @@ def _same_index(info: OpInfo, result_index: int) -> list:
 
 
 def _gather_axis(info: OpInfo) -> int:
-    return op_attrs.int_attr(info.op, "all_gather_dim")
+    """``all_gather_dim``, checked: a dimension along which every operand's size divides
+    its result's (the result holds one operand per device of the group)."""
+    name = "all_gather_dim"
+    axis = op_attrs.dimension_attr(info.op, name, len(info.result(0)))
+    for k in range(info.num_operands):
+        operand, result = info.operand(k), info.result(k)
+        others_differ = any(operand[i] != result[i] for i in range(min(len(operand), len(result))) if i != axis)
+        if len(operand) != len(result) or others_differ or (operand[axis] == 0 and result[axis] != 0) or (operand[axis] and result[axis] % operand[axis]):
+            raise op_attrs.invalid(info.op, name, f"{axis}: operand {k} {list(operand)} does not tile result {list(result)} along it")
+    return axis
 
 
 def all_gather_output_to_input(info: OpInfo, result_index: int) -> list:
@@ -92,7 +101,7 @@ def all_gather_input_to_output(info: OpInfo, operand_index: int) -> list:
     d, s = dims(len(operand), info.context), syms(1, info.context)
     exprs = [s[0] * operand[i] + d[i] if i == axis else d[i] for i in range(len(operand))]
     out: list[list[IndexingMap]] = [[] for _ in range(info.num_results)]
-    out[operand_index] = [make_map(info.context, operand, exprs, [result[axis] // operand[axis]])]
+    out[operand_index] = [make_map(info.context, operand, exprs, [result[axis] // operand[axis] if operand[axis] else 1])]
     return out
 
 
@@ -110,8 +119,10 @@ def every_device(info: OpInfo, result_index: int) -> IndexingMap:
 def reduce_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
     """Result ``d`` reads operand element ``d + r * m`` along the scatter dimension (``r``
     this device's position, ``m`` the result's size there), of every device."""
-    axis = op_attrs.int_attr(info.op, "scatter_dimension")
     operand, result = info.operand(result_index), info.result(result_index)
+    axis = op_attrs.dimension_attr(info.op, "scatter_dimension", len(result))
+    if len(operand) != len(result) or (result[axis] and operand[axis] % result[axis]):
+        raise op_attrs.invalid(info.op, "scatter_dimension", f"{axis}: result {list(result)} does not tile operand {list(operand)} along it")
     d, r = dims(len(result), info.context), syms(1, info.context)[0]
     exprs = [d[i] + r * result[i] if i == axis else d[i] for i in range(len(result))]
     count = operand[axis] // result[axis] if result[axis] else 1
@@ -119,10 +130,13 @@ def reduce_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
 
 
 def _all_to_all_params(info: OpInfo, index: int) -> tuple[int, int, int, tuple, tuple]:
-    split = op_attrs.int_attr(info.op, "split_dimension")
-    concat = op_attrs.int_attr(info.op, "concat_dimension")
-    count = op_attrs.int_attr(info.op, "split_count")
-    return split, concat, count, info.operand(index), info.result(index)
+    operand, result = info.operand(index), info.result(index)
+    split = op_attrs.dimension_attr(info.op, "split_dimension", len(operand))
+    concat = op_attrs.dimension_attr(info.op, "concat_dimension", len(operand))
+    count = op_attrs.int_attr(info.op, "split_count", minimum=1)
+    if len(result) != len(operand) or operand[split] % count:
+        raise op_attrs.invalid(info.op, "split_count", f"{count} does not split dimension {split} of {list(operand)} evenly")
+    return split, concat, count, operand, result
 
 
 def all_to_all_output_to_input(info: OpInfo, result_index: int) -> list:

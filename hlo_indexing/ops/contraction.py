@@ -17,7 +17,7 @@ from hlo_indexing.ops.reduction import window_map
 def _dot_layout(info: OpInfo):
     """Output dims are batch dims, then lhs free dims, then rhs free dims."""
     lhs, rhs = info.operand(0), info.operand(1)
-    dn = op_attrs.dot_dimensions(info.op, len(lhs))
+    dn = op_attrs.dot_dimensions(info.op, lhs, rhs, info.result(0))
     lhs_free = [i for i in range(len(lhs)) if i not in dn.lhs_batch and i not in dn.lhs_contracting]
     rhs_free = [i for i in range(len(rhs)) if i not in dn.rhs_batch and i not in dn.rhs_contracting]
     return dn, lhs_free, rhs_free
@@ -65,11 +65,10 @@ def _conv_maps(info: OpInfo):
     """output -> (input, kernel) maps, sharing range variables: the spatial window
     positions, then the input feature within its group."""
     lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
-    dn = op_attrs.conv_dimensions(info.op)
+    dn = op_attrs.conv_dimensions(info.op, lhs, rhs, result)
     kernel_sizes = tuple(rhs[k] for k in dn.kernel_spatial)
     window = op_attrs.conv_window(info.op, kernel_sizes)
-    feature_groups = op_attrs.int_attr(info.op, "feature_group_count", 1)
-    batch_groups = op_attrs.int_attr(info.op, "batch_group_count", 1)
+    feature_groups, batch_groups = _groups(info, dn)
     context = info.context
     # spatial part: reuse the window map over the spatial dims only
     spatial_out = tuple(result[k] for k in dn.output_spatial)
@@ -114,6 +113,34 @@ def _conv_maps(info: OpInfo):
     # not in a hole of the input dilation (the same constraints as the input map)
     kernel_map = make_map(context, result, filled(kernel_exprs), ranges, constraints=constraints)
     return [make_map(context, result, filled(in_exprs), ranges, constraints=constraints), kernel_map]
+
+
+def _groups(info: OpInfo, dn: op_attrs.ConvDimensions) -> tuple[int, int]:
+    """``feature_group_count`` and ``batch_group_count``, checked against the shapes (the
+    features and batch they split, the kernel's features), else
+    :class:`~hlo_indexing.errors.InvalidAttributeError` naming the attribute."""
+    lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
+    feature_groups = op_attrs.int_attr(info.op, "feature_group_count", 1, minimum=1)
+    batch_groups = op_attrs.int_attr(info.op, "batch_group_count", 1, minimum=1)
+    out_features = result[dn.output_feature]
+    if lhs[dn.input_feature] != rhs[dn.kernel_input_feature] * feature_groups or out_features % feature_groups:
+        raise op_attrs.invalid(
+            info.op, "feature_group_count",
+            f"{feature_groups} does not split {lhs[dn.input_feature]} input features into groups of the kernel's "
+            f"{rhs[dn.kernel_input_feature]} (and {out_features} output features evenly)",
+        )
+    if lhs[dn.input_batch] != result[dn.output_batch] * batch_groups or out_features % batch_groups:
+        raise op_attrs.invalid(
+            info.op, "batch_group_count",
+            f"{batch_groups} does not split the input batch {lhs[dn.input_batch]} into output batches of "
+            f"{result[dn.output_batch]} (and {out_features} output features evenly)",
+        )
+    if rhs[dn.kernel_output_feature] != out_features:
+        raise op_attrs.invalid(
+            info.op, "dimension_numbers",
+            f"pairs kernel output features ({rhs[dn.kernel_output_feature]}) with {out_features} output features",
+        )
+    return feature_groups, batch_groups
 
 
 def _window_symbol(window: Window, position: int) -> int:

@@ -166,17 +166,22 @@ def _window_access(
 
 
 def _gather_operand_entry(info: OpInfo) -> Entry:
-    dn = op_attrs.gather_dimensions(info.op)
-    windowed = [i for i in range(len(info.operand(0))) if i not in dn.collapsed_slice_dims and i not in dn.operand_batching_dims]
+    operand, result = info.operand(0), info.result(0)
+    dn = _gather_dimensions(info)
+    windowed = [i for i in range(len(operand)) if i not in dn.collapsed_slice_dims and i not in dn.operand_batching_dims]
     return _window_access(
-        info, info.result(0), 1, dn.offset_dims, windowed, dn.start_index_map, dn.operand_batching_dims,
-        dn.start_indices_batching_dims, dn.index_vector_dim, op_attrs.int_array(info.op, "slice_sizes"),
+        info, result, 1, dn.offset_dims, windowed, dn.start_index_map, dn.operand_batching_dims,
+        dn.start_indices_batching_dims, dn.index_vector_dim, op_attrs.gather_slice_sizes(info.op, dn, operand, result),
     )
+
+
+def _gather_dimensions(info: OpInfo) -> op_attrs.GatherDimensions:
+    return op_attrs.gather_dimensions(info.op, info.operand(0), info.operand(1), info.result(0))
 
 
 def _gather_indices_map(info: OpInfo, space_is_result: bool):
     indices, result = info.operand(1), info.result(0)
-    dn = op_attrs.gather_dimensions(info.op)
+    dn = _gather_dimensions(info)
     batch_dims = [i for i in range(len(result)) if i not in dn.offset_dims]
     if dn.index_vector_dim == len(indices):  # implicit trailing index vector of size 1
         vector_size = 1
@@ -213,7 +218,7 @@ def _scatter_update_entry(info: OpInfo, update_index: int) -> Entry:
     """update -> output: ``window offset + rt`` per scattered dimension."""
     n = (info.num_operands - 1) // 2
     operand, update = info.operand(0), info.operand(update_index)
-    dn = op_attrs.scatter_dimensions(info.op)
+    dn = op_attrs.scatter_dimensions(info.op, operand, info.operand(n), update)
     windowed = [i for i in range(len(operand)) if i not in dn.inserted_window_dims and i not in dn.input_batching_dims]
     window_sizes = [1] * len(operand)
     for position, i in enumerate(windowed):

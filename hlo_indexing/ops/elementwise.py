@@ -84,7 +84,7 @@ def _broadcast_dims(info: OpInfo, operand_index: int) -> tuple[int, ...]:
     alignment, unless ``broadcast_dimensions`` says otherwise."""
     operand, result = info.operand(operand_index), info.result(0)
     if op_attrs.has_attr(info.op, "broadcast_dimensions") and len(operand) < len(result):
-        return op_attrs.int_array(info.op, "broadcast_dimensions")
+        return op_attrs.broadcast_dimensions(info.op, "broadcast_dimensions", operand, result)
     offset = len(result) - len(operand)
     return tuple(range(offset, len(result)))
 

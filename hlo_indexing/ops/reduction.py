@@ -19,7 +19,15 @@ from hlo_indexing.ops.builders import (
 
 
 def _reduced(info: OpInfo) -> tuple[int, ...]:
-    return tuple(sorted(op_attrs.int_array(info.op, "dimensions")))
+    """The reduced ``dimensions`` (sorted), checked: distinct operand dimensions, every
+    result the operand's shape without them."""
+    operand = info.operand(0)
+    reduced = tuple(sorted(op_attrs.dimension_array(info.op, "dimensions", len(operand))))
+    kept = [n for i, n in enumerate(operand) if i not in reduced]
+    for r, shape in enumerate(info.result_shapes):
+        if shape is not None and list(shape) != kept:
+            raise op_attrs.invalid(info.op, "dimensions", f"{list(reduced)} of {list(operand)} leave {kept}, result {r} is {list(shape)}")
+    return reduced
 
 
 def reduce_output_to_input(info: OpInfo, result_index: int) -> list:
@@ -110,7 +118,8 @@ def reduce_window_input_to_output(info: OpInfo, operand_index: int) -> list:
 
 
 def _sort_dimension(info: OpInfo) -> int:
-    return op_attrs.int_attr(info.op, "dimension", -1) % max(1, len(info.operand(0)))
+    rank = len(info.operand(0))
+    return op_attrs.dimension_attr(info.op, "dimension", rank, -1, negative=True) % rank
 
 
 def _sort_map(info: OpInfo, shape):

@@ -28,10 +28,13 @@ from hlo_indexing.ops.elementwise import (
 
 
 def _broadcast_dims(info: OpInfo) -> tuple[int, ...]:
+    operand, result = info.operand(0), info.result(0)
     if op_attrs.has_attr(info.op, "broadcast_sizes"):  # broadcast: new dims are prepended
-        added = len(op_attrs.int_array(info.op, "broadcast_sizes"))
-        return tuple(range(added, added + len(info.operand(0))))
-    return op_attrs.int_array(info.op, "broadcast_dimensions")
+        sizes = op_attrs.int_array(info.op, "broadcast_sizes", minimum=0)
+        if tuple(sizes) + tuple(operand) != tuple(result):
+            raise op_attrs.invalid(info.op, "broadcast_sizes", f"{list(sizes)} and operand {list(operand)} do not give the result {list(result)}")
+        return tuple(range(len(sizes), len(sizes) + len(operand)))
+    return op_attrs.broadcast_dimensions(info.op, "broadcast_dimensions", operand, result)
 
 
 def broadcast_output_to_input(info: OpInfo, result_index: int) -> list:
@@ -47,7 +50,11 @@ def broadcast_input_to_output(info: OpInfo, operand_index: int) -> list:
 
 
 def _permutation(info: OpInfo) -> tuple[int, ...]:
-    return op_attrs.int_array(info.op, "permutation")
+    operand, result = info.operand(0), info.result(0)
+    perm = op_attrs.permutation(info.op, "permutation", len(operand))
+    if tuple(operand[p] for p in perm) != tuple(result):
+        raise op_attrs.invalid(info.op, "permutation", f"{list(perm)} of {list(operand)} is not the result shape {list(result)}")
+    return perm
 
 
 def transpose_output_to_input(info: OpInfo, result_index: int) -> list:
@@ -68,7 +75,7 @@ def transpose_input_to_output(info: OpInfo, operand_index: int) -> list:
 
 
 def _reverse_map(info: OpInfo, shape) -> IndexingMap:
-    reversed_dims = set(op_attrs.int_array(info.op, "dimensions"))
+    reversed_dims = set(op_attrs.dimension_array(info.op, "dimensions", len(shape), distinct=False))
     d = dims(len(shape), info.context)
     exprs = [d[i] * -1 + (shape[i] - 1) if i in reversed_dims else d[i] for i in range(len(shape))]
     return make_map(info.context, shape, exprs)
@@ -85,8 +92,24 @@ def reverse_input_to_output(info: OpInfo, operand_index: int) -> list:
 
 
 def _slice_params(info: OpInfo):
-    rank = len(info.operand(0))
-    return op_attrs.int_array(info.op, "start_indices"), op_attrs.int_array(info.op, "strides", (1,) * rank)
+    """``start_indices`` and ``strides``, checked: one per dimension, strides at least 1,
+    ``limit_indices`` (when present) within the operand, every result element inside it."""
+    operand, result = info.operand(0), info.result(0)
+    rank = len(operand)
+    starts = op_attrs.sized_int_array(info.op, "start_indices", rank)
+    strides = op_attrs.sized_int_array(info.op, "strides", rank, (1,) * rank, minimum=1)
+    for i, (start, stride, n) in enumerate(zip(starts, strides, result)):
+        if n > 0 and not (0 <= start and start + (n - 1) * stride < operand[i]):
+            raise op_attrs.invalid(
+                info.op, "start_indices" if not 0 <= start < operand[i] else "strides",
+                f"start {start}, stride {stride}: {n} result elements leave operand dimension {i} of size {operand[i]}",
+            )
+    if op_attrs.has_attr(info.op, "limit_indices"):
+        limits = op_attrs.sized_int_array(info.op, "limit_indices", rank)
+        for i, (start, limit) in enumerate(zip(starts, limits)):
+            if not start <= limit <= operand[i]:
+                raise op_attrs.invalid(info.op, "limit_indices", f"{list(limits)}: limit {limit} of dimension {i} is outside [{start}, {operand[i]}]")
+    return starts, strides
 
 
 def slice_output_to_input(info: OpInfo, result_index: int) -> list:
@@ -157,13 +180,8 @@ def _bitcast_layouts(info: OpInfo):
     operation = info.op.operation
     if _element_width(operation.operands[0]) != _element_width(operation.results[0]):
         raise UnknownIndexing("bitcast between element types of different widths")
-    layouts = op_attrs.int_array(info.op, "source_layout"), op_attrs.int_array(info.op, "result_layout")
     operand, result = info.operand(0), info.result(0)
-    for name, layout, shape in zip(("source_layout", "result_layout"), layouts, (operand, result)):
-        if sorted(layout) != list(range(len(shape))):
-            raise HloIndexingError(
-                f"{operation.name}: {name} {list(layout)} is not a permutation of the {len(shape)} dimensions"
-            )
+    layouts = op_attrs.permutation(info.op, "source_layout", len(operand)), op_attrs.permutation(info.op, "result_layout", len(result))
     if math.prod(operand) != math.prod(result):
         raise HloIndexingError(f"{operation.name}: {operand} and {result} have different element counts")
     return layouts
@@ -187,7 +205,7 @@ def bitcast_input_to_output(info: OpInfo, operand_index: int) -> list:
 
 
 def _concat_offsets(info: OpInfo) -> tuple[int, list[int]]:
-    axis = op_attrs.int_attr(info.op, "dimension")
+    axis = op_attrs.dimension_attr(info.op, "dimension", len(info.result(0)))
     offsets, total = [], 0
     for k in range(info.num_operands):
         offsets.append(total)
@@ -220,8 +238,10 @@ def concatenate_input_to_output(info: OpInfo, operand_index: int) -> list:
 
 def _pad_params(info: OpInfo):
     rank = len(info.operand(0))
-    low = op_attrs.int_array(info.op, "edge_padding_low")
-    interior = op_attrs.int_array(info.op, "interior_padding", (0,) * rank)
+    low = op_attrs.sized_int_array(info.op, "edge_padding_low", rank)
+    if op_attrs.has_attr(info.op, "edge_padding_high"):
+        op_attrs.sized_int_array(info.op, "edge_padding_high", rank)
+    interior = op_attrs.sized_int_array(info.op, "interior_padding", rank, (0,) * rank, minimum=0)
     return low, interior
 
 

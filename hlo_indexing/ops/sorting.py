@@ -18,6 +18,7 @@ from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import OpInfo, Shape, UnknownIndexing, dims, make_map, scalar_map, syms
 
@@ -80,6 +81,11 @@ def approx_top_k_dimension(info: OpInfo) -> int:
     rank = len(info.operand(0))
     config = info.op.attributes["mhlo.backend_config"] if "mhlo.backend_config" in info.op.attributes else None
     if isinstance(config, ir.DictAttr) and "reduction_dim" in config:
-        dimension = op_attrs.attr_to_ints(config["reduction_dim"])[0]
-        return dimension % rank if rank else 0
+        try:
+            values = op_attrs.attr_to_ints(config["reduction_dim"])
+        except HloIndexingError:
+            values = ()
+        if len(values) != 1 or not -rank <= values[0] < rank:
+            raise op_attrs.invalid(info.op, "mhlo.backend_config", f"reduction_dim {config['reduction_dim']} is not a dimension of rank {rank}")
+        return values[0] % rank
     return rank - 1
