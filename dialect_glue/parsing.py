@@ -43,12 +43,57 @@ def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocati
 
 def located(exc: HloIndexingError, operation: "ir.Operation") -> HloIndexingError:
     """``exc`` pointed at ``operation`` where it points nowhere yet (its file position,
-    ``<string>`` for a module parsed from a string, and its MLIR location)."""
+    ``<string>`` for a module parsed from a string, and its MLIR location). An op without
+    a file position (``loc(unknown)``) is named by its place, ``op #12 (stablehlo.dot)
+    in @main`` (its index in a pre-order walk of the function), and the error points at
+    its nearest ancestor that has a position (``ir_location`` stays the op's own, where
+    a pass reports it, as MLIR does)."""
     if exc.location is None:
         exc.location = location_of(operation.location, "<string>")
+        if exc.location is None:
+            exc.location, place = unlocated_place(operation)
+            exc.message = f"{exc.message} (at {place}, which has no location)"
+            exc.args = (exc.message,)
     if exc.ir_location is None:
         exc.ir_location = operation.location
     return exc
+
+
+def unlocated_place(operation: "ir.Operation") -> tuple[SourceLocation | None, str]:
+    """For an op without a file position: the position of its nearest ancestor that has
+    one (None if none has) and the op's place, ``op #N (name) in @function`` (``N`` its
+    index in a pre-order walk of the function, or of the outermost op)."""
+    position = None
+    root = operation
+    current = operation.parent
+    while current is not None:
+        current = current.operation
+        if position is None:
+            position = location_of(current.location, "<string>")
+        root = current
+        if current.name == "func.func":
+            break
+        current = current.parent
+    index = _preorder_index(root, operation)
+    owner = f"@{ir.StringAttr(root.attributes['sym_name']).value}" if root.name == "func.func" else f"'{root.name}'"
+    return position, f"op #{index} ({operation.name}) in {owner}"
+
+
+def _preorder_index(root: "ir.Operation", target: "ir.Operation") -> int:
+    """The index of ``target`` among the ops nested in ``root`` (pre-order, from 0)."""
+    index = 0
+    stack = [iter(block.operations) for region in reversed(list(root.regions)) for block in reversed(list(region.blocks))]
+    while stack:
+        op = next(stack[-1], None)
+        if op is None:
+            stack.pop()
+            continue
+        op = op.operation
+        if op == target:
+            return index
+        index += 1
+        stack.extend(iter(block.operations) for region in reversed(list(op.regions)) for block in reversed(list(region.blocks)))
+    return -1
 
 
 # A name location, as the HLO importer gives every op: loc("fusion.3"(<child>)).
@@ -94,8 +139,8 @@ def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) ->
 #: custom form or in ``#stablehlo.conv<...>``/``#mhlo.conv<...>``.
 _CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
 _NUMBER = re.compile(r"\d+")
-#: A 1-d integer ``dense`` attribute: ``dense<1> : tensor<2147483648xi64>``.
-_DENSE_INTEGERS = re.compile(r"dense<[^<>]*>\s*:\s*tensor<(\d+)x(?:i|ui|si)\d+>")
+#: A 1-d integer ``dense`` attribute: ``dense<1> : tensor<2147483648xi64>`` (or ``xindex``).
+_DENSE_INTEGERS = re.compile(r"dense<[^<>]*>\s*:\s*tensor<(\d+)x(?:(?:i|ui|si)\d+|index)>")
 #: ``%name#N`` (result N of a multi-result op) and ``%name:N =`` (an op with N results).
 _RESULT_NUMBER = re.compile(r"%[\w.$-]+[#:](\d+)")
 

@@ -22,6 +22,10 @@ limit                     error                       what it bounds
                                                       attribute (checked before MLIR's parser,
                                                       whose verifiers walk every element) and
                                                       read from one op attribute
+``MAX_SIMPLIFY_DEPTH``    (none: map left as is)      ``mod``/``floordiv``/``ceildiv``/product
+                                                      levels of an expression the (recursive)
+                                                      simplifier rewrites; deeper maps (built
+                                                      by composition) stay unsimplified
 ``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
                                                       ``IndexingMap.enumerate`` (default)
 ``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
@@ -42,6 +46,12 @@ INT64_MAX = 2**63 - 1
 #: Deepest nesting of parentheses / expression nodes accepted (Python's recursion limit
 #: is 1,000 frames; the expression walks need a few frames per level).
 MAX_NESTING_DEPTH = 200
+
+#: Deepest nesting of ``mod``/``floordiv``/``ceildiv``/non-constant products (sums do not
+#: count) the simplifier rewrites: it recurses through these levels, ~7 frames each.
+#: Composition can build deeper expressions than any text we parse; the simplifier
+#: leaves such a map as it is (same relation, not simplified) instead of failing.
+MAX_SIMPLIFY_DEPTH = 100
 
 #: Largest dimension number accepted in convolution ``dim_numbers`` (ranks are far smaller).
 MAX_DIMENSION_INDEX = 4096

@@ -36,11 +36,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.dialect_glue.op_attrs import attr_to_ints, attribute_dictionary
+from hlo_indexing.errors import HloIndexingError, LimitExceededError
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, memref_type_text, tiled_coordinates_map
 from hlo_indexing.layout.tiling import plan
 from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
+from hlo_indexing.limits import MAX_DIMENSION_INDEX
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
@@ -251,13 +252,21 @@ def _collect(
                 for tile in (ir.ArrayAttr(tile_lists[i]) if i < len(tile_lists) else [])
             )
             into[i] = Layout(tuple(minor_to_major), entry_tiles)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, LimitExceededError) as exc:
             diagnostics.error(location, f"XLA entry {what} #{i}: {exc}")
 
 
 def _integers(attribute: "ir.Attribute") -> list[int]:
-    if isinstance(attribute, ir.DenseIntElementsAttr):
-        return [int(v) for v in ir.DenseIntElementsAttr(attribute)]  # type: ignore[attr-defined]  # iterable (__len__/__getitem__); the stubs lack __iter__
-    if isinstance(attribute, ir.DenseI64ArrayAttr):
-        return list(ir.DenseI64ArrayAttr(attribute))
+    """The integers of a ``dense<...>`` or ``array<i64: ...>`` attribute: a layout or a
+    tile, one entry per dimension, so at most ``limits.MAX_DIMENSION_INDEX + 1`` of them
+    (else :class:`LimitExceededError`, before reading them)."""
+    if isinstance(attribute, (ir.DenseIntElementsAttr, ir.DenseI64ArrayAttr)):
+        count = len(attribute)
+        if count > MAX_DIMENSION_INDEX + 1:
+            raise LimitExceededError(
+                f"{count} entries, more dimensions than the limit of {MAX_DIMENSION_INDEX + 1} (limits.MAX_DIMENSION_INDEX)",
+                limit="MAX_DIMENSION_INDEX",
+                value=count,
+            )
+        return list(attr_to_ints(attribute))
     raise TypeError(f"expected dense integers, got {attribute}")

@@ -77,7 +77,9 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
                 _print_diagnostics([d for d in reported if d.severity == "output"])
                 reported = [d for d in reported if d.severity != "output"]
                 failures = verify(parse_expectations(chunk, name), reported, mode)
-                _print_diagnostics(failures)
+                # an unexpected diagnostic without a position is printed at the chunk, as in
+                # the normal mode (mlir-opt prints "<unknown>:0: error:", which names no input)
+                _print_diagnostics(_located(failures, name, start))
                 failed |= bool(failures)
             if output is not None:
                 outputs.append(output + "\n")  # mlir-opt ends each chunk's module with an empty line

@@ -9,6 +9,11 @@ keeps the Python class of the *requested* operation even when MLIR folded it, e.
 :func:`typed` results and every public function re-types its argument, so code that
 goes through this module is safe; children read through ``.lhs``/``.rhs`` and
 ``AffineMap.results`` are always typed correctly.
+
+Every walk here is iterative (an explicit stack, each node of the uniqued expression DAG
+visited once), so expressions of any depth are walked: composition builds expressions
+deeper than any text we parse (``limits.MAX_NESTING_DEPTH`` bounds only the recursive
+parser and the recursive simplifier, :func:`depth` is how they check).
 """
 
 from __future__ import annotations
@@ -113,6 +118,40 @@ def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
     return ceildiv(lhs, rhs)
 
 
+def fold(
+    expr: AffineExpr,
+    leaf: Callable[[AffineExpr], Any],
+    combine: Callable[[AffineExpr, Any, Any], Any],
+    memo: dict[AffineExpr, Any] | None = None,
+) -> Any:
+    """The value of ``expr`` computed bottom-up without recursion: ``leaf(node)`` for
+    constants and variables, ``combine(node, lhs value, rhs value)`` for binary nodes.
+    Each node of the DAG is computed once and kept in ``memo`` (a fresh dict by default;
+    pass one to share values across calls)."""
+    memo = {} if memo is None else memo
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    stack: list[tuple[AffineExpr, tuple[AffineExpr, AffineExpr] | None]] = [(typed(expr), None)]
+    while stack:
+        node, children = stack.pop()
+        if children is None:
+            if node in memo:
+                continue
+            if isinstance(node, Binary):
+                lhs, rhs = node.lhs, node.rhs
+                stack.append((node, (lhs, rhs)))
+                if rhs not in memo:
+                    stack.append((rhs, None))
+                if lhs not in memo:
+                    stack.append((lhs, None))
+            else:
+                memo[node] = leaf(node)
+        elif node not in memo:
+            memo[node] = combine(node, memo[children[0]], memo[children[1]])
+    return memo[expr]
+
+
 def substitute(
     expr: AffineExpr,
     dims: Sequence[AffineExpr],
@@ -121,22 +160,15 @@ def substitute(
 ) -> AffineExpr:
     """Replace ``d_i`` by ``dims[i]`` and ``s_j`` by ``symbols[j]`` (MLIR folds as it
     rebuilds)."""
-    memo = {} if memo is None else memo
-    found = memo.get(expr)
-    if found is not None:
-        return found
-    expr = typed(expr)
-    if isinstance(expr, Dim):
-        out = dims[expr.position]
-    elif isinstance(expr, Sym):
-        out = symbols[expr.position]
-    elif isinstance(expr, Binary):
-        out = rebuild(expr, substitute(expr.lhs, dims, symbols, memo), substitute(expr.rhs, dims, symbols, memo))
-    else:
-        out = expr
-    out = typed(out)
-    memo[expr] = out
-    return out
+
+    def leaf(node: AffineExpr) -> AffineExpr:
+        if isinstance(node, Dim):
+            return typed(dims[node.position])
+        if isinstance(node, Sym):
+            return typed(symbols[node.position])
+        return node
+
+    return fold(expr, leaf, lambda node, lhs, rhs: rebuild(node, lhs, rhs), memo)
 
 
 def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
@@ -146,30 +178,26 @@ def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> i
     Raises :class:`UndefinedDivisionError` when a divisor is 0.
 
     Example: ``evaluate(s0 floordiv s1, [], [7, 2]) == 3``; with ``s1 = 0`` it raises."""
-    return _evaluate(typed(expr), dims, symbols)
 
+    def leaf(node: AffineExpr) -> int:
+        if isinstance(node, Const):
+            return node.value
+        return dims[node.position] if isinstance(node, Dim) else symbols[node.position]
 
-def _evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
-    if isinstance(expr, Const):
-        return expr.value
-    if isinstance(expr, Dim):
-        return dims[expr.position]
-    if isinstance(expr, Sym):
-        return symbols[expr.position]
-    assert isinstance(expr, Binary)
-    lhs = _evaluate(expr.lhs, dims, symbols)
-    rhs = _evaluate(expr.rhs, dims, symbols)
-    if isinstance(expr, Add):
-        return lhs + rhs
-    if isinstance(expr, Mul):
-        return lhs * rhs
-    if rhs == 0:
-        raise _zero_divisor_error(expr, dims, symbols)
-    if isinstance(expr, Mod):
-        return lhs % rhs
-    if isinstance(expr, FloorDiv):
-        return lhs // rhs
-    return -((-lhs) // rhs)
+    def combine(node: AffineExpr, lhs: int, rhs: int) -> int:
+        if isinstance(node, Add):
+            return lhs + rhs
+        if isinstance(node, Mul):
+            return lhs * rhs
+        if rhs == 0:
+            raise _zero_divisor_error(node, dims, symbols)
+        if isinstance(node, Mod):
+            return lhs % rhs
+        if isinstance(node, FloorDiv):
+            return lhs // rhs
+        return -((-lhs) // rhs)
+
+    return fold(expr, leaf, combine)
 
 
 def evaluate_array(
@@ -231,32 +259,69 @@ def _evaluate_array(
     defined: np.ndarray | None,
     scalar: Callable[[int], Any] = np.int64,
 ) -> np.ndarray | np.int64:
-    """:func:`evaluate_array`'s recursion; ``scalar`` makes constants (``np.int64``, or
-    ``int`` for exact object arrays)."""
-    if isinstance(expr, Const):
-        return cast("np.int64", scalar(expr.value))
-    if isinstance(expr, Dim):
-        return dims[expr.position]
-    if isinstance(expr, Sym):
-        return symbols[expr.position]
-    assert isinstance(expr, Binary)
-    lhs = _evaluate_array(expr.lhs, dims, symbols, defined, scalar)
-    rhs = _evaluate_array(expr.rhs, dims, symbols, defined, scalar)
-    if isinstance(expr, Add):
-        return lhs + rhs
-    if isinstance(expr, Mul):
-        return lhs * rhs
-    zero = rhs == 0
-    if np.any(zero):
-        if defined is None:
-            raise _zero_divisor_error(expr, *_first_point(zero, dims, symbols))
-        defined &= ~zero
-        rhs = np.where(zero, scalar(1), rhs)
-    if isinstance(expr, Mod):
-        return np.mod(lhs, rhs)
-    if isinstance(expr, FloorDiv):
-        return np.floor_divide(lhs, rhs)
-    return -np.floor_divide(-lhs, rhs)
+    """:func:`evaluate_array`'s walk (bottom-up over the DAG, each array released once its
+    last parent is computed); ``scalar`` makes constants (``np.int64``, or ``int`` for
+    exact object arrays)."""
+    order, children = _post_order(expr)
+    uses: dict[AffineExpr, int] = {}
+    for kids in children.values():
+        for kid in kids:
+            uses[kid] = uses.get(kid, 0) + 1
+    values: dict[AffineExpr, Any] = {}
+    for node in order:
+        kids = children[node]
+        if not kids:
+            if isinstance(node, Const):
+                values[node] = cast("np.int64", scalar(node.value))
+            else:
+                values[node] = dims[node.position] if isinstance(node, Dim) else symbols[node.position]
+            continue
+        lhs, rhs = values[kids[0]], values[kids[1]]
+        for kid in kids:
+            uses[kid] -= 1
+            if uses[kid] == 0:
+                del values[kid]
+        if isinstance(node, Add):
+            values[node] = lhs + rhs
+            continue
+        if isinstance(node, Mul):
+            values[node] = lhs * rhs
+            continue
+        zero = rhs == 0
+        if np.any(zero):
+            if defined is None:
+                raise _zero_divisor_error(node, *_first_point(zero, dims, symbols))
+            defined &= ~zero
+            rhs = np.where(zero, scalar(1), rhs)
+        if isinstance(node, Mod):
+            values[node] = np.mod(lhs, rhs)
+        elif isinstance(node, FloorDiv):
+            values[node] = np.floor_divide(lhs, rhs)
+        else:
+            values[node] = -np.floor_divide(-lhs, rhs)
+    return values[expr]
+
+
+def _post_order(expr: AffineExpr) -> tuple[list[AffineExpr], dict[AffineExpr, tuple[AffineExpr, ...]]]:
+    """The nodes of ``expr``'s DAG, children before parents (each once), and the children
+    of each node."""
+    order: list[AffineExpr] = []
+    children: dict[AffineExpr, tuple[AffineExpr, ...]] = {}
+    stack: list[tuple[AffineExpr, bool]] = [(typed(expr), False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if node in children:
+            continue
+        kids = (node.lhs, node.rhs) if isinstance(node, Binary) else ()
+        children[node] = kids
+        stack.append((node, True))
+        for kid in reversed(kids):
+            if kid not in children:
+                stack.append((kid, False))
+    return order, children
 
 
 def _first_point(
@@ -282,36 +347,29 @@ def bounds(
     memo: dict[AffineExpr, Interval] | None = None,
 ) -> Interval:
     """An interval holding every value of ``expr`` over the given variable ranges
-    (exact for sums of distinct variables, a sound over-approximation otherwise)."""
-    memo = {} if memo is None else memo
-    found = memo.get(expr)
-    if found is not None:
-        return found
-    expr = typed(expr)
+    (exact for sums of distinct variables, a sound over-approximation otherwise); ``memo``
+    keeps the bounds of every node (pass one to share them across calls)."""
+    return fold(expr, lambda node: _leaf_bounds(node, dim_ranges, symbol_ranges), _binary_bounds, memo)
+
+
+def _leaf_bounds(expr: AffineExpr, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> Interval:
     if isinstance(expr, Const):
-        out = Interval.point(expr.value)
-    elif isinstance(expr, Dim):
-        out = dim_ranges[expr.position]
-    elif isinstance(expr, Sym):
-        out = symbol_ranges[expr.position]
-    else:
-        assert isinstance(expr, Binary)
-        lhs = bounds(expr.lhs, dim_ranges, symbol_ranges, memo)
-        rhs = bounds(expr.rhs, dim_ranges, symbol_ranges, memo)
-        if isinstance(expr, Add):
-            out = lhs + rhs
-        elif isinstance(expr, Mul):
-            out = lhs * rhs
-        elif not rhs.is_point or rhs.lower == 0:
-            out = _semi_affine_bounds(expr, lhs, rhs)
-        elif isinstance(expr, Mod):
-            out = lhs.mod(rhs.lower)
-        elif isinstance(expr, FloorDiv):
-            out = lhs.floordiv(rhs.lower)
-        else:
-            out = lhs.ceildiv(rhs.lower)
-    memo[expr] = out
-    return out
+        return Interval.point(expr.value)
+    return dim_ranges[expr.position] if isinstance(expr, Dim) else symbol_ranges[expr.position]
+
+
+def _binary_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Interval:
+    if isinstance(expr, Add):
+        return lhs + rhs
+    if isinstance(expr, Mul):
+        return lhs * rhs
+    if not rhs.is_point or rhs.lower == 0:
+        return _semi_affine_bounds(expr, lhs, rhs)
+    if isinstance(expr, Mod):
+        return lhs.mod(rhs.lower)
+    if isinstance(expr, FloorDiv):
+        return lhs.floordiv(rhs.lower)
+    return lhs.ceildiv(rhs.lower)
 
 
 def _semi_affine_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Interval:
@@ -326,60 +384,42 @@ def _semi_affine_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Inter
 
 
 def node_count(expr: AffineExpr) -> int:
-    """The number of nodes of the expression tree (constants and variables count 1)."""
-    return _node_count(typed(expr))
-
-
-def _node_count(expr: AffineExpr) -> int:
-    if isinstance(expr, Binary):
-        return 1 + _node_count(expr.lhs) + _node_count(expr.rhs)
-    return 1
+    """The number of nodes of the expression tree (constants and variables count 1; a
+    subexpression counts as often as it is printed)."""
+    return int(fold(expr, lambda node: 1, lambda node, lhs, rhs: 1 + lhs + rhs))
 
 
 def used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
     """Add the positions of the dimensions and symbols ``expr`` uses to the two sets."""
-    _used_variables(typed(expr), dims, symbols)
 
+    def visit(node: AffineExpr) -> None:
+        if isinstance(node, Dim):
+            dims.add(node.position)
+        elif isinstance(node, Sym):
+            symbols.add(node.position)
 
-def _used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
-    if isinstance(expr, Dim):
-        dims.add(expr.position)
-    elif isinstance(expr, Sym):
-        symbols.add(expr.position)
-    elif isinstance(expr, Binary):
-        _used_variables(expr.lhs, dims, symbols)
-        _used_variables(expr.rhs, dims, symbols)
+    walk(expr, visit)
 
 
 def walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
-    """Call ``visit`` on every node, children before parents."""
-    _walk(typed(expr), visit)
+    """Call ``visit`` on every node of the DAG once, children before parents."""
+    order, _children = _post_order(expr)
+    for node in order:
+        visit(node)
 
 
-def _walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
-    if isinstance(expr, Binary):
-        _walk(expr.lhs, visit)
-        _walk(expr.rhs, visit)
-    visit(expr)
+def depth(expr: AffineExpr, *, sums: bool = True) -> int:
+    """The depth of the expression tree (a leaf has depth 1), so that deep expressions
+    can be refused (``limits.MAX_NESTING_DEPTH``) before a recursive algorithm (the map
+    text parser, the simplifier) sees them. With ``sums=False`` only the levels the
+    simplifier recurses through count: sums and products by a constant (which it
+    flattens into one linear form) do not."""
 
+    def combine(node: AffineExpr, lhs: int, rhs: int) -> int:
+        flat = not sums and (isinstance(node, Add) or (isinstance(node, Mul) and (isinstance(node.lhs, Const) or isinstance(node.rhs, Const))))
+        return max(lhs, rhs) + (0 if flat else 1)
 
-def depth(expr: AffineExpr) -> int:
-    """The depth of the expression tree (a leaf has depth 1), computed without recursion,
-    so that deep expressions can be refused (``limits.MAX_NESTING_DEPTH``) before the
-    recursive walks above see them."""
-    deepest = 0
-    stack = [(typed(expr), 1)]
-    seen: dict[AffineExpr, int] = {}
-    while stack:
-        node, level = stack.pop()
-        if seen.get(node, 0) >= level:
-            continue
-        seen[node] = level
-        deepest = max(deepest, level)
-        if isinstance(node, Binary):
-            stack.append((typed(node.lhs), level + 1))
-            stack.append((typed(node.rhs), level + 1))
-    return deepest
+    return int(fold(expr, lambda node: 1, combine))
 
 
 def zero_divisors(expr: AffineExpr, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> list[AffineExpr]:

@@ -292,9 +292,19 @@ def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
     """Replace each range variable that a constraint ``e in [c, c]`` fixes (``e`` a sum
     in which the variable appears once, with coefficient ``+-1``) by its value, keeping
     its range as a constraint on that value: ``(d0)[s0] -> (s0), d0 - s0 in [0, 0]``
-    becomes ``(d0) -> (d0)``. The relation is unchanged."""
+    becomes ``(d0) -> (d0)``. The relation is unchanged. One variable at a time, until
+    none is fixed (a loop: there may be many)."""
+    while True:
+        out = _eliminate_one_equal_symbol(m)
+        if out is None:
+            return m
+        m = out
+
+
+def _eliminate_one_equal_symbol(m: IndexingMap) -> IndexingMap | None:
+    """:func:`eliminate_equal_symbols` for the first fixed variable; None if none is."""
     if m.is_undefined or m.is_known_empty():
-        return m
+        return None
     context = m.context
     for expr, interval in m.constraints.items():
         if interval.lower != interval.upper:
@@ -322,5 +332,5 @@ def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
             if other != expr:
                 out = out.add_constraint(ax.substitute(other, dims, symbols), other_interval)
         out = out.add_constraint(value, m.range_vars[position].bounds)
-        return eliminate_equal_symbols(out.simplify().remove_unused_symbols())
-    return m
+        return out.simplify().remove_unused_symbols()
+    return None

@@ -49,22 +49,21 @@ class Linear:
 def linearize(expr: AffineExpr) -> Linear:
     """The linear form of ``expr`` (sums and products by constants are flattened)."""
     out = Linear()
-    _linearize_into(ax.typed(expr), 1, out)
+    stack = [(ax.typed(expr), 1)]  # iterative: a sum may be nested to any depth
+    while stack:
+        node, scale = stack.pop()
+        if isinstance(node, ax.Const):
+            out.constant += node.value * scale
+        elif isinstance(node, ax.Add):
+            stack.append((node.rhs, scale))
+            stack.append((node.lhs, scale))
+        elif isinstance(node, ax.Mul) and isinstance(node.rhs, ax.Const):
+            stack.append((node.lhs, scale * node.rhs.value))
+        elif isinstance(node, ax.Mul) and isinstance(node.lhs, ax.Const):
+            stack.append((node.rhs, scale * node.lhs.value))
+        else:
+            out.add(node, scale)
     return out
-
-
-def _linearize_into(expr: AffineExpr, scale: int, out: Linear) -> None:
-    if isinstance(expr, ax.Const):
-        out.constant += expr.value * scale
-    elif isinstance(expr, ax.Add):
-        _linearize_into(expr.lhs, scale, out)
-        _linearize_into(expr.rhs, scale, out)
-    elif isinstance(expr, ax.Mul) and isinstance(expr.rhs, ax.Const):
-        _linearize_into(expr.lhs, scale * expr.rhs.value, out)
-    elif isinstance(expr, ax.Mul) and isinstance(expr.lhs, ax.Const):
-        _linearize_into(expr.rhs, scale * expr.lhs.value, out)
-    else:
-        out.add(expr, scale)
 
 
 def atom_order(atom: AffineExpr) -> tuple[int, int, str]:

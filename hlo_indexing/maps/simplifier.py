@@ -24,6 +24,9 @@ remove ``mod``/``floordiv``. This simplifier uses the map's ranges (as intervals
   drop constraints implied by the ranges, and detect an empty domain (``KNOWN EMPTY``).
 
 Every rewrite is an identity over the map's domain, so the relation never changes.
+A map with an expression nested deeper than ``limits.MAX_SIMPLIFY_DEPTH`` levels of
+``mod``/``floordiv``/``ceildiv``/products (composition builds such maps) is returned as
+it is: the rewrite recurses through those levels.
 Results are cached per map (maps are immutable and hashable).
 
 Example::
@@ -39,6 +42,7 @@ import math
 
 from hlo_indexing.dialect_glue.bindings import AffineExpr, ir
 from hlo_indexing.errors import IntegerOverflowError
+from hlo_indexing.limits import MAX_SIMPLIFY_DEPTH
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -251,6 +255,8 @@ def simplify(m: IndexingMap) -> IndexingMap:
     its variable names (equal maps may carry different names)."""
     if m.is_undefined or m.is_known_empty():
         return m
+    if any(ax.depth(e, sums=False) > MAX_SIMPLIFY_DEPTH for e in (*m.results, *m.constraints)):
+        return m  # too deep for the recursive rewrite (limits.MAX_SIMPLIFY_DEPTH): the map as given is exact
     try:
         state = _MapState(m)
         for _ in range(MAX_ROUNDS):

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.limits import MAX_NESTING_DEPTH
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
@@ -127,6 +128,9 @@ def symbolic_tile(indexing_map: IndexingMap) -> SymbolicTile | NotATile:
     simplified = simplify_preserving_points(indexing_map)
     if simplified.is_known_empty():
         return NotATile("the indexing map's domain is empty")
+    deepest = max((ax.depth(e) for e in (*simplified.results, *simplified.constraints)), default=0)
+    if deepest > MAX_NESTING_DEPTH:  # the derivation below recurses through the expression
+        return NotATile(f"an expression is nested {deepest} levels deep, more than limits.MAX_NESTING_DEPTH ({MAX_NESTING_DEPTH})")
     try:
         _check_constraints(simplified)
         return _derive(simplified)

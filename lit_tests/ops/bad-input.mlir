@@ -27,8 +27,8 @@ func.func @transpose_arity(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
 // -----
 
 // Wrong attribute arity the verifier lets through: a layout per dimension.
-// CHECK: bad-input.mlir:33:8: error: mhlo.bitcast: source_layout [1, 0] is not a permutation of the 3 dimensions
-// I2O: bad-input.mlir:33:8: error: mhlo.bitcast: source_layout [1, 0] is not a permutation of the 3 dimensions
+// CHECK: bad-input.mlir:33:8: error: mhlo.bitcast: attribute 'source_layout' [1, 0] is not a permutation of the 3 dimensions
+// I2O: bad-input.mlir:33:8: error: mhlo.bitcast: attribute 'source_layout' [1, 0] is not a permutation of the 3 dimensions
 func.func @bitcast_layout_arity(%arg0: tensor<16x17x3xf32>) -> tensor<51x16xf32> {
   %0 = mhlo.bitcast %arg0 {result_layout = dense<[0, 1]> : tensor<2xindex>, source_layout = dense<[1, 0]> : tensor<2xindex>} : (tensor<16x17x3xf32>) -> tensor<51x16xf32>
   return %0 : tensor<51x16xf32>
@@ -38,8 +38,8 @@ func.func @bitcast_layout_arity(%arg0: tensor<16x17x3xf32>) -> tensor<51x16xf32>
 
 // Out-of-range dimensions: in a layout (ours), in all_gather_dim and a scan dimension
 // (the verifier's).
-// CHECK: bad-input.mlir:44:8: error: mhlo.bitcast: result_layout [0, 2] is not a permutation of the 2 dimensions
-// I2O: bad-input.mlir:44:8: error: mhlo.bitcast: result_layout [0, 2] is not a permutation of the 2 dimensions
+// CHECK: bad-input.mlir:44:8: error: mhlo.bitcast: attribute 'result_layout' [0, 2] is not a permutation of the 2 dimensions
+// I2O: bad-input.mlir:44:8: error: mhlo.bitcast: attribute 'result_layout' [0, 2] is not a permutation of the 2 dimensions
 func.func @bitcast_layout_range(%arg0: tensor<16x17x3xf32>) -> tensor<51x16xf32> {
   %0 = mhlo.bitcast %arg0 {result_layout = dense<[0, 2]> : tensor<2xindex>, source_layout = dense<[2, 1, 0]> : tensor<3xindex>} : (tensor<16x17x3xf32>) -> tensor<51x16xf32>
   return %0 : tensor<51x16xf32>
