@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 Shape = tuple[int, ...]
 
@@ -57,7 +57,7 @@ def tracking_reads() -> Iterator[list[str]]:
 
 
 def _operation(op: OpLike) -> ir.Operation:
-    return op.operation if hasattr(op, "operation") else op
+    return cast(ir.Operation, op.operation if hasattr(op, "operation") else op)
 
 
 def _attribute(op: OpLike, name: str) -> ir.Attribute | None:

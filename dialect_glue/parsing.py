@@ -84,11 +84,11 @@ def _preorder_index(root: "ir.Operation", target: "ir.Operation") -> int:
     index = 0
     stack = [iter(block.operations) for region in reversed(list(root.regions)) for block in reversed(list(region.blocks))]
     while stack:
-        op = next(stack[-1], None)
-        if op is None:
+        view = next(stack[-1], None)
+        if view is None:
             stack.pop()
             continue
-        op = op.operation
+        op = view.operation
         if op == target:
             return index
         index += 1

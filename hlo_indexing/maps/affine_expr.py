@@ -168,7 +168,7 @@ def substitute(
             return typed(symbols[node.position])
         return node
 
-    return fold(expr, leaf, lambda node, lhs, rhs: rebuild(node, lhs, rhs), memo)
+    return cast(AffineExpr, fold(expr, leaf, lambda node, lhs, rhs: rebuild(node, lhs, rhs), memo))
 
 
 def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
@@ -181,8 +181,8 @@ def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> i
 
     def leaf(node: AffineExpr) -> int:
         if isinstance(node, Const):
-            return node.value
-        return dims[node.position] if isinstance(node, Dim) else symbols[node.position]
+            return int(node.value)
+        return dims[node.position] if isinstance(node, Dim) else symbols[cast(ir.AffineSymbolExpr, node).position]
 
     def combine(node: AffineExpr, lhs: int, rhs: int) -> int:
         if isinstance(node, Add):
@@ -190,14 +190,14 @@ def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> i
         if isinstance(node, Mul):
             return lhs * rhs
         if rhs == 0:
-            raise _zero_divisor_error(node, dims, symbols)
+            raise _zero_divisor_error(cast(ir.AffineBinaryExpr, node), dims, symbols)
         if isinstance(node, Mod):
             return lhs % rhs
         if isinstance(node, FloorDiv):
             return lhs // rhs
         return -((-lhs) // rhs)
 
-    return fold(expr, leaf, combine)
+    return int(fold(expr, leaf, combine))
 
 
 def evaluate_array(
@@ -274,7 +274,7 @@ def _evaluate_array(
             if isinstance(node, Const):
                 values[node] = cast("np.int64", scalar(node.value))
             else:
-                values[node] = dims[node.position] if isinstance(node, Dim) else symbols[node.position]
+                values[node] = dims[node.position] if isinstance(node, Dim) else symbols[cast(ir.AffineSymbolExpr, node).position]
             continue
         lhs, rhs = values[kids[0]], values[kids[1]]
         for kid in kids:
@@ -290,7 +290,7 @@ def _evaluate_array(
         zero = rhs == 0
         if np.any(zero):
             if defined is None:
-                raise _zero_divisor_error(node, *_first_point(zero, dims, symbols))
+                raise _zero_divisor_error(cast(ir.AffineBinaryExpr, node), *_first_point(zero, dims, symbols))
             defined &= ~zero
             rhs = np.where(zero, scalar(1), rhs)
         if isinstance(node, Mod):
@@ -299,7 +299,7 @@ def _evaluate_array(
             values[node] = np.floor_divide(lhs, rhs)
         else:
             values[node] = -np.floor_divide(-lhs, rhs)
-    return values[expr]
+    return cast("np.ndarray | np.int64", values[expr])
 
 
 def _post_order(expr: AffineExpr) -> tuple[list[AffineExpr], dict[AffineExpr, tuple[AffineExpr, ...]]]:
@@ -349,13 +349,13 @@ def bounds(
     """An interval holding every value of ``expr`` over the given variable ranges
     (exact for sums of distinct variables, a sound over-approximation otherwise); ``memo``
     keeps the bounds of every node (pass one to share them across calls)."""
-    return fold(expr, lambda node: _leaf_bounds(node, dim_ranges, symbol_ranges), _binary_bounds, memo)
+    return cast(Interval, fold(expr, lambda node: _leaf_bounds(node, dim_ranges, symbol_ranges), _binary_bounds, memo))
 
 
 def _leaf_bounds(expr: AffineExpr, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> Interval:
     if isinstance(expr, Const):
         return Interval.point(expr.value)
-    return dim_ranges[expr.position] if isinstance(expr, Dim) else symbol_ranges[expr.position]
+    return dim_ranges[expr.position] if isinstance(expr, Dim) else symbol_ranges[cast(ir.AffineSymbolExpr, expr).position]
 
 
 def _binary_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Interval:
