@@ -382,3 +382,23 @@ def test_a_rule_tripping_over_an_unchecked_attribute_names_what_it_read(monkeypa
         with pytest.raises(InvalidInputError, match="malformed op") as plain:  # no attribute read: the op is named
             output_to_input_indexing(op, 0)
         assert not isinstance(plain.value, InvalidAttributeError)
+
+
+def test_custom_call_frontend_attribute_is_named() -> None:
+    """A ``num_batch_dims`` frontend attribute that is not a batch count (a discardable
+    attribute: a caller can write anything there)."""
+    text = (
+        "func.func @main(%a: tensor<2x3x3xf32>) -> tensor<2x3x3xf32> {\n"
+        "  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8},"
+        ' mhlo.frontend_attributes = {num_batch_dims = "1"}} : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2xi32>)\n'
+        "  return %0#0 : tensor<2x3x3xf32>\n}"
+    )
+    with make_context():
+        module = parse_module(text)
+        op = _target_op(module)
+        _maps_stay_inside(op)
+        for bad in ('{num_batch_dims = "one"}', '{num_batch_dims = "2"}', "{num_batch_dims = 1 : i64}"):
+            op.attributes["mhlo.frontend_attributes"] = ir.Attribute.parse(bad)
+            analysis.clear_cache()
+            with pytest.raises(InvalidAttributeError, match="attribute 'mhlo.frontend_attributes' num_batch_dims .* is not a batch count"):
+                output_to_input_indexing(op, 0)

@@ -29,6 +29,7 @@ gives ``(d0, d1, d2)[s0, s1] -> (d0, s0, s1)``.
 
 from __future__ import annotations
 
+from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.ops import sorting
@@ -75,9 +76,14 @@ def _batch_dims(info: OpInfo) -> int:
     """``num_batch_dims`` of ``mhlo.frontend_attributes``, else operand 0's rank - 2."""
     attributes = info.op.attributes
     frontend = attributes["mhlo.frontend_attributes"] if "mhlo.frontend_attributes" in attributes else None
+    rank = len(info.operand(0)) if info.num_operands else 0
     if isinstance(frontend, ir.DictAttr) and "num_batch_dims" in frontend:
-        return int(ir.StringAttr(frontend["num_batch_dims"]).value)
-    return max(0, len(info.operand(0)) - 2) if info.num_operands else 0
+        value = frontend["num_batch_dims"]
+        text = value.value if isinstance(value, ir.StringAttr) else str(value)
+        if not text.isdigit() or int(text) > max(0, rank - 2):
+            raise op_attrs.invalid(info.op, "mhlo.frontend_attributes", f"num_batch_dims {text!r} is not a batch count for rank {rank}")
+        return int(text)
+    return max(0, rank - 2)
 
 
 def _matrix(info: OpInfo, result_index: int) -> list:
