@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import is_call_like, is_scalar_helper, operand_values
+from hlo_indexing.dialect_glue.call_like import is_call_like, is_scalar_helper
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
@@ -72,6 +72,5 @@ def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
 
 def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[InstructionIndexing]:
     """One indexing per result (``"output-to-input"``) or per operand (``"input-to-output"``)."""
-    if direction == "output-to-input":
-        return [output_to_input_indexing(op, r, simplify=simplify) for r in range(len(op.results))]
-    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(operand_values(op)))]
+    which = op_analysis.OUTPUT_TO_INPUT if direction == "output-to-input" else op_analysis.INPUT_TO_OUTPUT
+    return op_analysis.all_indexings(op, which, simplify=simplify, regions=REGIONS)
