@@ -296,5 +296,5 @@ def attribute_key(op: OpLike) -> tuple:
         items = named_attributes(attributes)
     for name, _ in items:
         if name.startswith("hlo_indexing."):
-            return tuple(item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout")
+            return tuple([item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"])
     return tuple(items)

@@ -89,12 +89,12 @@ class Entry:
 
 def dims(n: int, context: ir.Context) -> list[ir.AffineExpr]:
     """The dimension expressions ``d0 .. d<n-1>``."""
-    return [ax.dim(i, context) for i in range(n)]
+    return ax.dim_list(n, context)
 
 
 def syms(n: int, context: ir.Context, start: int = 0) -> list[ir.AffineExpr]:
     """The symbol expressions ``s<start> .. s<start+n-1>``."""
-    return [ax.symbol(start + i, context) for i in range(n)]
+    return ax.symbol_list(n, context, start)
 
 
 def _range(value: RangeSpec) -> Variable:
