@@ -102,8 +102,8 @@ def location_name(loc: "ir.Location") -> str | None:
 
 def source_order_key(loc: "ir.Location") -> tuple[int, str, int, int]:
     """A sort key putting located ops in file, line, column order (unlocated ones last)."""
-    where = location_of(loc)
-    return (0, where.filename, where.line, where.column) if where is not None else (1, "", 0, 0)
+    position = _file_position(loc)
+    return (0, *position) if position is not None else (1, "", 0, 0)
 
 
 def enclosing_function(op: "ir.Operation") -> str | None:
