@@ -541,7 +541,36 @@ class IndexingMap:
     def simplify(self) -> "IndexingMap":
         """Range-aware simplification (see :mod:`hlo_indexing.maps.simplifier`); never
         changes the relation."""
+        if self._plain():
+            return self
         return _memoized(("simplify", self._memo_key()), lambda: OPERATIONS.simplify(self))
+
+    def _plain(self) -> bool:
+        """Whether the simplifier would give this map back unchanged for want of anything
+        to rewrite: no constraints, no empty range, every result a constant or a variable
+        whose range is not a single point (the simplifier replaces such a variable by
+        its value)."""
+        if self._map is None or self._empty or self._constraints:
+            return False
+        for variable in itertools.chain(self._dims, self._ranges, self._runtimes):
+            if variable.bounds.lower > variable.bounds.upper:
+                return False  # an empty range: the simplifier finds the map known empty
+        symbols = None
+        expr: Any  # typed by the bindings: dispatch on its class
+        for expr in self._map.results:
+            kind = type(expr)
+            if kind is ax.Dim:
+                bounds = self._dims[expr.position].bounds
+            elif kind is ax.Sym:
+                symbols = symbols or self._ranges + self._runtimes
+                bounds = symbols[expr.position].bounds
+            elif kind is ax.Const:
+                continue
+            else:
+                return False
+            if bounds.lower == bounds.upper:
+                return False
+        return True
 
     def remove_unused_symbols(self) -> "IndexingMap":
         """Drop symbols that no result uses and no constraint ties to a used variable
