@@ -54,11 +54,14 @@ class TiledInstruction:
 @dataclass
 class TiledComputation:
     """The tiled computation: ``roots`` (one per fusion output) and every instruction
-    (operands before users), each node instantiated once."""
+    (operands before users), each node instantiated once; the flat ``tile_sizes`` and
+    the ``schedule`` it was made with (see :func:`program_id_map`)."""
 
     roots: list[TiledInstruction]
     instructions: list[TiledInstruction]
     num_programs: int
+    tile_sizes: tuple[int, ...] = ()
+    schedule: str = "major_to_minor"
 
 
 #: Largest extra output whose partition by its tiles is checked by enumeration.
@@ -94,7 +97,7 @@ def tiled_computation(
         if any(s < 0 for s in strides):
             raise TilingError("UNIMPLEMENTED", f"{node.name}: tiles with a negative stride {strides} are not supported")
         if node.hidden not in pid_maps:
-            pid_maps[node.hidden] = _program_id_map(fusion.parameters, sizes, schedule, node.hidden)
+            pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
         offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map)
         key = (node.value, node_sizes, strides, offsets)
         inst = unique.get(key)
@@ -110,10 +113,10 @@ def tiled_computation(
         by_value.setdefault(inst.node.value, inst)
     for inst in ordered:
         inst.runtime_variables = _runtime_variables(inst, fusion, by_value)
-    count = _program_id_map(fusion.parameters, sizes, schedule, ())[1]
+    count = program_id_map(fusion.parameters, sizes, schedule, ())[1]
     first = made[id(fusion.root_candidates[0][0])]
     roots = [first] + [_partitioning(candidates, made, count, first) for candidates in fusion.root_candidates[1:]]
-    return TiledComputation(roots, ordered, count)
+    return TiledComputation(roots, ordered, count, tuple(sizes), schedule)
 
 
 def _runtime_variables(
@@ -130,8 +133,8 @@ def _runtime_variables(
     return out
 
 
-def _program_id_map(
-    parameters: list[TilingParameter], sizes: list[int], schedule: str, hidden: tuple[int, ...]
+def program_id_map(
+    parameters: Sequence[TilingParameter], sizes: Sequence[int], schedule: str, hidden: tuple[int, ...]
 ) -> tuple[IndexingMap, int]:
     """``(pid_0) -> (offset of each parameter)`` for program ``pid_0``, and the number
     of programs: the root's tiles (major to minor, or the two minor-most output
