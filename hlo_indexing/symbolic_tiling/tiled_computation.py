@@ -98,7 +98,7 @@ def tiled_computation(
             raise TilingError("UNIMPLEMENTED", f"{node.name}: tiles with a negative stride {strides} are not supported")
         if node.hidden not in pid_maps:
             pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
-        offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map)
+        offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map, sizes)
         key = (node.value, node_sizes, strides, offsets)
         inst = unique.get(key)
         if inst is None:
@@ -166,10 +166,20 @@ def program_id_map(
     return IndexingMap.from_exprs([pid_var], results, context=ctx).simplify(), total
 
 
-def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap) -> IndexingMap:
+def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int]) -> IndexingMap:
     """``pid -> offsets`` of a node's tile: the root tile's offsets through the node's
-    map, with every range variable at its lower bound (tiles start there)."""
-    composed = pid_map.compose(indexing)
+    map, with every range variable at its lower bound (tiles start there).
+
+    A program has the tile when its box of tiling parameters meets the map's domain:
+    each parameter's range ``[lo, hi]`` is widened to ``[lo - size + 1, hi]`` before
+    composing (the box starts at the offset), so a tile that starts in a pad's
+    padding, or before a dynamic update, still exists; a concatenate operand's
+    programs stay those of its region (its offsets are multiples of the tile)."""
+    widened = [
+        Variable(Interval(v.bounds.lower - size + 1, v.bounds.upper), v.name, v.origin)
+        for v, size in zip(indexing.dim_vars, sizes)
+    ]
+    composed = pid_map.compose(indexing.replace(dims=widened))
     ctx = composed.context
     n_range = len(composed.range_vars)
     symbols = [ax.constant(v.bounds.lower, ctx) for v in composed.range_vars] + [
