@@ -31,6 +31,21 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusi
 ELEMENT_BYTES = {"f32": 4, "bf16": 2, "i8": 1, "i32": 4}
 
 
+def softmax_text(argument_attributes: str = "") -> str:
+    """``@softmax``: ``exp(x - max(x, axis 1))`` on ``tensor<4x6xf32>`` (the argument
+    with ``argument_attributes``, e.g. ``{hlo_indexing.layout = "..."}``)."""
+    return f"""
+func.func @softmax(%arg0: tensor<4x6xf32>{' ' + argument_attributes if argument_attributes else ''}) -> tensor<4x6xf32> {{
+  %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.maximum across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<4xf32>) -> tensor<4x6xf32>
+  %2 = stablehlo.subtract %arg0, %1 : tensor<4x6xf32>
+  %3 = stablehlo.exponential %2 : tensor<4x6xf32>
+  return %3 : tensor<4x6xf32>
+}}
+"""
+
+
 class Functions(dict):
     """``{name: func.func op}`` of a parsed module (kept alive in :attr:`module`)."""
 
@@ -281,9 +296,7 @@ def parameter_tile(computation: TiledComputation, number: int, pid: int, runtime
     ``pid`` (runtime variables at ``runtime``), inside the parameter; an instruction
     whose offsets map excludes the program has no box there."""
     out: set[tuple[int, ...]] = set()
-    for inst in computation.instructions:
-        if inst.node.parameter_number != number:
-            continue
+    for inst in computation.by_parameter().get(number, []):
         offsets_map = inst.tile_offsets_indexing
         values = list(runtime)[: len(offsets_map.runtime_vars)]
         if offsets_map.contains_point([pid], values):
@@ -316,11 +329,7 @@ def check_reads_and_exactness(
     for operand in exactness.operands:
         assert operand.computed, operand
         k = 0
-        moves = any(
-            inst.tile_offsets_indexing.runtime_vars
-            for inst in computation.instructions
-            if inst.node.parameter_number == operand.index
-        )
+        moves = any(inst.tile_offsets_indexing.runtime_vars for inst in computation.by_parameter()[operand.index])
         for pid in range(computation.num_programs):
             outputs = output_tile(computation, pid, result.shape)
             for value in values if moves else values[:1]:

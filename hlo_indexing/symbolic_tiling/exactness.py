@@ -164,11 +164,7 @@ def computation_exactness(
         number = node.parameter_number
         if number is not None:
             nodes.setdefault(number, []).append(node)
-    insts: dict[int, list[TiledInstruction]] = {}
-    for inst in computation.instructions:
-        number = inst.node.parameter_number
-        if number is not None:
-            insts.setdefault(number, []).append(inst)
+    insts = computation.by_parameter()
     operands = tuple(
         _Operand(fusion, computation, nodes[number], insts[number], max_points).exactness(number)
         for number in sorted(insts)

@@ -204,14 +204,9 @@ def tiling_footprint(
     Raises :class:`~.tiled_fusion.TilingError` when the sizes are not a valid tiling,
     :class:`FootprintError` when counting is impossible."""
     computation = tiled_computation(fusion, list(tile_sizes))
-    by_parameter: dict[int, list[TiledInstruction]] = {}
-    for inst in computation.instructions:
-        number = inst.node.parameter_number
-        if number is not None:
-            by_parameter.setdefault(number, []).append(inst)
     operands = tuple(
         _footprint("operand", number, insts, (layouts or {}).get(number), computation.num_programs)
-        for number, insts in sorted(by_parameter.items())
+        for number, insts in sorted(computation.by_parameter().items())
     )
     outputs = tuple(
         _footprint("output", k, [root], (output_layouts or {}).get(k), computation.num_programs)

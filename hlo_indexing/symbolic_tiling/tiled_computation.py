@@ -63,6 +63,15 @@ class TiledComputation:
     tile_sizes: tuple[int, ...] = ()
     schedule: str = "major_to_minor"
 
+    def by_parameter(self) -> dict[int, list[TiledInstruction]]:
+        """The tiled instructions of each fusion parameter, by parameter number."""
+        found: dict[int, list[TiledInstruction]] = {}
+        for inst in self.instructions:
+            number = inst.node.parameter_number
+            if number is not None:
+                found.setdefault(number, []).append(inst)
+        return found
+
 
 #: Largest extra output whose partition by its tiles is checked by enumeration.
 MAX_PARTITION_CHECK = 1 << 24
