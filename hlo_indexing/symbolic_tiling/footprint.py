@@ -378,17 +378,20 @@ def _enumerated_counts(
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
         raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
-    touched_by: list[set[tuple[int, ...]]] = [set() for _ in range(programs)]
+    boxes: list[list[tuple[TiledInstruction, list[int]]]] = [[] for _ in range(programs)]
     for inst, (offsets, rows) in zip(insts, all_offsets):
         for row, pid in zip(offsets.tolist(), rows.tolist()):
+            boxes[pid].append((inst, row))
+    units = np.zeros(programs, np.int64)
+    elements = np.zeros(programs, np.int64)
+    for pid, found in enumerate(boxes):
+        touched: set[tuple[int, ...]] = set()
+        for inst, row in found:
             axes = [
                 [o + s * i for i in range(n) if 0 <= o + s * i < extent]
                 for o, n, s, extent in zip(row, inst.tile_sizes, inst.tile_strides, shape)
             ]
-            touched_by[pid].update(itertools.product(*axes))
-    units = np.zeros(programs, np.int64)
-    elements = np.zeros(programs, np.int64)
-    for pid, touched in enumerate(touched_by):
+            touched.update(itertools.product(*axes))
         elements[pid] = len(touched)
         units[pid] = len({int(buffer[index]) // unit for index in touched})
     return units, elements, unit
