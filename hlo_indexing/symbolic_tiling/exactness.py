@@ -241,7 +241,8 @@ class _Operand:
         insts: list[TiledInstruction],
         max_points: int,
     ):
-        self.fusion, self.nodes, self.insts, self.budget = fusion, nodes, insts, max_points
+        self.fusion, self.nodes, self.insts = fusion, nodes, insts
+        self.limit, self.spent = max_points, 0
         self.name = insts[0].name
         self.shape = tuple(ir.RankedTensorType(insts[0].node.value.type).shape)
         self.elements = math.prod(self.shape)
@@ -257,9 +258,9 @@ class _Operand:
         return OperandExactness(number, self.name, method, read, covered)
 
     def _spend(self, points: int, what: str) -> None:
-        self.budget -= points
-        if self.budget < 0:
-            raise _NotComputed(f"{what}: more points than limits.MAX_EXACTNESS_POINTS")
+        self.spent += points
+        if self.spent > self.limit:
+            raise _NotComputed(f"{what}: more than {self.limit} points to enumerate (limits.MAX_EXACTNESS_POINTS)")
 
     def _counts(self) -> tuple[str, np.ndarray, np.ndarray]:
         grids = {node.hidden for node in self.nodes}
@@ -384,7 +385,7 @@ class _Operand:
         variables: a tile is a program), enumerated as products of progressions."""
         nonempty, bounds = self._progression_bounds(m, progressions)
         lengths = [max(0, int((upper - lower + 1).max(initial=0))) for lower, upper in bounds]
-        self._spend(self.programs * math.prod(lengths), f"reads of {self.name}")
+        self._spend(self.programs * math.prod(lengths), "elements read")
         rank = len(bounds)
         index, mask = [], nonempty.reshape((-1,) + (1,) * rank)
         for r, ((lower, upper), (column, coeff, constant), n) in enumerate(zip(bounds, progressions, lengths)):
@@ -402,7 +403,7 @@ class _Operand:
         """``tile * elements + linear index`` of every element read, from the map's
         points, each assigned to the program whose box holds it."""
         size = m.domain_size()
-        self._spend(size, f"points of the map {m} of {self.name}")
+        self._spend(size, "points of a map")
         points, images = m.enumerate(max_points=max(size, 1))
         sizes = np.array(self.sizes, np.int64)
         grid = [-(-p.size // s) for p, s in zip(self.fusion.parameters, self.sizes)]
@@ -422,7 +423,7 @@ class _Operand:
     def _tile_keys(self, inst: TiledInstruction, offsets: np.ndarray, present: np.ndarray) -> np.ndarray:
         """``tile * elements + linear index`` of every element of ``inst``'s boxes
         inside the operand."""
-        self._spend(self.tiles * math.prod(inst.tile_sizes), f"tiles of {self.name}")
+        self._spend(self.tiles * math.prod(inst.tile_sizes), "tile elements")
         rank = len(self.shape)
         index, mask = [], present.reshape((-1,) + (1,) * rank)
         for d, (n, s, extent) in enumerate(zip(inst.tile_sizes, inst.tile_strides, self.shape)):
