@@ -267,11 +267,11 @@ class _Operand:
         if len(grids) != 1:
             raise _NotComputed("read by the programs of different dots")
         offsets_map, self.programs = program_id_map(self.fusion.parameters, self.sizes, self.schedule, grids.pop())
-        self._spend(self.programs, "program ids")
-        self.offsets = offsets_map.enumerate(max_points=self.programs)[1]
         self.runtime = self._runtime_ranges()
         self.repeats = math.prod(r.size for _, r in self.runtime)
         self.tiles = self.programs * self.repeats
+        self._spend(self.tiles, "tiles (program ids times runtime values)")
+        self.offsets = offsets_map.enumerate(max_points=self.programs)[1]
         progressions = [_progressions(node.indexing_map) for node in self.nodes]
         tile_offsets = [self._tile_offsets(inst) for inst in self.insts]
         if len(self.nodes) == 1 and len(self.insts) == 1 and progressions[0] is not None:
