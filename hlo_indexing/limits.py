@@ -62,7 +62,7 @@ MAX_ENUMERATION_POINTS = 2_000_000
 #: Points enumerated for the exactness of one operand of one tiling
 #: (:mod:`hlo_indexing.symbolic_tiling.exactness`); past it the exactness is reported
 #: as not computed, with the count.
-MAX_EXACTNESS_POINTS = 1 << 22
+MAX_EXACTNESS_POINTS = 1 << 20
 
 #: Cells the layout viewer draws.
 MAX_VIEWER_CELLS = 20_000

@@ -24,10 +24,12 @@ a program of another region, reads less than its tile.
 
 Counting (:attr:`OperandExactness.method`):
 
-* ``counted``: ``p`` is read through one node whose map has no constraints and no
+* ``counted``: ``p`` is read through nodes whose maps have no constraints and no
   runtime variables, and each of whose results is ``a * v + c`` of one variable used by
-  no other result. ``R`` is a product of arithmetic progressions and ``T`` a strided
-  box: both are counted per program, nothing is enumerated;
+  no other result. Each node's reads are then a product of arithmetic progressions, as
+  is each tile box; when at every program one of them holds the others (one node and
+  one tile; or an elementwise read and a reduction's row, as in a softmax), both
+  counts are products, nothing is enumerated;
 * ``enumerated``: otherwise, ``R`` and ``T`` are enumerated per tile (map points,
   image and tile elements), up to :data:`~hlo_indexing.limits.MAX_EXACTNESS_POINTS`
   points in all;
@@ -230,6 +232,43 @@ def _strided_inside(offsets: np.ndarray, size: int, stride: int, extent: int) ->
     return first, last
 
 
+#: A set of elements per row (program or tile) as a product of arithmetic progressions:
+#: ``start``, ``step`` and ``count`` arrays of shape (rows, rank + 1), column 0 a
+#: placeholder whose count is 0 for an empty set.
+_Products = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _stack(columns: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> _Products:
+    start, step, count = (np.stack([c[k] for c in columns], axis=1) for k in range(3))
+    return start, step, count
+
+
+def _contains(a: _Products, b: _Products) -> np.ndarray:
+    """Per row, whether set ``b`` lies in set ``a`` (both products of progressions)."""
+    start_a, step_a, count_a = a
+    start_b, step_b, count_b = b
+    step = np.where(step_a == 0, 1, step_a)
+    inside = (start_b >= start_a) & (start_b + step_b * (count_b - 1) <= start_a + step_a * (count_a - 1))
+    aligned = ((start_b - start_a) % step == 0) & ((count_b == 1) | (step_b % step == 0))
+    empty_b = (count_b == 0).any(axis=1)
+    holds: np.ndarray = empty_b | ((count_a > 0) & inside & aligned).all(axis=1)
+    return holds
+
+
+def _union_count(sets: list[_Products]) -> np.ndarray | None:
+    """Per row, the size of the union of ``sets`` when at every row one of them holds
+    all the others (one set; an element and its row; the tiles of a softmax's
+    parameter); None otherwise."""
+    found = np.full(len(sets[0][0]), -1, np.int64)
+    for a in sets:
+        holds = found < 0
+        for b in sets:
+            if b is not a:
+                holds &= _contains(a, b)
+        found = np.where(holds, a[2].prod(axis=1), found)
+    return None if (found < 0).any() else found
+
+
 class _Operand:
     """The counts of one parameter (see :func:`computation_exactness`)."""
 
@@ -274,23 +313,23 @@ class _Operand:
         self.offsets = offsets_map.enumerate(max_points=self.programs)[1]
         progressions = [_progressions(node.indexing_map) for node in self.nodes]
         tile_offsets = [self._tile_offsets(inst) for inst in self.insts]
-        if len(self.nodes) == 1 and len(self.insts) == 1 and progressions[0] is not None:
-            read = self._counted_reads(self.nodes[0].indexing_map, progressions[0])
-            (inst,) = self.insts
-            offsets, present = tile_offsets[0]
-            covered = present.astype(np.int64)
-            for d, (n, s, extent) in enumerate(zip(inst.tile_sizes, inst.tile_strides, self.shape)):
-                first, last = _strided_inside(offsets[:, d], n, s, extent)
-                covered *= np.maximum(0, last - first + 1)
+        read, covered = None, _union_count([self._tile_products(inst, *o) for inst, o in zip(self.insts, tile_offsets)])
+        separable = [(node, p) for node, p in zip(self.nodes, progressions) if p is not None]
+        if len(separable) == len(self.nodes) and not self.runtime:
+            read = _union_count([self._read_products(node.indexing_map, p) for node, p in separable])
+        if read is not None and covered is not None:
             return COUNTED, read, covered
-        read_keys = []
-        for node, progression in zip(self.nodes, progressions):
-            if progression is not None and not self.runtime:
-                read_keys.append(self._separable_read_keys(node.indexing_map, progression))
-            else:
-                read_keys.append(self._enumerated_read_keys(node.indexing_map))
-        tile_keys = [self._tile_keys(inst, *offsets) for inst, offsets in zip(self.insts, tile_offsets)]
-        return ENUMERATED, self._per_tile(read_keys), self._per_tile(tile_keys)
+        if read is None:
+            read_keys = []
+            for node, progression in zip(self.nodes, progressions):
+                if progression is not None and not self.runtime:
+                    read_keys.append(self._separable_read_keys(node.indexing_map, progression))
+                else:
+                    read_keys.append(self._enumerated_read_keys(node.indexing_map))
+            read = self._per_tile(read_keys)
+        if covered is None:
+            covered = self._per_tile([self._tile_keys(inst, *o) for inst, o in zip(self.insts, tile_offsets)])
+        return ENUMERATED, read, covered
 
     def _runtime_ranges(self) -> list[tuple[str, Interval]]:
         """The runtime variables the reads depend on, by origin (every node must read
@@ -366,12 +405,25 @@ class _Operand:
             out.append((np.maximum(lower, low), np.minimum(upper, high)))
         return nonempty, out
 
-    def _counted_reads(self, m: IndexingMap, progressions: list[_Progression]) -> np.ndarray:
+    def _read_products(self, m: IndexingMap, progressions: list[_Progression]) -> _Products:
+        """Per program, the elements a separable map reads as a product of
+        progressions (see :data:`_Products`)."""
         nonempty, bounds = self._progression_bounds(m, progressions)
-        read = nonempty.astype(np.int64)
-        for lower, upper in bounds:
-            read *= np.maximum(0, upper - lower + 1)
-        return read
+        columns = [(np.zeros(self.programs, np.int64), np.zeros(self.programs, np.int64), nonempty.astype(np.int64))]
+        for (lower, upper), (column, coeff, constant) in zip(bounds, progressions):
+            count = np.maximum(0, upper - lower + 1)
+            start = coeff * np.where(coeff > 0, lower, upper) + constant
+            columns.append((start, np.full(self.programs, abs(coeff), np.int64), count))
+        return _stack(columns)
+
+    def _tile_products(self, inst: TiledInstruction, offsets: np.ndarray, present: np.ndarray) -> _Products:
+        """Per tile, the elements of ``inst``'s box inside the operand as a product of
+        progressions (see :data:`_Products`)."""
+        columns = [(np.zeros(self.tiles, np.int64), np.zeros(self.tiles, np.int64), present.astype(np.int64))]
+        for d, (n, s, extent) in enumerate(zip(inst.tile_sizes, inst.tile_strides, self.shape)):
+            first, last = _strided_inside(offsets[:, d], n, s, extent)
+            columns.append((offsets[:, d] + s * first, np.full(self.tiles, s, np.int64), np.maximum(0, last - first + 1)))
+        return _stack(columns)
 
     def _linear(self, index: Sequence[np.ndarray]) -> np.ndarray:
         """Row-major linear index of element indices (arrays broadcast together)."""

@@ -17,7 +17,7 @@
 // CHECK-NEXT:  remark: @softmax tiling #3: tile sizes [2, 2]: 6 tiles, 64 B per tile (read 48, write 16), 16 B per output element
 // KIB-LABEL:   remark: @softmax tiling #1: tile sizes [4, 6]: 1 tiles, 192 B per tile
 // JSON-LABEL:  remark: {"budget_bytes": 16384, "computations": [{"label": "@softmax", "parameters": ["stablehlo.exponential dim 0 (size 4)", "stablehlo.exponential dim 1 (size 6)"], "valid_tilings": 12, "skipped": 0, "tilings": [{"tile_sizes": [4, 6], "num_tiles": 1,
-// JSON-SAME:   "exactness": [{"index": 0, "name": "parameter(0)", "method": "enumerated", "exactness": 1.0, "worst_tile": 1.0, "read_elements": 24, "tile_elements": 24}]
+// JSON-SAME:   "exactness": [{"index": 0, "name": "parameter(0)", "method": "counted", "exactness": 1.0, "worst_tile": 1.0, "read_elements": 24, "tile_elements": 24}]
 // BUDGET:      error: invalid byte size 'lots'
 func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
