@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from tiling_fixtures import ELEMENT_BYTES, analysis_of, box, functions_of, softmax_text
+from tiling_fixtures import ELEMENT_BYTES, Fusion, analysis_of, box, functions_of, parameter_tile, softmax_text
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
@@ -160,3 +160,31 @@ def test_invalid_sizes_and_bad_layouts_are_errors(functions) -> None:
         tiling_footprint(fusion, [1])  # one size per tiling parameter
     with pytest.raises(FootprintError, match="rank"):
         tiling_footprint(fusion, [1, 6], layouts={0: "{0}"})
+
+
+def test_runtime_values_are_not_contracting_steps() -> None:
+    # A dynamic slice's start (0..5) is a runtime value of its operand's tile offsets:
+    # the footprint averages over it, it does not count it as 6 contracting steps.
+    f = Fusion()
+    x, start = f.parameter([8]), f.parameter([], "i32")
+    result = f.dynamic_slice(x, [start], [3])
+    with functions_of(f.text("window", result)) as functions:
+        footprint = tiling_footprint(analysis_of(functions["window"]), [3])
+        window = footprint.operands[0]
+        assert (window.steps, window.bytes_per_tile, window.bytes_moved) == (1, 12, 12)
+        assert footprint.bytes_per_output_element == (12 + 4 + 12) / 3
+
+
+def test_a_parameter_read_in_two_concatenate_regions_is_counted_per_program() -> None:
+    # x is read through its slice in the first region and whole in the second; each
+    # region's tile exists at its own programs only.
+    f = Fusion()
+    x = f.parameter([4, 8])
+    result = f.concatenate([f.slice(x, [0, 0], [4, 2], [1, 1]), x], 1)
+    with functions_of(f.text("f", result)) as functions:
+        analysis = analysis_of(functions["f"])
+        for sizes in ([4, 2], [2, 2], [1, 1]):
+            computation = tiled_computation(analysis, sizes)
+            (operand,) = tiling_footprint(analysis, sizes).operands
+            per_program = [4 * len(parameter_tile(computation, 0, pid)) for pid in range(computation.num_programs)]
+            assert (operand.bytes_per_tile, operand.bytes_moved) == (max(per_program), sum(per_program))
