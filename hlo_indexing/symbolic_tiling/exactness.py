@@ -7,7 +7,8 @@ values, one program id at one combination of those values):
 * the **operand tile** ``T`` is the union of the boxes ``offset + stride * iota(size)``
   of ``p``'s tiled instructions at that program, restricted to the elements inside
   ``p`` (lanes hanging over the edge are masked, never loaded: the footprint counts
-  the same elements);
+  the same elements); an instruction whose offsets map leaves the program out (a
+  concatenate operand at another operand's programs) has no box there;
 * the **read set** ``R`` is the set of elements of ``p`` that the fused indexing maps
   of ``p``'s nodes (tiling parameters -> elements of ``p``) reach from the program's
   box of tiling parameters, within each map's domain (ranges and constraints): the box
@@ -19,8 +20,9 @@ The exactness of one tile is ``|R| / |T|`` (1.0 for an empty tile), that of the 
 output ``sum |R| / sum |T|`` over all tiles: the fraction of the loaded elements that
 the computation uses. The tiles are sound (``R`` within ``T``, tested), so it is at
 most 1; 1.0 means the tiles load nothing the fused computation does not read. A tile
-is a hyper-rectangle, so a map reading a diagonal, or a concatenate operand region at
-a program of another region, reads less than its tile.
+is a hyper-rectangle at an offset, so a map reading a diagonal reads less than its
+tile, and so does a dynamic slice whose output tile hangs over the output's edge (the
+operand tile keeps its size while fewer output elements read it).
 
 Counting (:attr:`OperandExactness.method`):
 
