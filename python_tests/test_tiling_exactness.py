@@ -10,7 +10,7 @@ elements no output element reads (< 1)."""
 from __future__ import annotations
 
 import pytest
-from tiling_fixtures import Fusion, analysis_of, check_reads_and_exactness, functions_of
+from tiling_fixtures import Fusion, analysis_of, check_reads_and_exactness, functions_of, parameter_tile
 
 from hlo_indexing.symbolic_tiling.exactness import COUNTED, ENUMERATED, NOT_COMPUTED, tiling_exactness
 from hlo_indexing.symbolic_tiling.footprint import tiling_footprint, with_exactness
@@ -179,3 +179,22 @@ def test_footprints_carry_the_exactness_in_text_and_json() -> None:
             "read_elements": 18,
             "tile_elements": 23,
         }
+
+
+def test_one_start_read_in_two_concatenate_regions_is_one_runtime_value() -> None:
+    # Found by the property test: each region has its own dynamic-slice node, whose
+    # runtime variables both read %arg1; the exactness enumerates its values once and
+    # the footprint aligns the two regions' tiles by program and value.
+    f = Fusion()
+    x, start = f.parameter([3]), f.parameter([], "i32")
+    window = f.dynamic_slice(x, [start], [2])
+    result = f.concatenate([f.slice(window, [0], [1], [1]), window], 0)
+    with functions_of(f.text("f", result)) as functions:
+        analysis = analysis_of(functions["f"])
+        computation = tiled_computation(analysis, [1])
+        exactness = tiling_exactness(analysis, [1])
+        assert exactness.operands[0].method == ENUMERATED
+        assert check_reads_and_exactness(f, result, computation, exactness, runtime=f.starts[0]) == 3 * 2 + 3
+        operand = tiling_footprint(analysis, [1]).operands[0]
+        tiles = [parameter_tile(computation, 0, pid, [v]) for pid in range(3) for v in range(2)]
+        assert (operand.bytes_per_tile, operand.bytes_moved) == (4 * max(map(len, tiles)), 4 * sum(map(len, tiles)) // 2)

@@ -1,6 +1,7 @@
 """Property tests (hypothesis) of the tiling analysis on generated StableHLO fusions of
 small shapes: chains of elementwise, broadcast, transpose, reshape, slice, reduce,
-concatenate and pad ops on parameters of f32, bf16 or i8 (``tiling_fixtures.Fusion``).
+concatenate, pad and (at most one, on a vector) dynamic slice ops on parameters of
+f32, bf16 or i8 (``tiling_fixtures.Fusion``).
 For sampled valid tilings, against a brute-force numpy evaluation of the ops that
 shares no code with the analysis:
 
@@ -78,6 +79,8 @@ def _step(draw: st.DrawFn, f: Fusion, x: Value) -> Value:
         choices += ["transpose", "reshape_merge", "reduce"]
     if rank < 3 and any(_divisors(n) for n in shape):
         choices.append("reshape_split")
+    if rank == 1 and not f.starts:
+        choices.append("dynamic_slice")
     op = draw(st.sampled_from(choices))
     if op == "elementwise":
         op = draw(st.sampled_from(["unary", "add_self", "add_parameter"]))
@@ -102,6 +105,8 @@ def _step(draw: st.DrawFn, f: Fusion, x: Value) -> Value:
         return f.reshape(x, shape[:i] + [d, shape[i] // d] + shape[i + 1 :])
     if op == "reduce":
         return f.reduce(x, [draw(st.integers(0, rank - 1))])
+    if op == "dynamic_slice":
+        return f.dynamic_slice(x, [f.parameter([], "i32")], [draw(st.integers(1, shape[0]))])
     if op == "slice":
         start = [draw(st.integers(0, n - 1)) for n in shape]
         limit = [draw(st.integers(a + 1, n)) for a, n in zip(start, shape)]
@@ -148,11 +153,15 @@ def check_cover(computation: TiledComputation, shape: tuple[int, ...]) -> None:
     assert len(counts) == math.prod(shape) and set(counts.values()) == {1}, "the output tiles do not partition it"
 
 
-def expected_bytes(tiles: list[set[tuple[int, ...]]], layout: tuple[list[int], list[int]], element_bytes: int) -> tuple[int, int]:
-    """(max, sum) over programs of the bytes of the layout tiles holding each tile."""
+def expected_bytes(
+    tiles: list[set[tuple[int, ...]]], layout: tuple[list[int], list[int]], element_bytes: int, repeats: int = 1
+) -> tuple[int, int]:
+    """(max, sum) over tiles of the bytes of the layout tiles holding each tile, the
+    sum in whole layout tiles averaged over ``repeats`` runtime values (rounded down)."""
     minor_to_major, tile = layout
-    per_program = [len(layout_tile_ids(t, minor_to_major, tile)) * math.prod(tile) * element_bytes for t in tiles]
-    return max(per_program, default=0), sum(per_program)
+    units = [len(layout_tile_ids(t, minor_to_major, tile)) for t in tiles]
+    unit_bytes = math.prod(tile) * element_bytes
+    return max(units, default=0) * unit_bytes, sum(units) // repeats * unit_bytes
 
 
 def check_footprint(
@@ -164,8 +173,10 @@ def check_footprint(
     programs = range(computation.num_programs)
     for operand in footprint.operands:
         argument = fusion.arguments[operand.index]
-        tiles = [parameter_tile(computation, operand.index, pid) for pid in programs]
-        expected = expected_bytes(tiles, chosen[operand.index], ELEMENT_BYTES[argument.dtype])
+        moves = any(inst.tile_offsets_indexing.runtime_vars for inst in computation.by_parameter()[operand.index])
+        values = fusion.starts[0][1] if moves else range(1)
+        tiles = [parameter_tile(computation, operand.index, pid, [v] if moves else []) for pid in programs for v in values]
+        expected = expected_bytes(tiles, chosen[operand.index], ELEMENT_BYTES[argument.dtype], len(values))
         assert (operand.bytes_per_tile, operand.bytes_moved) == expected, (operand.name, operand.layout)
     (output,) = footprint.outputs
     tiles = [output_tile(computation, pid, result.shape) for pid in programs]
@@ -186,7 +197,8 @@ def check_tilings(
             assert exc.status == "UNIMPLEMENTED", exc
             continue
         check_cover(computation, result.shape)
-        check_reads_and_exactness(fusion, result, computation, computation_exactness(analysis, computation))
+        exactness = computation_exactness(analysis, computation)
+        check_reads_and_exactness(fusion, result, computation, exactness, fusion.starts[0] if fusion.starts else None)
         check_footprint(fusion, result, analysis, computation, chosen)
         checked += 1
     return checked

@@ -129,6 +129,8 @@ class Fusion:
         self.arguments: list[Value] = []
         self.lines: list[str] = []
         self._evaluators: dict[str, _Evaluator] = {}
+        #: Per dynamic-slice start: its name and the values it takes once clamped.
+        self.starts: list[tuple[str, range]] = []
 
     @property
     def num_elements(self) -> int:
@@ -248,6 +250,7 @@ class Fusion:
         """Start indices from scalar ``i32`` values, at the runtime values given to
         :meth:`dependencies` by their names (clamped into range, as StableHLO does)."""
         out = Value("", tuple(sizes), x.dtype)
+        self.starts += [(s.name, range(n - k + 1)) for s, n, k in zip(starts, x.shape, sizes)]
         names = ", ".join(f"%{s.name}" for s in starts)
         types = ", ".join(s.type for s in starts)
         text = f"stablehlo.dynamic_slice %{x.name}, {names}, sizes = {list(sizes)} : ({x.type}, {types}) -> {out.type}"

@@ -51,7 +51,7 @@ import numpy as np
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.limits import MAX_EXACTNESS_POINTS
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import linearize
 from hlo_indexing.symbolic_tiling.tiled_computation import (
@@ -333,30 +333,37 @@ class _Operand:
             covered = self._per_tile([self._tile_keys(inst, *o) for inst, o in zip(self.insts, tile_offsets)])
         return ENUMERATED, read, covered
 
-    def _runtime_ranges(self) -> list[tuple[str, Interval]]:
-        """The runtime variables the reads depend on, by origin (every node must read
-        through the same ones; tiles may depend on fewer)."""
-        ranges: dict[str, Interval] = {}
-        origins = []
+    def _value(self, variable: Variable) -> object:
+        """What a runtime variable reads: the value it names in the fusion (two
+        variables reading one value are one runtime value), else its origin."""
+        return self.fusion.runtime_sources.get(variable.origin, variable.origin)
+
+    def _runtime_ranges(self) -> list[tuple[object, Interval]]:
+        """The runtime values the reads depend on, in order of appearance, each over
+        the hull of its variables' ranges (every node must read the same ones; tiles
+        may depend on fewer)."""
+        ranges: dict[object, Interval] = {}
+        used = []
         for node in self.nodes:
             variables = node.indexing_map.runtime_vars
-            origins.append({v.origin for v in variables})
+            used.append({self._value(v) for v in variables})
             for v in variables:
-                ranges[v.origin] = ranges[v.origin].hull(v.bounds) if v.origin in ranges else v.bounds
-        if any(o != origins[0] for o in origins):
+                key = self._value(v)
+                ranges[key] = ranges[key].hull(v.bounds) if key in ranges else v.bounds
+        if any(u != used[0] for u in used):
             raise _NotComputed("its reads depend on different runtime values")
         for inst in self.insts:
-            if any(v.origin not in ranges for v in inst.tile_offsets_indexing.runtime_vars):
+            if any(self._value(v) not in ranges for v in inst.tile_offsets_indexing.runtime_vars):
                 raise _NotComputed("its tiles depend on runtime values its reads do not")
-        return sorted(ranges.items())
+        return list(ranges.items())
 
-    def _tile_columns(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def _tile_columns(self) -> tuple[np.ndarray, dict[object, np.ndarray]]:
         """Per tile: the program id and the value of each runtime variable."""
         index = np.arange(self.tiles, dtype=np.int64)
         pid, rest = index // self.repeats, index % self.repeats
         values = {}
-        for origin, bounds in reversed(self.runtime):
-            values[origin] = rest % bounds.size + bounds.lower
+        for key, bounds in reversed(self.runtime):
+            values[key] = rest % bounds.size + bounds.lower
             rest = rest // bounds.size
         return pid, values
 
@@ -366,7 +373,7 @@ class _Operand:
         offsets map (a concatenate operand's programs are those of its region)."""
         m = inst.tile_offsets_indexing
         pid, values = self._tile_columns()
-        symbols = [values[v.origin] for v in m.runtime_vars]
+        symbols = [values[self._value(v)] for v in m.runtime_vars]
         present = np.ones(self.tiles, bool)
         for column, variable in zip([pid] + symbols, m.dim_vars + m.runtime_vars):
             present &= (column >= variable.bounds.lower) & (column <= variable.bounds.upper)
@@ -468,9 +475,14 @@ class _Operand:
         keep = (pid >= 0) & ((images >= 0) & (images < np.array(self.shape, np.int64))).all(axis=1)
         tile = pid
         first = m.num_dims + len(m.range_vars)
-        column = {v.origin: first + j for j, v in enumerate(m.runtime_vars)}
-        for origin, bounds in self.runtime:
-            tile = tile * bounds.size + (points[:, column[origin]] - bounds.lower)
+        columns: dict[object, list[int]] = {}
+        for j, v in enumerate(m.runtime_vars):
+            columns.setdefault(self._value(v), []).append(first + j)
+        for key, bounds in self.runtime:
+            value = points[:, columns[key][0]]
+            for other in columns[key][1:]:  # variables reading one value agree
+                keep &= points[:, other] == value
+            tile = tile * bounds.size + (value - bounds.lower)
         found: np.ndarray = (tile * self.elements + self._linear(list(images.T)))[keep]
         return found
 

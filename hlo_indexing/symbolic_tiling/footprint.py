@@ -330,9 +330,9 @@ def _divisors(layout: Layout, rank: int) -> list[int]:
 
 def _offsets(inst: TiledInstruction) -> tuple[np.ndarray, np.ndarray]:
     """Tile offsets, one row per program id (and runtime value) in the domain of the
-    offsets map, and each row's program id."""
+    offsets map, and each row's point (the program id, then the runtime values)."""
     points, images = inst.tile_offsets_indexing.enumerate(max_points=MAX_ENUMERATED)
-    return images.reshape(len(images), len(inst.tile_sizes)), points[:, 0]
+    return images.reshape(len(images), len(inst.tile_sizes)), points
 
 
 def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray]:
@@ -366,22 +366,24 @@ def _enumerated_counts(
     buffer = offsets_array(p)
     if len({inst.node.hidden for inst in insts}) > 1:
         raise FootprintError(f"{insts[0].name} is read by the programs of different dots")
+    # Rows are (program id, runtime values), the values named by what they read; a
+    # tile whose offsets map leaves a program out (a concatenate operand at another
+    # operand's programs) reads nothing there.
+    sources = [[v.node.value for v in inst.runtime_variables] for inst in insts]
+    if any(set(s) != set(sources[0]) for s in sources):
+        raise FootprintError(f"{insts[0].name} is read through tiles of different runtime values")
+    order = list(dict.fromkeys(sources[0]))
     all_offsets = [_offsets(inst) for inst in insts]
-    if any(inst.tile_offsets_indexing.runtime_vars for inst in insts):
-        # Rows are (program, runtime values): aligned only when every tile has them all.
-        if any(len(o) != len(all_offsets[0][0]) for o, _ in all_offsets):
-            raise FootprintError(f"{insts[0].name} is read through tiles of different runtime values")
-        all_offsets = [(o, np.arange(len(o))) for o, _ in all_offsets]
-    # A tile whose offsets map excludes a program id (a concatenate operand at the
-    # programs of another region) reads nothing there.
-    programs = 1 + max(int(rows.max(initial=-1)) for _, rows in all_offsets)
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
         raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
-    boxes: list[list[tuple[TiledInstruction, list[int]]]] = [[] for _ in range(programs)]
-    for inst, (offsets, rows) in zip(insts, all_offsets):
-        for row, pid in zip(offsets.tolist(), rows.tolist()):
-            boxes[pid].append((inst, row))
+    rows: dict[tuple[int, ...], list[tuple[TiledInstruction, list[int]]]] = {}
+    for inst, names, (offsets, points) in zip(insts, sources, all_offsets):
+        columns = [0] + [1 + names.index(v) for v in order]
+        for row, point in zip(offsets.tolist(), points[:, columns].tolist()):
+            rows.setdefault(tuple(point), []).append((inst, row))
+    boxes = list(rows.values())
+    programs = len(boxes)
     units = np.zeros(programs, np.int64)
     elements = np.zeros(programs, np.int64)
     for pid, found in enumerate(boxes):
