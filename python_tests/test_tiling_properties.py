@@ -147,6 +147,7 @@ def layout_text(minor_to_major: list[int], tile: list[int]) -> str:
 
 
 def check_cover(computation: TiledComputation, shape: tuple[int, ...]) -> None:
+    """(c): every output element lies in exactly one program's output tile."""
     counts: Counter[tuple[int, ...]] = Counter()
     for pid in range(computation.num_programs):
         counts.update(output_tile(computation, pid, shape))
@@ -167,6 +168,9 @@ def expected_bytes(
 def check_footprint(
     fusion: Fusion, result: Value, analysis: TiledFusion, computation: TiledComputation, chosen: dict[int, tuple[list[int], list[int]]]
 ) -> None:
+    """(b): per parameter (and the output, key -1 of ``chosen``) in its layout, the
+    footprint's bytes per tile and bytes moved are those of the distinct layout tiles
+    holding each tile's elements (runtime values averaged)."""
     sizes = list(computation.tile_sizes)
     operand_layouts = {k: layout_text(*v) for k, v in chosen.items() if k >= 0}
     footprint = tiling_footprint(analysis, sizes, layouts=operand_layouts, output_layouts={0: layout_text(*chosen[-1])})
