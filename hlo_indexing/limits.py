@@ -25,6 +25,12 @@ limit                     error                       what it bounds
 ``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
                                                       ``IndexingMap.enumerate`` (default)
 ``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
+``MAX_TILING_CANDIDATES``  (capped, reported)         candidate tilings ``rank_tilings``
+                                                      considers per fusion (smallest sizes
+                                                      dropped first; ``Ranking.capped``)
+``MAX_FOOTPRINTS_PER_FUSION``  (capped, reported)     tilings whose footprint is built one
+                                                      by one when a fusion's footprints are
+                                                      not separable (``Ranking.capped``)
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
 ``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
@@ -58,6 +64,15 @@ MAX_ENUMERATION_POINTS = 2_000_000
 
 #: Cells the layout viewer draws.
 MAX_VIEWER_CELLS = 20_000
+
+#: Candidate tilings (a grid: per tiling parameter, the powers of two below its size and
+#: the size) that ``symbolic_tiling.ranking.rank_tilings`` evaluates per fusion, all at
+#: once with numpy; a rank-4 fusion of 1024s has 11**4 = 14641.
+MAX_TILING_CANDIDATES = 1 << 16
+
+#: Tilings whose footprint ``rank_tilings`` builds one by one (the per-tiling path, a few
+#: ms each) for a fusion whose footprints are not separable.
+MAX_FOOTPRINTS_PER_FUSION = 256
 
 #: Seconds XLA's parser and translator may take on one HLO module.
 HLO_PARSE_SECONDS = 20.0

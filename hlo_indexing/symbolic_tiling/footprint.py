@@ -18,8 +18,8 @@ counts what one tile touches at every program id:
 The per-tile footprint (what must be resident at once) is the maximum over program ids
 of the sum over operands and outputs; bytes moved are summed over all programs. A
 parameter read through several different tiles counts the union of their elements.
-:func:`rank_tilings` keeps the valid tilings whose footprint fits a byte budget and
-sorts them by bytes moved per output element, then by number of tiles (then programs).
+:func:`~.ranking.rank_tilings` ranks every valid tiling by these figures, without
+building each one (:mod:`.ranking`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan
 from hlo_indexing.layout.types import COMBINE, Layout
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Largest number of tile elements enumerated for a parameter read through several tiles
 #: or a layout whose layout tiles are not a product of per-dimension blocks.
@@ -207,47 +207,6 @@ def tiling_footprint(
     return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs)
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """Ranked footprints (best first) and the number of valid tilings left out because
-    their programs (contracting steps included) exceed ``max_programs``."""
-
-    tilings: list[Footprint]
-    skipped: int
-
-
-def rank_tilings(
-    fusion: TiledFusion,
-    budget_bytes: int,
-    *,
-    layouts: Mapping[int, LayoutLike] | None = None,
-    output_layouts: Mapping[int, LayoutLike] | None = None,
-    max_programs: int = 1 << 16,
-) -> Ranking:
-    """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
-    most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
-    number of programs (fewer contracting steps first), then tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out;
-    so are (counted in :attr:`Ranking.skipped`) those with more than ``max_programs``
-    programs, counting contracting steps, whose per-program counts are not computed."""
-    found = []
-    skipped = 0
-    for sizes in fusion.valid_tilings():
-        programs = math.prod(-(-p.size // s) for p, s in zip(fusion.parameters, sizes))
-        if programs > max_programs:
-            skipped += 1
-            continue
-        try:
-            footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
-        except TilingError as exc:
-            if exc.status == "UNIMPLEMENTED":
-                continue
-            raise
-        if footprint.bytes_per_tile <= budget_bytes:
-            found.append(footprint)
-    found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
-    return Ranking(found, skipped)
-
-
 def _shape(inst: TiledInstruction) -> tuple[int, ...]:
     return tuple(ir.RankedTensorType(inst.node.value.type).shape)
 
@@ -260,7 +219,7 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
     except ValueError as exc:
         raise FootprintError(f"{kind} {index} ({first.name}): {exc}") from exc
     size = element_bytes(first.node.value.type)
-    unit = _unit_elements(layout, len(shape))
+    unit = layout_unit_elements(layout, len(shape))
     domain = first.tile_offsets_indexing.domain_size()
     steps = max(1, domain // max(num_programs, 1))
     if len(insts) == 1 and unit is not None:
@@ -287,7 +246,7 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
     )
 
 
-def _unit_elements(layout: Layout, rank: int) -> int | None:
+def layout_unit_elements(layout: Layout, rank: int) -> int | None:
     """Elements of one layout tile when layout tiles are blocks of the logical dims
     (first tile without ``*``, no longer than the rank); 1 untiled; None otherwise."""
     if not layout.tiles:
@@ -298,7 +257,7 @@ def _unit_elements(layout: Layout, rank: int) -> int | None:
     return math.prod(tile)
 
 
-def _divisors(layout: Layout, rank: int) -> list[int]:
+def layout_divisors(layout: Layout, rank: int) -> list[int]:
     """Per logical dim, the size of a layout tile along it (1 when not tiled)."""
     divisors = [1] * rank
     if layout.tiles:
@@ -321,7 +280,7 @@ def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: La
     offsets = _offsets(inst)
     units = np.ones(len(offsets), np.int64)
     elements = np.ones(len(offsets), np.int64)
-    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, _divisors(layout, len(shape)))):
+    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, layout_divisors(layout, len(shape)))):
         column = offsets[:, d]
         values, inverse = np.unique(column, return_inverse=True)
         per_unit = np.empty(len(values), np.int64)
