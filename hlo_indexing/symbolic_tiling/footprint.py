@@ -160,9 +160,12 @@ def _operand_json(o: OperandFootprint) -> dict[str, object]:
 def element_bytes(value_type: ir.Type) -> int:
     """Bytes of one element of a ranked tensor type (sub-byte types and ``i1`` round up
     to 1). Raises :class:`FootprintError` for a type without a width (``index``)."""
-    element = ir.ShapedType(value_type).element_type
+    return _scalar_bytes(ir.ShapedType(value_type).element_type)
+
+
+def _scalar_bytes(element: ir.Type) -> int:
     if isinstance(element, ir.ComplexType):
-        return 2 * element_bytes(ir.RankedTensorType.get([], element.element_type))
+        return 2 * _scalar_bytes(element.element_type)
     if isinstance(element, (ir.IntegerType, ir.FloatType)):
         return max(1, -(-element.width // 8))
     raise FootprintError(f"element type {element} has no known width")

@@ -448,9 +448,9 @@ def _component_tables(
     elements = np.ones(total, np.int64)
     for k in dims:
         offsets = np.broadcast_to(ax.evaluate_array(m.results[k], dim_values, symbols), (total,))
-        size = np.broadcast_to(ax.evaluate_array(node.tile.sizes[k], size_values, []), (total,))
-        stride = np.broadcast_to(ax.evaluate_array(node.tile.strides[k], size_values, []), (total,))
-        dim_units, dim_elements = _dim_counts(offsets, size, stride, reader.shape[k], reader.divisors[k])
+        sizes = np.broadcast_to(ax.evaluate_array(node.tile.sizes[k], size_values, []), (total,))
+        strides = np.broadcast_to(ax.evaluate_array(node.tile.strides[k], size_values, []), (total,))
+        dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
         units *= dim_units
         elements *= dim_elements
     starts = np.concatenate([[0], np.cumsum(segments)[:-1]])
