@@ -176,8 +176,14 @@ def rank_tilings(
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, build)
     candidates &= _implemented_mask(fusion, grid)
     totals = _Totals.zeros(grid.total)
+    # Readers of one shape and layout through the same tile (an elementwise fusion's
+    # operands and output) count the same.
+    memo: dict[tuple[object, ...], _ReaderCounts] = {}
     for reader in readers:
-        totals.add(reader, _ReaderCounts.of(reader, fusion, grid, max_programs))
+        key = reader.key()
+        if key not in memo:
+            memo[key] = _ReaderCounts.of(reader, fusion, grid, max_programs)
+        totals.add(reader, memo[key])
     output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
     num_tiles = np.ones(grid.total, np.int64)
     for p, parameter in enumerate(fusion.parameters):
@@ -287,6 +293,12 @@ class _Reader:
     unit_elements: int
     divisors: tuple[int, ...]
     element_bytes: int
+
+    def key(self) -> tuple[object, ...]:
+        """What its counts depend on (not the element type: counts are in layout tiles)."""
+        m, tile = self.node.indexing_map, self.node.tile
+        return (tuple(m.results), tuple(v.bounds for v in m.dim_vars), tuple(v.bounds.lower for v in m.range_vars),
+                tile.sizes, tile.strides, self.node.hidden, self.shape, self.divisors)
 
 
 def _symbolic_readers(
