@@ -166,12 +166,13 @@ def tiling_targets(rows: list[dict]) -> list[dict]:
 
 def tiling_table(rows: list[dict]) -> str:
     main = table(
-        ["layers", "fusions", "tiled", "not tileable", "valid tilings (max per fusion)", "capped", "import ms",
-         "parse+print ms", "tiling ms (analysis + ranking)", "ratio", "growth per doubling", "CPU ratio",
-         "CPU growth"],
+        ["layers", "fusions", "tiled", "not tileable", "valid tilings (max per fusion)", "ranked tiling by tiling",
+         "capped", "import ms", "parse+print ms", "tiling ms (analysis + ranking)", "ratio", "+ best 5 footprints ms",
+         "growth per doubling", "CPU ratio", "CPU growth"],
         [[r["layers"], r["fusions"], r["tiled"], r["not_tileable"], f"{r['valid_tilings']} ({r['most_valid_tilings']})",
-          r["capped_fusions"], r["import_s"] * 1e3, r["parse_print_s"] * 1e3,
+          r["per_tiling_fusions"], r["capped_fusions"], r["import_s"] * 1e3, r["parse_print_s"] * 1e3,
           f"{r['tiling_s'] * 1e3:.0f} ({r['analysis_s'] * 1e3:.0f} + {r['ranking_s'] * 1e3:.0f})", f"{r['ratio']:.0f}x",
+          r["footprints_s"] * 1e3,
           "-" if r["growth_per_doubling"] is None else f"{r['growth_per_doubling']:.2f}x", f"{r['cpu_ratio']:.0f}x",
           f"{r['cpu_growth_per_doubling']:.2f}x" if "cpu_growth_per_doubling" in r else "-"] for r in rows],
     )

@@ -19,8 +19,9 @@ once per fusion, what the tiles read as functions of the tile sizes:
   over programs) and bytes moved (the sum over programs) are products of the
   components' maxima and sums. The work per fusion is the sum over components of
   (choices x tiles) instead of the product over parameters;
-* the ranked :class:`~.footprint.Footprint` objects are built on access, best first
-  (:class:`RankedTilings`: printing the best five builds five).
+* the ranked :class:`~.footprint.Footprint` objects are built on access, best first,
+  from those tables (:class:`RankedTilings`: printing the best five builds five, without
+  instantiating a tiled computation).
 
 This *symbolic* path applies when the fusion has one output, no node has runtime
 variables, every operand is read through one tile (one indexing map), those maps and
@@ -55,12 +56,14 @@ import numpy as np
 
 from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION, MAX_TILING_CANDIDATES
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.footprint import (
     Footprint,
     FootprintError,
+    OperandFootprint,
     element_bytes,
     layout_divisors,
     layout_unit_elements,
@@ -99,7 +102,7 @@ class RankedTilings(Sequence[Footprint]):
     :class:`Footprint` is built, and kept, when read; ``figures`` holds what the ranking
     computed for each row (see :meth:`summary`)."""
 
-    def __init__(self, sizes: np.ndarray, build: "_Builder", figures: dict[str, np.ndarray]):
+    def __init__(self, sizes: np.ndarray, build: "_FromTables", figures: dict[str, np.ndarray]):
         self._sizes = sizes
         self._build = build
         self._figures = figures
@@ -119,7 +122,7 @@ class RankedTilings(Sequence[Footprint]):
             return [self[i] for i in range(*index.indices(len(self)))]
         position = range(len(self))[index]
         if position not in self._built:
-            self._built[position] = self._build(tuple(int(s) for s in self._sizes[position]))
+            self._built[position] = self._build(position, tuple(int(s) for s in self._sizes[position]))
         return self._built[position]
 
     def __iter__(self) -> Iterator[Footprint]:
@@ -137,13 +140,39 @@ class RankedTilings(Sequence[Footprint]):
 
 
 @dataclass
-class _Builder:
-    fusion: TiledFusion
-    layouts: Mapping[int, LayoutLike] | None
-    output_layouts: Mapping[int, LayoutLike] | None
+class _FromTables:
+    """Builds the :class:`Footprint` of ranked entry ``position`` from the readers'
+    counts (what :func:`tiling_footprint` would count, without instantiating the tiled
+    computation)."""
 
-    def __call__(self, sizes: tuple[int, ...]) -> Footprint:
-        return tiling_footprint(self.fusion, sizes, layouts=self.layouts, output_layouts=self.output_layouts)
+    readers: list[tuple["_Reader", "_ReaderCounts"]]
+    order: np.ndarray
+    num_tiles: np.ndarray
+    output_elements: int
+
+    def __call__(self, position: int, sizes: tuple[int, ...]) -> Footprint:
+        i = int(self.order[position])
+        operands, outputs = [], []
+        for reader, counts in self.readers:
+            tile = reader.node.tile
+            unit_bytes = reader.unit_elements * reader.element_bytes
+            footprint = OperandFootprint(
+                kind=reader.kind,
+                index=reader.index,
+                name=reader.node.name,
+                shape=reader.shape,
+                layout=reader.layout,
+                element_bytes=reader.element_bytes,
+                unit_bytes=unit_bytes,
+                tile_sizes=tuple(ax.evaluate(e, list(sizes), []) for e in tile.sizes),
+                tile_strides=tuple(ax.evaluate(e, list(sizes), []) for e in tile.strides),
+                bytes_per_tile=int(counts.units_max[i]) * unit_bytes,
+                bytes_moved=int(counts.units_sum[i]) * unit_bytes,
+                useful_bytes=int(counts.elements_sum[i]) * reader.element_bytes,
+                steps=int(counts.steps[i]),
+            )
+            (operands if reader.kind == "operand" else outputs).append(footprint)
+        return Footprint(sizes, int(self.num_tiles[i]), self.output_elements, tuple(operands), tuple(outputs))
 
 
 def rank_tilings(
@@ -170,20 +199,21 @@ def rank_tilings(
         programs *= tiles
     skipped_mask = valid & (programs > max_programs)
     candidates = valid & ~skipped_mask
-    build = _Builder(fusion, layouts, output_layouts)
     readers = _symbolic_readers(fusion, layouts, output_layouts)
     if readers is None:
-        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, build)
+        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
     candidates &= _implemented_mask(fusion, grid)
     totals = _Totals.zeros(grid.total)
     # Readers of one shape and layout through the same tile (an elementwise fusion's
     # operands and output) count the same.
     memo: dict[tuple[object, ...], _ReaderCounts] = {}
+    counted = []
     for reader in readers:
         key = reader.key()
         if key not in memo:
             memo[key] = _ReaderCounts.of(reader, fusion, grid, max_programs)
         totals.add(reader, memo[key])
+        counted.append((reader, memo[key]))
     output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
     num_tiles = np.ones(grid.total, np.int64)
     for p, parameter in enumerate(fusion.parameters):
@@ -197,6 +227,7 @@ def rank_tilings(
     sizes = np.stack([flat[order] for flat in grid.flat_sizes], axis=1) if grid.flat_sizes else np.zeros((len(order), 0), np.int64)
     figures = {"bytes_per_tile": totals.bytes_per_tile[order], "bytes_moved": totals.bytes_moved[order],
                "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
+    build = _FromTables(counted, order, num_tiles, output_elements)
     return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped)
 
 
@@ -290,6 +321,7 @@ class _Reader:
     index: int
     node: TiledNode
     shape: tuple[int, ...]
+    layout: Layout
     unit_elements: int
     divisors: tuple[int, ...]
     element_bytes: int
@@ -334,7 +366,7 @@ def _reader(kind: str, index: int, node: TiledNode, layout_like: LayoutLike) -> 
     if unit is None or node.indexing_map.constraints:
         return None
     divisors = tuple(layout_divisors(layout, len(shape)))
-    return _Reader(kind, index, node, shape, unit, divisors, element_bytes(node.value.type))
+    return _Reader(kind, index, node, shape, layout, unit, divisors, element_bytes(node.value.type))
 
 
 def _origins_in_domain(node: TiledNode, fusion: TiledFusion) -> bool:
@@ -520,7 +552,7 @@ class _Totals:
 
 def _rank_per_tiling(
     fusion: TiledFusion, grid: _Grid, valid: np.ndarray, skipped: np.ndarray, programs: np.ndarray, budget_bytes: int,
-    build: _Builder,
+    layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None,
 ) -> Ranking:
     """The per-tiling path: :func:`tiling_footprint` of each valid candidate with at
     most ``max_programs`` programs, the fewest programs first, at most
@@ -532,7 +564,7 @@ def _rank_per_tiling(
     for i in order[:MAX_FOOTPRINTS_PER_FUSION].tolist():
         sizes = tuple(int(grid.flat_sizes[p][i]) for p in range(len(fusion.parameters)))
         try:
-            footprint = build(sizes)
+            footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
         except TilingError as exc:
             if exc.status == "UNIMPLEMENTED":
                 continue
