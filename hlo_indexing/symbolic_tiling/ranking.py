@@ -152,7 +152,8 @@ class _FromTables:
 
     def __call__(self, position: int, sizes: tuple[int, ...]) -> Footprint:
         i = int(self.order[position])
-        operands, outputs = [], []
+        operands: list[OperandFootprint] = []
+        outputs: list[OperandFootprint] = []
         for reader, counts in self.readers:
             tile = reader.node.tile
             unit_bytes = reader.unit_elements * reader.element_bytes
