@@ -47,8 +47,8 @@ from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
-from hlo_indexing.symbolic_tiling.ranking import rank_tilings
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
+from hlo_indexing.symbolic_tiling.ranking import rank_tilings
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion
 
 #: The per-tile footprint budget of ``hlo-print-tilings`` (its default, 48KiB).

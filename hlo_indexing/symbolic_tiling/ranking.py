@@ -69,7 +69,13 @@ from hlo_indexing.symbolic_tiling.footprint import (
     layout_unit_elements,
     tiling_footprint,
 )
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, TilingError, defining_op, tile_size_choices
+from hlo_indexing.symbolic_tiling.tiled_fusion import (
+    TiledFusion,
+    TiledNode,
+    TilingError,
+    defining_op,
+    tile_size_choices,
+)
 
 
 @dataclass(frozen=True)
