@@ -498,9 +498,9 @@ def _component_tables(
     units = np.ones(total, np.int64)
     elements = np.ones(total, np.int64)
     for k in dims:
-        offsets = np.broadcast_to(ax.evaluate_array(m.results[k], dim_values, symbols), (total,))
-        sizes = np.broadcast_to(ax.evaluate_array(node.tile.sizes[k], size_values, []), (total,))
-        strides = np.broadcast_to(ax.evaluate_array(node.tile.strides[k], size_values, []), (total,))
+        offsets = _values(m.results[k], dim_values, symbols, total)
+        sizes = _values(node.tile.sizes[k], size_values, [], total)
+        strides = _values(node.tile.strides[k], size_values, [], total)
         dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
         units *= dim_units
         elements *= dim_elements
@@ -510,6 +510,16 @@ def _component_tables(
                                       np.add.reduceat(elements, starts))):
         table.reshape(-1)[flat] = values
     return tables[0], tables[1], tables[2]
+
+
+def _values(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarray], total: int) -> np.ndarray:
+    """``expr`` at ``total`` points (a constant or a variable read directly)."""
+    expr = ax.typed(expr)
+    if isinstance(expr, ax.Dim):
+        return dims[expr.position]
+    if isinstance(expr, ax.Const):
+        return np.full(total, expr.value, np.int64)
+    return np.broadcast_to(ax.evaluate_array(expr, dims, symbols), (total,))
 
 
 def _dim_counts(
