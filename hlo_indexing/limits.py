@@ -31,6 +31,8 @@ limit                     error                       what it bounds
 ``MAX_FOOTPRINTS_PER_FUSION``  (capped, reported)     tilings whose footprint is built one
                                                       by one when a fusion's footprints are
                                                       not separable (``Ranking.capped``)
+``MAX_UNION_POINTS``      (tiling by tiling instead)  tile indices counted jointly for an
+                                                      operand read through several tiles
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
 ``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
@@ -73,6 +75,11 @@ MAX_TILING_CANDIDATES = 1 << 16
 #: Tilings whose footprint ``rank_tilings`` builds one by one (the per-tiling path, a few
 #: ms each) for a fusion whose footprints are not separable.
 MAX_FOOTPRINTS_PER_FUSION = 256
+
+#: Tile indices (summed over the candidate sizes of the parameters involved) at which
+#: ``rank_tilings`` counts the union of the tiles of an operand read through several
+#: tiles (a softmax's input); above, the fusion is ranked tiling by tiling.
+MAX_UNION_POINTS = 1 << 22
 
 #: Seconds XLA's parser and translator may take on one HLO module.
 HLO_PARSE_SECONDS = 20.0

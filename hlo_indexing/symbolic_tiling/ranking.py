@@ -10,25 +10,28 @@ once per fusion, what the tiles read as functions of the tile sizes:
 * the candidates form a grid (one axis per parameter); the constraints, the program
   counts, negative strides and concatenate alignment are evaluated over the whole grid
   at once (numpy);
-* footprints are separable. The dimensions of the tile of what one operand (or the
-  output) is read through fall into *components*: the dimensions whose offset, size and
-  stride expressions share tiling parameters (usually one parameter per dimension). A
-  component's counts (layout tiles and elements touched, at each tile index of its
-  parameters) depend only on its own parameters' sizes, so they are computed once per
-  choice of those sizes, not once per candidate; a candidate's bytes per tile (the most
+* footprints are tabled (:mod:`.tile_counts`): the dimensions of an operand's tile
+  fall into *components* (the dimensions whose offset, size and stride expressions share
+  tiling parameters, usually one parameter per dimension), whose counts at each tile
+  index depend only on their own parameters' sizes: they are computed once per choice
+  of those sizes, not once per candidate, and a candidate's bytes per tile (the most
   over programs) and bytes moved (the sum over programs) are products of the
   components' maxima and sums. The work per fusion is the sum over components of
-  (choices x tiles) instead of the product over parameters;
+  (choices x tiles) instead of the product over parameters. An operand read through
+  several tiles (a softmax's input) is counted jointly over their parameters, the union
+  of the tiles by inclusion-exclusion;
 * the ranked :class:`~.footprint.Footprint` objects are built on access, best first,
   from those tables (:class:`RankedTilings`: printing the best five builds five, without
   instantiating a tiled computation).
 
 This *symbolic* path applies when the fusion has one output, no node has runtime
-variables, every operand is read through one tile (one indexing map), those maps and
-the output's carry no constraints and their domains hold every tile origin, and layout
-tiles are blocks of the logical dimensions (untiled, or ``T(8,128)``-like tiles). Any
-other fusion takes the *per-tiling* path: :func:`~.footprint.tiling_footprint` per valid
-candidate, the fewest programs first, at most :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION`.
+variables, the maps operands and output are read through carry no constraints and their
+domains hold every tile origin, layout tiles are blocks of the logical dimensions
+(untiled, or ``T(8,128)``-like tiles), and an operand read through several tiles has
+tiles of stride 0 or 1 (at most ``MAX_UNION_POINTS`` tile indices to count). Any other
+fusion (a concatenate, a dynamic slice, a multi-output fusion) takes the *per-tiling*
+path: :func:`~.footprint.tiling_footprint` per valid candidate, the fewest programs
+first, at most :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION`.
 
 Bounds (:mod:`hlo_indexing.limits`): at most ``MAX_TILING_CANDIDATES`` candidates are
 considered per fusion; above, the smallest size of the parameter with the most choices
@@ -46,18 +49,16 @@ Example::
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
 
 from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.layout.types import Layout
-from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION, MAX_TILING_CANDIDATES
+from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.footprint import (
@@ -69,12 +70,12 @@ from hlo_indexing.symbolic_tiling.footprint import (
     layout_unit_elements,
     tiling_footprint,
 )
+from hlo_indexing.symbolic_tiling.tile_counts import Grid, NotSeparable, Reader, ReaderCounts, origins_in_domain
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
     TiledNode,
     TilingError,
     defining_op,
-    tile_size_choices,
 )
 
 
@@ -151,7 +152,7 @@ class _FromTables:
     counts (what :func:`tiling_footprint` would count, without instantiating the tiled
     computation)."""
 
-    readers: list[tuple["_Reader", "_ReaderCounts"]]
+    readers: list[tuple["Reader", "ReaderCounts"]]
     order: np.ndarray
     num_tiles: np.ndarray
     output_elements: int
@@ -199,7 +200,7 @@ def rank_tilings(
     contracting steps. Bounded per fusion (module docstring): :attr:`Ranking.capped`
     counts the candidates not considered. Raises :class:`~.footprint.FootprintError`
     when a footprint cannot be counted."""
-    grid = _Grid.of(fusion)
+    grid = Grid.of(fusion)
     valid = _constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
     programs = np.ones(grid.total, np.int64)
     for tiles in grid.flat_tiles:
@@ -213,14 +214,17 @@ def rank_tilings(
     totals = _Totals.zeros(grid.total)
     # Readers of one shape and layout through the same tile (an elementwise fusion's
     # operands and output) count the same.
-    memo: dict[tuple[object, ...], _ReaderCounts] = {}
+    memo: dict[tuple[object, ...], ReaderCounts] = {}
     counted = []
-    for reader in readers:
-        key = reader.key()
-        if key not in memo:
-            memo[key] = _ReaderCounts.of(reader, fusion, grid, max_programs)
-        totals.add(reader, memo[key])
-        counted.append((reader, memo[key]))
+    try:
+        for reader in readers:
+            key = reader.key()
+            if key not in memo:
+                memo[key] = ReaderCounts.of(reader, fusion, grid, max_programs)
+            totals.add(reader, memo[key])
+            counted.append((reader, memo[key]))
+    except NotSeparable:
+        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
     output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
     num_tiles = np.ones(grid.total, np.int64)
     for p, parameter in enumerate(fusion.parameters):
@@ -236,43 +240,6 @@ def rank_tilings(
                "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
     build = _FromTables(counted, order, num_tiles, output_elements)
     return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped)
-
-
-@dataclass
-class _Grid:
-    """The candidate tilings: per parameter its ``choices`` (sizes), and flattened over
-    the grid (C order: the lexicographic order of ``valid_tilings``) each parameter's
-    size and number of tiles."""
-
-    sizes: list[int]
-    choices: list[list[int]]
-    capped: int
-    flat_sizes: list[np.ndarray] = field(default_factory=list)
-    flat_tiles: list[np.ndarray] = field(default_factory=list)
-
-    @staticmethod
-    def of(fusion: TiledFusion) -> "_Grid":
-        sizes = [p.size for p in fusion.parameters]
-        choices = [tile_size_choices(n) for n in sizes]
-        full = math.prod(len(c) for c in choices)
-        while math.prod(len(c) for c in choices) > MAX_TILING_CANDIDATES:
-            widest = max(range(len(choices)), key=lambda p: len(choices[p]))
-            choices[widest] = choices[widest][1:]
-        grid = _Grid(sizes, choices, full - math.prod(len(c) for c in choices))
-        for p, values in enumerate(choices):
-            along = np.asarray(values, np.int64).reshape([-1 if q == p else 1 for q in range(len(choices))])
-            flat = np.broadcast_to(along, grid.shape).reshape(-1)
-            grid.flat_sizes.append(flat)
-            grid.flat_tiles.append(-(-sizes[p] // flat))
-        return grid
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(len(c) for c in self.choices)
-
-    @property
-    def total(self) -> int:
-        return math.prod(self.shape)
 
 
 def _constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:
@@ -297,7 +264,7 @@ def _evaluate_over(expr: ir.AffineExpr, flat_sizes: list[np.ndarray], total: int
     return np.broadcast_to(ax.evaluate_array(expr, flat_sizes, []), (total,))
 
 
-def _implemented_mask(fusion: TiledFusion, grid: _Grid) -> np.ndarray:
+def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
     """The candidates the tiled computation accepts: no negative stride, and a
     concatenate's tile never straddles two of its operands."""
     ok = np.ones(grid.total, bool)
@@ -319,30 +286,9 @@ def _implemented_mask(fusion: TiledFusion, grid: _Grid) -> np.ndarray:
     return ok
 
 
-@dataclass(frozen=True)
-class _Reader:
-    """One operand (``kind == "operand"``, parameter ``index``) or the output, read
-    through the tiles of ``node``."""
-
-    kind: str
-    index: int
-    node: TiledNode
-    shape: tuple[int, ...]
-    layout: Layout
-    unit_elements: int
-    divisors: tuple[int, ...]
-    element_bytes: int
-
-    def key(self) -> tuple[object, ...]:
-        """What its counts depend on (not the element type: counts are in layout tiles)."""
-        m, tile = self.node.indexing_map, self.node.tile
-        return (tuple(m.results), tuple(v.bounds for v in m.dim_vars), tuple(v.bounds.lower for v in m.range_vars),
-                tile.sizes, tile.strides, self.node.hidden, self.shape, self.divisors)
-
-
 def _symbolic_readers(
     fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None
-) -> list[_Reader] | None:
+) -> list[Reader] | None:
     """The readers of the symbolic path, or None when it does not apply (see the module
     docstring)."""
     if len(fusion.root_candidates) != 1 or any(node.indexing_map.runtime_vars for node in fusion.nodes):
@@ -352,198 +298,28 @@ def _symbolic_readers(
         number = node.parameter_number
         if number is not None:
             by_parameter.setdefault(number, {}).setdefault((node.indexing_map, node.hidden), node)
-    readers = []
-    for number, nodes in sorted(by_parameter.items()):
-        if len(nodes) != 1:
-            return None
-        readers.append(_reader("operand", number, next(iter(nodes.values())), (layouts or {}).get(number)))
-    readers.append(_reader("output", 0, fusion.root_candidates[0][0], (output_layouts or {}).get(0)))
-    if any(r is None or not _origins_in_domain(r.node, fusion) for r in readers):
+    readers = [
+        _reader("operand", number, tuple(nodes.values()), (layouts or {}).get(number))
+        for number, nodes in sorted(by_parameter.items())
+    ]
+    readers.append(_reader("output", 0, (fusion.root_candidates[0][0],), (output_layouts or {}).get(0)))
+    if any(r is None or not all(origins_in_domain(n, fusion) for n in r.nodes) for r in readers):
         return None
     return [r for r in readers if r is not None]
 
 
-def _reader(kind: str, index: int, node: TiledNode, layout_like: LayoutLike) -> _Reader | None:
+def _reader(kind: str, index: int, nodes: tuple[TiledNode, ...], layout_like: LayoutLike) -> Reader | None:
+    node = nodes[0]
     shape = tuple(ir.RankedTensorType(node.value.type).shape)
     try:
         layout = as_layout(layout_like, len(shape))
     except ValueError as exc:
         raise FootprintError(f"{kind} {index} ({node.name}): {exc}") from exc
     unit = layout_unit_elements(layout, len(shape))
-    if unit is None or node.indexing_map.constraints:
+    if unit is None or any(n.indexing_map.constraints for n in nodes):
         return None
     divisors = tuple(layout_divisors(layout, len(shape)))
-    return _Reader(kind, index, node, shape, layout, unit, divisors, element_bytes(node.value.type))
-
-
-def _origins_in_domain(node: TiledNode, fusion: TiledFusion) -> bool:
-    """Every tile origin (0 .. size - 1 along the node's programs, 0 elsewhere) lies in
-    the domain of the node's map, so no program is cut out by it."""
-    grid = _grid_parameters(node, fusion)
-    for p, (variable, parameter) in enumerate(zip(node.indexing_map.dim_vars, fusion.parameters)):
-        upper = parameter.size - 1 if p in grid else 0
-        if variable.bounds.lower > 0 or variable.bounds.upper < upper:
-            return False
-    return True
-
-
-def _grid_parameters(node: TiledNode, fusion: TiledFusion) -> set[int]:
-    """The parameters the node's programs iterate over: the output's, then the
-    contracting parameters of the dots it feeds."""
-    return {p for p, parameter in enumerate(fusion.parameters) if not parameter.contracting} | set(node.hidden)
-
-
-@dataclass
-class _ReaderCounts:
-    """Per candidate: layout tiles one tile touches (most over programs), layout tiles
-    and elements touched summed over programs, and contracting steps."""
-
-    units_max: np.ndarray
-    units_sum: np.ndarray
-    elements_sum: np.ndarray
-    steps: np.ndarray
-
-    @staticmethod
-    def of(reader: _Reader, fusion: TiledFusion, grid: _Grid, max_programs: int) -> "_ReaderCounts":
-        node = reader.node
-        programs_of = _grid_parameters(node, fusion)
-        components = _components(node)
-        units_max = np.ones(grid.shape, np.int64)
-        units_sum = np.ones(grid.shape, np.int64)
-        elements_sum = np.ones(grid.shape, np.int64)
-        used: set[int] = set()
-        for parameters, dims in components:
-            used.update(parameters)
-            tables = _component_tables(reader, fusion, grid, parameters, dims, programs_of, max_programs)
-            shape = [len(grid.choices[p]) if p in parameters else 1 for p in range(len(grid.choices))]
-            units_max = units_max * tables[0].reshape(shape)
-            units_sum = units_sum * tables[1].reshape(shape)
-            elements_sum = elements_sum * tables[2].reshape(shape)
-        units_max, units_sum, elements_sum = (a.reshape(-1) for a in np.broadcast_arrays(units_max, units_sum, elements_sum))
-        steps = np.ones(grid.total, np.int64)
-        for p in sorted(programs_of):
-            if p not in used:
-                units_sum = units_sum * grid.flat_tiles[p]
-                elements_sum = elements_sum * grid.flat_tiles[p]
-        for p in node.hidden:
-            steps = steps * grid.flat_tiles[p]
-        return _ReaderCounts(units_max, units_sum, elements_sum, steps)
-
-
-def _components(node: TiledNode) -> list[tuple[tuple[int, ...], list[int]]]:
-    """The node's tile dimensions grouped by the parameters their offset, size and
-    stride expressions use: ``(parameters, dimensions)``, dimensions using none last."""
-    uses: list[set[int]] = []
-    for result, size, stride in zip(node.indexing_map.results, node.tile.sizes, node.tile.strides):
-        found: set[int] = set()
-        for expr in (result, size, stride):
-            symbols: set[int] = set()
-            ax.used_variables(expr, found, symbols)
-        uses.append(found)
-    groups: list[tuple[set[int], list[int]]] = []
-    for k, params in enumerate(uses):
-        merged = (set(params), [k])
-        for group in [g for g in groups if g[0] & params]:
-            groups.remove(group)
-            merged[0].update(group[0])
-            merged[1].extend(group[1])
-        if params:
-            groups.append(merged)
-        else:
-            groups.append((set(), [k]))
-    return [(tuple(sorted(params)), sorted(dims)) for params, dims in groups]
-
-
-def _component_tables(
-    reader: _Reader, fusion: TiledFusion, grid: _Grid, parameters: tuple[int, ...], dims: list[int],
-    programs_of: set[int], max_programs: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per choice of the sizes of ``parameters``: the most layout tiles the component's
-    dimensions touch at one tile index, and layout tiles and elements summed over the
-    tile indices. Every choice is evaluated in one numpy pass over the concatenated tile
-    indices of all choices. A choice with more than ``max_programs`` tile indices (its
-    candidates are all skipped) gets zeros."""
-    node = reader.node
-    m = node.indexing_map
-    shape = [len(grid.choices[p]) for p in parameters]
-    n_params = len(fusion.parameters)
-    positions: list[tuple[int, ...]] = []
-    segments: list[int] = []
-    origins: dict[int, list[np.ndarray]] = {p: [] for p in parameters}
-    chosen_sizes: dict[int, list[int]] = {p: [] for p in parameters}
-    for position in itertools.product(*(range(n) for n in shape)):
-        chosen = [grid.choices[p][i] for p, i in zip(parameters, position)]
-        counts = [-(-grid.sizes[p] // s) if p in programs_of else 1 for p, s in zip(parameters, chosen)]
-        points = math.prod(counts)
-        if points > max_programs:
-            continue
-        positions.append(position)
-        segments.append(points)
-        if len(counts) == 1:
-            axes = [np.arange(counts[0], dtype=np.int64)]
-        else:
-            axes = [a.reshape(-1) for a in np.meshgrid(*(np.arange(c, dtype=np.int64) for c in counts), indexing="ij")]
-        for p, tile_index, size in zip(parameters, axes, chosen):
-            origins[p].append(tile_index * size)
-            chosen_sizes[p].append(size)
-    tables = [np.zeros(shape, np.int64) for _ in range(3)]
-    if not positions:
-        return tables[0], tables[1], tables[2]
-    total = sum(segments)
-    zeros, ones = np.zeros(total, np.int64), np.ones(total, np.int64)
-    dim_values = [np.concatenate(origins[p]) if p in origins else zeros for p in range(n_params)]
-    size_values = [np.repeat(np.asarray(chosen_sizes[p], np.int64), segments) if p in origins else ones
-                   for p in range(n_params)]
-    symbols = [np.full(total, v.bounds.lower, np.int64) for v in m.range_vars]
-    units = np.ones(total, np.int64)
-    elements = np.ones(total, np.int64)
-    for k in dims:
-        offsets = _values(m.results[k], dim_values, symbols, total)
-        sizes = _values(node.tile.sizes[k], size_values, [], total)
-        strides = _values(node.tile.strides[k], size_values, [], total)
-        dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
-        units *= dim_units
-        elements *= dim_elements
-    starts = np.concatenate([[0], np.cumsum(segments)[:-1]])
-    flat = np.ravel_multi_index(tuple(np.array(positions, np.int64).T), shape) if shape else np.zeros(1, np.int64)
-    for table, values in zip(tables, (np.maximum.reduceat(units, starts), np.add.reduceat(units, starts),
-                                      np.add.reduceat(elements, starts))):
-        table.reshape(-1)[flat] = values
-    return tables[0], tables[1], tables[2]
-
-
-def _values(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarray], total: int) -> np.ndarray:
-    """``expr`` at ``total`` points (a constant or a variable read directly)."""
-    expr = ax.typed(expr)
-    if isinstance(expr, ax.Dim):
-        return dims[expr.position]
-    if isinstance(expr, ax.Const):
-        return np.full(total, expr.value, np.int64)
-    return np.broadcast_to(ax.evaluate_array(expr, dims, symbols), (total,))
-
-
-def _dim_counts(
-    offsets: np.ndarray, sizes: np.ndarray, strides: np.ndarray, extent: int, divisor: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per point: layout tiles (``divisor`` indices each) and in-bounds indices of
-    ``offset + stride * iota(size)`` along one dimension of ``extent``."""
-    # A negative stride reads the same indices as its mirror walked from the other end.
-    offsets = np.where(strides < 0, offsets + strides * (sizes - 1), offsets)
-    strides = np.abs(strides)
-    step = np.maximum(strides, 1)
-    first = np.maximum(0, -(offsets // step))
-    last = np.minimum(sizes - 1, (extent - 1 - offsets) // step)
-    inside = (offsets >= 0) & (offsets < extent)
-    elements = np.where(strides == 0, inside, np.maximum(0, last - first + 1)) * (sizes > 0)
-    if divisor == 1:
-        return elements, elements
-    triples = np.stack([offsets, sizes, strides], axis=1)
-    values, inverse = np.unique(triples, axis=0, return_inverse=True)
-    per_value = np.empty(len(values), np.int64)
-    for j, (offset, size, stride) in enumerate(values.tolist()):
-        indices = offset + stride * np.arange(size if stride else min(size, 1), dtype=np.int64)
-        per_value[j] = len(np.unique(indices[(indices >= 0) & (indices < extent)] // divisor))
-    return per_value[inverse.reshape(-1)], elements
+    return Reader(kind, index, nodes, shape, layout, unit, divisors, element_bytes(node.value.type))
 
 
 @dataclass
@@ -559,7 +335,7 @@ class _Totals:
     def zeros(total: int) -> "_Totals":
         return _Totals(np.zeros(total, np.int64), np.zeros(total, np.int64), np.ones(total, np.int64))
 
-    def add(self, reader: _Reader, counts: _ReaderCounts) -> None:
+    def add(self, reader: Reader, counts: ReaderCounts) -> None:
         unit_bytes = reader.unit_elements * reader.element_bytes
         self.bytes_per_tile = self.bytes_per_tile + counts.units_max * unit_bytes
         self.bytes_moved = self.bytes_moved + counts.units_sum * unit_bytes
@@ -568,7 +344,7 @@ class _Totals:
 
 
 def _rank_per_tiling(
-    fusion: TiledFusion, grid: _Grid, valid: np.ndarray, skipped: np.ndarray, programs: np.ndarray, budget_bytes: int,
+    fusion: TiledFusion, grid: Grid, valid: np.ndarray, skipped: np.ndarray, programs: np.ndarray, budget_bytes: int,
     layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None,
 ) -> Ranking:
     """The per-tiling path: :func:`tiling_footprint` of each valid candidate with at
