@@ -51,6 +51,9 @@ class Grid:
 
     @staticmethod
     def of(fusion: TiledFusion) -> "Grid":
+        """The candidates of ``fusion``, at most ``MAX_TILING_CANDIDATES``: the smallest
+        size of the parameter with the most choices goes first (``capped`` counts the
+        candidates dropped)."""
         sizes = [p.size for p in fusion.parameters]
         choices = [tile_size_choices(n) for n in sizes]
         full = math.prod(len(c) for c in choices)
@@ -67,10 +70,12 @@ class Grid:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """Choices per parameter."""
         return tuple(len(c) for c in self.choices)
 
     @property
     def total(self) -> int:
+        """Candidates in the grid."""
         return math.prod(self.shape)
 
 
