@@ -155,11 +155,13 @@ def tiling_targets(rows: list[dict]) -> list[dict]:
     if not rows:
         return []
     worst = max(r["ratio"] for r in rows)
-    growth = [r["growth_per_doubling"] for r in rows if r["growth_per_doubling"] is not None]
+    worst_cpu = max(r["cpu_ratio"] for r in rows)
+    # Growth in CPU time: on a shared machine the wall-clock steps swing by 2x.
+    growth = [r["cpu_growth_per_doubling"] for r in rows if "cpu_growth_per_doubling" in r]
     out = [{"target": f"tiling of compiled training steps up to {rows[-1]['layers']} layers <= 10x parse+print (issue #19)",
-            "value": f"{worst:.1f}x (worst)", "met": worst <= 10}]
+            "value": f"{worst:.1f}x (worst; {worst_cpu:.1f}x in CPU time)", "met": worst <= 10}]
     if growth:
-        out.append({"target": "tiling: growth per doubling of layers <= 2.3x",
+        out.append({"target": "tiling: growth per doubling of layers (CPU time) <= 2.3x",
                     "value": f"{max(growth):.2f}x (worst step)", "met": max(growth) <= 2.3})
     return out
 
