@@ -22,18 +22,30 @@ limit                     error                       what it bounds
                                                       attribute (checked before MLIR's parser,
                                                       whose verifiers walk every element) and
                                                       read from one op attribute
-``MAX_SIMPLIFY_DEPTH``    (none: map left as is)      ``mod``/``floordiv``/``ceildiv``/product
-                                                      levels of an expression the (recursive)
-                                                      simplifier rewrites; deeper maps (built
-                                                      by composition) stay unsimplified
 ``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
                                                       ``IndexingMap.enumerate`` (default)
 ``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
+``MAX_EXACTNESS_POINTS``  (``not computed``, reason)  points (map points, elements of tiles
+                                                      and of images) enumerated for the
+                                                      exactness of one tiling's operand
+``MAX_TILING_CANDIDATES``  (capped, reported)         candidate tilings ``rank_tilings``
+                                                      considers per fusion (smallest sizes
+                                                      dropped first; ``Ranking.capped``)
+``MAX_FOOTPRINTS_PER_FUSION``  (capped, reported)     tilings whose footprint is built one
+                                                      by one when a fusion's footprints are
+                                                      not separable (``Ranking.capped``)
+``MAX_UNION_POINTS``      (tiling by tiling instead)  tile indices counted jointly for an
+                                                      operand read through several tiles
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
 ``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
                                                       allocate above its parent
 ========================  ==========================  =====================================
+
+Expressions built by composition may nest deeper than any text we parse: the expression
+walks handle any depth (:mod:`hlo_indexing.maps.affine_expr`), and the recursive
+simplifier leaves a map too deep for Python's recursion limit as it is (exact, not
+simplified; :mod:`hlo_indexing.maps.simplifier`).
 """
 
 from __future__ import annotations
@@ -46,12 +58,6 @@ INT64_MAX = 2**63 - 1
 #: Deepest nesting of parentheses / expression nodes accepted (Python's recursion limit
 #: is 1,000 frames; the expression walks need a few frames per level).
 MAX_NESTING_DEPTH = 200
-
-#: Deepest nesting of ``mod``/``floordiv``/``ceildiv``/non-constant products (sums do not
-#: count) the simplifier rewrites: it recurses through these levels, ~7 frames each.
-#: Composition can build deeper expressions than any text we parse; the simplifier
-#: leaves such a map as it is (same relation, not simplified) instead of failing.
-MAX_SIMPLIFY_DEPTH = 100
 
 #: Largest dimension number accepted in convolution ``dim_numbers`` (ranks are far smaller).
 MAX_DIMENSION_INDEX = 4096
@@ -66,8 +72,27 @@ MAX_ATTRIBUTE_ELEMENTS = 1 << 24
 #: Default cap on the points ``IndexingMap.enumerate`` visits.
 MAX_ENUMERATION_POINTS = 2_000_000
 
+#: Points enumerated for the exactness of one operand of one tiling
+#: (:mod:`hlo_indexing.symbolic_tiling.exactness`); past it the exactness is reported
+#: as not computed, with the count.
+MAX_EXACTNESS_POINTS = 1 << 20
+
 #: Cells the layout viewer draws.
 MAX_VIEWER_CELLS = 20_000
+
+#: Candidate tilings (a grid: per tiling parameter, the powers of two below its size and
+#: the size) that ``symbolic_tiling.ranking.rank_tilings`` evaluates per fusion, all at
+#: once with numpy; a rank-4 fusion of 1024s has 11**4 = 14641.
+MAX_TILING_CANDIDATES = 1 << 16
+
+#: Tilings whose footprint ``rank_tilings`` builds one by one (the per-tiling path, a few
+#: ms each) for a fusion whose footprints are not separable.
+MAX_FOOTPRINTS_PER_FUSION = 256
+
+#: Tile indices (summed over the candidate sizes of the parameters involved) at which
+#: ``rank_tilings`` counts the union of the tiles of an operand read through several
+#: tiles (a softmax's input); above, the fusion is ranked tiling by tiling.
+MAX_UNION_POINTS = 1 << 22
 
 #: Seconds XLA's parser and translator may take on one HLO module.
 HLO_PARSE_SECONDS = 20.0

@@ -18,7 +18,6 @@ import re
 import numpy as np
 import pytest
 
-from hlo_indexing import limits
 from hlo_indexing.analysis.per_op import hlo_ops, output_to_input_indexing
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.parsing import parse_module
@@ -67,7 +66,7 @@ def test_deep_expression_built_through_the_api() -> None:
         assert m.expr_bounds(e).contains(Interval(min(brute), max(brute)))
         _relation_is(m, lambda x: (value(x),))
         assert ax.evaluate(e, [17], []) == value(17)
-        _relation_is(m.simplify(), lambda x: (value(x),))  # deeper than MAX_SIMPLIFY_DEPTH: left as it is
+        _relation_is(m.simplify(), lambda x: (value(x),))  # too deep for the simplifier's recursion: left as it is
         assert ax.node_count(e) > LEVELS and str(m).startswith("(d0) -> (")
         doubled = m.compose(IndexingMap.parse("(d0) -> (d0 * 2), domain: d0 in [0, 99]"))  # the producer reads what m gives
         _relation_is(doubled, lambda x: (2 * value(x),))
@@ -85,7 +84,7 @@ def test_deep_expression_built_by_composition() -> None:
         composed = step
         for _ in range(299):
             composed = composed.compose(step).simplify()
-        assert ax.depth(composed.results[0], sums=False) > limits.MAX_SIMPLIFY_DEPTH
+        assert ax.depth(composed.results[0]) > 750  # 300 mod levels: beyond the simplifier's recursion
 
         def expected(x: int) -> tuple[int]:
             for _ in range(300):

@@ -10,10 +10,14 @@ keeps the Python class of the *requested* operation even when MLIR folded it, e.
 goes through this module is safe; children read through ``.lhs``/``.rhs`` and
 ``AffineMap.results`` are always typed correctly.
 
-Every walk here is iterative (an explicit stack, each node of the uniqued expression DAG
-visited once), so expressions of any depth are walked: composition builds expressions
-deeper than any text we parse (``limits.MAX_NESTING_DEPTH`` bounds only the recursive
-parser and the recursive simplifier, :func:`depth` is how they check).
+Expressions of any depth are walked: composition builds expressions deeper than any
+text we parse (``limits.MAX_NESTING_DEPTH`` bounds the recursive map-text parser and
+symbolic tiling, :func:`depth` is how they check; the simplifier leaves a map too deep
+for its recursion as it is). The hot walks (:func:`substitute`, :func:`bounds`, :func:`node_count`,
+:func:`used_variables`) recurse, which is fastest, and walk an expression too deep for
+Python's stack again on an explicit stack (:func:`fold`, :func:`_post_order`; each
+node of the uniqued DAG once), as the others (:func:`evaluate`,
+:func:`evaluate_array`, :func:`walk`, :func:`depth`) always do.
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ Add, Mul, Mod, FloorDiv, CeilDiv = (
     ir.AffineCeilDivExpr,
 )
 Const, Dim, Sym, Binary = ir.AffineConstantExpr, ir.AffineDimExpr, ir.AffineSymbolExpr, ir.AffineBinaryExpr
+#: The classes of binary expressions. The walks below dispatch on ``type(expr)`` (an
+#: ``isinstance`` test against the bindings' classes costs several times more when it
+#: fails); they see typed expressions only (their argument re-typed, children typed),
+#: taken as ``Any`` since the type test is not one mypy narrows on.
+_BINARY_KINDS = frozenset({Add, Mul, Mod, FloorDiv, CeilDiv})
 
 
 def typed(expr: AffineExpr) -> AffineExpr:
@@ -61,6 +70,40 @@ def dim(position: int, context: "ir.Context") -> AffineExpr:
 def symbol(position: int, context: "ir.Context") -> AffineExpr:
     """The symbol expression ``s<position>`` in ``context``."""
     return ir.AffineSymbolExpr.get(position, context)
+
+
+#: Per context (by id, the context kept alive with its entry): the dimension and the
+#: symbol expressions built so far, handed out again by :func:`dim_list` and
+#: :func:`symbol_list` (building an expression through the bindings costs more than
+#: slicing a list). At most ``_MAX_CONTEXTS`` contexts are remembered.
+_VARIABLES: dict[int, tuple["ir.Context", list[AffineExpr], list[AffineExpr]]] = {}
+_MAX_CONTEXTS = 16
+
+
+def _variable_lists(context: "ir.Context") -> tuple["ir.Context", list[AffineExpr], list[AffineExpr]]:
+    entry = _VARIABLES.get(id(context))
+    if entry is None:
+        if len(_VARIABLES) >= _MAX_CONTEXTS:
+            _VARIABLES.clear()
+        entry = _VARIABLES[id(context)] = (context, [], [])
+    return entry
+
+
+def dim_list(count: int, context: "ir.Context") -> list[AffineExpr]:
+    """``[d0, ..., d<count-1>]`` in ``context`` (a new list; the expressions are shared)."""
+    found = _variable_lists(context)[1]
+    while len(found) < count:
+        found.append(ir.AffineDimExpr.get(len(found), context))
+    return found[:count]
+
+
+def symbol_list(count: int, context: "ir.Context", start: int = 0) -> list[AffineExpr]:
+    """``[s<start>, ..., s<start+count-1>]`` in ``context`` (a new list; the expressions
+    are shared)."""
+    found = _variable_lists(context)[2]
+    while len(found) < start + count:
+        found.append(ir.AffineSymbolExpr.get(len(found), context))
+    return found[start : start + count]
 
 
 def add(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
@@ -107,13 +150,16 @@ def rhs_constant(expr: ir.AffineBinaryExpr) -> int:
 
 def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
     """A binary expression of the same kind as ``expr`` with new operands."""
-    if isinstance(expr, Add):
+    kind = type(expr)
+    if kind not in _BINARY_KINDS:
+        kind = type(typed(expr))
+    if kind is Add:
         return typed(lhs + rhs)
-    if isinstance(expr, Mul):
+    if kind is Mul:
         return typed(lhs * rhs)
-    if isinstance(expr, Mod):
+    if kind is Mod:
         return mod(lhs, rhs)
-    if isinstance(expr, FloorDiv):
+    if kind is FloorDiv:
         return floordiv(lhs, rhs)
     return ceildiv(lhs, rhs)
 
@@ -132,13 +178,13 @@ def fold(
     found = memo.get(expr)
     if found is not None:
         return found
-    stack: list[tuple[AffineExpr, tuple[AffineExpr, AffineExpr] | None]] = [(typed(expr), None)]
+    stack: list[tuple[Any, tuple[AffineExpr, AffineExpr] | None]] = [(typed(expr), None)]
     while stack:
         node, children = stack.pop()
         if children is None:
             if node in memo:
                 continue
-            if isinstance(node, Binary):
+            if type(node) in _BINARY_KINDS:
                 lhs, rhs = node.lhs, node.rhs
                 stack.append((node, (lhs, rhs)))
                 if rhs not in memo:
@@ -160,15 +206,37 @@ def substitute(
 ) -> AffineExpr:
     """Replace ``d_i`` by ``dims[i]`` and ``s_j`` by ``symbols[j]`` (MLIR folds as it
     rebuilds)."""
+    memo = {} if memo is None else memo
+    try:
+        return _substitute(typed(expr), dims, symbols, memo)
+    except RecursionError:  # too deep for the recursive walk: the same walk on a stack (module docstring)
 
-    def leaf(node: AffineExpr) -> AffineExpr:
-        if isinstance(node, Dim):
-            return typed(dims[node.position])
-        if isinstance(node, Sym):
-            return typed(symbols[node.position])
-        return node
+        def leaf(node: Any) -> AffineExpr:
+            kind = type(node)
+            if kind is Dim:
+                return typed(dims[node.position])
+            return typed(symbols[node.position]) if kind is Sym else node
 
-    return cast(AffineExpr, fold(expr, leaf, lambda node, lhs, rhs: rebuild(node, lhs, rhs), memo))
+        return cast(AffineExpr, fold(expr, leaf, rebuild, memo))
+
+
+def _substitute(
+    expr: Any, dims: Sequence[AffineExpr], symbols: Sequence[AffineExpr], memo: dict[AffineExpr, AffineExpr]
+) -> AffineExpr:
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    kind = type(expr)
+    if kind is Dim:
+        out = typed(dims[expr.position])
+    elif kind is Sym:
+        out = typed(symbols[expr.position])
+    elif kind in _BINARY_KINDS:
+        out = rebuild(expr, _substitute(expr.lhs, dims, symbols, memo), _substitute(expr.rhs, dims, symbols, memo))
+    else:
+        out = expr
+    memo[expr] = out
+    return out
 
 
 def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> int:
@@ -347,27 +415,68 @@ def bounds(
     memo: dict[AffineExpr, Interval] | None = None,
 ) -> Interval:
     """An interval holding every value of ``expr`` over the given variable ranges
-    (exact for sums of distinct variables, a sound over-approximation otherwise); ``memo``
-    keeps the bounds of every node (pass one to share them across calls)."""
-    return cast(Interval, fold(expr, lambda node: _leaf_bounds(node, dim_ranges, symbol_ranges), _binary_bounds, memo))
+    (exact for sums of distinct variables, a sound over-approximation otherwise)."""
+    memo = {} if memo is None else memo
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    try:
+        return _bounds(typed(expr), dim_ranges, symbol_ranges, memo)
+    except RecursionError:  # too deep for the recursive walk: the same walk on a stack (module docstring)
+        return cast(Interval, fold(expr, lambda node: _leaf_bounds(node, dim_ranges, symbol_ranges), _binary_bounds, memo))
 
 
-def _leaf_bounds(expr: AffineExpr, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> Interval:
-    if isinstance(expr, Const):
+def _bounds(
+    expr: Any, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval], memo: dict[AffineExpr, Interval]
+) -> Interval:
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    kind = type(expr)
+    if kind is Const:
+        out = Interval.point(expr.value)
+    elif kind is Dim:
+        out = dim_ranges[expr.position]
+    elif kind is Sym:
+        out = symbol_ranges[expr.position]
+    else:
+        assert kind in _BINARY_KINDS
+        lhs = _bounds(expr.lhs, dim_ranges, symbol_ranges, memo)
+        rhs = _bounds(expr.rhs, dim_ranges, symbol_ranges, memo)
+        if kind is Add:
+            out = lhs + rhs
+        elif kind is Mul:
+            out = lhs * rhs
+        elif not rhs.is_point or rhs.lower == 0:
+            out = _semi_affine_bounds(expr, lhs, rhs)
+        elif kind is Mod:
+            out = lhs.mod(rhs.lower)
+        elif kind is FloorDiv:
+            out = lhs.floordiv(rhs.lower)
+        else:
+            out = lhs.ceildiv(rhs.lower)
+    memo[expr] = out
+    return out
+
+
+def _leaf_bounds(expr: Any, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> Interval:
+    kind = type(expr)
+    if kind is Const:
         return Interval.point(expr.value)
-    return dim_ranges[expr.position] if isinstance(expr, Dim) else symbol_ranges[cast(ir.AffineSymbolExpr, expr).position]
+    return dim_ranges[expr.position] if kind is Dim else symbol_ranges[expr.position]  # type: ignore[no-any-return]  # positions index the sequences
 
 
-def _binary_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Interval:
-    if isinstance(expr, Add):
+def _binary_bounds(expr: Any, lhs: Interval, rhs: Interval) -> Interval:
+    kind = type(expr)
+    if kind is Add:
         return lhs + rhs
-    if isinstance(expr, Mul):
+    if kind is Mul:
         return lhs * rhs
     if not rhs.is_point or rhs.lower == 0:
         return _semi_affine_bounds(expr, lhs, rhs)
-    if isinstance(expr, Mod):
+    if kind is Mod:
         return lhs.mod(rhs.lower)
-    if isinstance(expr, FloorDiv):
+    if kind is FloorDiv:
         return lhs.floordiv(rhs.lower)
     return lhs.ceildiv(rhs.lower)
 
@@ -386,40 +495,56 @@ def _semi_affine_bounds(expr: AffineExpr, lhs: Interval, rhs: Interval) -> Inter
 def node_count(expr: AffineExpr) -> int:
     """The number of nodes of the expression tree (constants and variables count 1; a
     subexpression counts as often as it is printed)."""
-    return int(fold(expr, lambda node: 1, lambda node, lhs, rhs: 1 + lhs + rhs))
+    try:
+        return _node_count(typed(expr))
+    except RecursionError:  # too deep for the recursive walk: the same count on a stack
+        return int(fold(expr, lambda node: 1, lambda node, lhs, rhs: 1 + lhs + rhs))
+
+
+def _node_count(expr: Any) -> int:
+    if type(expr) in _BINARY_KINDS:
+        return 1 + _node_count(expr.lhs) + _node_count(expr.rhs)
+    return 1
 
 
 def used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
     """Add the positions of the dimensions and symbols ``expr`` uses to the two sets."""
+    try:
+        _used_variables(typed(expr), dims, symbols)
+    except RecursionError:  # too deep for the recursive walk: every node once, on a stack
+        node: Any
+        for node in _post_order(expr)[0]:
+            kind = type(node)
+            if kind is Dim:
+                dims.add(node.position)
+            elif kind is Sym:
+                symbols.add(node.position)
 
-    def visit(node: AffineExpr) -> None:
-        if isinstance(node, Dim):
-            dims.add(node.position)
-        elif isinstance(node, Sym):
-            symbols.add(node.position)
 
-    walk(expr, visit)
+def _used_variables(expr: Any, dims: set[int], symbols: set[int]) -> None:
+    kind = type(expr)
+    if kind is Dim:
+        dims.add(expr.position)
+    elif kind is Sym:
+        symbols.add(expr.position)
+    elif kind in _BINARY_KINDS:
+        _used_variables(expr.lhs, dims, symbols)
+        _used_variables(expr.rhs, dims, symbols)
 
 
 def walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
-    """Call ``visit`` on every node of the DAG once, children before parents."""
+    """Call ``visit`` on every node of the DAG once, children before parents (on a
+    stack: ``visit`` may be called from any depth)."""
     order, _children = _post_order(expr)
     for node in order:
         visit(node)
 
 
-def depth(expr: AffineExpr, *, sums: bool = True) -> int:
+def depth(expr: AffineExpr) -> int:
     """The depth of the expression tree (a leaf has depth 1), so that deep expressions
     can be refused (``limits.MAX_NESTING_DEPTH``) before a recursive algorithm (the map
-    text parser, the simplifier) sees them. With ``sums=False`` only the levels the
-    simplifier recurses through count: sums and products by a constant (which it
-    flattens into one linear form) do not."""
-
-    def combine(node: AffineExpr, lhs: int, rhs: int) -> int:
-        flat = not sums and (isinstance(node, Add) or (isinstance(node, Mul) and (isinstance(node.lhs, Const) or isinstance(node.rhs, Const))))
-        return max(lhs, rhs) + (0 if flat else 1)
-
-    return int(fold(expr, lambda node: 1, combine))
+    text parser, symbolic tiling) sees them."""
+    return int(fold(expr, lambda node: 1, lambda node, lhs, rhs: 1 + max(lhs, rhs)))
 
 
 def zero_divisors(expr: AffineExpr, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval]) -> list[AffineExpr]:

@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from hlo_indexing.dialect_glue.bindings import AffineExpr, Context
 from hlo_indexing.limits import check_int64
 from hlo_indexing.maps import affine_expr as ax
@@ -47,23 +49,46 @@ class Linear:
 
 
 def linearize(expr: AffineExpr) -> Linear:
-    """The linear form of ``expr`` (sums and products by constants are flattened)."""
+    """The linear form of ``expr`` (sums and products by constants are flattened). A
+    sum too deep for the recursive walk (a sum of thousands of terms, as composition or
+    the Python API may build) is flattened again on an explicit stack."""
     out = Linear()
-    stack = [(ax.typed(expr), 1)]  # iterative: a sum may be nested to any depth
-    while stack:
-        node, scale = stack.pop()
-        if isinstance(node, ax.Const):
-            out.constant += node.value * scale
-        elif isinstance(node, ax.Add):
-            stack.append((node.rhs, scale))
-            stack.append((node.lhs, scale))
-        elif isinstance(node, ax.Mul) and isinstance(node.rhs, ax.Const):
-            stack.append((node.lhs, scale * node.rhs.value))
-        elif isinstance(node, ax.Mul) and isinstance(node.lhs, ax.Const):
-            stack.append((node.rhs, scale * node.lhs.value))
-        else:
-            out.add(node, scale)
+    try:
+        _linearize_into(ax.typed(expr), 1, out)
+    except RecursionError:
+        out = Linear()
+        stack: list[tuple[Any, int]] = [(ax.typed(expr), 1)]
+        while stack:
+            node, scale = stack.pop()
+            kind = type(node)
+            if kind is ax.Const:
+                out.constant += node.value * scale
+            elif kind is ax.Add:
+                stack.append((node.rhs, scale))
+                stack.append((node.lhs, scale))
+            elif kind is ax.Mul and type(rhs := node.rhs) is ax.Const:
+                stack.append((node.lhs, scale * rhs.value))
+            elif kind is ax.Mul and type(lhs := node.lhs) is ax.Const:
+                stack.append((node.rhs, scale * lhs.value))
+            else:
+                out.add(node, scale)
     return out
+
+
+def _linearize_into(expr: Any, scale: int, out: Linear) -> None:
+    # ``expr`` is typed (children read through .lhs/.rhs are): dispatch on its class.
+    kind = type(expr)
+    if kind is ax.Const:
+        out.constant += expr.value * scale
+    elif kind is ax.Add:
+        _linearize_into(expr.lhs, scale, out)
+        _linearize_into(expr.rhs, scale, out)
+    elif kind is ax.Mul and type(rhs := expr.rhs) is ax.Const:
+        _linearize_into(expr.lhs, scale * rhs.value, out)
+    elif kind is ax.Mul and type(lhs := expr.lhs) is ax.Const:
+        _linearize_into(expr.rhs, scale * lhs.value, out)
+    else:
+        out.add(expr, scale)
 
 
 def atom_order(atom: AffineExpr) -> tuple[int, int, str]:

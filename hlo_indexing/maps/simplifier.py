@@ -24,9 +24,10 @@ remove ``mod``/``floordiv``. This simplifier uses the map's ranges (as intervals
   drop constraints implied by the ranges, and detect an empty domain (``KNOWN EMPTY``).
 
 Every rewrite is an identity over the map's domain, so the relation never changes.
-A map with an expression nested deeper than ``limits.MAX_SIMPLIFY_DEPTH`` levels of
-``mod``/``floordiv``/``ceildiv``/products (composition builds such maps) is returned as
-it is: the rewrite recurses through those levels.
+The rewrite recurses through the ``mod``/``floordiv``/``ceildiv``/product levels of an
+expression (~7 frames each; sums are flattened): a map nested too deep for Python's
+recursion limit (composition builds such maps, ~100 levels and more) is returned as it
+is, exact but not simplified (``RecursionError`` never escapes).
 Results are cached per map (maps are immutable and hashable).
 
 Example::
@@ -42,7 +43,6 @@ import math
 
 from hlo_indexing.dialect_glue.bindings import AffineExpr, ir
 from hlo_indexing.errors import IntegerOverflowError
-from hlo_indexing.limits import MAX_SIMPLIFY_DEPTH
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -242,10 +242,26 @@ class _MapState:
         if self.empty or any(v.bounds.is_empty for v in self.dims + self.symbols):
             return IndexingMap.known_empty(m.num_dims, m.num_symbols, m.num_results, self.context)
         simplify = self.simplifier()
-        results = [simplify.compact(simplify(e)) for e in m.results]
+        originals = m.results
+        results = [simplify.compact(simplify(e)) for e in originals]
+        if results == originals and self._unchanged():
+            return m  # already simplified: the same map, its hash and text already computed
         affine_map = ir.AffineMap.get(m.num_dims, m.num_symbols, results, self.context)
         return IndexingMap._make(
             affine_map, self.dims, self.symbols[: self.n_range], self.symbols[self.n_range :], self.constraints
+        )
+
+
+    def _unchanged(self) -> bool:
+        """Whether the variables and constraints are still the map's own (only the
+        constraint rounds change them, and they run only when there are constraints)."""
+        m = self.map
+        if not self.constraints and not m.constraints:
+            return True
+        return (
+            all(a is b for a, b in zip(self.dims, m.dim_vars))
+            and all(a is b for a, b in zip(self.symbols, m.symbol_vars))
+            and self.constraints == m.constraints
         )
 
 
@@ -255,13 +271,13 @@ def simplify(m: IndexingMap) -> IndexingMap:
     its variable names (equal maps may carry different names)."""
     if m.is_undefined or m.is_known_empty():
         return m
-    if any(ax.depth(e, sums=False) > MAX_SIMPLIFY_DEPTH for e in (*m.results, *m.constraints)):
-        return m  # too deep for the recursive rewrite (limits.MAX_SIMPLIFY_DEPTH): the map as given is exact
     try:
         state = _MapState(m)
-        for _ in range(MAX_ROUNDS):
+        for _ in range(MAX_ROUNDS if m.constraints else 0):  # a round without constraints changes nothing
             if not state.round() or state.empty:
                 break
         return state.result()
     except IntegerOverflowError:
         return m  # an intermediate value left int64: the map as given is the simplest exact form we have
+    except RecursionError:
+        return m  # nested too deep for the recursive rewrite (module docstring): the map as given is exact

@@ -18,8 +18,12 @@ counts what one tile touches at every program id:
 The per-tile footprint (what must be resident at once) is the maximum over program ids
 of the sum over operands and outputs; bytes moved are summed over all programs. A
 parameter read through several different tiles counts the union of their elements.
-:func:`rank_tilings` keeps the valid tilings whose footprint fits a byte budget and
-sorts them by bytes moved per output element, then by number of tiles (then programs).
+:func:`~.ranking.rank_tilings` ranks every valid tiling by these figures, without
+building each one (:mod:`.ranking`).
+
+A footprint may carry the tiling's exactness (:mod:`~.exactness`: per operand, the
+fraction of its tile elements the fused maps read): ``tiling_footprint(...,
+exactness=True)`` or :func:`with_exactness` on a ranked footprint.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -36,8 +40,9 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan
 from hlo_indexing.layout.types import COMBINE, Layout
+from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Largest number of tile elements enumerated for a parameter read through several tiles
 #: or a layout whose layout tiles are not a product of per-dimension blocks.
@@ -66,10 +71,11 @@ class OperandFootprint:
     tile_strides: tuple[int, ...]
     #: Bytes one tile touches (maximum over program ids and contracting steps).
     bytes_per_tile: int
-    #: Bytes touched summed over every program (and contracting step).
+    #: Bytes touched summed over every program (and contracting step); where tiles move
+    #: with runtime values (a dynamic slice's start), their average, rounded down.
     bytes_moved: int
     #: Bytes of in-bounds tile elements summed over every program (``bytes_moved`` minus
-    #: the padding of layout tiles).
+    #: the padding of layout tiles), averaged as ``bytes_moved``.
     useful_bytes: int
     #: Contracting steps per output tile (1 outside a dot's operand region).
     steps: int
@@ -84,6 +90,8 @@ class Footprint:
     output_elements: int
     operands: tuple[OperandFootprint, ...]
     outputs: tuple[OperandFootprint, ...]
+    #: The exactness of the operand tiles, when computed (see :func:`with_exactness`).
+    exactness: TilingExactness | None = None
 
     @property
     def num_programs(self) -> int:
@@ -122,8 +130,9 @@ class Footprint:
         return 0.0 if moved == 0 else 1.0 - sum(o.useful_bytes for o in self.operands + self.outputs) / moved
 
     def to_json(self) -> dict[str, object]:
-        """A JSON-ready summary (sizes, counts, per operand and output)."""
-        return {
+        """A JSON-ready summary (sizes, counts, per operand and output; ``exactness``,
+        one entry per parameter, when computed)."""
+        out: dict[str, object] = {
             "tile_sizes": list(self.tile_sizes),
             "num_tiles": self.num_tiles,
             "bytes_per_tile": self.bytes_per_tile,
@@ -134,13 +143,17 @@ class Footprint:
             "padding_waste": self.padding_waste,
             "operands": [_operand_json(o) for o in self.operands + self.outputs],
         }
+        if self.exactness is not None:
+            out["exactness"] = self.exactness.to_json()
+        return out
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"tile sizes {list(self.tile_sizes)}: {self.num_tiles} tiles, {self.bytes_per_tile} B per tile "
             f"(read {self.bytes_read_per_tile}, write {self.bytes_written_per_tile}), "
             f"{self.bytes_per_output_element:.3g} B per output element, padding waste {self.padding_waste:.1%}"
         )
+        return text if self.exactness is None else f"{text}, {self.exactness}"
 
 
 def _operand_json(o: OperandFootprint) -> dict[str, object]:
@@ -160,9 +173,12 @@ def _operand_json(o: OperandFootprint) -> dict[str, object]:
 def element_bytes(value_type: ir.Type) -> int:
     """Bytes of one element of a ranked tensor type (sub-byte types and ``i1`` round up
     to 1). Raises :class:`FootprintError` for a type without a width (``index``)."""
-    element = ir.ShapedType(value_type).element_type
+    return _scalar_bytes(ir.ShapedType(value_type).element_type)
+
+
+def _scalar_bytes(element: ir.Type) -> int:
     if isinstance(element, ir.ComplexType):
-        return 2 * element_bytes(ir.RankedTensorType.get([], element.element_type))
+        return 2 * _scalar_bytes(element.element_type)
     if isinstance(element, (ir.IntegerType, ir.FloatType)):
         return max(1, -(-element.width // 8))
     raise FootprintError(f"element type {element} has no known width")
@@ -184,68 +200,31 @@ def tiling_footprint(
     *,
     layouts: Mapping[int, LayoutLike] | None = None,
     output_layouts: Mapping[int, LayoutLike] | None = None,
+    exactness: bool = False,
 ) -> Footprint:
     """The :class:`Footprint` of flat ``tile_sizes`` (see the module docstring).
     ``layouts``/``output_layouts``: per parameter/output number, a Layout or its text
-    (default row-major). Raises :class:`~.tiled_fusion.TilingError` when the sizes are
-    not a valid tiling, :class:`FootprintError` when counting is impossible."""
+    (default row-major); ``exactness``: compute :attr:`Footprint.exactness` too.
+    Raises :class:`~.tiled_fusion.TilingError` when the sizes are not a valid tiling,
+    :class:`FootprintError` when counting is impossible."""
     computation = tiled_computation(fusion, list(tile_sizes))
-    by_parameter: dict[int, list[TiledInstruction]] = {}
-    for inst in computation.instructions:
-        number = inst.node.parameter_number
-        if number is not None:
-            by_parameter.setdefault(number, []).append(inst)
     operands = tuple(
         _footprint("operand", number, insts, (layouts or {}).get(number), computation.num_programs)
-        for number, insts in sorted(by_parameter.items())
+        for number, insts in sorted(computation.by_parameter().items())
     )
     outputs = tuple(
         _footprint("output", k, [root], (output_layouts or {}).get(k), computation.num_programs)
         for k, root in enumerate(computation.roots)
     )
     output_elements = math.prod(_shape(computation.roots[0]))
-    return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs)
+    exact = computation_exactness(fusion, computation) if exactness else None
+    return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs, exact)
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """Ranked footprints (best first) and the number of valid tilings left out because
-    their programs (contracting steps included) exceed ``max_programs``."""
-
-    tilings: list[Footprint]
-    skipped: int
-
-
-def rank_tilings(
-    fusion: TiledFusion,
-    budget_bytes: int,
-    *,
-    layouts: Mapping[int, LayoutLike] | None = None,
-    output_layouts: Mapping[int, LayoutLike] | None = None,
-    max_programs: int = 1 << 16,
-) -> Ranking:
-    """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
-    most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
-    number of programs (fewer contracting steps first), then tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out;
-    so are (counted in :attr:`Ranking.skipped`) those with more than ``max_programs``
-    programs, counting contracting steps, whose per-program counts are not computed."""
-    found = []
-    skipped = 0
-    for sizes in fusion.valid_tilings():
-        programs = math.prod(-(-p.size // s) for p, s in zip(fusion.parameters, sizes))
-        if programs > max_programs:
-            skipped += 1
-            continue
-        try:
-            footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
-        except TilingError as exc:
-            if exc.status == "UNIMPLEMENTED":
-                continue
-            raise
-        if footprint.bytes_per_tile <= budget_bytes:
-            found.append(footprint)
-    found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
-    return Ranking(found, skipped)
+def with_exactness(fusion: TiledFusion, footprint: Footprint) -> Footprint:
+    """``footprint`` (a tiling of ``fusion``) with :attr:`Footprint.exactness` computed
+    (e.g. for the best few of a ranking only)."""
+    return replace(footprint, exactness=tiling_exactness(fusion, footprint.tile_sizes))
 
 
 def _shape(inst: TiledInstruction) -> tuple[int, ...]:
@@ -260,16 +239,19 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
     except ValueError as exc:
         raise FootprintError(f"{kind} {index} ({first.name}): {exc}") from exc
     size = element_bytes(first.node.value.type)
-    unit = _unit_elements(layout, len(shape))
-    domain = first.tile_offsets_indexing.domain_size()
-    steps = max(1, domain // max(num_programs, 1))
+    unit = layout_unit_elements(layout, len(shape))
+    offsets_map = first.tile_offsets_indexing
+    pid_range = offsets_map.dim_ranges[0]
+    # Program ids past the root's are contracting steps (a concatenate operand's ids
+    # are those of its region); runtime variables multiply the enumerated points.
+    steps = max(1, -(-(pid_range.upper + 1) // max(num_programs, 1)))
+    repeats = max(1, offsets_map.domain_size() // max(pid_range.size, 1))
     if len(insts) == 1 and unit is not None:
         units, elements = _separable_counts(first, shape, layout)
         unit_elements = unit
     else:
         units, elements, unit_elements = _enumerated_counts(insts, shape, layout)
-    # Runtime variables multiply the enumerated points: average over their values.
-    repeats = max(1, len(units) // max(domain, 1))
+    # Bytes moved average over the values of runtime variables.
     return OperandFootprint(
         kind=kind,
         index=index,
@@ -281,13 +263,14 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
         tile_sizes=first.tile_sizes,
         tile_strides=first.tile_strides,
         bytes_per_tile=int(units.max(initial=0)) * unit_elements * size,
-        bytes_moved=int(units.sum()) // repeats * unit_elements * size,
-        useful_bytes=int(elements.sum()) // repeats * size,
+        # averaged over the runtime values (a dynamic slice's start), in bytes, rounded down
+        bytes_moved=int(units.sum()) * unit_elements * size // repeats,
+        useful_bytes=int(elements.sum()) * size // repeats,
         steps=steps,
     )
 
 
-def _unit_elements(layout: Layout, rank: int) -> int | None:
+def layout_unit_elements(layout: Layout, rank: int) -> int | None:
     """Elements of one layout tile when layout tiles are blocks of the logical dims
     (first tile without ``*``, no longer than the rank); 1 untiled; None otherwise."""
     if not layout.tiles:
@@ -298,7 +281,7 @@ def _unit_elements(layout: Layout, rank: int) -> int | None:
     return math.prod(tile)
 
 
-def _divisors(layout: Layout, rank: int) -> list[int]:
+def layout_divisors(layout: Layout, rank: int) -> list[int]:
     """Per logical dim, the size of a layout tile along it (1 when not tiled)."""
     divisors = [1] * rank
     if layout.tiles:
@@ -309,19 +292,20 @@ def _divisors(layout: Layout, rank: int) -> list[int]:
     return divisors
 
 
-def _offsets(inst: TiledInstruction) -> np.ndarray:
-    """Tile offsets, one row per program id (and runtime value)."""
-    _, images = inst.tile_offsets_indexing.enumerate(max_points=MAX_ENUMERATED)
-    return images.reshape(len(images), len(inst.tile_sizes))
+def _offsets(inst: TiledInstruction) -> tuple[np.ndarray, np.ndarray]:
+    """Tile offsets, one row per program id (and runtime value) in the domain of the
+    offsets map, and each row's point (the program id, then the runtime values)."""
+    points, images = inst.tile_offsets_indexing.enumerate(max_points=MAX_ENUMERATED)
+    return images.reshape(len(images), len(inst.tile_sizes)), points
 
 
 def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Per program: layout tiles touched and in-bounds elements, one tile whose layout
     tiles are blocks, as products over dimensions."""
-    offsets = _offsets(inst)
+    offsets, _ = _offsets(inst)
     units = np.ones(len(offsets), np.int64)
     elements = np.ones(len(offsets), np.int64)
-    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, _divisors(layout, len(shape)))):
+    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, layout_divisors(layout, len(shape)))):
         column = offsets[:, d]
         values, inverse = np.unique(column, return_inverse=True)
         per_unit = np.empty(len(values), np.int64)
@@ -344,21 +328,34 @@ def _enumerated_counts(
     p = plan(shape, layout)
     unit = math.prod(t for t in layout.tiles[0] if t != COMBINE) if layout.tiles else 1
     buffer = offsets_array(p)
+    if len({inst.node.hidden for inst in insts}) > 1:
+        raise FootprintError(f"{insts[0].name} is read by the programs of different dots")
+    # Rows are (program id, runtime values), the values named by what they read; a
+    # tile whose offsets map leaves a program out (a concatenate operand at another
+    # operand's programs) reads nothing there.
+    sources = [[v.node.value for v in inst.runtime_variables] for inst in insts]
+    if any(set(s) != set(sources[0]) for s in sources):
+        raise FootprintError(f"{insts[0].name} is read through tiles of different runtime values")
+    order = list(dict.fromkeys(sources[0]))
     all_offsets = [_offsets(inst) for inst in insts]
-    programs = len(all_offsets[0])
-    if any(len(o) != programs for o in all_offsets):
-        raise FootprintError(f"{insts[0].name} is read by programs of different grids")
-    work = programs * sum(math.prod(inst.tile_sizes) for inst in insts)
+    work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
         raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
+    rows: dict[tuple[int, ...], list[tuple[TiledInstruction, list[int]]]] = {}
+    for inst, names, (offsets, points) in zip(insts, sources, all_offsets):
+        columns = [0] + [1 + names.index(v) for v in order]
+        for row, point in zip(offsets.tolist(), points[:, columns].tolist()):
+            rows.setdefault(tuple(point), []).append((inst, row))
+    boxes = list(rows.values())
+    programs = len(boxes)
     units = np.zeros(programs, np.int64)
     elements = np.zeros(programs, np.int64)
-    for pid in range(programs):
+    for pid, found in enumerate(boxes):
         touched: set[tuple[int, ...]] = set()
-        for inst, offsets in zip(insts, all_offsets):
+        for inst, row in found:
             axes = [
                 [o + s * i for i in range(n) if 0 <= o + s * i < extent]
-                for o, n, s, extent in zip(offsets[pid].tolist(), inst.tile_sizes, inst.tile_strides, shape)
+                for o, n, s, extent in zip(row, inst.tile_sizes, inst.tile_strides, shape)
             ]
             touched.update(itertools.product(*axes))
         elements[pid] = len(touched)
