@@ -101,8 +101,24 @@ def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
 Node = tuple[ir.Value, Path]
 #: Per target (argument or result index, element path), the maps to it.
 Sets = dict[tuple[int, Path], frozenset]
-#: A table entry: the sets of one value element and the names of the capped values on the way.
-Entry = tuple[Sets, frozenset[str]]
+#: :attr:`Entry.domain` not computed yet.
+_UNKNOWN = object()
+
+
+class Entry:
+    """A table entry: the sets of one value element, the names of the capped values on
+    the way, and (computed on demand, see :meth:`_Composer.domain`) the dimensions every
+    map in the sets shares when each is a result of the compose chain, else None. An
+    entry is never modified: consumers that add nothing share it."""
+
+    __slots__ = ("sets", "caps", "domain")
+
+    def __init__(self, sets: Sets, caps: frozenset[str], domain: object = _UNKNOWN):
+        self.sets = sets
+        self.caps = caps
+        self.domain = domain
+
+
 #: The sets of a block argument (result) to itself: ``None`` stands for the identity.
 _SEED: frozenset = frozenset({None})
 _NO_CAPS: frozenset[str] = frozenset()
@@ -152,6 +168,8 @@ class _Composer:
         self.identity_flags: dict[IndexingMap, bool] = {}
         self.identities: dict[tuple[int, ...], IndexingMap] = {}
         self.interned: dict[frozenset, frozenset] = {}
+        self.set_domains: dict[frozenset, object] = {}
+        self.identity_sets: dict[frozenset, object] = {}
 
     def table(self, block: ir.Block, direction: str, needed: set[ir.Value] | None = None) -> dict[Node, Entry]:
         """The block's table in ``direction``; with ``needed``, only the ops producing
@@ -175,7 +193,7 @@ class _Composer:
         table: dict[Node, Entry] = {}
         for i, argument in enumerate(arguments):
             for path in _paths(argument.type):
-                table[(argument, path)] = ({(i, path): _SEED}, _NO_CAPS)
+                table[(argument, path)] = Entry({(i, path): _SEED}, _NO_CAPS, None)
         for op in operations[:-1]:
             results = list(op.results)
             if needed is not None and not any(result in needed for result in results):
@@ -196,7 +214,7 @@ class _Composer:
         pending: dict[Node, list] = {}
         for r, value in enumerate(results):
             for path in _paths(value.type):
-                pending.setdefault((value, path), []).append((({(r, path): _SEED}, _NO_CAPS), None, _NO_CAPS))
+                pending.setdefault((value, path), []).append((Entry({(r, path): _SEED}, _NO_CAPS, None), None, _NO_CAPS))
         table: dict[Node, Entry] = {}
         for op in reversed(operations[:-1]):
             operands = list(operand_values(op))
@@ -221,41 +239,115 @@ class _Composer:
         """The entry of element ``path`` of ``value``: each part ``(entry, maps, caps)``
         is the entry of a value it reads (writes), composed after ``maps`` (None: the
         same index); sets reaching the same target are joined, then capped (the
-        capped set becomes one map reading the whole target)."""
-        merged: Sets = {}
+        capped set becomes one map reading the whole target).
+
+        A part whose maps change nothing (None, or an identity map after maps that are
+        already results of the chain: see :meth:`passes_through`) contributes its
+        entry's sets as they are, already checked against the caps; a value with one
+        such part shares its operand's entry, so chains of elementwise ops cost
+        nothing per target."""
         capped = _NO_CAPS
+        kept: list[Entry] = []
+        fresh: list[Sets] = []
         memo = self.sets_memo
         for entry, maps, caps in parts:
             if caps:
                 capped = capped | caps
             if entry is None:
                 continue
-            sets, entry_caps = entry
-            if entry_caps:
-                capped = capped | entry_caps
-            if maps is None:
-                pairs = sets.items()
-            else:  # the memo lookup inlined: this loop runs once per value and target
-                pairs = ((t, memo.get((maps, f)) or self.compose_sets(maps, f)) for t, f in sets.items())
-            if not merged:
-                merged = {target: composed for target, composed in pairs if composed}
+            if entry.caps:
+                capped = capped | entry.caps
+            sets = entry.sets
+            if not sets:
                 continue
-            for target, composed in pairs:
-                if not composed:
-                    continue
+            if maps is None or self.passes_through(maps, entry):
+                kept.append(entry)
+            else:  # the memo lookup inlined: this loop runs once per value and target
+                fresh.append({t: c for t, f in sets.items() if (c := memo.get((maps, f)) or self.compose_sets(maps, f))})
+        if not fresh:
+            if not kept:
+                return Entry({}, capped)
+            first = kept[0]
+            if len(kept) == 1 or all(e.sets is first.sets for e in kept):
+                return first if capped == first.caps else Entry(first.sets, capped, first.domain)
+        dicts = [e.sets for e in kept] + fresh
+        base = max(dicts, key=len)
+        merged = dict(base) if any(base is e.sets for e in kept) else base  # kept entries are shared
+        for other in dicts:
+            if other is base:
+                continue
+            for target, found in other.items():
                 before = merged.get(target)
-                merged[target] = composed if before is None or before is composed else self.union(before, composed)
+                if before is None:
+                    merged[target] = found
+                elif before is not found:
+                    merged[target] = self.union(before, found)
+        domain: object = _UNKNOWN
+        if not fresh:  # a union of sets of the same known domain keeps it
+            first = kept[0].domain
+            if first is not _UNKNOWN and all(e.domain == first for e in kept):
+                domain = first
         checked = self.too_large
+        replaced = False
         for target, found in merged.items():
             if found is _SEED or checked.get(found) is False or not self.over_cap(found):
                 continue
             if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
-                domain = IndexingMap.identity(static_shape(value, path), context=value.context)
+                domain_map = IndexingMap.identity(static_shape(value, path), context=value.context)
                 index, target_path = target
-                merged[target] = frozenset({whole_value_map(static_shape(targets[index], target_path), domain)})
+                merged[target] = frozenset({whole_value_map(static_shape(targets[index], target_path), domain_map)})
                 name = value.get_name() if hasattr(value, "get_name") else str(value.type)
                 capped = capped | {name + "".join(f"[{k}]" for k in path)}
-        return merged, capped
+                replaced = True
+        return Entry(merged, capped, _UNKNOWN if replaced else domain)
+
+    def domain(self, entry: Entry) -> object:
+        """The dimensions shared by every map of ``entry`` when each is a result of the
+        compose chain with unnamed dimensions (composing an identity map with the same
+        dimensions after it gives it back), else None; computed once per entry."""
+        found = entry.domain
+        if found is _UNKNOWN:
+            found = None
+            for maps in entry.sets.values():
+                dims = self.set_domain(maps)
+                if dims is None or (found is not None and dims != found):
+                    found = None
+                    break
+                found = dims
+            entry.domain = found
+        return found
+
+    def set_domain(self, maps: frozenset) -> tuple | None:
+        """:meth:`domain` of one set (memoized per set)."""
+        found = self.set_domains.get(maps, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = None
+            clean = self.clean
+            for m in maps:
+                if m is None or clean.get(id(m)) is not m or any(v.name for v in m.dim_vars):
+                    found = None
+                    break
+                if found is None:
+                    found = m.dim_vars
+                elif m.dim_vars != found:
+                    found = None
+                    break
+            self.set_domains[maps] = found
+        return found  # type: ignore[return-value]
+
+    def passes_through(self, maps: frozenset, entry: Entry) -> bool:
+        """Whether composing ``maps`` after each of ``entry``'s sets gives the sets back:
+        ``maps`` is one identity map whose dimensions are the entry's :meth:`domain`
+        (what :meth:`compose` returns unchanged)."""
+        dims = self.identity_sets.get(maps, _UNKNOWN)
+        if dims is _UNKNOWN:
+            (only,) = maps if len(maps) == 1 else (None,)
+            dims = only.dim_vars if only is not None and self.is_identity(only) else None
+            self.identity_sets[maps] = dims
+        if dims is None:
+            return False
+        domain = entry.domain if entry.domain is not _UNKNOWN else self.domain(entry)
+        return domain is not None and (domain is dims or domain == dims)
 
     def over_cap(self, found: frozenset) -> bool:
         """Whether a set is over the caps (never when it holds an unknown map)."""
@@ -326,7 +418,8 @@ class _Composer:
             root, targets = results[index], arguments
         else:
             root, targets = arguments[index], results
-        sets, caps = self.table(block, direction, needed).get((root, element), ({}, _NO_CAPS))
+        entry = self.table(block, direction, needed).get((root, element))
+        sets, caps = (entry.sets, entry.caps) if entry is not None else ({}, _NO_CAPS)
         out: list[ElementMaps] = [{} for _ in targets]
         if not sets:
             return out, caps
