@@ -27,8 +27,8 @@ DEFAULT_MAX_EXPR_NODES = 2000
 #: An element of a value: ``()`` for the value itself, ``(k, ...)`` for element ``k``
 #: (of element ...) of a tuple.
 Path = tuple[int, ...]
-#: Per element path of one value, the maps found so far.
-ElementMaps = dict[Path, set[IndexingMap]]
+#: Per element path of one value, its maps.
+ElementMaps = dict[Path, frozenset[IndexingMap]]
 
 
 @dataclass(frozen=True)

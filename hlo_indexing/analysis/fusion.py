@@ -430,8 +430,9 @@ class _Composer:
             unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {root_type}")
             return [{path: {unknown} for (index, path) in sets if index == k} for k in range(len(targets))], caps
         domain = self.intern(frozenset({self.identity(static_shape(root, element), root.context)}))
-        for (target, target_path), found in sets.items():
-            out[target].setdefault(target_path, set()).update(self.compose_sets(domain, found))
+        memo = self.sets_memo
+        for (target, target_path), found in sets.items():  # one set per (target, path)
+            out[target][target_path] = memo.get((domain, found)) or self.compose_sets(domain, found)
         return out, caps
 
     def parts(self, block: ir.Block) -> tuple[list, list[ir.Value], list[ir.Value]]:
@@ -614,6 +615,7 @@ def computation_indexing(
     else:
         roots, others, what = arguments, results, "argument"
 
+    tuples = [isinstance(value.type, ir.TupleType) for value in others]
     out = []
     for index, root in enumerate(roots):
         if isinstance(root.type, ir.TupleType):
@@ -621,7 +623,7 @@ def computation_indexing(
         elif value_shape(root.type) is None:
             out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
         else:
-            out.append(_fusion_result(others, *composer.root_maps(block, direction, index, ()), direction))
+            out.append(_fusion_result(others, *composer.root_maps(block, direction, index, ()), direction, tuples))
     return tuple(out)
 
 
@@ -645,25 +647,29 @@ def _check_index(caller: str, what: str, index: int, count: int) -> None:
 
 
 def _fusion_result(
-    values: Sequence[ir.Value], per_value: list[ElementMaps], capped: frozenset[str], direction: str
+    values: Sequence[ir.Value],
+    per_value: list[ElementMaps],
+    capped: frozenset[str],
+    direction: str,
+    tuples: Sequence[bool] | None = None,
 ) -> FusionIndexing:
-    """Tensors keep their set; a tuple-typed value's sets go to ``elements``."""
-    maps: list[frozenset[IndexingMap]] = []
-    elements: list[dict[Path, frozenset[IndexingMap]]] = []
-    for index, (value, found) in enumerate(zip(values, per_value, strict=True)):
+    """Tensors keep their set; a tuple-typed value's sets go to ``elements``.
+    ``tuples[i]`` tells whether ``values[i]`` is a tuple (found here when not given)."""
+    if tuples is None:
+        tuples = [isinstance(value.type, ir.TupleType) for value in values]
+    maps: list[frozenset[IndexingMap]] = [_NO_MAPS] * len(values)
+    elements: list[dict[Path, frozenset[IndexingMap]]] = [{} for _ in values]
+    for index, found in enumerate(per_value):
         if not found:
-            maps.append(_NO_MAPS)
-            elements.append({})
             continue
         whole = frozenset(found.get((), ()))
-        if isinstance(value.type, ir.TupleType):
+        if tuples[index]:
             what = "argument" if direction == "output_to_input" else "result"
-            marker = IndexingMap.undefined(f"{what} #{index} is a {value.type}: see its per-element maps")
-            maps.append(whole | {marker})
-            elements.append({path: frozenset(s) for path, s in found.items()})
+            marker = IndexingMap.undefined(f"{what} #{index} is a {values[index].type}: see its per-element maps")
+            maps[index] = whole | {marker}
+            elements[index] = {path: frozenset(s) for path, s in found.items()}
         else:
-            maps.append(whole)
-            elements.append({})
+            maps[index] = whole
     return FusionIndexing(tuple(maps), tuple(sorted(capped)), direction, tuple(elements))
 
 
