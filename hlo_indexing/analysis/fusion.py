@@ -41,6 +41,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from hlo_indexing.analysis.fused_maps import (
     DEFAULT_MAX_EXPR_NODES,
     DEFAULT_MAX_MAPS,
+    NO_ELEMENTS,
     ElementMaps,
     FusionIndexing,
     Path,
@@ -57,6 +58,7 @@ from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps import algebra, simplifier
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
@@ -249,7 +251,6 @@ class _Composer:
         capped = _NO_CAPS
         kept: list[Entry] = []
         fresh: list[Sets] = []
-        memo = self.sets_memo
         for entry, maps, caps in parts:
             if caps:
                 capped = capped | caps
@@ -257,40 +258,35 @@ class _Composer:
                 continue
             if entry.caps:
                 capped = capped | entry.caps
-            sets = entry.sets
-            if not sets:
+            if not entry.sets:
                 continue
             if maps is None or self.passes_through(maps, entry):
                 kept.append(entry)
-            else:  # the memo lookup inlined: this loop runs once per value and target
-                fresh.append({t: c for t, f in sets.items() if (c := memo.get((maps, f)) or self.compose_sets(maps, f))})
+            else:
+                fresh.append(self.compose_entry(maps, entry.sets))
         if not fresh:
             if not kept:
                 return Entry({}, capped)
             first = kept[0]
             if len(kept) == 1 or all(e.sets is first.sets for e in kept):
                 return first if capped == first.caps else Entry(first.sets, capped, first.domain)
-        dicts = [e.sets for e in kept] + fresh
-        base = max(dicts, key=len)
-        merged = dict(base) if any(base is e.sets for e in kept) else base  # kept entries are shared
+        dicts = [e.sets for e in kept] + [d for d in fresh if d]
+        merged = max(dicts, key=len) if dicts else {}
         for other in dicts:
-            if other is base:
-                continue
-            for target, found in other.items():
-                before = merged.get(target)
-                if before is None:
-                    merged[target] = found
-                elif before is not found:
-                    merged[target] = self.union(before, found)
+            if other is not merged:
+                merged = self.join(merged, other)
         domain: object = _UNKNOWN
         if not fresh:  # a union of sets of the same known domain keeps it
-            first = kept[0].domain
-            if first is not _UNKNOWN and all(e.domain == first for e in kept):
-                domain = first
+            first_domain = kept[0].domain
+            if first_domain is not _UNKNOWN and all(e.domain == first_domain for e in kept):
+                domain = first_domain
         checked = self.too_large
+        over = [f for f in dict.fromkeys(merged.values()) if f is not _SEED and checked.get(f) is not False and self.over_cap(f)]
         replaced = False
-        for target, found in merged.items():
-            if found is _SEED or checked.get(found) is False or not self.over_cap(found):
+        if over and any(merged is e.sets for e in kept):
+            merged = dict(merged)  # kept entries are shared
+        for target, found in list(merged.items()) if over else ():
+            if found not in over:
                 continue
             if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
                 domain_map = IndexingMap.identity(static_shape(value, path), context=value.context)
@@ -301,6 +297,29 @@ class _Composer:
                 replaced = True
         return Entry(merged, capped, _UNKNOWN if replaced else domain)
 
+    def compose_entry(self, maps: frozenset, sets: Sets) -> Sets:
+        """``sets`` with each set composed after ``maps``, empty results dropped: one
+        composition per distinct set, the per-target dict built at C speed."""
+        memo = self.sets_memo
+        composed = dict.fromkeys(sets.values())
+        for found in composed:
+            composed[found] = memo.get((maps, found)) or self.compose_sets(maps, found)
+        out = dict(zip(sets, map(composed.__getitem__, sets.values())))
+        if not all(composed.values()):
+            out = {target: found for target, found in out.items() if found}
+        return out
+
+    def join(self, a: Sets, b: Sets) -> Sets:
+        """A new dict: ``a`` and ``b`` with the sets of a target in both united (the
+        dict copies at C speed, a Python step only for targets with two different sets)."""
+        if len(a) < len(b):
+            a, b = b, a
+        common = [target for target in b.keys() & a.keys() if a[target] is not b[target]]
+        merged = {**a, **b}
+        for target in common:
+            merged[target] = self.union(a[target], b[target])
+        return merged
+
     def domain(self, entry: Entry) -> object:
         """The dimensions shared by every map of ``entry`` when each is a result of the
         compose chain with unnamed dimensions (composing an identity map with the same
@@ -308,7 +327,7 @@ class _Composer:
         found = entry.domain
         if found is _UNKNOWN:
             found = None
-            for maps in entry.sets.values():
+            for maps in dict.fromkeys(entry.sets.values()):
                 dims = self.set_domain(maps)
                 if dims is None or (found is not None and dims != found):
                     found = None
@@ -528,7 +547,8 @@ def _untracked_element(operation: ir.Operation, what: str, index: int, path: Pat
 
 
 def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    return consumer.compose(producer).simplify().remove_unused_symbols()
+    """The chain without the global memo of each step (the caller memoizes the chain)."""
+    return algebra.remove_unused_symbols(simplifier.simplify(algebra.compose(consumer, producer)))
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
@@ -658,7 +678,7 @@ def _fusion_result(
     if tuples is None:
         tuples = [isinstance(value.type, ir.TupleType) for value in values]
     maps: list[frozenset[IndexingMap]] = [_NO_MAPS] * len(values)
-    elements: list[dict[Path, frozenset[IndexingMap]]] = [{} for _ in values]
+    elements: list[Mapping[Path, frozenset[IndexingMap]]] = [NO_ELEMENTS] * len(values)
     for index, found in enumerate(per_value):
         if not found:
             continue
@@ -679,7 +699,7 @@ def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, directio
     unknown = IndexingMap.undefined(
         f"{what}{at} is a {element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
     )
-    return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
+    return FusionIndexing((frozenset({unknown}),) * count, (), direction, (NO_ELEMENTS,) * count)
 
 
 def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:
@@ -687,7 +707,7 @@ def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direc
     shape has no static index space to map from."""
     at = f" element {path_text(element)}" if element else ""
     unknown = IndexingMap.undefined(f"{what}{at} is a {element_type(value.type, element)}, not a statically shaped tensor")
-    return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
+    return FusionIndexing((frozenset({unknown}),) * count, (), direction, (NO_ELEMENTS,) * count)
 
 
 class _FusedRegions:
