@@ -58,7 +58,6 @@ from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps import algebra, simplifier
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
@@ -547,8 +546,7 @@ def _untracked_element(operation: ir.Operation, what: str, index: int, path: Pat
 
 
 def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    """The chain without the global memo of each step (the caller memoizes the chain)."""
-    return algebra.remove_unused_symbols(simplifier.simplify(algebra.compose(consumer, producer)))
+    return consumer.compose(producer).simplify().remove_unused_symbols()
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
