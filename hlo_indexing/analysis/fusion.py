@@ -55,7 +55,7 @@ from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -170,6 +170,8 @@ class _Composer:
         self.identities: dict[tuple[int, ...], IndexingMap] = {}
         self.interned: dict[frozenset, frozenset] = {}
         self.set_domains: dict[frozenset, object] = {}
+        self.plain_maps: dict[int, tuple[InstructionIndexing, tuple[frozenset, ...]]] = {}
+        self.plumbing_names: dict[str, bool] = {}
         self.identity_sets: dict[frozenset, object] = {}
 
     def table(self, block: ir.Block, direction: str, needed: set[ir.Value] | None = None) -> dict[Node, Entry]:
@@ -195,10 +197,20 @@ class _Composer:
         for i, argument in enumerate(arguments):
             for path in _paths(argument.type):
                 table[(argument, path)] = Entry({(i, path): _SEED}, _NO_CAPS, None)
+        get = table.get
         for op in operations[:-1]:
             results = list(op.results)
             if needed is not None and not any(result in needed for result in results):
                 continue
+            if len(results) == 1 and not self.plumbing(op.operation.name):
+                result = results[0]
+                if not isinstance(result.type, ir.TupleType):  # the common case, as reads() has it
+                    parts = [
+                        (get((operand, ())), maps, _NO_CAPS)
+                        for operand, maps in zip(operand_values(op), self.op_maps(op, 0))
+                    ]
+                    table[(result, ())] = self.merge(result, (), parts, arguments)
+                    continue
             for r, result in enumerate(results):
                 for path in _paths(result.type):
                     parts = [
@@ -504,11 +516,23 @@ class _Composer:
             indexing = found[result_index]
         else:
             indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
-        runtime = indexing.runtime or ((),) * len(indexing.maps)
+        if not any(indexing.runtime):  # nothing to fold: the same for every op sharing the result
+            cached = self.plain_maps.get(id(indexing))
+            if cached is None or cached[0] is not indexing:
+                cached = self.plain_maps[id(indexing)] = (indexing, tuple(self.intern(frozenset(maps)) for maps in indexing.maps))
+            return cached[1]
         return tuple(
             self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
-            for maps, sources in zip(indexing.maps, runtime, strict=True)
+            for maps, sources in zip(indexing.maps, indexing.runtime, strict=True)
         )
+
+    def plumbing(self, name: str) -> bool:
+        """Whether ops called ``name`` need :meth:`reads`' general path: tuples,
+        ``get_tuple_element`` and call-like ops."""
+        found = self.plumbing_names.get(name)
+        if found is None:
+            found = self.plumbing_names[name] = name.partition(".")[2] in ("tuple", "get_tuple_element") or name in CALL_LIKE_OPS
+        return found
 
     def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[Flow]:
         """``(result, element, maps, caps)`` that element ``path`` of operand
