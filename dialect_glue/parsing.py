@@ -32,12 +32,6 @@ ModuleLike = Union[str, bytes, os.PathLike, "ir.Module", "ir.Operation", "ir.OpV
 def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocation | None:
     """The file:line:col of an MLIR location (the first file position inside name, fused
     or call-site locations); ``filename`` replaces MLIR's anonymous buffer name ``-``."""
-    if type(loc) is ir.FileLineColLoc:  # the common case, without printing (~10x faster)
-        name = loc.filename
-        if name.isprintable() and '"' not in name and "\\" not in name:  # printed as is
-            if name == ANONYMOUS_BUFFER and filename is not None:
-                name = filename
-            return SourceLocation(name, loc.start_line, loc.start_col)
     match = _FILE_POSITION.search(str(loc))
     if match is None:
         return None
@@ -64,8 +58,6 @@ _NAME_LOCATION = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\(')
 def location_name(loc: "ir.Location") -> str | None:
     """The name of a name location (``loc("fusion.3"(...))``: the HLO importer names
     each op after its HLO instruction), or None for other locations."""
-    if type(loc) is ir.FileLineColLoc:
-        return None
     match = _NAME_LOCATION.match(str(loc))
     return match.group(1) if match is not None else None
 
