@@ -58,7 +58,8 @@ from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps import algebra, simplifier
+from hlo_indexing.maps.indexing_map import IndexingMap, _memoized
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
     output_to_input_indexing,
@@ -570,7 +571,13 @@ def _untracked_element(operation: ir.Operation, what: str, index: int, path: Pat
 
 
 def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    return consumer.compose(producer).simplify().remove_unused_symbols()
+    """``consumer.compose(producer).simplify().remove_unused_symbols()`` with one entry of
+    the maps' memo for the whole chain (it carries compositions across computations and
+    is cleared with it), instead of one per step keyed on each intermediate map."""
+    return _memoized(
+        ("compose-simplify-clean", consumer._memo_key(), producer._memo_key()),
+        lambda: algebra.remove_unused_symbols(simplifier.simplify(algebra.compose(consumer, producer))),
+    )
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
