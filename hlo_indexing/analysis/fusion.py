@@ -574,10 +574,13 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     """``consumer.compose(producer).simplify().remove_unused_symbols()`` with one entry of
     the maps' memo for the whole chain (it carries compositions across computations and
     is cleared with it), instead of one per step keyed on each intermediate map."""
-    return _memoized(
-        ("compose-simplify-clean", consumer._memo_key(), producer._memo_key()),
-        lambda: algebra.remove_unused_symbols(simplifier.simplify(algebra.compose(consumer, producer))),
-    )
+    return _memoized(("compose-simplify-clean", consumer._memo_key(), producer._memo_key()), lambda: _chain(consumer, producer))
+
+
+def _chain(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
+    simplified = simplifier.simplify(algebra.compose(consumer, producer))
+    # Without symbols there is nothing to remove (remove_unused_symbols returns the map).
+    return simplified if simplified.num_symbols == 0 else algebra.remove_unused_symbols(simplified)
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
