@@ -48,6 +48,10 @@ DEFERRED_IMPORTS = {
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.driver"): "start-up: --help/--version/--list-passes load no bindings",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.batch"): "start-up: as for the driver",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.show_layout"): "start-up: loaded only for --show-layout",
+    ("hlo_indexing.tools.batch", "concurrent.futures"): "start-up: process pools (~15 ms) only for -j > 1",
+    ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: as for concurrent.futures",
+    ("hlo_indexing", "importlib"): "start-up: importlib.metadata (~25 ms) only for __version__",
+    ("hlo_indexing.tools.options", "importlib.metadata"): "start-up: importlib.metadata (~25 ms) only for --version",
 }
 
 
