@@ -3,7 +3,7 @@
 The analysis is what ``hlo-attach-indexing-maps`` does (output -> input maps of every HLO
 op, simplified, attached as attributes) plus the fused maps of every result of every
 function (``computation_indexing``: one walk per function, equal to ``fusion_indexing``
-of each result). The baseline is ``ir.Module.parse(text)`` + ``str(module)`` of the same text, in
+of each result; the functions share its memos, as in ``analyze``). The baseline is ``ir.Module.parse(text)`` + ``str(module)`` of the same text, in
 the same process. Both are timed best-of-``repeat`` (the baseline at least 7 times); the
 analysis starts each repetition on a freshly parsed module with every cache cleared
 (parsing not timed).
@@ -63,8 +63,9 @@ def analyse(module: "ir.Module") -> tuple[int, int]:
     if diagnostics.items:
         raise RuntimeError(f"analysis failed: {diagnostics.items[0].message}")
     sets = capped = 0
+    shared: dict = {}
     for func in module.body.operations:
-        for fused in computation_indexing(func):
+        for fused in computation_indexing(func, shared=shared):
             sets += 1
             capped += bool(fused.over_approximated)
     return sets, capped

@@ -159,6 +159,7 @@ class _Composer:
     ):
         self.max_maps = max_maps
         self.per_op = {per_op_direction: per_op} if per_op else {}
+        self.given = per_op  # as given (what a shared composer is reused for)
         self.max_expr_nodes = max_expr_nodes
         self.tables: dict[tuple[ir.Block, str], dict[Node, Entry]] = {}
         self.sets_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
@@ -653,14 +654,22 @@ def computation_indexing(
     *,
     max_maps: int = DEFAULT_MAX_MAPS,
     per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
+    shared: dict | None = None,
 ) -> tuple[FusionIndexing, ...]:
     """The fused maps of every result (``"output_to_input"``: as ``fusion_indexing(f, r)``
     for each ``r``) or every argument (``"input_to_output"``), from one walk of the block.
     ``per_op`` may give ops' per-op maps in ``direction`` already computed (simplified,
     as :mod:`hlo_indexing.analysis.per_op` gives them: one per result or operand); the
-    other ops' maps are derived."""
+    other ops' maps are derived. ``shared``, a dict the caller passes (empty at first) to
+    each call of one analysis, lets the calls share their memos (computations that are
+    copies of each other then cost a walk, not a composition per map)."""
     block = block_of(region_or_func)
-    composer = _Composer(max_maps, per_op=per_op, per_op_direction=direction)
+    key = (max_maps, id(per_op), direction)
+    composer = shared.get(key) if shared is not None else None
+    if composer is None or composer.given is not per_op:
+        composer = _Composer(max_maps, per_op=per_op, per_op_direction=direction)
+        if shared is not None:
+            shared[key] = composer
     _, arguments, results = composer.parts(block)
     if direction == "output_to_input":
         roots, others, what = results, arguments, "result"

@@ -231,12 +231,13 @@ def _computation_maps(
     function: str | None,
     known: dict[ir.Operation, tuple[InstructionIndexing, ...]],
 ):
+    shared: dict = {}  # the computations share the fused walk's memos
     for name, op in computations(module):
         owner = enclosing_function(op)
         if function is not None and owner != function:
             continue
         try:
-            maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps, per_op=known)
+            maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps, per_op=known, shared=shared)
         except (HloIndexingError, ValueError, NotImplementedError) as exc:
             yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc), op.name, owner)
             continue
