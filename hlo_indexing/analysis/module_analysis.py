@@ -13,7 +13,6 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing.analysis import serialize
 from hlo_indexing.analysis.fusion import (
     DEFAULT_MAX_MAPS,
     FusionIndexing,
@@ -125,10 +124,14 @@ class ModuleIndexing:
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of :mod:`hlo_indexing.analysis.serialize` (its schema:
         ``hlo_indexing/schema/indexing.schema.json``)."""
+        from hlo_indexing.analysis import serialize  # only for JSON output
+
         return serialize.module_to_dict(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         """:meth:`to_dict` as JSON text."""
+        from hlo_indexing.analysis import serialize  # only for JSON output
+
         return serialize.module_to_json(self, indent)
 
     def __repr__(self) -> str:
