@@ -264,6 +264,16 @@ def markdown(record: dict) -> str:
               ", ".join(f"{k} {v}" for k, v in cli["import_ms_by_package"].items())]],
         )
     )
+    cpu = cli["cpu_s"]
+    parts.append(
+        table(
+            ["start-up", f"wall s (best of {cli['repeat']})", "CPU s"],
+            [["python -c pass", cli["python_s"], cpu["python"]],
+             ['python -c "import jaxlib.mlir.ir"', cli["bindings_s"], cpu["bindings"]],
+             ["hlo-indexing-opt --help", cli["help_s"], cpu["help"]],
+             ["hlo-indexing-opt tiny.mlir --hlo-attach-indexing-maps", cli["tiny_s"], cpu["tiny"]]],
+        )
+    )
     parts.append(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in record["targets"]]))
     meta = record["meta"]
     parts.append(f"Measured {meta['date']} on {meta['machine']} ({meta['cpus']} CPUs), Python {meta['python']}, "
