@@ -16,6 +16,7 @@ maps, utilisation, coalescing, JSON), ``layout``, ``passes`` (MLIR passes),
 
 from __future__ import annotations
 
+import functools as _functools
 from typing import Any as _Any
 
 from hlo_indexing.lazy import lazy_exports as _lazy_exports
@@ -71,6 +72,7 @@ __all__ = sorted(_EXPORTS)
 _exported, _listed = _lazy_exports(__name__, _EXPORTS)
 
 
+@_functools.cache
 def _version() -> str:
     # Deferred: importlib.metadata costs ~25 ms of start-up, and only __version__ needs it.
     from importlib import metadata
@@ -84,9 +86,7 @@ def _version() -> str:
 def __getattr__(name: str) -> _Any:
     """The lazy public names, and ``__version__`` (read from the installed metadata once)."""
     if name == "__version__":
-        global __version__
-        __version__ = _version()
-        return __version__
+        return _version()
     return _exported(name)
 
 

@@ -121,6 +121,9 @@ class Entry:
         self.domain = domain
 
 
+#: What :meth:`_Composer.merge` takes per operand (user): its entry, the maps to compose
+#: after it (None: the same index) and the names of values capped inside a callee.
+Part = tuple[Entry | None, frozenset[IndexingMap] | None, frozenset[str]]
 #: The sets of a block argument (result) to itself: ``None`` stands for the identity.
 _SEED: frozenset = frozenset({None})
 _NO_CAPS: frozenset[str] = frozenset()
@@ -207,7 +210,7 @@ class _Composer:
             if len(results) == 1 and not self.plumbing(op.operation.name):
                 result = results[0]
                 if not isinstance(result.type, ir.TupleType):  # the common case, as reads() has it
-                    parts = [
+                    parts: list[Part] = [
                         (get((operand, ())), maps, _NO_CAPS)
                         for operand, maps in zip(operand_values(op), self.op_maps(op, 0))
                     ]
@@ -314,9 +317,7 @@ class _Composer:
         """``sets`` with each set composed after ``maps``, empty results dropped: one
         composition per distinct set, the per-target dict built at C speed."""
         memo = self.sets_memo
-        composed = dict.fromkeys(sets.values())
-        for found in composed:
-            composed[found] = memo.get((maps, found)) or self.compose_sets(maps, found)
+        composed = {found: memo.get((maps, found)) or self.compose_sets(maps, found) for found in dict.fromkeys(sets.values())}
         out = dict(zip(sets, map(composed.__getitem__, sets.values())))
         if not all(composed.values()):
             out = {target: found for target, found in out.items() if found}
@@ -351,21 +352,19 @@ class _Composer:
 
     def set_domain(self, maps: frozenset) -> tuple | None:
         """:meth:`domain` of one set (memoized per set)."""
-        found = self.set_domains.get(maps, _UNKNOWN)
-        if found is _UNKNOWN:
-            found = None
-            clean = self.clean
-            for m in maps:
-                if m is None or clean.get(id(m)) is not m or any(v.name for v in m.dim_vars):
-                    found = None
-                    break
-                if found is None:
-                    found = m.dim_vars
-                elif m.dim_vars != found:
-                    found = None
-                    break
-            self.set_domains[maps] = found
-        return found  # type: ignore[return-value]
+        known = self.set_domains.get(maps, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        found: tuple | None = None
+        for m in maps:
+            chained = self.clean.get(id(m)) if m is not None else None
+            dims = chained.dim_vars if chained is not None and chained is m else None
+            if dims is None or any(v.name for v in dims) or (found is not None and dims != found):
+                found = None
+                break
+            found = dims
+        self.set_domains[maps] = found
+        return found
 
     def passes_through(self, maps: frozenset, entry: Entry) -> bool:
         """Whether composing ``maps`` after each of ``entry``'s sets gives the sets back:
@@ -460,7 +459,7 @@ class _Composer:
             # root may read): its index space is undefined.
             root_type = element_type(root.type, element)
             unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {root_type}")
-            return [{path: {unknown} for (index, path) in sets if index == k} for k in range(len(targets))], caps
+            return [{path: frozenset({unknown}) for (index, path) in sets if index == k} for k in range(len(targets))], caps
         domain = self.intern(frozenset({self.identity(static_shape(root, element), root.context)}))
         memo = self.sets_memo
         for (target, target_path), found in sets.items():  # one set per (target, path)
@@ -684,7 +683,8 @@ def computation_indexing(
         elif value_shape(root.type) is None:
             out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
         else:
-            out.append(_fusion_result(others, *composer.root_maps(block, direction, index, ()), direction, tuples))
+            per_value, capped = composer.root_maps(block, direction, index, ())
+            out.append(_fusion_result(others, per_value, capped, direction, tuples))
     return tuple(out)
 
 
