@@ -52,14 +52,13 @@ from hlo_indexing.analysis.fused_maps import (
     whole_value_map,
 )
 from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
+from hlo_indexing.analysis.map_sets import NOT_COMPUTED, Entry, SetAlgebra, Sets
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
-from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps import algebra, simplifier
-from hlo_indexing.maps.indexing_map import IndexingMap, _memoized
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
     output_to_input_indexing,
@@ -88,39 +87,8 @@ def _is_tuple(value: ir.Value, path: Path) -> bool:
     return isinstance(element_type(value.type, path), ir.TupleType)
 
 
-def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
-    if m.is_undefined or m.is_known_empty():
-        return False
-    total = 0
-    for expr in m.results:
-        total += ax.node_count(expr)
-        if total > max_expr_nodes:
-            return True
-    return False
-
-
 #: A value element: the value and its element path.
 Node = tuple[ir.Value, Path]
-#: Per target (argument or result index, element path), the maps to it.
-Sets = dict[tuple[int, Path], frozenset]
-#: :attr:`Entry.domain` not computed yet.
-_UNKNOWN = object()
-
-
-class Entry:
-    """A table entry: the sets of one value element, the names of the capped values on
-    the way, and (computed on demand, see :meth:`_Composer.domain`) the dimensions every
-    map in the sets shares when each is a result of the compose chain, else None. An
-    entry is never modified: consumers that add nothing share it."""
-
-    __slots__ = ("sets", "caps", "domain")
-
-    def __init__(self, sets: Sets, caps: frozenset[str], domain: object = _UNKNOWN):
-        self.sets = sets
-        self.caps = caps
-        self.domain = domain
-
-
 #: What :meth:`_Composer.merge` takes per operand (user): its entry, the maps to compose
 #: after it (None: the same index) and the names of values capped inside a callee.
 Part = tuple[Entry | None, frozenset[IndexingMap] | None, frozenset[str]]
@@ -141,7 +109,7 @@ def _paths(value_type: ir.Type) -> list[Path]:
     return [()] + [(k,) + path for k in range(value_type.num_types) for path in _paths(value_type.get_type(k))]
 
 
-class _Composer:
+class _Composer(SetAlgebra):
     """One analysis' state: the caps, the memos, and the table of each block walked.
 
     A block's table gives, for every element of every value, its map sets to every
@@ -150,8 +118,8 @@ class _Composer:
     one walk over the block (dynamic programming over the use-def graph: each op's
     per-op maps are derived once and composed with its operands' (users') sets), so the
     cost is linear in ops times reached arguments (results), whatever the number of
-    results (arguments) asked for. Composition goes through one memo per analysis for
-    the compose-simplify-clean-up chain (per pair of maps) and one per pair of sets."""
+    results (arguments) asked for. The set algebra and its memos are
+    :class:`~hlo_indexing.analysis.map_sets.SetAlgebra`."""
 
     def __init__(
         self,
@@ -160,24 +128,13 @@ class _Composer:
         per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
         per_op_direction: str = "output_to_input",
     ):
-        self.max_maps = max_maps
         self.per_op = {per_op_direction: per_op} if per_op else {}
         self.given = per_op  # as given (what a shared composer is reused for)
-        self.max_expr_nodes = max_expr_nodes
+        super().__init__(max_maps, max_expr_nodes)
         self.tables: dict[tuple[ir.Block, str], dict[Node, Entry]] = {}
-        self.sets_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
-        self.union_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
-        self.map_memo: dict[tuple[object, object], IndexingMap] = {}
-        self.too_large: dict[frozenset, bool] = {}
         self.blocks: dict[ir.Block, tuple[list, list[ir.Value], list[ir.Value]]] = {}
-        self.clean: dict[int, IndexingMap] = {}  # results of the chain, by identity
-        self.identity_flags: dict[IndexingMap, bool] = {}
-        self.identities: dict[tuple[int, ...], IndexingMap] = {}
-        self.interned: dict[frozenset, frozenset] = {}
-        self.set_domains: dict[frozenset, object] = {}
         self.plain_maps: dict[int, tuple[InstructionIndexing, tuple[frozenset, ...]]] = {}
         self.plumbing_names: dict[str, bool] = {}
-        self.identity_sets: dict[frozenset, object] = {}
 
     def table(self, block: ir.Block, direction: str, needed: set[ir.Value] | None = None) -> dict[Node, Entry]:
         """The block's table in ``direction``; with ``needed``, only the ops producing
@@ -291,10 +248,10 @@ class _Composer:
         for other in dicts:
             if other is not merged:
                 merged = self.join(merged, other)
-        domain: object = _UNKNOWN
+        domain: object = NOT_COMPUTED
         if not fresh:  # a union of sets of the same known domain keeps it
             first_domain = kept[0].domain
-            if first_domain is not _UNKNOWN and all(e.domain == first_domain for e in kept):
+            if first_domain is not NOT_COMPUTED and all(e.domain == first_domain for e in kept):
                 domain = first_domain
         checked = self.too_large
         over = [f for f in dict.fromkeys(merged.values()) if f is not _SEED and checked.get(f) is not False and self.over_cap(f)]
@@ -311,133 +268,7 @@ class _Composer:
                 name = value.get_name() if hasattr(value, "get_name") else str(value.type)
                 capped = capped | {name + "".join(f"[{k}]" for k in path)}
                 replaced = True
-        return Entry(merged, capped, _UNKNOWN if replaced else domain)
-
-    def compose_entry(self, maps: frozenset, sets: Sets) -> Sets:
-        """``sets`` with each set composed after ``maps``, empty results dropped: one
-        composition per distinct set, the per-target dict built at C speed."""
-        memo = self.sets_memo
-        composed = {found: memo.get((maps, found)) or self.compose_sets(maps, found) for found in dict.fromkeys(sets.values())}
-        out = dict(zip(sets, map(composed.__getitem__, sets.values())))
-        if not all(composed.values()):
-            out = {target: found for target, found in out.items() if found}
-        return out
-
-    def join(self, a: Sets, b: Sets) -> Sets:
-        """A new dict: ``a`` and ``b`` with the sets of a target in both united (the
-        dict copies at C speed, a Python step only for targets with two different sets)."""
-        if len(a) < len(b):
-            a, b = b, a
-        common = [target for target in b.keys() & a.keys() if a[target] is not b[target]]
-        merged = {**a, **b}
-        for target in common:
-            merged[target] = self.union(a[target], b[target])
-        return merged
-
-    def domain(self, entry: Entry) -> object:
-        """The dimensions shared by every map of ``entry`` when each is a result of the
-        compose chain with unnamed dimensions (composing an identity map with the same
-        dimensions after it gives it back), else None; computed once per entry."""
-        found = entry.domain
-        if found is _UNKNOWN:
-            found = None
-            for maps in dict.fromkeys(entry.sets.values()):
-                dims = self.set_domain(maps)
-                if dims is None or (found is not None and dims != found):
-                    found = None
-                    break
-                found = dims
-            entry.domain = found
-        return found
-
-    def set_domain(self, maps: frozenset) -> tuple | None:
-        """:meth:`domain` of one set (memoized per set)."""
-        known = self.set_domains.get(maps, _UNKNOWN)
-        if known is not _UNKNOWN:
-            return known  # type: ignore[return-value]
-        found: tuple | None = None
-        for m in maps:
-            chained = self.clean.get(id(m)) if m is not None else None
-            dims = chained.dim_vars if chained is not None and chained is m else None
-            if dims is None or any(v.name for v in dims) or (found is not None and dims != found):
-                found = None
-                break
-            found = dims
-        self.set_domains[maps] = found
-        return found
-
-    def passes_through(self, maps: frozenset, entry: Entry) -> bool:
-        """Whether composing ``maps`` after each of ``entry``'s sets gives the sets back:
-        ``maps`` is one identity map whose dimensions are the entry's :meth:`domain`
-        (what :meth:`compose` returns unchanged)."""
-        dims = self.identity_sets.get(maps, _UNKNOWN)
-        if dims is _UNKNOWN:
-            (only,) = maps if len(maps) == 1 else (None,)
-            dims = only.dim_vars if only is not None and self.is_identity(only) else None
-            self.identity_sets[maps] = dims
-        if dims is None:
-            return False
-        domain = entry.domain if entry.domain is not _UNKNOWN else self.domain(entry)
-        return domain is not None and (domain is dims or domain == dims)
-
-    def over_cap(self, found: frozenset) -> bool:
-        """Whether a set is over the caps (never when it holds an unknown map)."""
-        over = self.too_large.get(found)
-        if over is None:
-            defined = [m for m in found if m is not None]
-            over = not any(m.is_undefined for m in defined) and (
-                len(found) > self.max_maps or any(_too_large(m, self.max_expr_nodes) for m in defined)
-            )
-            self.too_large[found] = over
-        return over
-
-    def compose_sets(self, maps: frozenset, found: frozenset) -> frozenset:
-        """``{compose(q, m)}`` for ``q`` in ``maps`` (one op's) and ``m`` in ``found``."""
-        key = (maps, found)
-        composed = self.sets_memo.get(key)
-        if composed is None:
-            composed = self.sets_memo[key] = self.intern(frozenset(self.compose(q, m) for q in maps for m in found))
-        return composed
-
-    def union(self, a: frozenset, b: frozenset) -> frozenset:
-        """``a | b`` (memoized: the same sets meet again and again)."""
-        key = (a, b)
-        joined = self.union_memo.get(key)
-        if joined is None:
-            joined = self.union_memo[key] = self.intern(a | b)
-        return joined
-
-    def compose(self, consumer: IndexingMap, producer: IndexingMap | None) -> IndexingMap:
-        """Compose, simplify, remove unused symbols (one memo for the chain); a None
-        producer is the identity of a seed."""
-        if producer is None:
-            return consumer
-        if (
-            self.clean.get(id(producer)) is producer
-            and self.is_identity(consumer)
-            and consumer.dim_vars == producer.dim_vars
-            and not any(v.name for v in producer.dim_vars)
-        ):
-            return producer  # composing a result of this chain after the identity gives it back
-        key = (consumer._memo_key(), producer._memo_key())
-        composed = self.map_memo.get(key)
-        if composed is None:
-            composed = self.map_memo[key] = _compose(consumer, producer)
-            self.clean[id(composed)] = composed
-        return composed
-
-    def is_identity(self, m: IndexingMap) -> bool:
-        """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbol, constraint or variable name."""
-        found = self.identity_flags.get(m)
-        if found is None:
-            found = self.identity_flags[m] = (
-                not m.is_undefined
-                and m.num_symbols == 0
-                and not m.constraints
-                and not any(v.name for v in m.dim_vars)
-                and m.affine_map == ir.AffineMap.get_identity(m.num_dims, m.context)
-            )
-        return found
+        return Entry(merged, capped, NOT_COMPUTED if replaced else domain)
 
     def root_maps(
         self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None
@@ -473,17 +304,6 @@ class _Composer:
             operations = list(block.operations)
             found = self.blocks[block] = (operations, list(block.arguments), list(operations[-1].operands))
         return found
-
-    def identity(self, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
-        """The identity map of ``shape`` (one object per shape: memo keys then compare by identity)."""
-        found = self.identities.get(shape)
-        if found is None:
-            found = self.identities[shape] = IndexingMap.identity(shape, context=context)
-        return found
-
-    def intern(self, maps: frozenset) -> frozenset:
-        """One object per distinct set (memo keys then compare by identity)."""
-        return self.interned.setdefault(maps, maps)
 
     def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[Flow]:
         """``(operand, element, maps, caps)`` read by element ``path`` of result
@@ -568,19 +388,6 @@ class _Composer:
 def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:
     element = f"element {path_text(path)} of " if path else ""
     return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
-
-
-def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    """``consumer.compose(producer).simplify().remove_unused_symbols()`` with one entry of
-    the maps' memo for the whole chain (it carries compositions across computations and
-    is cleared with it), instead of one per step keyed on each intermediate map."""
-    return _memoized(("compose-simplify-clean", consumer._memo_key(), producer._memo_key()), lambda: _chain(consumer, producer))
-
-
-def _chain(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    simplified = simplifier.simplify(algebra.compose(consumer, producer))
-    # Without symbols there is nothing to remove (remove_unused_symbols returns the map).
-    return simplified if simplified.num_symbols == 0 else algebra.remove_unused_symbols(simplified)
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
