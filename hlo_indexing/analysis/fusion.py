@@ -492,6 +492,8 @@ def computation_indexing(
         else:
             per_value, capped = composer.root_maps(block, direction, index, ())
             out.append(_fusion_result(others, per_value, capped, direction, tuples))
+    composer.tables.pop((block, direction), None)  # memos are shared, not the block's walk
+    composer.blocks.pop(block, None)
     return tuple(out)
 
 
