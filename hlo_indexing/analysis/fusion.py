@@ -56,7 +56,7 @@ from hlo_indexing.analysis.map_sets import NOT_COMPUTED, Entry, SetAlgebra, Sets
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, block_of, callee_block, operand_values
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
@@ -161,15 +161,16 @@ class _Composer(SetAlgebra):
                 table[(argument, path)] = Entry({(i, path): _SEED}, _NO_CAPS, None)
         get = table.get
         for op in operations[:-1]:
-            results = list(op.results)
+            operation = op.operation
+            results = operation.results
             if needed is not None and not any(result in needed for result in results):
                 continue
-            if len(results) == 1 and not self.plumbing(op.operation.name):
+            if len(results) == 1 and not self.plumbing(operation.name):
                 result = results[0]
                 if not isinstance(result.type, ir.TupleType):  # the common case, as reads() has it
                     parts: list[Part] = [
                         (get((operand, ())), maps, _NO_CAPS)
-                        for operand, maps in zip(operand_values(op), self.op_maps(op, 0))
+                        for operand, maps in zip(operation.operands, self.op_maps(op, 0))
                     ]
                     table[(result, ())] = self.merge(result, (), parts, arguments)
                     continue
@@ -349,10 +350,13 @@ class _Composer(SetAlgebra):
 
     def plumbing(self, name: str) -> bool:
         """Whether ops called ``name`` need :meth:`reads`' general path: tuples,
-        ``get_tuple_element`` and call-like ops."""
+        ``get_tuple_element``, call-like ops, and ops whose regions capture values (their
+        per-op maps index more than their operands)."""
         found = self.plumbing_names.get(name)
         if found is None:
-            found = self.plumbing_names[name] = name.partition(".")[2] in ("tuple", "get_tuple_element") or name in CALL_LIKE_OPS
+            found = self.plumbing_names[name] = (
+                name.partition(".")[2] in ("tuple", "get_tuple_element") or name in CALL_LIKE_OPS or name in CAPTURING_OPS
+            )
         return found
 
     def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[Flow]:
