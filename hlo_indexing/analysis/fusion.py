@@ -4,9 +4,13 @@ terminator.
 
 ``fusion_indexing(region, result_index)`` walks the block from the terminator operand
 ``result_index`` up and gives, for every block argument, the set of maps from that
-result's index space to the argument (simplified, de-duplicated). Each value's map set
-is computed once (the walk visits every op once, in reverse program order), so the
-cost is linear in the number of ops times the set sizes. A set larger
+result's index space to the argument (simplified, de-duplicated).
+``computation_indexing(f)`` gives every result's maps from one walk (what
+:func:`hlo_indexing.analyze` uses). Each value's map sets are computed once (the walk
+visits every op once, in program order), so the cost is linear in the number of ops
+times the arguments each value reaches, whatever the number of results; a value whose
+op adds nothing (tuple plumbing, an elementwise op after maps already composed) shares
+its operand's sets (:mod:`hlo_indexing.analysis.map_sets`). A set larger
 than ``max_maps``, or holding a map whose results exceed ``max_expr_nodes`` expression
 nodes (irregular permutations such as alternating reshapes and transposes make exact
 maps grow exponentially), is replaced by one over-approximating map that reads the
