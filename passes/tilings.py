@@ -7,11 +7,17 @@ per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.footpri
 argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
 tiling, best first::
 
-    @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ...
+    @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ..., exactness parameter(0) 1
+
+each with the exactness of its operand tiles (:mod:`~hlo_indexing.symbolic_tiling.exactness`:
+per parameter, the fraction of the tile elements the fused maps read over the whole
+output, with the worst tile's when lower, or ``not computed (reason)``).
 
 ``format=json`` emits instead one remark at the module holding one JSON document:
 ``{"computations": [{"label": "@softmax", "parameters": [...], "tilings": [...]}]}``
-(``skipped``: tilings with more than 65536 programs, not evaluated)
+(``skipped``: tilings with more than 65536 programs, not evaluated; each tiling's
+``exactness``: one entry per parameter, ``{index, name, method, exactness, worst_tile,
+read_elements, tile_elements}``, or ``reason`` with nulls when not computed)
 (``"failure"`` instead of ``"tilings"`` when the analysis fails). The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
 
@@ -39,7 +45,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
-from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, rank_tilings
+from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, rank_tilings, with_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
 
@@ -99,17 +105,17 @@ class PrintTilings(ModulePass):
             layouts, output_layouts = declared_parameter_layouts(op)
             try:
                 ranking = rank_tilings(fusion, budget, layouts=layouts, output_layouts=output_layouts)
+                shown = [with_exactness(fusion, f) for f in ranking.tilings[: self.max]]
             except HloIndexingError as exc:
                 diagnostics.error(op.location, f"{label}: {exc.message}")
                 continue
-            ranked = ranking.tilings
             entry["valid_tilings"] = len(fusion.valid_tilings())
             entry["skipped"] = ranking.skipped
-            entry["tilings"] = [f.to_json() for f in ranked[: self.max]]
+            entry["tilings"] = [f.to_json() for f in shown]
             if self.format == "text":
-                if not ranked:
+                if not shown:
                     diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
-                for k, footprint in enumerate(ranked[: self.max]):
+                for k, footprint in enumerate(shown):
                     diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
                 if ranking.skipped:
                     diagnostics.remark(op.location, f"{label}: {ranking.skipped} tilings with too many programs not evaluated")

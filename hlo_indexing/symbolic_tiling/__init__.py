@@ -11,7 +11,8 @@ indexing map), ``tiled_fusion`` (the symbolic analysis of a fusion, its constrai
 valid tilings), ``tiled_computation`` (the tiles at concrete sizes: sizes, strides and
 offsets per program id), ``hlo_source`` (finding fusions in imported HLO text),
 ``footprint`` (bytes per tile and per output element in each operand's layout, tilings
-ranked under a budget) and ``pallas`` (Pallas grid and ``BlockSpec`` text of tilings
+ranked under a budget), ``exactness`` (the fraction of each operand tile the fused maps
+read) and ``pallas`` (Pallas grid and ``BlockSpec`` text of tilings
 whose tiles are blocks).
 
 XLA's experimental tiling (tiles as expressions of tile ids ``tid_i``, tile sizes ``ts_i``
@@ -34,6 +35,9 @@ _EXPORTS = {
     "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
+    "tiling_exactness": "hlo_indexing.symbolic_tiling.exactness",
+    "TilingExactness": "hlo_indexing.symbolic_tiling.exactness",
+    "OperandExactness": "hlo_indexing.symbolic_tiling.exactness",
 }
 
 __all__ = sorted(_EXPORTS)
