@@ -3,7 +3,7 @@
 attributes.
 
 ``hlo-print-tilings{budget=48KiB max=5 format=text}`` ranks the valid tilings whose
-per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.footprint.rank_tilings`,
+per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.ranking.rank_tilings`,
 argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
 tiling, best first::
 
@@ -15,7 +15,9 @@ output, with the worst tile's when lower, or ``not computed (reason)``).
 
 ``format=json`` emits instead one remark at the module holding one JSON document:
 ``{"computations": [{"label": "@softmax", "parameters": [...], "tilings": [...]}]}``
-(``skipped``: tilings with more than 65536 programs, not evaluated; each tiling's
+(``skipped``: tilings with more than 65536 programs, not evaluated; ``capped``: candidate
+tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
+``limits.MAX_FOOTPRINTS_PER_FUSION``, also said in a remark in text; each tiling's
 ``exactness``: one entry per parameter, ``{index, name, method, exactness, worst_tile,
 read_elements, tile_elements}``, or ``reason`` with nulls when not computed)
 (``"failure"`` instead of ``"tilings"`` when the analysis fails). The budget is bytes
@@ -45,7 +47,8 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
-from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, rank_tilings, with_exactness
+from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, with_exactness
+from hlo_indexing.symbolic_tiling.ranking import rank_tilings
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
 
@@ -109,16 +112,17 @@ class PrintTilings(ModulePass):
             except HloIndexingError as exc:
                 diagnostics.error(op.location, f"{label}: {exc.message}")
                 continue
-            entry["valid_tilings"] = len(fusion.valid_tilings())
+            entry["valid_tilings"] = ranking.valid
             entry["skipped"] = ranking.skipped
             entry["tilings"] = [f.to_json() for f in shown]
+            entry["capped"] = ranking.capped
             if self.format == "text":
                 if not shown:
                     diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
                 for k, footprint in enumerate(shown):
                     diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
-                if ranking.skipped:
-                    diagnostics.remark(op.location, f"{label}: {ranking.skipped} tilings with too many programs not evaluated")
+                if ranking.note:
+                    diagnostics.remark(op.location, f"{label}: {ranking.note}")
         if self.format == "json":
             diagnostics.remark(module.location, json.dumps({"budget_bytes": budget, "computations": document}))
 

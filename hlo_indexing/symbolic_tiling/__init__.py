@@ -10,9 +10,10 @@ Modules: ``constraints`` (:class:`ConstraintExpression`, a disjunction of conjun
 indexing map), ``tiled_fusion`` (the symbolic analysis of a fusion, its constraints and
 valid tilings), ``tiled_computation`` (the tiles at concrete sizes: sizes, strides and
 offsets per program id), ``hlo_source`` (finding fusions in imported HLO text),
-``footprint`` (bytes per tile and per output element in each operand's layout, tilings
-ranked under a budget), ``exactness`` (the fraction of each operand tile the fused maps
-read) and ``pallas`` (Pallas grid and ``BlockSpec`` text of tilings
+``footprint`` (bytes per tile and per output element in each operand's layout),
+``ranking`` (every valid tiling ranked under a budget, at a bounded cost per fusion),
+``exactness`` (the fraction of each operand tile the fused maps read) and
+``pallas`` (Pallas grid and ``BlockSpec`` text of tilings
 whose tiles are blocks).
 
 XLA's experimental tiling (tiles as expressions of tile ids ``tid_i``, tile sizes ``ts_i``
