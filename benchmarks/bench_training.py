@@ -4,13 +4,15 @@ parse + print of the same text (issue #17).
 For each layer count (:data:`jax_training_step.LAYERS`) the text of a training step
 (:mod:`jax_training_step`) is parsed and printed by ``ir.Module.parse`` + ``str()``
 (best of ``baseline_repeat``) and analysed by ``hlo_indexing.analyze(text)`` (per-op and
-fused maps, output to input; best of ``repeat``), in the same process. Every analysis
+fused maps, output to input; best of ``repeat``), in the same process, in wall-clock and
+in CPU time (steadier on a shared machine: waiting for a core is not counted). Every analysis
 starts with the per-op cache and the compose/simplify memo cleared; imports are warmed
 by one untimed analysis of the smallest step. Growth per doubling compares consecutive
 layer counts (2.0 is linear). Example::
 
     rows = measure([1, 2])
-    rows[0]["ratio"]     # analysis time / (parse + print) time
+    rows[0]["ratio"]      # analysis time / (parse + print) time (wall clock)
+    rows[0]["cpu_ratio"]  # the same in CPU time
 """
 
 from __future__ import annotations
@@ -40,18 +42,22 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
         module = ir.Module.parse(text, context)
         ops = len(list(hlo_ops(module.operation)))
         results = len(module.body.operations[0].type.results)
-        baseline = bench_analysis.best_of(lambda: str(ir.Module.parse(text, context)), baseline_repeat)
+        baseline, baseline_cpu = bench_analysis.best_of_clocks(lambda: str(ir.Module.parse(text, context)), baseline_repeat)
 
         def run() -> None:
             bench_analysis.clear_caches()
             hlo_indexing.analyze(text)
 
-        seconds = bench_analysis.best_of(run, repeat)
+        seconds, cpu = bench_analysis.best_of_clocks(run, repeat)
         row = {"layers": n, "ops": ops, "results": results, "parse_print_s": baseline, "analysis_s": seconds,
-               "ratio": seconds / baseline, "growth_per_doubling": None}
+               "ratio": seconds / baseline, "growth_per_doubling": None, "parse_print_cpu_s": baseline_cpu,
+               "analysis_cpu_s": cpu, "cpu_ratio": cpu / baseline_cpu, "cpu_growth_per_doubling": None}
         if rows:
             previous = rows[-1]
-            row["growth_per_doubling"] = (seconds / previous["analysis_s"]) ** (1 / math.log2(n / previous["layers"]))
+            exponent = 1 / math.log2(n / previous["layers"])
+            row["growth_per_doubling"] = (seconds / previous["analysis_s"]) ** exponent
+            row["cpu_growth_per_doubling"] = (cpu / previous["analysis_cpu_s"]) ** exponent
         rows.append(row)
-        print(f"bench: training step, {n} layer(s): {ops} ops, {seconds:.3f} s, {row['ratio']:.1f}x", flush=True)
+        print(f"bench: training step, {n} layer(s): {ops} ops, {seconds:.3f} s ({row['ratio']:.1f}x), "
+              f"CPU {cpu:.3f} s ({row['cpu_ratio']:.1f}x)", flush=True)
     return rows

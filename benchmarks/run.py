@@ -188,21 +188,27 @@ def tiling_table(rows: list[dict]) -> str:
 def training_targets(rows: list[dict]) -> list[dict]:
     if not rows:
         return []
-    worst = max(r["ratio"] for r in rows)
-    growth = [r["growth_per_doubling"] for r in rows if r["growth_per_doubling"] is not None]
-    out = [{"target": f"training steps up to {rows[-1]['layers']} layers <= 10x parse+print",
-            "value": f"{worst:.1f}x (worst)", "met": worst <= 10}]
+    worst = max(r["cpu_ratio"] for r in rows)
+    worst_wall = max(r["ratio"] for r in rows)
+    growth = [r["cpu_growth_per_doubling"] for r in rows if r["cpu_growth_per_doubling"] is not None]
+    out = [{"target": f"training steps up to {rows[-1]['layers']} layers <= 10x parse+print (CPU time)",
+            "value": f"{worst:.1f}x (worst; wall clock {worst_wall:.1f}x)", "met": worst <= 10}]
     if growth:
-        out.append({"target": "training steps: growth per doubling of layers <= 2.3x",
+        out.append({"target": "training steps: growth per doubling of layers <= 2.3x (CPU time)",
                     "value": f"{max(growth):.2f}x (worst step)", "met": max(growth) <= 2.3})
     return out
 
 
 def training_table(rows: list[dict]) -> str:
+    def growth(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}x"
+
     return table(
-        ["layers", "ops", "results", "parse+print ms", "analysis ms", "ratio", "growth per doubling"],
-        [[r["layers"], r["ops"], r["results"], r["parse_print_s"] * 1e3, r["analysis_s"] * 1e3, f"{r['ratio']:.0f}x",
-          "-" if r["growth_per_doubling"] is None else f"{r['growth_per_doubling']:.2f}x"] for r in rows],
+        ["layers", "ops", "results", "parse+print ms", "analysis ms", "ratio", "growth per doubling",
+         "CPU: parse+print ms", "analysis ms", "ratio", "growth per doubling"],
+        [[r["layers"], r["ops"], r["results"], r["parse_print_s"] * 1e3, r["analysis_s"] * 1e3, f"{r['ratio']:.1f}x",
+          growth(r["growth_per_doubling"]), r["parse_print_cpu_s"] * 1e3, r["analysis_cpu_s"] * 1e3,
+          f"{r['cpu_ratio']:.1f}x", growth(r["cpu_growth_per_doubling"])] for r in rows],
     )
 
 
@@ -210,8 +216,10 @@ def targets(record: dict) -> list[dict]:
     out = training_targets(record["training"]) + tiling_targets(record["tiling"])
     at_target = [r for r in record["analysis"] if r["n_ops"] == TARGET_SIZE]
     if at_target:
-        worst = max(r["ratio"] for r in at_target)
-        out.append({"target": "analysis of a 10k-op module <= 3x parse+print (issue #17)", "value": f"{worst:.1f}x (worst family)", "met": worst <= 3})
+        worst = max(r["cpu_ratio"] for r in at_target)
+        worst_wall = max(r["ratio"] for r in at_target)
+        out.append({"target": "analysis of a 10k-op module <= 3x parse+print (issue #17; CPU time)",
+                    "value": f"{worst:.1f}x (worst family; wall clock {worst_wall:.1f}x)", "met": worst <= 3})
     if record["scaling"]:
         worst = max(r["growth_per_doubling"] for r in record["scaling"])
         out.append({"target": "growth per doubling <= 2.2x", "value": f"{worst:.2f}x (worst family)", "met": worst <= 2.2})
@@ -245,10 +253,12 @@ def markdown(record: dict) -> str:
         parts.append(tiling_table(record["tiling"]))
     parts.append(
         table(
-            ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "peak MiB (tracemalloc)"],
+            ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "CPU: parse+print s", "analysis s",
+             "ratio", "peak MiB (tracemalloc)"],
             [
                 [
                     r["family"], r["n_ops"], r["n_functions"], r["parse_s"] + r["print_s"], r["analysis_s"], r["ratio"],
+                    r["parse_print_cpu_s"], r["analysis_cpu_s"], r["cpu_ratio"],
                     "-" if r["peak_python_bytes"] is None else r["peak_python_bytes"] / 2**20,
                 ]
                 for r in record["analysis"]
@@ -302,6 +312,16 @@ def markdown(record: dict) -> str:
             ["CLI", f"s (best of {cli['repeat']})", "python -c pass s", "ratio", "jax imported", "import ms by package"],
             [["hlo-indexing-opt --help", cli["help_s"], cli["python_s"], cli["ratio"], cli["jax_imported"],
               ", ".join(f"{k} {v}" for k, v in cli["import_ms_by_package"].items())]],
+        )
+    )
+    cpu = cli["cpu_s"]
+    parts.append(
+        table(
+            ["start-up", f"wall s (best of {cli['repeat']})", "CPU s"],
+            [["python -c pass", cli["python_s"], cpu["python"]],
+             ['python -c "import jaxlib.mlir.ir"', cli["bindings_s"], cpu["bindings"]],
+             ["hlo-indexing-opt --help", cli["help_s"], cpu["help"]],
+             ["hlo-indexing-opt tiny.mlir --hlo-attach-indexing-maps", cli["tiny_s"], cpu["tiny"]]],
         )
     )
     parts.append(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in record["targets"]]))

@@ -57,11 +57,32 @@ if TYPE_CHECKING:
 else:
     ir = _import(f"{_root}.ir")
     passmanager = _import(f"{_root}.passmanager")
-stablehlo = _optional(f"{_root}.dialects.stablehlo")
-mhlo = _optional(f"{_root}.dialects.mhlo")
-chlo = _optional(f"{_root}.dialects.chlo")
+#: Where each dialect's registration functions and attribute classes are. jaxlib's
+#: dialect modules (``jaxlib.mlir.dialects.mhlo``) re-export a native extension and add
+#: the generated op classes, which take ~30 ms per dialect to import and which
+#: hlo-indexing does not use (it reads ops through ``ir.Operation``): with jaxlib the
+#: native extension alone is imported, so every dialect is registered at a fraction of
+#: the start-up cost. (Typed op classes appear anyway once the caller imports a dialect
+#: module, e.g. through ``jax``.)
+_DIALECT_MODULES = {
+    "stablehlo": ("_mlir_libs._stablehlo", "dialects.stablehlo"),
+    "mhlo": ("_mlir_libs._mlirHlo", "dialects.mhlo"),
+    "chlo": ("_mlir_libs._chlo", "dialects.chlo"),
+    "sdy": ("_mlir_libs._sdy", "dialects.sdy"),
+}
+
+
+def _dialect(name: str) -> ModuleType | None:
+    native, public = _DIALECT_MODULES[name]
+    found = _optional(f"{_root}.{native}") if PROVIDER == "jaxlib" else None
+    return found if found is not None else _optional(f"{_root}.{public}")
+
+
+stablehlo = _dialect("stablehlo")
+mhlo = _dialect("mhlo")
+chlo = _dialect("chlo")
 #: Shardy (``sdy.mesh``, ``#sdy.sharding``), which JAX puts in the programs it lowers.
-sdy = _optional(f"{_root}.dialects.sdy")
+sdy = _dialect("sdy")
 
 # Aliases for the binding types the package's signatures use (the chosen provider's
 # classes at run time, jaxlib's for the type checker).

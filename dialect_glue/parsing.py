@@ -8,7 +8,6 @@ from typing import Union
 
 from hlo_indexing.dialect_glue.bindings import ir, sdy
 from hlo_indexing.dialect_glue.context import current_or_default_context, make_context
-from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import (
     HloIndexingError,
@@ -326,6 +325,9 @@ def _is_hlo(source: str | bytes | os.PathLike, filename: str | None, input_forma
 def _import_hlo(
     source: str | bytes | os.PathLike, filename: str | None, context: "ir.Context"
 ) -> "ir.Module":
+    # Deferred: the HLO importer (and its isolation machinery) only for HLO input.
+    from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
+
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
         try:

@@ -16,14 +16,10 @@ maps, utilisation, coalescing, JSON), ``layout``, ``passes`` (MLIR passes),
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
+import functools as _functools
+from typing import Any as _Any
 
 from hlo_indexing.lazy import lazy_exports as _lazy_exports
-
-try:
-    __version__ = _metadata.version("hlo-indexing")
-except _metadata.PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0+unknown"
 
 _EXPORTS = {
     "parse_module": "hlo_indexing.dialect_glue.parsing",
@@ -77,4 +73,26 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
+_exported, _listed = _lazy_exports(__name__, _EXPORTS)
+
+
+@_functools.cache
+def _version() -> str:
+    # Deferred: importlib.metadata costs ~25 ms of start-up, and only __version__ needs it.
+    from importlib import metadata
+
+    try:
+        return metadata.version("hlo-indexing")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> _Any:
+    """The lazy public names, and ``__version__`` (read from the installed metadata once)."""
+    if name == "__version__":
+        return _version()
+    return _exported(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*_listed(), "__version__"})

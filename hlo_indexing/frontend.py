@@ -38,7 +38,10 @@ Example::
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +51,6 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError
 from hlo_indexing.ops.analysis import DIRECTIONS
-from hlo_indexing.passes.pass_manager import run_pipeline
 
 
 def analyze(
@@ -78,13 +80,32 @@ def analyze(
     if annotate and clone and not owned:
         module = module.operation.clone()
     module = module.operation
-    result = module_indexing(module, direction, fused=fused, per_op=per_op, max_maps=max_maps, buffer=buffer)
+    with gc_paused():
+        result = module_indexing(module, direction, fused=fused, per_op=per_op, max_maps=max_maps, buffer=buffer)
     if annotate:
+        from hlo_indexing.passes.pass_manager import run_pipeline  # only for annotate=True
+
         run_pipeline(
             module,
             f"builtin.module(hlo-attach-indexing-maps{{direction={direction}}}, hlo-fuse-indexing-maps{{max-maps={max_maps}}})",
         )
     return result
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (back on after it, if it was
+    on). The analysis allocates many containers that live until it returns (its tables
+    and memos) and makes no garbage cycles of note; each collection would traverse all
+    of them again, a cost that grows faster than the module (~15% of the analysis of an
+    8-layer training step)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _module_of(obj: Any) -> tuple[Any, bool, str | None]:

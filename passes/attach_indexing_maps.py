@@ -55,26 +55,39 @@ class AttachIndexingMaps(PerOpMapsPass):
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Attach each HLO op's per-op maps as an attribute (see the module docstring); ops
         whose analysis fails get an error diagnostic."""
-        context = module.context
-        # The per-op analysis hands out the same cached objects for ops of the same
-        # shapes and attributes: build their attribute once (keyed by identity, the
-        # indexings are kept alive alongside).
-        built: dict[tuple[int, ...], tuple[list[InstructionIndexing], ir.Attribute]] = {}
-        for op in list(hlo_ops(module)):
-            try:
-                per_index = indexings(op, self.direction, self.simplify)
-            except HloIndexingError as exc:
-                diagnostics.failure(op.location, exc)
-                continue
-            key = tuple(map(id, per_index))
-            value = built[key][1] if key in built else None
-            if value is None:
-                value = ir.ArrayAttr.get(
-                    [
-                        ir.ArrayAttr.get([indexing_maps_to_attribute(maps, context) for maps in indexing.maps], context=context)
-                        for indexing in per_index
-                    ],
-                    context=context,
-                )
-                built[key] = (per_index, value)
-            op.attributes[ATTRIBUTE_NAMES[self.direction]] = value
+        attach_per_op_maps(module, self.direction, self.simplify, diagnostics)
+
+
+def attach_per_op_maps(
+    module: "ir.Operation", direction: str, simplify: bool, diagnostics: Diagnostics
+) -> dict["ir.Operation", list[InstructionIndexing]]:
+    """What :class:`AttachIndexingMaps` does, returning the per-op maps it attached, by
+    op, so that a fused analysis of the same module (``computation_indexing(...,
+    per_op=...)``) does not look them up again. An op whose analysis fails gets an
+    error diagnostic and no entry."""
+    context = module.context
+    # The per-op analysis hands out the same cached objects for ops of the same
+    # shapes and attributes: build their attribute once (keyed by identity, the
+    # indexings are kept alive alongside).
+    built: dict[tuple[int, ...], tuple[list[InstructionIndexing], ir.Attribute]] = {}
+    attached: dict[ir.Operation, list[InstructionIndexing]] = {}
+    for op in list(hlo_ops(module)):
+        try:
+            per_index = indexings(op, direction, simplify)
+        except HloIndexingError as exc:
+            diagnostics.failure(op.location, exc)
+            continue
+        key = tuple(map(id, per_index))
+        value = built[key][1] if key in built else None
+        if value is None:
+            value = ir.ArrayAttr.get(
+                [
+                    ir.ArrayAttr.get([indexing_maps_to_attribute(maps, context) for maps in indexing.maps], context=context)
+                    for indexing in per_index
+                ],
+                context=context,
+            )
+            built[key] = (per_index, value)
+        op.attributes[ATTRIBUTE_NAMES[direction]] = value
+        attached[op] = per_index
+    return attached

@@ -158,11 +158,11 @@ def expected_bytes(
     tiles: list[set[tuple[int, ...]]], layout: tuple[list[int], list[int]], element_bytes: int, repeats: int = 1
 ) -> tuple[int, int]:
     """(max, sum) over tiles of the bytes of the layout tiles holding each tile, the
-    sum in whole layout tiles averaged over ``repeats`` runtime values (rounded down)."""
+    sum averaged over ``repeats`` runtime values, in bytes rounded down (as footprints)."""
     minor_to_major, tile = layout
     units = [len(layout_tile_ids(t, minor_to_major, tile)) for t in tiles]
     unit_bytes = math.prod(tile) * element_bytes
-    return max(units, default=0) * unit_bytes, sum(units) // repeats * unit_bytes
+    return max(units, default=0) * unit_bytes, sum(units) * unit_bytes // repeats
 
 
 def check_footprint(

@@ -31,9 +31,7 @@ import contextlib
 import io
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
 from typing import Iterable, Iterator, Sequence, TextIO
 
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
@@ -203,6 +201,9 @@ def _results(options: "opt_options.Options", files: list[str], jobs: int) -> Ite
         for path in files:
             yield process_file(options, path)
         return
+    from concurrent.futures import ProcessPoolExecutor  # start-up: ~15 ms, only for -j > 1
+    from multiprocessing import get_context  # as above
+
     # spawn: workers start clean (no MLIR state inherited from this process)
     with ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=get_context("spawn")) as pool:
         yield from pool.map(process_file, [options] * len(files), files)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
 from hlo_indexing.passes import registry
@@ -127,6 +126,8 @@ def parse_command_line(argv: list[str]) -> Options:
 
 def version_text() -> str:
     """The ``--version`` text: our version, the bindings provider and its version."""
+    from importlib.metadata import PackageNotFoundError, version  # ~25 ms: only --version needs it
+
     try:
         ours = version("hlo-indexing")
     except PackageNotFoundError:

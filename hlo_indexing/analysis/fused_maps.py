@@ -10,7 +10,9 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
@@ -27,8 +29,10 @@ DEFAULT_MAX_EXPR_NODES = 2000
 #: An element of a value: ``()`` for the value itself, ``(k, ...)`` for element ``k``
 #: (of element ...) of a tuple.
 Path = tuple[int, ...]
-#: Per element path of one value, the maps found so far.
-ElementMaps = dict[Path, set[IndexingMap]]
+#: ``FusionIndexing.elements[i]`` of a tensor (one read-only empty mapping, shared).
+NO_ELEMENTS: Mapping[Path, frozenset[IndexingMap]] = MappingProxyType({})
+#: Per element path of one value, its maps.
+ElementMaps = dict[Path, frozenset[IndexingMap]]
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class FusionIndexing:
     maps: tuple[frozenset[IndexingMap], ...]
     over_approximated: tuple[str, ...] = ()
     direction: str = field(default="output_to_input", compare=False)
-    elements: tuple[dict[Path, frozenset[IndexingMap]], ...] = field(default=(), hash=False)
+    elements: tuple[Mapping[Path, frozenset[IndexingMap]], ...] = field(default=(), hash=False)
 
     @property
     def argument_maps(self) -> tuple[frozenset[IndexingMap], ...]:

@@ -4,9 +4,13 @@ terminator.
 
 ``fusion_indexing(region, result_index)`` walks the block from the terminator operand
 ``result_index`` up and gives, for every block argument, the set of maps from that
-result's index space to the argument (simplified, de-duplicated). Each value's map set
-is computed once (the walk visits every op once, in reverse program order), so the
-cost is linear in the number of ops times the set sizes. A set larger
+result's index space to the argument (simplified, de-duplicated).
+``computation_indexing(f)`` gives every result's maps from one walk (what
+:func:`hlo_indexing.analyze` uses). Each value's map sets are computed once (the walk
+visits every op once, in program order), so the cost is linear in the number of ops
+times the arguments each value reaches, whatever the number of results; a value whose
+op adds nothing (tuple plumbing, an elementwise op after maps already composed) shares
+its operand's sets (:mod:`hlo_indexing.analysis.map_sets`). A set larger
 than ``max_maps``, or holding a map whose results exceed ``max_expr_nodes`` expression
 nodes (irregular permutations such as alternating reshapes and transposes make exact
 maps grow exponentially), is replaced by one over-approximating map that reads the
@@ -41,6 +45,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from hlo_indexing.analysis.fused_maps import (
     DEFAULT_MAX_EXPR_NODES,
     DEFAULT_MAX_MAPS,
+    NO_ELEMENTS,
     ElementMaps,
     FusionIndexing,
     Path,
@@ -51,12 +56,12 @@ from hlo_indexing.analysis.fused_maps import (
     whole_value_map,
 )
 from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
+from hlo_indexing.analysis.map_sets import NOT_COMPUTED, Entry, SetAlgebra, Sets
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, block_of, callee_block, operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
     input_to_output_indexing,
@@ -86,23 +91,11 @@ def _is_tuple(value: ir.Value, path: Path) -> bool:
     return isinstance(element_type(value.type, path), ir.TupleType)
 
 
-def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
-    if m.is_undefined or m.is_known_empty():
-        return False
-    total = 0
-    for expr in m.results:
-        total += ax.node_count(expr)
-        if total > max_expr_nodes:
-            return True
-    return False
-
-
 #: A value element: the value and its element path.
 Node = tuple[ir.Value, Path]
-#: Per target (argument or result index, element path), the maps to it.
-Sets = dict[tuple[int, Path], frozenset]
-#: A table entry: the sets of one value element and the names of the capped values on the way.
-Entry = tuple[Sets, frozenset[str]]
+#: What :meth:`_Composer.merge` takes per operand (user): its entry, the maps to compose
+#: after it (None: the same index) and the names of values capped inside a callee.
+Part = tuple[Entry | None, frozenset[IndexingMap] | None, frozenset[str]]
 #: The sets of a block argument (result) to itself: ``None`` stands for the identity.
 _SEED: frozenset = frozenset({None})
 _NO_CAPS: frozenset[str] = frozenset()
@@ -120,7 +113,7 @@ def _paths(value_type: ir.Type) -> list[Path]:
     return [()] + [(k,) + path for k in range(value_type.num_types) for path in _paths(value_type.get_type(k))]
 
 
-class _Composer:
+class _Composer(SetAlgebra):
     """One analysis' state: the caps, the memos, and the table of each block walked.
 
     A block's table gives, for every element of every value, its map sets to every
@@ -129,8 +122,8 @@ class _Composer:
     one walk over the block (dynamic programming over the use-def graph: each op's
     per-op maps are derived once and composed with its operands' (users') sets), so the
     cost is linear in ops times reached arguments (results), whatever the number of
-    results (arguments) asked for. Composition goes through one memo per analysis for
-    the compose-simplify-clean-up chain (per pair of maps) and one per pair of sets."""
+    results (arguments) asked for. The set algebra and its memos are
+    :class:`~hlo_indexing.analysis.map_sets.SetAlgebra`."""
 
     def __init__(
         self,
@@ -139,19 +132,13 @@ class _Composer:
         per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
         per_op_direction: str = "output_to_input",
     ):
-        self.max_maps = max_maps
         self.per_op = {per_op_direction: per_op} if per_op else {}
-        self.max_expr_nodes = max_expr_nodes
+        self.given = per_op  # as given (what a shared composer is reused for)
+        super().__init__(max_maps, max_expr_nodes)
         self.tables: dict[tuple[ir.Block, str], dict[Node, Entry]] = {}
-        self.sets_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
-        self.union_memo: dict[tuple[frozenset, frozenset], frozenset] = {}
-        self.map_memo: dict[tuple[object, object], IndexingMap] = {}
-        self.too_large: dict[frozenset, bool] = {}
         self.blocks: dict[ir.Block, tuple[list, list[ir.Value], list[ir.Value]]] = {}
-        self.clean: dict[int, IndexingMap] = {}  # results of the chain, by identity
-        self.identity_flags: dict[IndexingMap, bool] = {}
-        self.identities: dict[tuple[int, ...], IndexingMap] = {}
-        self.interned: dict[frozenset, frozenset] = {}
+        self.plain_maps: dict[int, tuple[InstructionIndexing, tuple[frozenset, ...]]] = {}
+        self.plumbing_names: dict[str, bool] = {}
 
     def table(self, block: ir.Block, direction: str, needed: set[ir.Value] | None = None) -> dict[Node, Entry]:
         """The block's table in ``direction``; with ``needed``, only the ops producing
@@ -175,11 +162,22 @@ class _Composer:
         table: dict[Node, Entry] = {}
         for i, argument in enumerate(arguments):
             for path in _paths(argument.type):
-                table[(argument, path)] = ({(i, path): _SEED}, _NO_CAPS)
+                table[(argument, path)] = Entry({(i, path): _SEED}, _NO_CAPS, None)
+        get = table.get
         for op in operations[:-1]:
-            results = list(op.results)
+            operation = op.operation
+            results = operation.results
             if needed is not None and not any(result in needed for result in results):
                 continue
+            if len(results) == 1 and not self.plumbing(operation.name):
+                result = results[0]
+                if not isinstance(result.type, ir.TupleType):  # the common case, as reads() has it
+                    parts: list[Part] = [
+                        (get((operand, ())), maps, _NO_CAPS)
+                        for operand, maps in zip(operation.operands, self.op_maps(op, 0))
+                    ]
+                    table[(result, ())] = self.merge(result, (), parts, arguments)
+                    continue
             for r, result in enumerate(results):
                 for path in _paths(result.type):
                     parts = [
@@ -196,7 +194,7 @@ class _Composer:
         pending: dict[Node, list] = {}
         for r, value in enumerate(results):
             for path in _paths(value.type):
-                pending.setdefault((value, path), []).append((({(r, path): _SEED}, _NO_CAPS), None, _NO_CAPS))
+                pending.setdefault((value, path), []).append((Entry({(r, path): _SEED}, _NO_CAPS, None), None, _NO_CAPS))
         table: dict[Node, Entry] = {}
         for op in reversed(operations[:-1]):
             operands = list(operand_values(op))
@@ -221,100 +219,61 @@ class _Composer:
         """The entry of element ``path`` of ``value``: each part ``(entry, maps, caps)``
         is the entry of a value it reads (writes), composed after ``maps`` (None: the
         same index); sets reaching the same target are joined, then capped (the
-        capped set becomes one map reading the whole target)."""
-        merged: Sets = {}
+        capped set becomes one map reading the whole target).
+
+        A part whose maps change nothing (None, or an identity map after maps that are
+        already results of the chain: see :meth:`passes_through`) contributes its
+        entry's sets as they are, already checked against the caps; a value with one
+        such part shares its operand's entry, so chains of elementwise ops cost
+        nothing per target."""
         capped = _NO_CAPS
-        memo = self.sets_memo
+        kept: list[Entry] = []
+        fresh: list[Sets] = []
         for entry, maps, caps in parts:
             if caps:
                 capped = capped | caps
             if entry is None:
                 continue
-            sets, entry_caps = entry
-            if entry_caps:
-                capped = capped | entry_caps
-            if maps is None:
-                pairs = sets.items()
-            else:  # the memo lookup inlined: this loop runs once per value and target
-                pairs = ((t, memo.get((maps, f)) or self.compose_sets(maps, f)) for t, f in sets.items())
-            if not merged:
-                merged = {target: composed for target, composed in pairs if composed}
+            if entry.caps:
+                capped = capped | entry.caps
+            if not entry.sets:
                 continue
-            for target, composed in pairs:
-                if not composed:
-                    continue
-                before = merged.get(target)
-                merged[target] = composed if before is None or before is composed else self.union(before, composed)
+            if maps is None or self.passes_through(maps, entry):
+                kept.append(entry)
+            else:
+                fresh.append(self.compose_entry(maps, entry.sets))
+        if not fresh:
+            if not kept:
+                return Entry({}, capped)
+            first = kept[0]
+            if len(kept) == 1 or all(e.sets is first.sets for e in kept):
+                return first if capped == first.caps else Entry(first.sets, capped, first.domain)
+        dicts = [e.sets for e in kept] + [d for d in fresh if d]
+        merged = max(dicts, key=len) if dicts else {}
+        for other in dicts:
+            if other is not merged:
+                merged = self.join(merged, other)
+        domain: object = NOT_COMPUTED
+        if not fresh:  # a union of sets of the same known domain keeps it
+            first_domain = kept[0].domain
+            if first_domain is not NOT_COMPUTED and all(e.domain == first_domain for e in kept):
+                domain = first_domain
         checked = self.too_large
-        for target, found in merged.items():
-            if found is _SEED or checked.get(found) is False or not self.over_cap(found):
+        over = [f for f in dict.fromkeys(merged.values()) if f is not _SEED and checked.get(f) is not False and self.over_cap(f)]
+        replaced = False
+        if over and any(merged is e.sets for e in kept):
+            merged = dict(merged)  # kept entries are shared
+        for target, found in list(merged.items()) if over else ():
+            if found not in over:
                 continue
             if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
-                domain = IndexingMap.identity(static_shape(value, path), context=value.context)
+                domain_map = IndexingMap.identity(static_shape(value, path), context=value.context)
                 index, target_path = target
-                merged[target] = frozenset({whole_value_map(static_shape(targets[index], target_path), domain)})
+                merged[target] = frozenset({whole_value_map(static_shape(targets[index], target_path), domain_map)})
                 name = value.get_name() if hasattr(value, "get_name") else str(value.type)
                 capped = capped | {name + "".join(f"[{k}]" for k in path)}
-        return merged, capped
-
-    def over_cap(self, found: frozenset) -> bool:
-        """Whether a set is over the caps (never when it holds an unknown map)."""
-        over = self.too_large.get(found)
-        if over is None:
-            defined = [m for m in found if m is not None]
-            over = not any(m.is_undefined for m in defined) and (
-                len(found) > self.max_maps or any(_too_large(m, self.max_expr_nodes) for m in defined)
-            )
-            self.too_large[found] = over
-        return over
-
-    def compose_sets(self, maps: frozenset, found: frozenset) -> frozenset:
-        """``{compose(q, m)}`` for ``q`` in ``maps`` (one op's) and ``m`` in ``found``."""
-        key = (maps, found)
-        composed = self.sets_memo.get(key)
-        if composed is None:
-            composed = self.sets_memo[key] = self.intern(frozenset(self.compose(q, m) for q in maps for m in found))
-        return composed
-
-    def union(self, a: frozenset, b: frozenset) -> frozenset:
-        """``a | b`` (memoized: the same sets meet again and again)."""
-        key = (a, b)
-        joined = self.union_memo.get(key)
-        if joined is None:
-            joined = self.union_memo[key] = self.intern(a | b)
-        return joined
-
-    def compose(self, consumer: IndexingMap, producer: IndexingMap | None) -> IndexingMap:
-        """Compose, simplify, remove unused symbols (one memo for the chain); a None
-        producer is the identity of a seed."""
-        if producer is None:
-            return consumer
-        if (
-            self.clean.get(id(producer)) is producer
-            and self.is_identity(consumer)
-            and consumer.dim_vars == producer.dim_vars
-            and not any(v.name for v in producer.dim_vars)
-        ):
-            return producer  # composing a result of this chain after the identity gives it back
-        key = (consumer._memo_key(), producer._memo_key())
-        composed = self.map_memo.get(key)
-        if composed is None:
-            composed = self.map_memo[key] = _compose(consumer, producer)
-            self.clean[id(composed)] = composed
-        return composed
-
-    def is_identity(self, m: IndexingMap) -> bool:
-        """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbol, constraint or variable name."""
-        found = self.identity_flags.get(m)
-        if found is None:
-            found = self.identity_flags[m] = (
-                not m.is_undefined
-                and m.num_symbols == 0
-                and not m.constraints
-                and not any(v.name for v in m.dim_vars)
-                and m.affine_map == ir.AffineMap.get_identity(m.num_dims, m.context)
-            )
-        return found
+                replaced = True
+        return Entry(merged, capped, NOT_COMPUTED if replaced else domain)
 
     def root_maps(
         self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None
@@ -326,7 +285,8 @@ class _Composer:
             root, targets = results[index], arguments
         else:
             root, targets = arguments[index], results
-        sets, caps = self.table(block, direction, needed).get((root, element), ({}, _NO_CAPS))
+        entry = self.table(block, direction, needed).get((root, element))
+        sets, caps = (entry.sets, entry.caps) if entry is not None else ({}, _NO_CAPS)
         out: list[ElementMaps] = [{} for _ in targets]
         if not sets:
             return out, caps
@@ -335,10 +295,11 @@ class _Composer:
             # root may read): its index space is undefined.
             root_type = element_type(root.type, element)
             unknown = IndexingMap.undefined(f"fused indexing needs static tensor shapes, got {root_type}")
-            return [{path: {unknown} for (index, path) in sets if index == k} for k in range(len(targets))], caps
+            return [{path: frozenset({unknown}) for (index, path) in sets if index == k} for k in range(len(targets))], caps
         domain = self.intern(frozenset({self.identity(static_shape(root, element), root.context)}))
-        for (target, target_path), found in sets.items():
-            out[target].setdefault(target_path, set()).update(self.compose_sets(domain, found))
+        memo = self.sets_memo
+        for (target, target_path), found in sets.items():  # one set per (target, path)
+            out[target][target_path] = memo.get((domain, found)) or self.compose_sets(domain, found)
         return out, caps
 
     def parts(self, block: ir.Block) -> tuple[list, list[ir.Value], list[ir.Value]]:
@@ -348,17 +309,6 @@ class _Composer:
             operations = list(block.operations)
             found = self.blocks[block] = (operations, list(block.arguments), list(operations[-1].operands))
         return found
-
-    def identity(self, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
-        """The identity map of ``shape`` (one object per shape: memo keys then compare by identity)."""
-        found = self.identities.get(shape)
-        if found is None:
-            found = self.identities[shape] = IndexingMap.identity(shape, context=context)
-        return found
-
-    def intern(self, maps: frozenset) -> frozenset:
-        """One object per distinct set (memo keys then compare by identity)."""
-        return self.interned.setdefault(maps, maps)
 
     def reads(self, op: OpLike, result_index: int, path: Path) -> Iterator[Flow]:
         """``(operand, element, maps, caps)`` read by element ``path`` of result
@@ -392,11 +342,26 @@ class _Composer:
             indexing = found[result_index]
         else:
             indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
-        runtime = indexing.runtime or ((),) * len(indexing.maps)
+        if not any(indexing.runtime):  # nothing to fold: the same for every op sharing the result
+            cached = self.plain_maps.get(id(indexing))
+            if cached is None or cached[0] is not indexing:
+                cached = self.plain_maps[id(indexing)] = (indexing, tuple(self.intern(frozenset(maps)) for maps in indexing.maps))
+            return cached[1]
         return tuple(
             self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
-            for maps, sources in zip(indexing.maps, runtime, strict=True)
+            for maps, sources in zip(indexing.maps, indexing.runtime, strict=True)
         )
+
+    def plumbing(self, name: str) -> bool:
+        """Whether ops called ``name`` need :meth:`reads`' general path: tuples,
+        ``get_tuple_element``, call-like ops, and ops whose regions capture values (their
+        per-op maps index more than their operands)."""
+        found = self.plumbing_names.get(name)
+        if found is None:
+            found = self.plumbing_names[name] = (
+                name.partition(".")[2] in ("tuple", "get_tuple_element") or name in CALL_LIKE_OPS or name in CAPTURING_OPS
+            )
+        return found
 
     def writes(self, op: OpLike, operand_index: int, path: Path) -> Iterator[Flow]:
         """``(result, element, maps, caps)`` that element ``path`` of operand
@@ -431,10 +396,6 @@ class _Composer:
 def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:
     element = f"element {path_text(path)} of " if path else ""
     return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
-
-
-def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    return consumer.compose(producer).simplify().remove_unused_symbols()
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
@@ -507,20 +468,29 @@ def computation_indexing(
     *,
     max_maps: int = DEFAULT_MAX_MAPS,
     per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
+    shared: dict | None = None,
 ) -> tuple[FusionIndexing, ...]:
     """The fused maps of every result (``"output_to_input"``: as ``fusion_indexing(f, r)``
     for each ``r``) or every argument (``"input_to_output"``), from one walk of the block.
     ``per_op`` may give ops' per-op maps in ``direction`` already computed (simplified,
     as :mod:`hlo_indexing.analysis.per_op` gives them: one per result or operand); the
-    other ops' maps are derived."""
+    other ops' maps are derived. ``shared``, a dict the caller passes (empty at first) to
+    each call of one analysis, lets the calls share their memos (computations that are
+    copies of each other then cost a walk, not a composition per map)."""
     block = block_of(region_or_func)
-    composer = _Composer(max_maps, per_op=per_op, per_op_direction=direction)
+    key = (max_maps, id(per_op), direction)
+    composer = shared.get(key) if shared is not None else None
+    if composer is None or composer.given is not per_op:
+        composer = _Composer(max_maps, per_op=per_op, per_op_direction=direction)
+        if shared is not None:
+            shared[key] = composer
     _, arguments, results = composer.parts(block)
     if direction == "output_to_input":
         roots, others, what = results, arguments, "result"
     else:
         roots, others, what = arguments, results, "argument"
 
+    tuples = [isinstance(value.type, ir.TupleType) for value in others]
     out = []
     for index, root in enumerate(roots):
         if isinstance(root.type, ir.TupleType):
@@ -528,7 +498,10 @@ def computation_indexing(
         elif value_shape(root.type) is None:
             out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
         else:
-            out.append(_fusion_result(others, *composer.root_maps(block, direction, index, ()), direction))
+            per_value, capped = composer.root_maps(block, direction, index, ())
+            out.append(_fusion_result(others, per_value, capped, direction, tuples))
+    composer.tables.pop((block, direction), None)  # memos are shared, not the block's walk
+    composer.blocks.pop(block, None)
     return tuple(out)
 
 
@@ -552,25 +525,29 @@ def _check_index(caller: str, what: str, index: int, count: int) -> None:
 
 
 def _fusion_result(
-    values: Sequence[ir.Value], per_value: list[ElementMaps], capped: frozenset[str], direction: str
+    values: Sequence[ir.Value],
+    per_value: list[ElementMaps],
+    capped: frozenset[str],
+    direction: str,
+    tuples: Sequence[bool] | None = None,
 ) -> FusionIndexing:
-    """Tensors keep their set; a tuple-typed value's sets go to ``elements``."""
-    maps: list[frozenset[IndexingMap]] = []
-    elements: list[dict[Path, frozenset[IndexingMap]]] = []
-    for index, (value, found) in enumerate(zip(values, per_value, strict=True)):
+    """Tensors keep their set; a tuple-typed value's sets go to ``elements``.
+    ``tuples[i]`` tells whether ``values[i]`` is a tuple (found here when not given)."""
+    if tuples is None:
+        tuples = [isinstance(value.type, ir.TupleType) for value in values]
+    maps: list[frozenset[IndexingMap]] = [_NO_MAPS] * len(values)
+    elements: list[Mapping[Path, frozenset[IndexingMap]]] = [NO_ELEMENTS] * len(values)
+    for index, found in enumerate(per_value):
         if not found:
-            maps.append(_NO_MAPS)
-            elements.append({})
             continue
         whole = frozenset(found.get((), ()))
-        if isinstance(value.type, ir.TupleType):
+        if tuples[index]:
             what = "argument" if direction == "output_to_input" else "result"
-            marker = IndexingMap.undefined(f"{what} #{index} is a {value.type}: see its per-element maps")
-            maps.append(whole | {marker})
-            elements.append({path: frozenset(s) for path, s in found.items()})
+            marker = IndexingMap.undefined(f"{what} #{index} is a {values[index].type}: see its per-element maps")
+            maps[index] = whole | {marker}
+            elements[index] = {path: frozenset(s) for path, s in found.items()}
         else:
-            maps.append(whole)
-            elements.append({})
+            maps[index] = whole
     return FusionIndexing(tuple(maps), tuple(sorted(capped)), direction, tuple(elements))
 
 
@@ -580,7 +557,7 @@ def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, directio
     unknown = IndexingMap.undefined(
         f"{what}{at} is a {element_type(value.type, element)}: ask for one of its tensor elements (element=(k, ...))"
     )
-    return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
+    return FusionIndexing((frozenset({unknown}),) * count, (), direction, (NO_ELEMENTS,) * count)
 
 
 def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:
@@ -588,7 +565,7 @@ def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direc
     shape has no static index space to map from."""
     at = f" element {path_text(element)}" if element else ""
     unknown = IndexingMap.undefined(f"{what}{at} is a {element_type(value.type, element)}, not a statically shaped tensor")
-    return FusionIndexing((frozenset({unknown}),) * count, (), direction, ({},) * count)
+    return FusionIndexing((frozenset({unknown}),) * count, (), direction, (NO_ELEMENTS,) * count)
 
 
 class _FusedRegions:

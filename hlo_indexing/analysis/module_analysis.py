@@ -13,7 +13,6 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing.analysis import serialize
 from hlo_indexing.analysis.fusion import (
     DEFAULT_MAX_MAPS,
     FusionIndexing,
@@ -22,8 +21,8 @@ from hlo_indexing.analysis.fusion import (
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import enclosing_function, location_name, location_of, source_order_key
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, enclosing_function, location_name, location_of
+from hlo_indexing.errors import HloIndexingError, SourceLocation
 from hlo_indexing.maps.text import display_text
 from hlo_indexing.ops.result import InstructionIndexing
 
@@ -125,10 +124,14 @@ class ModuleIndexing:
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of :mod:`hlo_indexing.analysis.serialize` (its schema:
         ``hlo_indexing/schema/indexing.schema.json``)."""
+        from hlo_indexing.analysis import serialize  # only for JSON output
+
         return serialize.module_to_dict(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         """:meth:`to_dict` as JSON text."""
+        from hlo_indexing.analysis import serialize  # only for JSON output
+
         return serialize.module_to_json(self, indent)
 
     def __repr__(self) -> str:
@@ -172,21 +175,55 @@ def module_indexing(
     with ``function``, only those of (or in) the ``func.func`` of that name; ``buffer``
     names the text it was parsed from (for locations)."""
     selected = _selected_ops(module, function) if per_op else []
-    found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op in selected]
+    found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op, _, _ in selected]
     # The fused walks reuse the (simplified) per-op maps instead of deriving them again.
     known = dict(found) if simplify else {}
     computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known)) if fused else ()
     ops = tuple(
-        OpMaps(op.name, _short_location(op, buffer), maps, direction, location_name(op.location), enclosing_function(op))
-        for op, maps in found
+        OpMaps(op.name, _located_text(where, loc, buffer), maps, direction, location_name(loc), owner)
+        for (op, maps), (_, where, loc), owner in zip(found, selected, _owners(selected), strict=True)
     )
     return ModuleIndexing(computations_found, ops, direction, module)
 
 
-def _selected_ops(module: ir.Operation, function: str | None) -> list[ir.Operation]:
-    """The HLO ops that get maps, in source order; only those in ``function`` when given."""
-    ops = sorted(hlo_ops(module), key=lambda op: source_order_key(op.location))
-    return [op for op in ops if function is None or enclosing_function(op) == function]
+def _selected_ops(module: ir.Operation, function: str | None) -> list[tuple[ir.Operation, SourceLocation | None, Any]]:
+    """``(op, file position, location)`` of the HLO ops that get maps, in source order;
+    only those in ``function`` when given. Each location is read once."""
+    located = [(op, location_of(loc), loc) for op in hlo_ops(module) for loc in (op.location,)]
+    located.sort(key=lambda item: _order_key(item[1]))
+    if function is None:
+        return located
+    return [item for item, owner in zip(located, _owners(located), strict=True) if owner == function]
+
+
+def _order_key(where: Any) -> tuple[int, str, int, int]:
+    """:func:`source_order_key` of a file position already found."""
+    return (0, where.filename, where.line, where.column) if where is not None else (1, "", 0, 0)
+
+
+def _located_text(where: SourceLocation | None, loc: Any, buffer: str | None) -> str:
+    """:func:`_short_location` of an op whose file position (found without ``buffer``)
+    is ``where``."""
+    if where is None:
+        return str(loc)
+    if buffer is not None and where.filename == ANONYMOUS_BUFFER:
+        where = SourceLocation(buffer, where.line, where.column)
+    return str(where)
+
+
+def _owners(located: list[tuple[ir.Operation, Any, Any]]) -> list[str | None]:
+    """:func:`enclosing_function` of each op, looked up once per parent op."""
+    by_parent: dict[Any, str | None] = {}
+    owners = []
+    for op, _, _ in located:
+        parent = op.parent
+        if parent is None or op.name == "func.func":
+            owners.append(enclosing_function(op))
+        elif parent in by_parent:
+            owners.append(by_parent[parent])
+        else:
+            owners.append(by_parent.setdefault(parent, enclosing_function(op)))
+    return owners
 
 
 def _computation_maps(
@@ -197,12 +234,13 @@ def _computation_maps(
     function: str | None,
     known: dict[ir.Operation, tuple[InstructionIndexing, ...]],
 ):
+    shared: dict = {}  # the computations share the fused walk's memos
     for name, op in computations(module):
         owner = enclosing_function(op)
         if function is not None and owner != function:
             continue
         try:
-            maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps, per_op=known)
+            maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps, per_op=known, shared=shared)
         except (HloIndexingError, ValueError, NotImplementedError) as exc:
             yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc), op.name, owner)
             continue
