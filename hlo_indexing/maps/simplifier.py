@@ -109,6 +109,12 @@ class _MapState:
         changed = False
         updated: dict[AffineExpr, Interval] = {}
         for expr, interval in self.constraints.items():
+            if _may_divide_by_zero(expr, simplify):
+                # the constraint also excludes the points where it is undefined (a divisor
+                # of 0, as enumeration treats them): kept as written, never dropped as implied
+                previous = updated.get(expr)
+                updated[expr] = interval if previous is None else previous.intersect(interval)
+                continue
             new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
             changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
             if self.empty:
@@ -263,6 +269,20 @@ class _MapState:
             and all(a is b for a, b in zip(self.symbols, m.symbol_vars))
             and self.constraints == m.constraints
         )
+
+
+def _may_divide_by_zero(expr: AffineExpr, simplify: ExprSimplifier) -> bool:
+    """Whether a ``floordiv``/``ceildiv``/``mod`` of ``expr`` has a divisor that is not a
+    constant and may be 0 over the ranges (a semi-affine expression undefined somewhere)."""
+    found = False
+
+    def visit(node: AffineExpr) -> None:
+        nonlocal found
+        if not found and isinstance(node, (ax.FloorDiv, ax.CeilDiv, ax.Mod)) and ax.constant_value(node.rhs) is None:
+            found = simplify.bounds(node.rhs).contains(0)
+
+    ax.walk(expr, visit)
+    return found
 
 
 def simplify(m: IndexingMap) -> IndexingMap:
