@@ -1,0 +1,267 @@
+"""``hlo-indexing-tile-view`` and :func:`hlo_indexing.tools.tile_view.tile_picture`: the
+cells a picture highlights are the elements the output tile needs, checked against
+
+* an independent evaluation of the fused maps (a numpy evaluator of their affine
+  expressions over the whole domain, filtered to the output tile), and
+* brute force on the computation itself (numpy: an operand element is needed when
+  changing it changes an element of the output tile);
+
+the SVG parses as XML and shows exactly those cells (``class="needed"``); no needed cell
+lies outside the tile boxes; errors exit 1 located, without writing ``-o``."""
+
+from __future__ import annotations
+
+import itertools
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from hlo_indexing import parse_module
+from hlo_indexing.analysis.fusion import fusion_indexing
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.tools.tile_view import main, render_tile_svg, select_computation, tile_picture
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+SOFTMAX = """
+func.func @softmax(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %c) applies stablehlo.maximum across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<4xf32>) -> tensor<4x6xf32>
+  %2 = stablehlo.subtract %x, %1 : tensor<4x6xf32>
+  %3 = stablehlo.exponential %2 : tensor<4x6xf32>
+  return %3 : tensor<4x6xf32>
+}
+"""
+
+MATMUL = """
+func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+"""
+
+# A tile of 4 elements of the flattened output is not a tile of %x.
+RESHAPE = """
+func.func @reshape(%x: tensor<4x6xf32>) -> tensor<24xf32> {
+  %0 = stablehlo.reshape %x : (tensor<4x6xf32>) -> tensor<24xf32>
+  return %0 : tensor<24xf32>
+}
+"""
+
+# Rank 3, a transpose and a strided slice: operand tiles with strides, slices of rank 3.
+STRIDED = """
+func.func @strided(%x: tensor<3x4x16xf32>, %y: tensor<16x3x4xf32>) -> tensor<3x4x8xf32> {
+  %0 = stablehlo.slice %x [0:3, 0:4, 0:16:2] : (tensor<3x4x16xf32>) -> tensor<3x4x8xf32>
+  %1 = stablehlo.transpose %y, dims = [1, 2, 0] : (tensor<16x3x4xf32>) -> tensor<3x4x16xf32>
+  %2 = stablehlo.slice %1 [0:3, 0:4, 1:16:2] : (tensor<3x4x16xf32>) -> tensor<3x4x8xf32>
+  %3 = stablehlo.add %0, %2 : tensor<3x4x8xf32>
+  return %3 : tensor<3x4x8xf32>
+}
+"""
+
+
+def evaluate(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarray]) -> np.ndarray:
+    """An affine expression over numpy arrays (floor division and modulo, as in MLIR
+    for positive divisors)."""
+    if isinstance(expr, ir.AffineConstantExpr):
+        return np.int64(expr.value)
+    if isinstance(expr, ir.AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return symbols[expr.position]
+    a, b = evaluate(expr.lhs, dims, symbols), evaluate(expr.rhs, dims, symbols)
+    if isinstance(expr, ir.AffineAddExpr):
+        return a + b
+    if isinstance(expr, ir.AffineMulExpr):
+        return a * b
+    if isinstance(expr, ir.AffineFloorDivExpr):
+        return a // b
+    if isinstance(expr, ir.AffineCeilDivExpr):
+        return -((-a) // b)
+    assert isinstance(expr, ir.AffineModExpr)
+    return a % b
+
+
+def needed_by_maps(function: ir.Operation, parameter: int, tile: set[tuple[int, ...]]) -> set[tuple[int, ...]]:
+    """Elements of ``parameter`` the fused maps read for the output elements in ``tile``:
+    every point of each map's domain box, its constraints checked, kept when its
+    output index is in ``tile``."""
+    found: set[tuple[int, ...]] = set()
+    for m in fusion_indexing(function.regions[0], 0).maps[parameter]:
+        variables = list(m.dim_vars) + list(m.symbol_vars)
+        axes = [np.arange(v.bounds.lower, v.bounds.upper + 1) for v in variables]
+        grid = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
+        dims, symbols = grid[: m.num_dims], grid[m.num_dims :]
+        keep = np.ones(len(grid[0]), bool)
+        for expr, interval in m.constraints.items():
+            value = evaluate(expr, dims, symbols)
+            keep &= (value >= interval.lower) & (value <= interval.upper)
+        images = [np.broadcast_to(evaluate(e, dims, symbols), keep.shape) for e in m.results]
+        for k in np.nonzero(keep)[0].tolist():
+            if tuple(int(d[k]) for d in dims) in tile:
+                found.add(tuple(int(i[k]) for i in images))
+    return found
+
+
+def needed_by_perturbation(f, operands: list[np.ndarray], which: int, tile: set[tuple[int, ...]]) -> set[tuple[int, ...]]:
+    """Elements of operand ``which`` whose change changes an output element in ``tile``."""
+    base = f(*operands)
+    found = set()
+    for index in itertools.product(*(range(n) for n in operands[which].shape)):
+        changed = [o.copy() for o in operands]
+        changed[which][index] += 3.0
+        diff = f(*changed) != base
+        if any(diff[t] for t in tile):
+            found.add(index)
+    return found
+
+
+def softmax_numpy(x: np.ndarray) -> np.ndarray:
+    return np.exp(x - x.max(axis=1, keepdims=True))
+
+
+_MODULES: list = []  # the parsed modules stay alive while their ops are used
+
+
+def function_of(text: str, name: str) -> ir.Operation:
+    module = parse_module(text)
+    _MODULES.append(module)
+    return select_computation(module.operation, name)[1]
+
+
+def svg_cells(svg: str) -> dict[str, set[str]]:
+    """``class -> data-index`` of every cell rect of an SVG (which must parse)."""
+    root = ET.fromstring(svg)
+    out: dict[str, set[str]] = {}
+    for rect in root.iter(f"{SVG}rect"):
+        if "data-index" in rect.attrib:
+            out.setdefault(rect.attrib.get("class", ""), set()).add(rect.attrib["data-index"])
+    return out
+
+
+def indices_text(indices: set[tuple[int, ...]]) -> set[str]:
+    return {",".join(map(str, i)) for i in indices}
+
+
+@pytest.mark.parametrize("tile_id", [0, 1])
+def test_softmax_tile_needs_its_rows(tile_id):
+    function = function_of(SOFTMAX, "softmax")
+    picture = tile_picture(function, [2, 6], tile_id)
+    tile = {(r, c) for r in range(2 * tile_id, 2 * tile_id + 2) for c in range(6)}
+    assert set(picture.output.needed) == tile
+    (operand,) = picture.operands
+    x = np.random.default_rng(0).normal(size=(4, 6))
+    assert set(operand.needed) == needed_by_maps(function, 0, tile) == needed_by_perturbation(softmax_numpy, [x], 0, tile)
+    cells = svg_cells(render_tile_svg(picture))
+    assert cells["needed"] == indices_text(tile) | indices_text(set(operand.needed))
+    assert "outside" not in cells
+
+
+@pytest.mark.parametrize("tile_id", [0, 3])
+def test_matmul_tile_needs_a_row_band_and_a_column_band(tile_id):
+    function = function_of(MATMUL, "matmul")
+    picture = tile_picture(function, [4, 4, 2], tile_id)  # {K, M, N}: 2x2 output tiles of 4x2
+    assert picture.num_tiles == 4
+    rows, cols = divmod(tile_id, 2)
+    tile = {(r, c) for r in range(4 * rows, 4 * rows + 4) for c in range(2 * cols, 2 * cols + 2)}
+    assert set(picture.output.needed) == tile
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(8, 16)), rng.normal(size=(16, 4))
+    for k, operand in enumerate(picture.operands):
+        assert set(operand.needed) == needed_by_maps(function, k, tile) == needed_by_perturbation(np.matmul, [a, b], k, tile)
+        assert len(operand.boxes) == 4  # one box per contracting step of 4
+        assert all(any(box.contains(i) for box in operand.boxes) for i in operand.needed)
+    svg = render_tile_svg(picture)
+    cells = svg_cells(svg)
+    needed = set().union(*(indices_text(set(p.needed)) for p in (picture.output, *picture.operands)))
+    # a and b are drawn in their own panels: compare the union of needed cells
+    assert cells["needed"] == needed
+    boxes = [r for r in ET.fromstring(svg).iter(f"{SVG}rect") if r.attrib.get("class") == "tile-box"]
+    assert len(boxes) == 1 + 4 + 4
+
+
+def test_strided_rank3_tiles_and_slices():
+    function = function_of(STRIDED, "strided")
+    picture = tile_picture(function, [1, 2, 4], 7)  # 3x2x2 tiles, major to minor: tile 7 = [1, 2:4, 4:8]
+    tile = {(1, r, c) for r in range(2, 4) for c in range(4, 8)}
+    assert set(picture.output.needed) == tile
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(3, 4, 16)), rng.normal(size=(16, 3, 4))
+
+    def f(x, y):
+        return x[:, :, 0:16:2] + np.transpose(y, (1, 2, 0))[:, :, 1:16:2]
+
+    for k, operand in enumerate(picture.operands):
+        assert set(operand.needed) == needed_by_maps(function, k, tile) == needed_by_perturbation(f, [x, y], k, tile)
+    x_panel, y_panel = picture.operands
+    assert x_panel.boxes[0].strides == (1, 1, 2)
+    # %y is read transposed: its tile touches 4 leading indices (rows 9, 11, 13, 15)
+    svg = render_tile_svg(picture, max_slices=2)
+    assert "showing 2 of the 4 slices [i, :, :] the tile touches" in svg
+    cells = svg_cells(svg)
+    shown_y = {i for i in y_panel.needed if i[0] in (9, 11)}
+    assert cells["needed"] == indices_text(tile | set(x_panel.needed) | shown_y)
+    assert "outside" not in cells
+
+
+def test_scaled_blocks_count_needed_elements():
+    function = function_of(MATMUL.replace("8x16", "64x256").replace("16x4", "256x4").replace("8x4", "64x4"), "matmul")
+    picture = tile_picture(function, [32, 16, 4], 2)
+    svg = render_tile_svg(picture, max_cells=64, max_columns=16)
+    assert "scaled: one cell is a 16x16 block of elements" in svg
+    a = picture.operands[0]
+    root = ET.fromstring(svg)
+    titles = {}
+    for rect in root.iter(f"{SVG}rect"):
+        title = rect.find(f"{SVG}title")
+        if rect.attrib.get("data-index", "").count(":") == 2 and title is not None:
+            titles.setdefault(rect.attrib["data-index"], []).append((rect.attrib["class"], title.text))
+    # operand a (64x256) in 16x16 blocks: rows 32:48 are needed, the others are not
+    for r0, c0 in itertools.product(range(0, 64, 16), range(0, 256, 16)):
+        key = f"{r0}:{r0 + 16},{c0}:{c0 + 16}"
+        expected = sum(1 for i in a.needed if r0 <= i[0] < r0 + 16 and c0 <= i[1] < c0 + 16)
+        assert any(t == f"[{key}]: {expected} of 256 elements" for _, t in titles[key]), titles[key]
+
+
+def test_cli_writes_svg_only_on_success(tmp_path, capsys):
+    source = tmp_path / "m.mlir"
+    source.write_text(SOFTMAX + MATMUL + RESHAPE)
+    good = tmp_path / "good.svg"
+    assert main([str(source), "--fusion", "@matmul", "--tile-sizes", "4,4,2", "--tile-id", "1", "-o", str(good)]) == 0
+    ET.parse(good)
+    cases = [
+        (["--fusion", "matmul", "--tile-sizes", "4,4"], f"{source}:11:1: error: @matmul: 2 tile sizes given, the tiling has 3 parameters"),
+        (["--fusion", "softmax", "--tile-sizes", "2,6", "--tile-id", "2"], f"{source}:2:1: error: @softmax: tile id 2 is outside [0, 1]"),
+        (["--fusion", "reshape", "--tile-sizes", "4"], f"{source}:16:1: error: @reshape: tile sizes [4] are not a valid tiling"),
+        (["--fusion", "softmx", "--tile-sizes", "2,6"], "<command line>:1:1: error: --fusion: no computation 'softmx' in the module; did you mean 'softmax'?"),
+        (["--tile-sizes", "2,6"], "<command line>:1:1: error: --fusion: the module has 3 computations, name one: @softmax, @matmul, @reshape"),
+        (["--fusion", "softmax", "--tile-sizes", "2,x"], "<command line>:1:1: error: --tile-sizes: invalid tile sizes '2,x'"),
+        (["--fusion", "softmax", "--tile-sizes", "2,6", "--max-cells", "0"], "<command line>:1:1: error: --max-cells must be at least 1"),
+    ]
+    capsys.readouterr()
+    for arguments, message in cases:
+        bad = tmp_path / "bad.svg"
+        assert main([str(source), *arguments, "-o", str(bad)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(message), err
+        assert not bad.exists()
+    assert main([str(tmp_path / "missing.mlir"), "--tile-sizes", "1", "-o", str(tmp_path / "bad.svg")]) == 1
+    assert "missing.mlir" in capsys.readouterr().err
+    assert not (tmp_path / "bad.svg").exists()
+
+
+def test_cli_reports_a_computation_that_cannot_be_tiled(tmp_path, capsys):
+    source = tmp_path / "pad.mlir"
+    source.write_text(
+        """func.func @pad(%x: tensor<63xf32>) -> tensor<64xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %x, %c, low = [0], high = [1], interior = [0] : (tensor<63xf32>, tensor<f32>) -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+"""
+    )
+    assert main([str(source), "--tile-sizes", "8", "-o", str(tmp_path / "out.svg")]) == 1
+    assert capsys.readouterr().err.startswith(f"{source}:1:1: error: @pad: cannot tile: ")
+    assert not (tmp_path / "out.svg").exists()
