@@ -9,10 +9,15 @@ tiling, best first::
 
     @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ...
 
-``format=json`` emits instead one remark at the module holding one JSON document:
-``{"computations": [{"label": "@softmax", "parameters": [...], "tilings": [...]}]}``
-(``skipped``: tilings with more than 65536 programs, not evaluated)
-(``"failure"`` instead of ``"tilings"`` when the analysis fails). The budget is bytes
+``format=json`` prints instead one JSON document per module, verbatim (no remark
+wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.report`):
+``{"schema": "hlo-indexing/tilings/1", "budget_bytes": ..., "computations": [{"name":
+"@softmax", "parameters": [...], "tilings": [...]}]}``, each tiling with its rank, its
+footprint and its Pallas BlockSpecs (or why its tiles are not blocks); ``skipped``
+counts the tilings with more than 65536 programs, not evaluated, ``failure`` says why a
+computation cannot be tiled. The schema ships in the package
+(``hlo_indexing/schema/tilings.schema.json``, :func:`tilings_schema`);
+:func:`module_tilings` gives the same document in Python. The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
@@ -30,16 +35,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.parsing import location_of
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
-from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, rank_tilings
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, rank_tilings
+from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
 
@@ -74,7 +83,9 @@ class PrintTilings(ModulePass):
 
     budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
-    format: str = field(default="text", metadata={"help": "text (remarks) or json (one document)", "choices": ("text", "json")})
+    format: str = field(
+        default="text", metadata={"help": "text (remarks) or json (one JSON document per module)", "choices": ("text", "json")}
+    )
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation (see the module docstring); an
@@ -85,36 +96,103 @@ class PrintTilings(ModulePass):
         except HloIndexingError as exc:
             diagnostics.error(module.location, exc.message)
             return
-        document: list[dict[str, Any]] = []
+        text = self.format == "text"
+        entries = []
         for label, op in computations(module):
-            fusion = analyze_fusion(op)
-            entry: dict[str, Any] = {"label": label}
-            document.append(entry)
-            if isinstance(fusion, AnalysisFailure):
-                entry["failure"] = fusion.reason
-                if self.format == "text":
-                    diagnostics.warning(op.location, f"{label}: {fusion}")
-                continue
-            entry["parameters"] = _parameters_text(fusion)
-            layouts, output_layouts = declared_parameter_layouts(op)
-            try:
-                ranking = rank_tilings(fusion, budget, layouts=layouts, output_layouts=output_layouts)
-            except HloIndexingError as exc:
-                diagnostics.error(op.location, f"{label}: {exc.message}")
-                continue
-            ranked = ranking.tilings
-            entry["valid_tilings"] = len(fusion.valid_tilings())
-            entry["skipped"] = ranking.skipped
-            entry["tilings"] = [f.to_json() for f in ranked[: self.max]]
-            if self.format == "text":
+            entry, ranked = computation_tilings(label, op, budget, self.max, blockspecs=not text)
+            entries.append(entry)
+            if entry["error"] is not None:
+                diagnostics.error(op.location, f"{label}: {entry['error']}")
+            elif entry["failure"] is not None and text:
+                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
+            elif text:
                 if not ranked:
                     diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
-                for k, footprint in enumerate(ranked[: self.max]):
+                for k, footprint in enumerate(ranked):
                     diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
-                if ranking.skipped:
-                    diagnostics.remark(op.location, f"{label}: {ranking.skipped} tilings with too many programs not evaluated")
-        if self.format == "json":
-            diagnostics.remark(module.location, json.dumps({"budget_bytes": budget, "computations": document}))
+                if entry["skipped"]:
+                    diagnostics.remark(op.location, f"{label}: {entry['skipped']} tilings with too many programs not evaluated")
+        if not text:
+            diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
+
+
+#: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
+TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
+TILINGS_SCHEMA_RESOURCE = "schema/tilings.schema.json"
+
+
+def tilings_schema() -> dict[str, Any]:
+    """The JSON Schema of the tilings document (shipped as package data)."""
+    text = resources.files("hlo_indexing").joinpath(TILINGS_SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON document of ``hlo-print-tilings{format=json}``: the schema id, the
+    budget and one entry per computation (:func:`computation_tilings`)."""
+    return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "computations": computations_json}
+
+
+def module_tilings(module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5) -> dict[str, Any]:
+    """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
+    operation), as ``hlo-print-tilings{format=json}`` prints it; valid against
+    :func:`tilings_schema`."""
+    entries = [computation_tilings(label, op, budget_bytes, max_tilings)[0] for label, op in computations(module)]
+    return tilings_document(budget_bytes, entries)
+
+
+def computation_tilings(
+    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True
+) -> tuple[dict[str, Any], list[Footprint]]:
+    """One computation's entry of the tilings document and its best ``max_tilings``
+    footprints: ``failure`` when it cannot be tiled, ``error`` when a footprint cannot
+    be computed, else its tiling parameters, counts and ranked tilings (each with its
+    Pallas BlockSpecs, or the reason there are none, when ``blockspecs``)."""
+    where = location_of(op.location)
+    entry: dict[str, Any] = {
+        "name": label,
+        "kind": op.name,
+        "location": str(where) if where is not None else str(op.location),
+        "failure": None,
+        "error": None,
+        "parameters": [],
+        "valid_tilings": 0,
+        "fitting": 0,
+        "skipped": 0,
+        "tilings": [],
+    }
+    fusion = analyze_fusion(op)
+    if isinstance(fusion, AnalysisFailure):
+        entry["failure"] = fusion.reason
+        return entry, []
+    entry["parameters"] = [
+        {"owner": p.owner, "dim": p.dim, "size": p.size, "contracting": p.contracting, "text": text}
+        for p, text in zip(fusion.parameters, _parameters_text(fusion))
+    ]
+    layouts, output_layouts = declared_parameter_layouts(op)
+    try:
+        ranking = rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
+    except HloIndexingError as exc:
+        entry["error"] = exc.message
+        return entry, []
+    ranked = ranking.tilings[:max_tilings]
+    entry["valid_tilings"] = len(fusion.valid_tilings())
+    entry["fitting"] = len(ranking.tilings)
+    entry["skipped"] = ranking.skipped
+    for rank, footprint in enumerate(ranked, 1):
+        tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
+        if blockspecs:
+            tiling["pallas"] = _pallas_json(fusion, footprint.tile_sizes)
+        entry["tilings"].append(tiling)
+    return entry, ranked
+
+
+def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
+    try:
+        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)), "reason": None}
+    except HloIndexingError as exc:
+        return {"blockspecs": None, "reason": exc.message}
 
 
 def parse_tile_sizes(text: str) -> list[int]:
