@@ -2,10 +2,10 @@
 ``func.func`` and ``mhlo.fusion`` (:mod:`hlo_indexing.symbolic_tiling`), as remarks or
 attributes.
 
-``hlo-print-tilings{budget=48KiB max=5 format=text}`` ranks the valid tilings whose
+``hlo-print-tilings{budget=48KiB max=5 format=text func=}`` ranks the valid tilings whose
 per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.footprint.rank_tilings`,
 argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
-tiling, best first::
+tiling, best first (``func=NAME``: only that function and the fusions in it)::
 
     @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ...
 
@@ -42,11 +42,12 @@ from typing import Any, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import location_of
+from hlo_indexing.dialect_glue.parsing import enclosing_function, location_of
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
+from hlo_indexing.passes.report import format_field, func_field, selected_function
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, rank_tilings
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
@@ -83,9 +84,8 @@ class PrintTilings(ModulePass):
 
     budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
-    format: str = field(
-        default="text", metadata={"help": "text (remarks) or json (one JSON document per module)", "choices": ("text", "json")}
-    )
+    format: str = format_field()
+    func: str = func_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation (see the module docstring); an
@@ -96,9 +96,11 @@ class PrintTilings(ModulePass):
         except HloIndexingError as exc:
             diagnostics.error(module.location, exc.message)
             return
+        if not selected_function(module, self.func, diagnostics):
+            return
         text = self.format == "text"
         entries = []
-        for label, op in computations(module):
+        for label, op in _selected(module, self.func):
             entry, ranked = computation_tilings(label, op, budget, self.max, blockspecs=not text)
             entries.append(entry)
             if entry["error"] is not None:
@@ -134,12 +136,20 @@ def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]])
     return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "computations": computations_json}
 
 
-def module_tilings(module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5) -> dict[str, Any]:
+def module_tilings(
+    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = ""
+) -> dict[str, Any]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
-    operation), as ``hlo-print-tilings{format=json}`` prints it; valid against
-    :func:`tilings_schema`."""
-    entries = [computation_tilings(label, op, budget_bytes, max_tilings)[0] for label, op in computations(module)]
+    operation; only function ``function`` and the fusions in it when given), as
+    ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`."""
+    entries = [computation_tilings(label, op, budget_bytes, max_tilings)[0] for label, op in _selected(module, function)]
     return tilings_document(budget_bytes, entries)
+
+
+def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Operation"]]:
+    """The computations of ``module`` in function ``function`` (all when empty)."""
+    name = function.removeprefix("@")
+    return [(label, op) for label, op in computations(module) if not name or enclosing_function(op) == name]
 
 
 def computation_tilings(

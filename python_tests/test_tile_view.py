@@ -12,7 +12,9 @@ lies outside the tile boxes; errors exit 1 located, without writing ``-o``."""
 from __future__ import annotations
 
 import itertools
+import os
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -265,3 +267,24 @@ def test_cli_reports_a_computation_that_cannot_be_tiled(tmp_path, capsys):
     assert main([str(source), "--tile-sizes", "8", "-o", str(tmp_path / "out.svg")]) == 1
     assert capsys.readouterr().err.startswith(f"{source}:1:1: error: @pad: cannot tile: ")
     assert not (tmp_path / "out.svg").exists()
+
+
+README_PICTURES = [
+    ("matmul_tile.svg", ["--fusion", "ynn_fusion", "--tile-sizes", "16,64,128", "--tile-id", "1", "--max-cells", "512"]),
+    ("softmax_tile.svg", ["--fusion", "ynn_fusion.2", "--tile-sizes", "8,128", "--tile-id", "1", "--max-cells", "512"]),
+]
+
+
+@pytest.mark.parametrize("name, arguments", README_PICTURES, ids=[p[0] for p in README_PICTURES])
+def test_readme_pictures_are_up_to_date(name, arguments, tmp_path):
+    """The SVGs the README shows are what the README's commands write (run from the
+    repository root, as the README runner does)."""
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / name
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert main(["examples/jax_fusions_cpu.hlo", *arguments, "-o", str(out)]) == 0
+    finally:
+        os.chdir(cwd)
+    assert out.read_text() == (root / "examples" / name).read_text()

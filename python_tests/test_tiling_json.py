@@ -101,6 +101,16 @@ def test_invalid_budget_is_a_located_error_and_no_document(tmp_path):
     assert not (tmp_path / "out.mlir").exists()
 
 
+def test_func_keeps_one_function_and_names_a_missing_one(tmp_path):
+    source = tmp_path / "s.mlir"
+    source.write_text(SOFTMAX_AND_PAD)
+    document = json.loads(_run(str(source), "--hlo-print-tilings=func=pad format=json", "-o", "/dev/null").stderr)
+    assert [c["name"] for c in document["computations"]] == ["@pad"]
+    result = _run(str(source), "--hlo-print-tilings=func=softmx", "-o", "/dev/null")
+    assert result.returncode == 1
+    assert "error: option func: no function 'softmx' in the module; did you mean 'softmax'?" in result.stderr
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_bundled_examples_validate(example):
     result = _run(str(example), "--hlo-print-tilings=format=json max=2", "-o", "/dev/null")

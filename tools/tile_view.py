@@ -206,7 +206,7 @@ def tile_picture(computation: ir.Operation, tile_sizes: Sequence[int], tile_id: 
         if not isinstance(argument.type, ir.RankedTensorType):
             continue
         insts = by_parameter.get(number, [])
-        name = insts[0].name if insts else f"parameter({number})"
+        name = insts[0].name if insts and insts[0].name != label else f"parameter({number})"
         boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
         needed = _needed(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
         notes = () if insts or not needed else ("not in the tiled computation",)
