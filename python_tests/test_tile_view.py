@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hlo_indexing import parse_module
+from hlo_indexing import IndexingMap, parse_module
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.tools.tile_view import main, render_tile_svg, select_computation, tile_picture
+from hlo_indexing.tools.tile_view import Box, _needed, main, render_tile_svg, select_computation, tile_picture
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -225,6 +225,12 @@ def test_scaled_blocks_count_needed_elements():
         key = f"{r0}:{r0 + 16},{c0}:{c0 + 16}"
         expected = sum(1 for i in a.needed if r0 <= i[0] < r0 + 16 and c0 <= i[1] < c0 + 16)
         assert any(t == f"[{key}]: {expected} of 256 elements" for _, t in titles[key]), titles[key]
+
+
+def test_a_strided_output_box_restricts_the_map_to_its_elements():
+    m = IndexingMap.parse("(d0)[s0] -> (d0 * 2 + s0), domain: d0 in [0, 15], s0 in [0, 1]")
+    found = _needed(frozenset([m]), [Box((1,), (4,), (3,))], "test", None)
+    assert found == {(2 * d + s,) for d in (1, 4, 7, 10) for s in (0, 1)}
 
 
 def test_cli_writes_svg_only_on_success(tmp_path, capsys):

@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import itertools
-import math
 import pathlib
 import sys
 from collections.abc import Sequence
@@ -221,7 +220,7 @@ def _label(computation: ir.Operation) -> str:
     return computation.name
 
 
-def _shape(value: "ir.Value") -> tuple[int, ...]:  # type: ignore[type-arg]
+def _shape(value: "ir.Value") -> tuple[int, ...]:
     return tuple(ir.RankedTensorType(value.type).shape)
 
 
@@ -290,7 +289,7 @@ def _restrict(m: IndexingMap, box: Box) -> IndexingMap | None:
             return None
         dims.append(Variable(Interval(lower, upper), variable.name))
         if box.strides[d] > 1:
-            expr = ax.mod(ax.sub(ax.dim(d, m.context), ax.constant(box.offsets[d], m.context)), box.strides[d])
+            expr = ax.mod(ax.add(ax.dim(d, m.context), -box.offsets[d]), box.strides[d])
             constraints[expr] = Interval(0, 0)
     return m.replace(dims=dims, constraints=constraints)
 
@@ -356,9 +355,9 @@ def _draw_panel(canvas: SvgCanvas, panel: TensorPanel, max_cells: int, max_colum
             for r in _inside(box.indices(rank - 2), rows) if rank >= 2 else [0]:
                 for c in _inside(box.indices(rank - 1), columns) if rank >= 1 else [0]:
                     inbox[r // f, c // f] = 1
-        grid = []
+        cells: list[list[Cell]] = []
         for br in range(count.shape[0]):
-            line = []
+            row_cells = []
             for bc in range(count.shape[1]):
                 r0, c0 = br * f, bc * f
                 size = (min(rows, r0 + f) - r0) * (min(columns, c0 + f) - c0)
@@ -383,8 +382,8 @@ def _draw_panel(canvas: SvgCanvas, panel: TensorPanel, max_cells: int, max_colum
                     kind, fill = "idle", IDLE
                 if f == 1 and kind == "needed":
                     title += " needed" if panel.kind == "operand" else " written"
-                line.append(Cell(fill, title, css_class=kind, data_index=where))
-            grid.append(line)
+                row_cells.append(Cell(fill, title, css_class=kind, data_index=where))
+            cells.append(row_cells)
         outlines = []
         for box in boxes:
             span = [_inside(box.indices(d), n) for d, n in zip(range(rank - 2, rank), (rows, columns))] if rank >= 2 else (
@@ -401,7 +400,7 @@ def _draw_panel(canvas: SvgCanvas, panel: TensorPanel, max_cells: int, max_colum
                         data_index=",".join(map(str, box.offsets)),
                     )
                 )
-        canvas.grid(grid, outlines=outlines)
+        canvas.grid(cells, outlines=outlines)
 
 
 def _box_lines(boxes: Sequence[Box], shown: int = 4) -> list[str]:
