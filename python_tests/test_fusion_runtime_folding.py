@@ -1,5 +1,6 @@
 """Runtime variables computed inside the computation (constants, iota, integer
-arithmetic on them) are folded into the fused maps where the op's clamp is a no-op.
+arithmetic on them) are folded into the fused maps: the value where the op's clamp is
+a no-op, the bound it is clamped to elsewhere.
 
 Each program reads exactly one element of ``x`` per output element (dynamic_slice,
 gather); running it under JAX on ``x = arange`` gives, in every output element, the
@@ -56,9 +57,10 @@ def test_scalar_constant_start_is_folded() -> None:
     assert check(lambda x: lax.dynamic_slice(x, (42,), (10,)), (100,)) == (1, 0)
 
 
-def test_constant_start_outside_the_clamp_keeps_the_variable() -> None:
-    """95 is clamped to 90: the clamp is not a no-op, the runtime variable stays."""
-    assert check(lambda x: lax.dynamic_slice(x, (95,), (10,)), (100,)) == (0, 1)
+def test_constant_start_outside_the_clamp_folds_to_the_bound() -> None:
+    """95 is clamped to 90 (XLA keeps the runtime variable here)."""
+    assert check(lambda x: lax.dynamic_slice(x, (95,), (10,)), (100,)) == (1, 0)
+    assert check(lambda x: lax.dynamic_slice(x, (-3,), (10,)), (100,)) == (1, 0)
 
 
 def test_starts_from_sliced_iota_and_non_splat_constant() -> None:
@@ -70,11 +72,11 @@ def test_starts_from_sliced_iota_and_non_splat_constant() -> None:
     assert check(f, (6, 5)) == (1, 0)
 
 
-def test_gather_of_affine_iota_is_folded_where_in_range() -> None:
-    """Indices ``2 i + 1``: rows 1, 3, 5, 7 are in range; 9 and 11 are clamped to 7,
-    where the runtime variable is kept."""
+def test_gather_of_affine_iota_is_folded_in_and_past_the_range() -> None:
+    """Indices ``2 i + 1``: rows 1, 3, 5, 7 are in range; 9 and 11 are clamped to 7, a
+    second exact piece."""
     f = lambda x: gather_rows(x, lax.iota(jnp.int32, 6).reshape(6, 1) * 2 + 1)  # noqa: E731
-    assert check(f, (8, 3)) == (1, 1)
+    assert check(f, (8, 3)) == (2, 0)
 
 
 def test_gather_through_transpose_broadcast_convert_and_negate() -> None:
@@ -158,7 +160,8 @@ def test_random_affine_iota_indices(seed) -> None:
     """Gathers and dynamic slices whose indices are ``a * iota + b`` (random ``a``,
     ``b``, sometimes through JAX's negative-index wrap): covered, in bounds, and exact at
     every output element whose index is decided (the wrap's test has one outcome over
-    the whole domain) and inside the clamp range -- the elements folding must resolve."""
+    the whole domain), inside the clamp range or clamped to its bound -- the elements
+    folding must resolve."""
     rng = np.random.default_rng(seed)
     rows, n = int(rng.integers(3, 9)), int(rng.integers(2, 6))
     a, b = int(rng.integers(-3, 4)), int(rng.integers(-4, 8))
@@ -169,16 +172,13 @@ def test_random_affine_iota_indices(seed) -> None:
 
     if rng.integers(2):
         f = lambda x: gather_rows(x, index(lax.iota(jnp.int32, n) * a + b).reshape(n, 1))  # noqa: E731
-        values, window, per_output = [a * i + b for i in range(n)], 1, lambda out: out[0]
+        values, per_output = [a * i + b for i in range(n)], lambda out: out[0]
     else:
         start = int(rng.integers(-2, rows + 2))
         f = lambda x: lax.dynamic_slice(x, (index(jnp.int32(start)), jnp.int32(0)), (2, 2))  # noqa: E731
-        values, window, per_output = [start], 2, lambda out: 0
-    if wrap and min(values) < 0 <= max(values):
-        resolvable = set()  # the wrap's select is undecided: nothing can fold
-    else:
-        values = [v + rows if wrap and v < 0 else v for v in values]
-        resolvable = {k for k, v in enumerate(values) if 0 <= v <= rows - window}
+        values, per_output = [start], lambda out: 0
+    undecided = wrap and min(values) < 0 <= max(values)  # the wrap's select: nothing can fold
+    resolvable = set() if undecided else set(range(len(values)))
     check(f, (rows, 2))
     expected = truth(f, (rows, 2))
     ours = set().union(*(m.relation() for m in fused_maps(f, (rows, 2))))

@@ -18,9 +18,10 @@ The value ``v`` replaces ``rtN`` only where it lies inside ``rtN``'s range, the 
 the op clamps (``dynamic_slice``, ``dynamic_update_slice``, ``gather``) or bounds-checks
 (``scatter``) start indices to: there the clamp is a no-op and the substitution is exact.
 Where ``v`` can leave the range, the map is split by constraints on ``v``: the in-range
-piece is folded and the out-of-range pieces keep ``rtN`` (a sound over-approximation,
-as before folding). A constant outside the range therefore keeps its variable, as XLA
-does.
+piece is folded; an out-of-range piece of an op that clamps reads at the bound it is
+clamped to (exact), one of ``scatter`` keeps ``rtN`` (a sound over-approximation, as
+before folding: the update is skipped). XLA keeps the variable in both cases, so a
+constant past the range folds here (to the bound) where XLA's map keeps ``rtN``.
 
 Example: ``dynamic_slice(p0, constant(42))`` of ``s32[4096] -> s32[10]`` gives
 ``(d0){rt0} -> (d0 + rt0)`` with ``rt0 in [0, 4086]``; folded: ``(d0) -> (d0 + 42)``.
@@ -39,6 +40,10 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.analysis import output_to_input_indexing
 from hlo_indexing.ops.result import RuntimeSource
+
+#: Ops (name after the dialect prefix) that clamp their start indices into the runtime
+#: variable's range: a start past it reads the window at the nearest bound.
+_CLAMPING_OPS = frozenset({"dynamic_slice", "dynamic_update_slice", "gather"})
 
 #: Ops (name after the dialect prefix) whose single operand's elements are moved, not changed.
 _MOVING_OPS = frozenset({"reshape", "transpose", "broadcast_in_dim", "broadcast", "reverse", "slice", "bitcast", "copy"})
@@ -221,6 +226,7 @@ def fold_runtime_variables(
     if m.is_undefined or m.is_known_empty() or not m.runtime_vars or len(sources) != len(m.runtime_vars):
         return [m]
     pieces = [m]
+    clamps = op.name.split(".", 1)[-1] in _CLAMPING_OPS
     for i, (variable, source) in enumerate(zip(m.runtime_vars, sources, strict=True)):
         over = source.index_map
         if over.num_dims != m.num_dims or over.num_symbols not in (0, len(m.range_vars)) or over.runtime_vars:
@@ -231,15 +237,20 @@ def fold_runtime_variables(
         position = len(m.range_vars) + i
         clamp = variable.bounds
         bounds = ax.bounds(expr, m.dim_ranges, m.symbol_ranges)
+        outside_pieces = (
+            (Interval(bounds.lower, clamp.lower - 1), clamp.lower),
+            (Interval(clamp.upper + 1, bounds.upper), clamp.upper),
+        )
         next_pieces = []
         for piece in pieces:
             inside = piece if clamp.contains(bounds) else piece.add_constraint(expr, clamp)
             if not inside.is_known_empty():
                 next_pieces.append(_substitute(inside, position, expr))
-            for outside in (Interval(bounds.lower, clamp.lower - 1), Interval(clamp.upper + 1, bounds.upper)):
+            for outside, clamped in outside_pieces:
                 if not outside.is_empty:
                     kept = piece.add_constraint(expr, outside)
-                    if not kept.is_known_empty():
-                        next_pieces.append(kept)
+                    if kept.is_known_empty():
+                        continue
+                    next_pieces.append(_substitute(kept, position, ax.constant(clamped, m.context)) if clamps else kept)
         pieces = next_pieces
     return pieces
