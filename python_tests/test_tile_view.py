@@ -243,9 +243,9 @@ def test_cli_writes_svg_only_on_success(tmp_path, capsys):
         (["--fusion", "matmul", "--tile-sizes", "4,4"], f"{source}:11:1: error: @matmul: 2 tile sizes given, the tiling has 3 parameters"),
         (["--fusion", "softmax", "--tile-sizes", "2,6", "--tile-id", "2"], f"{source}:2:1: error: @softmax: tile id 2 is outside [0, 1]"),
         (["--fusion", "reshape", "--tile-sizes", "4"], f"{source}:16:1: error: @reshape: tile sizes [4] are not a valid tiling"),
-        (["--fusion", "softmx", "--tile-sizes", "2,6"], "<command line>:1:1: error: --fusion: no computation 'softmx' in the module; did you mean 'softmax'?"),
+        (["--fusion", "softmx", "--tile-sizes", "2,6"], "<command line>:1:{col}: error: --fusion: no computation 'softmx' in the module; did you mean 'softmax'?"),
         (["--tile-sizes", "2,6"], "<command line>:1:1: error: --fusion: the module has 3 computations, name one: @softmax, @matmul, @reshape"),
-        (["--fusion", "softmax", "--tile-sizes", "2,x"], "<command line>:1:1: error: --tile-sizes: invalid tile sizes '2,x'"),
+        (["--fusion", "softmax", "--tile-sizes", "2,x"], "<command line>:1:{col}: error: --tile-sizes: invalid tile sizes '2,x'"),
         (["--fusion", "softmax", "--tile-sizes", "2,6", "--max-cells", "0"], "<command line>:1:1: error: --max-cells must be at least 1"),
     ]
     capsys.readouterr()
@@ -253,8 +253,13 @@ def test_cli_writes_svg_only_on_success(tmp_path, capsys):
         bad = tmp_path / "bad.svg"
         assert main([str(source), *arguments, "-o", str(bad)]) == 1
         err = capsys.readouterr().err
-        assert err.startswith(message), err
+        line = " ".join([str(source), *arguments, "-o", str(bad)])
+        value = arguments[arguments.index(message.split(": ")[2]) + 1] if "{col}" in message else ""
+        assert err.startswith(message.format(col=line.find(" " + value) + 2)), err
         assert not bad.exists()
+    # a located error shows the source line and a caret under the column
+    assert main([str(source), "--fusion", "softmax", "--tile-sizes", "2,6", "--tile-id", "9"]) == 1
+    assert capsys.readouterr().err.splitlines()[1:] == ["func.func @softmax(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {", "^"]
     assert main([str(tmp_path / "missing.mlir"), "--tile-sizes", "1", "-o", str(tmp_path / "bad.svg")]) == 1
     assert "missing.mlir" in capsys.readouterr().err
     assert not (tmp_path / "bad.svg").exists()

@@ -43,8 +43,8 @@ Command line::
 
 ``FILE`` is MLIR or HLO text (as ``hlo-indexing-opt`` reads it); ``--fusion`` names the
 computation (``@softmax``, ``softmax``, or an HLO fusion's name; optional when there is
-one). Exit code 1 with ``file:line:col: error: ...`` on bad input; ``-o`` is written only
-on success.
+one). Exit code 1 with ``file:line:col: error: ...`` and the source line with a caret
+(as ``hlo-indexing-opt`` reports errors) on bad input; ``-o`` is written only on success.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ from hlo_indexing.maps.interval import Interval
 from hlo_indexing.passes.tilings import parse_tile_sizes
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion
+from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.svg_grid import Cell, Outline, SvgCanvas
 
 #: Default cells per drawn slice before scaling, and columns per row.
@@ -488,8 +489,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-cells", type=int, default=MAX_CELLS, help=f"cells per slice before scaling (default {MAX_CELLS})")
     parser.add_argument("--max-slices", type=int, default=MAX_SLICES, help=f"2-D slices drawn per tensor (default {MAX_SLICES})")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout); written only on success")
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    excerpt.register(COMMAND_LINE.filename, " ".join(arguments))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except UsageExit:
         return 1
     try:
@@ -500,12 +503,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.input == "-":
             module = parse_module(sys.stdin.read(), filename="<stdin>")
         else:  # a path: locations name the file
-            module = parse_module(pathlib.Path(args.input))
+            path = pathlib.Path(args.input)
+            if path.is_file():
+                excerpt.register(args.input, path.read_text(encoding="utf-8", errors="replace"))
+            module = parse_module(path)
         label, op = select_computation(module.operation, args.fusion)
         picture = tile_picture(op, sizes, args.tile_id, label=label)
         rendered = render_tile_svg(picture, max_cells=args.max_cells, max_slices=args.max_slices)
     except HloIndexingError as error:
-        print(f"{error.location or COMMAND_LINE}: error: {error.message}", file=sys.stderr)
+        where = error.location or COMMAND_LINE
+        if where == COMMAND_LINE:  # point at the value of the option the message names
+            where = _option_location(arguments, error.message.partition(":")[0])
+        print(excerpt.render(where, "error", error.message), file=sys.stderr)
         return 1
     if args.output == "-":
         sys.stdout.write(rendered)
@@ -517,6 +526,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{COMMAND_LINE}: error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
         return 1
     return 0
+
+
+def _option_location(arguments: Sequence[str], option: str) -> SourceLocation:
+    """Where the value of ``option`` (``--fusion``) starts in the command line as
+    registered (the arguments joined by spaces); its start when absent."""
+    column = 1
+    for k, argument in enumerate(arguments):
+        if argument == option and k + 1 < len(arguments):
+            return SourceLocation(COMMAND_LINE.filename, 1, column + len(argument) + 1)
+        if argument.startswith(option + "="):
+            return SourceLocation(COMMAND_LINE.filename, 1, column + len(option) + 1)
+        column += len(argument) + 1
+    return COMMAND_LINE
 
 
 def cli_main() -> None:
