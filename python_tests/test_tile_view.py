@@ -18,10 +18,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from hlo_indexing import IndexingMap, parse_module
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.symbolic_tiling import hlo_source
+from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TilingError, analyze_fusion
 from hlo_indexing.tools.tile_view import Box, _needed, main, render_tile_svg, select_computation, tile_picture
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -299,3 +304,89 @@ def test_readme_pictures_are_up_to_date(name, arguments, tmp_path):
     finally:
         os.chdir(cwd)
     assert out.read_text() == (root / "examples" / name).read_text()
+
+
+ADD = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+
+
+def _shape_text(shape: list[int]) -> str:
+    return f"f32[{','.join(map(str, shape))}]"
+
+
+@st.composite
+def small_fusions(draw: st.DrawFn) -> str:
+    """HLO text of a small fusion: a dot of two parameters or a parameter, then 0-2
+    shape or elementwise ops (transpose, reduce, broadcast, strided slice, add with
+    a second parameter)."""
+    rows, cols = draw(st.integers(1, 6)), draw(st.integers(1, 6))
+    params = [f"  v0 = {_shape_text([rows, cols])} parameter(0)"]
+    lines: list[str] = []
+    shape = [rows, cols]
+    if draw(st.booleans()):
+        k = draw(st.integers(1, 5))
+        params = [f"  a = {_shape_text([rows, k])} parameter(0)", f"  b = {_shape_text([k, cols])} parameter(1)"]
+        lines.append(f"  v0 = {_shape_text(shape)} dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}")
+    step = 0
+    for step in range(1, draw(st.integers(0, 2)) + 1):
+        prev = f"v{step - 1}"
+        choices = ["transpose", "slice", "add"] + (["reduce", "broadcast"] if len(shape) == 2 else [])
+        op = draw(st.sampled_from(choices if len(shape) >= 2 else ["add"]))
+        if op == "transpose":
+            order = list(range(len(shape)))[::-1]
+            shape = shape[::-1]
+            body = f"transpose({prev}), dimensions={{{','.join(map(str, order))}}}"
+        elif op == "reduce":
+            lines.append(f"  z{step} = f32[] constant(0)")
+            shape = [shape[0]]
+            body = f"reduce({prev}, z{step}), dimensions={{1}}, to_apply=add"
+        elif op == "broadcast":
+            shape = [shape[0], 2, shape[1]]
+            body = f"broadcast({prev}), dimensions={{0,2}}"
+        elif op == "slice":
+            stride, start = draw(st.integers(1, 2)), draw(st.integers(0, shape[-1] - 1))
+            ranges = [f"[0:{n}:1]" for n in shape[:-1]] + [f"[{start}:{shape[-1]}:{stride}]"]
+            shape = shape[:-1] + [len(range(start, shape[-1], stride))]
+            body = f"slice({prev}), slice={{{', '.join(ranges)}}}"
+        else:
+            number = len(params)
+            params.append(f"  q{step} = {_shape_text(shape)} parameter({number})")
+            body = f"add({prev}, q{step})"
+        lines.append(f"  v{step} = {_shape_text(shape)} {body}")
+    body_lines = params + lines if lines else params + [f"  v0x = {_shape_text(shape)} negate(v0)"]
+    body_lines[-1] = "  ROOT " + body_lines[-1].strip()
+    entry_params = [line.split(" = ")[1].split(" ")[0] for line in params]
+    entry = "\n".join(f"  p{k} = {t} parameter({k})" for k, t in enumerate(entry_params))
+    operands = ", ".join(f"p{k}" for k in range(len(params)))
+    return (
+        f"HloModule m\n{ADD}\nfused {{\n" + "\n".join(body_lines) + "\n}\n\n"
+        f"ENTRY e {{\n{entry}\n  ROOT f = {_shape_text(shape)} fusion({operands}), kind=kLoop, calls=fused\n}}\n"
+    )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(small_fusions(), st.data())
+def test_pictures_of_generated_fusions_show_what_the_maps_read(text: str, data: st.DataObject) -> None:
+    """On generated fusions, for a valid tiling and tile id drawn at random: each
+    operand's needed elements are those of the fused maps (numpy evaluator), lie inside
+    the operand's tile boxes (soundness), and are the SVG's needed cells."""
+    module = hlo_source.import_hlo(text)
+    _MODULES.append(module)
+    function = hlo_source.computation(module, "fused")
+    analysis = analyze_fusion(function)
+    assume(not isinstance(analysis, AnalysisFailure))
+    sizes = data.draw(st.sampled_from(analysis.valid_tilings()))
+    try:
+        tiled = tiled_computation(analysis, list(sizes))
+    except TilingError:
+        assume(False)
+    tile_id = data.draw(st.integers(0, tiled.num_programs - 1))
+    picture = tile_picture(function, sizes, tile_id)
+    tile = set(picture.output.needed)
+    assert tile, "an output tile writes something"
+    svg_needed = svg_cells(render_tile_svg(picture, max_slices=8)).get("needed", set())
+    shown = indices_text(tile)
+    for operand in picture.operands:
+        assert set(operand.needed) == needed_by_maps(function, operand.index, tile)
+        assert all(any(box.contains(i) for box in operand.boxes) for i in operand.needed), "needed outside the tile boxes"
+        shown |= indices_text(set(operand.needed))
+    assert svg_needed == shown

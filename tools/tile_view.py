@@ -109,8 +109,12 @@ class Box:
     label: str = ""
 
     def indices(self, dim: int) -> range:
-        """The indices of the box along ``dim`` (in or out of the array)."""
-        return range(self.offsets[dim], self.offsets[dim] + self.strides[dim] * self.sizes[dim], max(self.strides[dim], 1))
+        """The indices of the box along ``dim`` (in or out of the array; a stride of 0,
+        as a one-element dimension may have, repeats its offset)."""
+        offset, size, stride = self.offsets[dim], self.sizes[dim], self.strides[dim]
+        if size <= 0:
+            return range(offset, offset)
+        return range(offset, offset + stride * (size - 1) + 1, stride) if stride > 0 else range(offset, offset + 1)
 
     def contains(self, index: Sequence[int]) -> bool:
         """Whether element ``index`` is one of the box's."""
