@@ -73,7 +73,7 @@ _EXPORTS = {
     "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
     "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
     "module_tilings": "hlo_indexing.passes.tilings",
-    "tile_picture": "hlo_indexing.tools.tile_view",
+    "tile_picture": "hlo_indexing.tools.tile_picture",
     "render_tile_svg": "hlo_indexing.tools.tile_view",
 }
 

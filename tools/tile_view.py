@@ -3,7 +3,7 @@ needs on every operand of the fused computation.
 
 For a computation (a ``func.func`` or an ``mhlo.fusion``), flat tile sizes (one per
 tiling parameter, as ``hlo-print-tilings`` lists them) and a tile id,
-:func:`tile_picture` computes:
+:func:`~hlo_indexing.tools.tile_picture.tile_picture` computes (see that module for how):
 
 * the **output tile**: the elements of output 0 that tile ``tile_id`` writes (tiles
   are numbered major to minor, as the program ids of
@@ -55,39 +55,25 @@ import itertools
 import pathlib
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import NoReturn
 
 import numpy as np
 
-from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import location_of, parse_module
-from hlo_indexing.errors import (
-    EnumerationTooLargeError,
-    HloIndexingError,
-    IndexOutOfRangeError,
-    InvalidArgumentError,
-    SourceLocation,
-    UnsupportedError,
-)
-from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.indexing_map import IndexingMap, Variable
-from hlo_indexing.maps.interval import Interval
+from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, SourceLocation
 from hlo_indexing.passes.tilings import parse_tile_sizes
-from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion
 from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.svg_grid import Cell, Outline, SvgCanvas
+from hlo_indexing.tools.tile_picture import Box, TensorPanel, TilePicture, inside, tile_picture
+
+__all__ = ["TilePicture", "TensorPanel", "Box", "tile_picture", "render_tile_svg", "select_computation", "main", "cli_main"]
 
 #: Default cells per drawn slice before scaling, and columns per row.
 MAX_CELLS = 2048
 MAX_COLUMNS = 64
 MAX_SLICES = 4
-#: Largest number of points enumerated for the elements one operand needs, and of boxes.
-MAX_POINTS = 1 << 22
-MAX_BOXES = 256
 #: Where errors about the command line point.
 COMMAND_LINE = SourceLocation("<command line>", 1, 1)
 
@@ -96,207 +82,6 @@ COLOURS = {
     "operand": ("#3182bd", "#9ecae1", "#deebf7"),
 }
 OUTSIDE, IDLE, BOX_LINE = "#d62728", "#f7f7f7", "#222222"
-
-
-@dataclass(frozen=True)
-class Box:
-    """One tile box: ``offset + stride * iota(size)`` per dimension (it may hang over
-    the array's edge); ``label`` says which step or runtime value it is."""
-
-    offsets: tuple[int, ...]
-    sizes: tuple[int, ...]
-    strides: tuple[int, ...]
-    label: str = ""
-
-    def indices(self, dim: int) -> range:
-        """The indices of the box along ``dim`` (in or out of the array; a stride of 0,
-        as a one-element dimension may have, repeats its offset)."""
-        offset, size, stride = self.offsets[dim], self.sizes[dim], self.strides[dim]
-        if size <= 0:
-            return range(offset, offset)
-        return range(offset, offset + stride * (size - 1) + 1, stride) if stride > 0 else range(offset, offset + 1)
-
-    def contains(self, index: Sequence[int]) -> bool:
-        """Whether element ``index`` is one of the box's."""
-        return all(i in self.indices(d) for d, i in enumerate(index))
-
-
-@dataclass(frozen=True)
-class TensorPanel:
-    """What the picture shows of one tensor: ``kind`` (``output``/``operand``) and
-    ``index`` (output or parameter number), its HLO ``name`` and ``type``, the elements
-    the tile writes (output) or needs (operand), and its tile boxes."""
-
-    kind: str
-    index: int
-    name: str
-    type: str
-    shape: tuple[int, ...]
-    needed: frozenset[tuple[int, ...]]
-    boxes: tuple[Box, ...]
-    notes: tuple[str, ...] = ()
-
-    @property
-    def title(self) -> str:
-        """The panel's heading."""
-        what = f"output {self.index}" if self.kind == "output" else f"parameter {self.index}"
-        verb = "writes" if self.kind == "output" else "needs"
-        return f"{what} ({self.name}): {self.type}: the tile {verb} {len(self.needed)} elements"
-
-
-@dataclass(frozen=True)
-class TilePicture:
-    """One output tile of a tiling and what it needs (see the module docstring)."""
-
-    label: str
-    tile_sizes: tuple[int, ...]
-    parameters: tuple[str, ...]
-    tile_id: int
-    num_tiles: int
-    output: TensorPanel
-    operands: tuple[TensorPanel, ...] = field(default=())
-
-    @property
-    def heading(self) -> str:
-        """The first line of the picture."""
-        return (
-            f"{self.label}: tile sizes {list(self.tile_sizes)} ({', '.join(self.parameters)}), "
-            f"tile {self.tile_id} of {self.num_tiles} (0-based)"
-        )
-
-
-def tile_picture(computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int = 0, *, label: str = "") -> TilePicture:
-    """The :class:`TilePicture` of tile ``tile_id`` of ``computation`` (a ``func.func``
-    or ``mhlo.fusion``) tiled at flat ``tile_sizes``.
-
-    Raises :class:`~hlo_indexing.errors.HloIndexingError` located at the computation:
-    :class:`UnsupportedError` when it cannot be tiled or an operand's fused map is
-    unknown, :class:`InvalidArgumentError` when the sizes are not a valid tiling,
-    :class:`IndexOutOfRangeError` for a tile id outside ``[0, tiles)``,
-    :class:`EnumerationTooLargeError` when the needed elements are too many to enumerate."""
-    at = location_of(computation.location, "<string>")
-    label = label or _label(computation)
-    fusion = analyze_fusion(computation)
-    if isinstance(fusion, AnalysisFailure):
-        raise UnsupportedError(f"{label}: {fusion}", at)
-    names = tuple(f"{'K' if p.contracting else 'dim'} {p.dim} of {p.owner}" for p in fusion.parameters)
-    if len(tile_sizes) != len(fusion.parameters):
-        raise InvalidArgumentError(
-            f"{label}: {len(tile_sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: {', '.join(names)}",
-            at,
-        )
-    try:
-        tiled = tiled_computation(fusion, list(tile_sizes))
-    except HloIndexingError as exc:
-        raise InvalidArgumentError(f"{label}: tile sizes {list(tile_sizes)} are not a valid tiling: {exc.message}", at) from None
-    if not 0 <= tile_id < tiled.num_programs:
-        raise IndexOutOfRangeError(f"{label}: tile id {tile_id} is outside [0, {tiled.num_programs - 1}]", at)
-    root = tiled.roots[0]
-    root_boxes = _boxes(root, tile_id, tiled.num_programs)
-    shape = _shape(root.node.value)
-    output_elements = frozenset(
-        index for box in root_boxes for index in itertools.product(*(_inside(box.indices(d), n) for d, n in enumerate(shape)))
-    )
-    output = TensorPanel("output", 0, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
-    region = computation.regions[0]
-    maps = fusion_indexing(region, 0)
-    by_parameter: dict[int, list[TiledInstruction]] = {}
-    for inst in tiled.instructions:
-        number = inst.node.parameter_number
-        if number is not None:
-            by_parameter.setdefault(number, []).append(inst)
-    operands = []
-    for number, argument in enumerate(region.blocks[0].arguments):
-        if not isinstance(argument.type, ir.RankedTensorType):
-            continue
-        insts = by_parameter.get(number, [])
-        name = insts[0].name if insts and insts[0].name != label else f"parameter({number})"
-        boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
-        needed = _needed(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
-        notes = () if insts or not needed else ("not in the tiled computation",)
-        operands.append(TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes))
-    return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, output, tuple(operands))
-
-
-def _label(computation: ir.Operation) -> str:
-    for label, op in computations(computation.parent.operation if computation.parent is not None else computation):
-        if op == computation:
-            return label
-    return computation.name
-
-
-def _shape(value: "ir.Value") -> tuple[int, ...]:
-    return tuple(ir.RankedTensorType(value.type).shape)
-
-
-def _inside(indices: range, extent: int) -> list[int]:
-    return [i for i in indices if 0 <= i < extent]
-
-
-def _boxes(inst: TiledInstruction, tile_id: int, num_tiles: int) -> tuple[Box, ...]:
-    """The boxes of ``inst`` for output tile ``tile_id``: its programs ``tile_id * steps
-    + k`` (``steps`` contracting steps per output tile, minor-most), every runtime value."""
-    offsets_map = inst.tile_offsets_indexing
-    programs = offsets_map.dim_vars[0].bounds.upper + 1 if offsets_map.num_dims else 1
-    steps = max(1, programs // max(num_tiles, 1))
-    pids = range(tile_id * steps, (tile_id + 1) * steps)
-    pinned = offsets_map.replace(dims=[Variable(Interval(pids.start, pids.stop - 1), "pid_0")]) if offsets_map.num_dims else offsets_map
-    if pinned.domain_size() > MAX_BOXES:
-        raise EnumerationTooLargeError(
-            f"{inst.name}: {pinned.domain_size()} tile boxes for one output tile, more than {MAX_BOXES}",
-            limit="MAX_BOXES",
-            value=pinned.domain_size(),
-        )
-    points, images = pinned.enumerate(max_points=MAX_BOXES)
-    boxes = []
-    for point, image in zip(points.tolist(), images.tolist()):
-        parts = [f"step {point[0] - pids.start} of {steps}"] if steps > 1 else []
-        parts += [f"{v.origin or 'runtime'} = {value}" for v, value in zip(offsets_map.runtime_vars, point[offsets_map.num_dims :])]
-        boxes.append(Box(tuple(image), inst.tile_sizes, inst.tile_strides, ", ".join(parts)))
-    return tuple(dict.fromkeys(boxes))
-
-
-def _needed(maps: frozenset[IndexingMap], output_boxes: Sequence[Box], what: str, at: SourceLocation | None) -> frozenset[tuple[int, ...]]:
-    """The elements the fused ``maps`` read for the output elements of ``output_boxes``:
-    each map's output dimensions restricted to a box (its range, and a stride constraint),
-    enumerated."""
-    found: set[tuple[int, ...]] = set()
-    for m in maps:
-        if m.is_undefined:
-            raise UnsupportedError(f"{what}: its fused map is unknown ({m.reason})", at)
-        if m.is_known_empty():
-            continue
-        for box in output_boxes:
-            restricted = _restrict(m, box)
-            if restricted is None:
-                continue
-            if restricted.domain_size() > MAX_POINTS:
-                raise EnumerationTooLargeError(
-                    f"{what}: {restricted.domain_size()} points to enumerate, more than {MAX_POINTS}",
-                    at,
-                    limit="MAX_POINTS",
-                    value=restricted.domain_size(),
-                )
-            _, images = restricted.enumerate(max_points=MAX_POINTS)
-            found.update(map(tuple, np.unique(images, axis=0).tolist()) if len(images) else ())
-    return frozenset(found)
-
-
-def _restrict(m: IndexingMap, box: Box) -> IndexingMap | None:
-    """``m`` with each dimension narrowed to the box's indices (None when empty)."""
-    dims = []
-    constraints = dict(m.constraints)
-    for d, variable in enumerate(m.dim_vars):
-        indices = box.indices(d)
-        lower = max(variable.bounds.lower, indices.start)
-        upper = min(variable.bounds.upper, indices[-1] if len(indices) else -1)
-        if lower > upper:
-            return None
-        dims.append(Variable(Interval(lower, upper), variable.name))
-        if box.strides[d] > 1:
-            expr = ax.mod(ax.add(ax.dim(d, m.context), -box.offsets[d]), box.strides[d])
-            constraints[expr] = Interval(0, 0)
-    return m.replace(dims=dims, constraints=constraints)
 
 
 # -- drawing
@@ -318,7 +103,7 @@ def _slices(panel: TensorPanel, max_slices: int) -> tuple[list[tuple[int, ...]],
         return [()], 1
     touched = {index[:lead] for index in panel.needed}
     for box in panel.boxes:
-        touched.update(itertools.product(*(_inside(box.indices(d), panel.shape[d]) for d in range(lead))))
+        touched.update(itertools.product(*(inside(box.indices(d), panel.shape[d]) for d in range(lead))))
     if not touched:
         touched = {(0,) * lead}
     ordered = sorted(touched)
@@ -343,6 +128,7 @@ def _draw_panel(canvas: SvgCanvas, panel: TensorPanel, max_cells: int, max_colum
     if f > 1:
         canvas.title(f"  scaled: one cell is a {f}x{f} block of elements")
     dark, mid, light = COLOURS[panel.kind]
+    needed = np.array(sorted(panel.needed), np.int64).reshape(len(panel.needed), rank)
     for lead in leads:
         if rank > 2:
             canvas.title(f"  [{', '.join(map(str, lead))}, :, :]")
@@ -350,15 +136,17 @@ def _draw_panel(canvas: SvgCanvas, panel: TensorPanel, max_cells: int, max_colum
         inbox = np.zeros_like(count)
         outside = np.zeros_like(count)
         boxes = [b for b in panel.boxes if all(i in b.indices(d) for d, i in enumerate(lead))]
-        for index in panel.needed:
-            if index[: len(lead)] == lead:
-                r, c = _cell(index, rank)
-                count[r // f, c // f] += 1
-                if not any(b.contains(index) for b in boxes):
-                    outside[r // f, c // f] += 1
+        here = needed[(needed[:, : len(lead)] == np.array(lead, np.int64)).all(axis=1)] if len(lead) else needed
+        r_index = here[:, -2] if rank >= 2 else np.zeros(len(here), np.int64)
+        c_index = here[:, -1] if rank >= 1 else np.zeros(len(here), np.int64)
+        np.add.at(count, (r_index // f, c_index // f), 1)
+        covered = np.zeros(len(here), bool)
         for box in boxes:
-            for r in _inside(box.indices(rank - 2), rows) if rank >= 2 else [0]:
-                for c in _inside(box.indices(rank - 1), columns) if rank >= 1 else [0]:
+            covered |= _in_box(here, box)
+        np.add.at(outside, (r_index[~covered] // f, c_index[~covered] // f), 1)
+        for box in boxes:
+            for r in inside(box.indices(rank - 2), rows) if rank >= 2 else [0]:
+                for c in inside(box.indices(rank - 1), columns) if rank >= 1 else [0]:
                     inbox[r // f, c // f] = 1
         cells: list[list[Cell]] = []
         for br in range(count.shape[0]):
@@ -391,8 +179,8 @@ def _draw_panel(canvas: SvgCanvas, panel: TensorPanel, max_cells: int, max_colum
             cells.append(row_cells)
         outlines = []
         for box in boxes:
-            span = [_inside(box.indices(d), n) for d, n in zip(range(rank - 2, rank), (rows, columns))] if rank >= 2 else (
-                [[0], _inside(box.indices(0), columns)] if rank == 1 else [[0], [0]]
+            span = [inside(box.indices(d), n) for d, n in zip(range(rank - 2, rank), (rows, columns))] if rank >= 2 else (
+                [[0], inside(box.indices(0), columns)] if rank == 1 else [[0], [0]]
             )
             if span[0] and span[1]:
                 outlines.append(
@@ -423,10 +211,16 @@ def _box_lines(boxes: Sequence[Box], shown: int = 4) -> list[str]:
     return lines
 
 
-def _cell(index: tuple[int, ...], rank: int) -> tuple[int, int]:
-    if rank >= 2:
-        return index[-2], index[-1]
-    return 0, index[-1] if rank else 0
+def _in_box(indices: np.ndarray, box: Box) -> np.ndarray:
+    """Which rows of ``indices`` (one element per row) are elements of ``box``."""
+    found = np.ones(len(indices), bool)
+    for d, (offset, size, stride) in enumerate(zip(box.offsets, box.sizes, box.strides)):
+        delta = indices[:, d] - offset
+        if stride > 0:
+            found &= (delta >= 0) & (delta % stride == 0) & (delta // stride < size)
+        else:
+            found &= (delta == 0) & (size > 0)
+    return found
 
 
 def render_tile_svg(
