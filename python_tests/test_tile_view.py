@@ -27,7 +27,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TilingError, analyze_fusion
-from hlo_indexing.tools.tile_picture import Box, _needed
+from hlo_indexing.tools.tile_picture import Box, _needed, image
 from hlo_indexing.tools.tile_view import main, render_tile_svg, select_computation, tile_picture
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -391,3 +391,21 @@ def test_pictures_of_generated_fusions_show_what_the_maps_read(text: str, data: 
         assert all(any(box.contains(i) for box in operand.boxes) for i in operand.needed), "needed outside the tile boxes"
         shown |= indices_text(set(operand.needed))
     assert svg_needed == shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(d0, d1)[s0] -> (d0, s0), domain: d0 in [2, 5], d1 in [0, 3], s0 in [0, 7]",
+        "(d0, d1)[s0] -> (d0 + s0, d1 mod 3), domain: d0 in [0, 4], d1 in [0, 5], s0 in [0, 2]",
+        "(d0, d1) -> (d0, 7, d1 floordiv 2), domain: d0 in [0, 3], d1 in [0, 5], d0 + d1 in [2, 6]",
+        "(d0)[s0, s1] -> (s0), domain: d0 in [0, 3], s0 in [0, 4], s1 in [0, 2], s1 - d0 in [0, 0]",
+        "(d0, d1) -> (d0), domain: d0 in [0, 3], d1 in [0, 3], d1 in [5, 9]",
+    ],
+)
+def test_image_by_groups_equals_the_enumerated_image(text):
+    """The separable image (groups of tied variables, multiplied out) is the set of
+    results of every point of the domain."""
+    m = IndexingMap.parse(text, allow_empty_ranges=True)
+    _, images = m.enumerate()
+    assert image(m) == {tuple(row) for row in images.tolist()}

@@ -227,6 +227,8 @@ def image(m: IndexingMap, what: str = "map", at: SourceLocation | None = None) -
     """The distinct results of ``m`` over its domain, enumerated per group of variables
     the results and constraints tie together (see the module docstring)."""
     variables = list(m.dim_vars) + list(m.symbol_vars)
+    if m.is_known_empty() or any(v.bounds.upper < v.bounds.lower for v in variables):
+        return set()
     parent = list(range(len(variables)))
 
     def find(v: int) -> int:
