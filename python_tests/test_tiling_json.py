@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 OPT = Path(sys.executable).parent / "hlo-indexing-opt"
 SCHEMA = tilings_schema()
 # The bundled inputs but examples/softmax.mlir (2x65x125: ranking its 300 tilings takes a
-# minute) and tiling.mlir (validated in test_python_function_gives_the_pass_document).
-EXAMPLES = sorted(
-    p for p in (ROOT / "examples").rglob("*") if p.suffix in (".mlir", ".hlo") and p.name not in ("softmax.mlir", "tiling.mlir")
-)
+# minute), tiling.mlir (its matmul's ranking takes ~7 s; the README runs it) and
+# jax_fusions_cpu.hlo (validated in test_python_function_gives_the_pass_document).
+SLOW = ("softmax.mlir", "tiling.mlir", "jax_fusions_cpu.hlo")
+EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".mlir", ".hlo") and p.name not in SLOW)
 
 SOFTMAX_AND_PAD = """func.func @softmax(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
@@ -83,13 +83,40 @@ def test_json_and_remarks_rank_the_same_tilings(tmp_path):
     assert len(remarks) == 4
 
 
-def test_python_function_gives_the_pass_document():
-    path = ROOT / "examples" / "tiling.mlir"
+HLO = """HloModule m
+fused {
+  a = f32[8,4] parameter(0)
+  b = f32[4,6] parameter(1)
+  ROOT d = f32[8,6] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+ENTRY e {
+  p = f32[8,4] parameter(0)
+  q = f32[4,6] parameter(1)
+  f = f32[8,6] fusion(p, q), kind=kLoop, calls=fused
+  ROOT t = (f32[8,6], f32[8,4]) tuple(f, p)
+}
+"""
+
+
+def test_python_function_gives_the_pass_document(tmp_path):
+    """On HLO text: the fusion computation (a function), the fusion instruction (an
+    mhlo.fusion) and the ENTRY, which returns a tuple and cannot be tiled."""
+    path = tmp_path / "m.hlo"
+    path.write_text(HLO)
     module = parse_module(path)
-    document = module_tilings(module.operation, 48 * 1024, 2)
+    document = module_tilings(module.operation, 1024, 2)
     jsonschema.validate(document, SCHEMA)
-    printed = json.loads(_run(str(path), "--hlo-print-tilings=budget=48KiB max=2 format=json", "-o", "/dev/null").stderr)
+    printed = json.loads(_run(str(path), "--hlo-print-tilings=budget=1KiB max=2 format=json", "-o", "/dev/null").stderr)
     assert document == printed
+    found = {c["name"]: (c["kind"], c["location"], c["failure"] is None) for c in document["computations"]}
+    assert found == {
+        "@fused": ("func.func", f"{path}:2:1", True),
+        "@main": ("func.func", f"{path}:7:1", False),  # XLA names the ENTRY main
+        "f": ("mhlo.fusion", f"{path}:10:3", True),
+    }
+    fusion = next(c for c in document["computations"] if c["name"] == "f")
+    assert [p["size"] for p in fusion["parameters"]] == [4, 8, 6]  # {K, M, N}
+    assert all(t["bytes_per_tile"] <= 1024 for t in fusion["tilings"])
 
 
 def test_invalid_budget_is_a_located_error_and_no_document(tmp_path):
