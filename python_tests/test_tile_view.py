@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hlo_indexing import IndexingMap, parse_module
+from hlo_indexing.errors import IndexOutOfRangeError
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.symbolic_tiling import hlo_source
@@ -92,12 +93,12 @@ def evaluate(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarr
     return a % b
 
 
-def needed_by_maps(function: ir.Operation, parameter: int, tile: set[tuple[int, ...]]) -> set[tuple[int, ...]]:
-    """Elements of ``parameter`` the fused maps read for the output elements in ``tile``:
+def needed_by_maps(function: ir.Operation, parameter: int, tile: set[tuple[int, ...]], output: int = 0) -> set[tuple[int, ...]]:
+    """Elements of ``parameter`` the fused maps of ``output`` read for its elements in ``tile``:
     every point of each map's domain box, its constraints checked, kept when its
     output index is in ``tile``."""
     found: set[tuple[int, ...]] = set()
-    for m in fusion_indexing(function.regions[0], 0).maps[parameter]:
+    for m in fusion_indexing(function.regions[0], output).maps[parameter]:
         variables = list(m.dim_vars) + list(m.symbol_vars)
         axes = [np.arange(v.bounds.lower, v.bounds.upper + 1) for v in variables]
         grid = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")]
@@ -212,6 +213,28 @@ def test_strided_rank3_tiles_and_slices():
     shown_y = {i for i in y_panel.needed if i[0] in (9, 11)}
     assert cells["needed"] == indices_text(tile | set(x_panel.needed) | shown_y)
     assert "outside" not in cells
+
+
+MULTI_OUTPUT = """
+func.func @two(%x: tensor<4x6xf32>, %y: tensor<6x4xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  %t = stablehlo.transpose %y, dims = [1, 0] : (tensor<6x4xf32>) -> tensor<4x6xf32>
+  %0 = stablehlo.negate %t : tensor<4x6xf32>
+  %1 = stablehlo.add %x, %0 : tensor<4x6xf32>
+  return %1, %0 : tensor<4x6xf32>, tensor<4x6xf32>
+}
+"""
+
+
+def test_an_extra_output_is_drawn_with_what_it_needs():
+    function = function_of(MULTI_OUTPUT, "two")
+    picture = tile_picture(function, [2, 3], 3, output=1)  # 2x2 tiles: tile 3 = rows 2:4, columns 3:6
+    tile = {(r, c) for r in range(2, 4) for c in range(3, 6)}
+    assert (picture.output.index, set(picture.output.needed)) == (1, tile)
+    x, y = picture.operands
+    assert set(x.needed) == needed_by_maps(function, 0, tile, output=1) == set()  # %x feeds output 0 only
+    assert set(y.needed) == needed_by_maps(function, 1, tile, output=1) == {(c, r) for r, c in tile}
+    with pytest.raises(IndexOutOfRangeError, match="output 2 is outside"):
+        tile_picture(function, [2, 3], 0, output=2)
 
 
 def test_scaled_blocks_count_needed_elements():

@@ -114,14 +114,18 @@ class TilePicture:
         )
 
 
-def tile_picture(computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int = 0, *, label: str = "") -> TilePicture:
-    """The :class:`TilePicture` of tile ``tile_id`` of ``computation`` (a ``func.func``
-    or ``mhlo.fusion``) tiled at flat ``tile_sizes``.
+def tile_picture(
+    computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int = 0, *, output: int = 0, label: str = ""
+) -> TilePicture:
+    """The :class:`TilePicture` of tile ``tile_id`` of output ``output`` of
+    ``computation`` (a ``func.func`` or ``mhlo.fusion``) tiled at flat ``tile_sizes``
+    (an extra output of a multi-output fusion is written by the same programs).
 
     Raises :class:`~hlo_indexing.errors.HloIndexingError` located at the computation:
     :class:`UnsupportedError` when it cannot be tiled or an operand's fused map is
     unknown, :class:`InvalidArgumentError` when the sizes are not a valid tiling,
-    :class:`IndexOutOfRangeError` for a tile id outside ``[0, tiles)``,
+    :class:`IndexOutOfRangeError` for a tile id outside ``[0, tiles)`` or an output the
+    computation does not have,
     :class:`EnumerationTooLargeError` when the needed elements are too many to enumerate."""
     at = location_of(computation.location, "<string>")
     label = label or _label(computation)
@@ -140,15 +144,17 @@ def tile_picture(computation: ir.Operation, tile_sizes: Sequence[int], tile_id: 
         raise InvalidArgumentError(f"{label}: tile sizes {list(tile_sizes)} are not a valid tiling: {exc.message}", at) from None
     if not 0 <= tile_id < tiled.num_programs:
         raise IndexOutOfRangeError(f"{label}: tile id {tile_id} is outside [0, {tiled.num_programs - 1}]", at)
-    root = tiled.roots[0]
+    if not 0 <= output < len(tiled.roots):
+        raise IndexOutOfRangeError(f"{label}: output {output} is outside [0, {len(tiled.roots) - 1}]", at)
+    root = tiled.roots[output]
     root_boxes = _boxes(root, tile_id, tiled.num_programs)
     shape = _shape(root.node.value)
     output_elements = frozenset(
         index for box in root_boxes for index in itertools.product(*(inside(box.indices(d), n) for d, n in enumerate(shape)))
     )
-    output = TensorPanel("output", 0, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
+    written = TensorPanel("output", output, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
     region = computation.regions[0]
-    maps = fusion_indexing(region, 0)
+    maps = fusion_indexing(region, output)
     by_parameter: dict[int, list[TiledInstruction]] = {}
     for inst in tiled.instructions:
         number = inst.node.parameter_number
@@ -164,7 +170,7 @@ def tile_picture(computation: ir.Operation, tile_sizes: Sequence[int], tile_id: 
         needed = _needed(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
         notes = () if insts or not needed else ("not in the tiled computation",)
         operands.append(TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes))
-    return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, output, tuple(operands))
+    return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, written, tuple(operands))
 
 
 def _label(computation: ir.Operation) -> str:

@@ -5,7 +5,7 @@ For a computation (a ``func.func`` or an ``mhlo.fusion``), flat tile sizes (one 
 tiling parameter, as ``hlo-print-tilings`` lists them) and a tile id,
 :func:`~hlo_indexing.tools.tile_picture.tile_picture` computes (see that module for how):
 
-* the **output tile**: the elements of output 0 that tile ``tile_id`` writes (tiles
+* the **output tile**: the elements of output 0 (``--output-index``) that tile ``tile_id`` writes (tiles
   are numbered major to minor, as the program ids of
   :func:`~hlo_indexing.symbolic_tiling.tiled_computation.tiled_computation`);
 * per fusion **operand** (parameter): the elements the output tile *needs*, computed
@@ -38,7 +38,7 @@ scaled); boxes are ``class="tile-box"`` outlines.
 
 Command line::
 
-    hlo-indexing-tile-view FILE [--fusion NAME] --tile-sizes 8,128 [--tile-id N]
+    hlo-indexing-tile-view FILE [--fusion NAME] --tile-sizes 8,128 [--tile-id N] [--output-index K]
                            [--max-cells N] [--max-slices N] [-o out.svg]
 
 ``FILE`` is MLIR or HLO text (as ``hlo-indexing-opt`` reads it); ``--fusion`` names the
@@ -283,7 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("input", help="MLIR or HLO text file")
     parser.add_argument("--fusion", help="the computation: @name of a function, or an HLO fusion's name")
     parser.add_argument("--tile-sizes", required=True, help="flat tile sizes, one per tiling parameter (e.g. 8,128)")
-    parser.add_argument("--tile-id", type=int, default=0, help="the output tile drawn (0-based, major to minor; default 0)")
+    parser.add_argument("--tile-id", metavar="N", type=int, default=0, help="the output tile drawn (0-based, major to minor; default 0)")
+    parser.add_argument(
+        "--output-index", metavar="K", type=int, default=0, help="the output drawn, of a multi-output fusion (default 0)"
+    )
     parser.add_argument("--max-cells", type=int, default=MAX_CELLS, help=f"cells per slice before scaling (default {MAX_CELLS})")
     parser.add_argument("--max-slices", type=int, default=MAX_SLICES, help=f"2-D slices drawn per tensor (default {MAX_SLICES})")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout); written only on success")
@@ -306,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 excerpt.register(args.input, path.read_text(encoding="utf-8", errors="replace"))
             module = parse_module(path)
         label, op = select_computation(module.operation, args.fusion)
-        picture = tile_picture(op, sizes, args.tile_id, label=label)
+        picture = tile_picture(op, sizes, args.tile_id, output=args.output_index, label=label)
         rendered = render_tile_svg(picture, max_cells=args.max_cells, max_slices=args.max_slices)
     except HloIndexingError as error:
         where = error.location or COMMAND_LINE
