@@ -5,8 +5,8 @@ For a computation (a ``func.func`` or an ``mhlo.fusion``), flat tile sizes (one 
 tiling parameter, as ``hlo-print-tilings`` lists them) and a tile id,
 :func:`~hlo_indexing.tools.tile_picture.tile_picture` computes (see that module for how):
 
-* the **output tile**: the elements of output 0 (``--output-index``) that tile ``tile_id`` writes (tiles
-  are numbered major to minor, as the program ids of
+* the **output tile**: the elements of output 0 (``--output-index``) that tile
+  ``tile_id`` writes (tiles are numbered major to minor, as the program ids of
   :func:`~hlo_indexing.symbolic_tiling.tiled_computation.tiled_computation`);
 * per fusion **operand** (parameter): the elements the output tile *needs*, computed
   from the fused output -> parameter maps
