@@ -172,7 +172,11 @@ def computation_tilings(
         "skipped": 0,
         "tilings": [],
     }
-    fusion = analyze_fusion(op)
+    try:
+        fusion = analyze_fusion(op)
+    except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
+        entry["error"] = f"cannot tile: {exc.message}"
+        return entry, []
     if isinstance(fusion, AnalysisFailure):
         entry["failure"] = fusion.reason
         return entry, []

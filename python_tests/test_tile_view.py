@@ -294,6 +294,29 @@ def test_cli_writes_svg_only_on_success(tmp_path, capsys):
     assert not (tmp_path / "bad.svg").exists()
 
 
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "func.func @zero(%x: tensor<0x4xf32>) -> tensor<0x4xf32> {\n"
+            "  %0 = stablehlo.negate %x : tensor<0x4xf32>\n  return %0 : tensor<0x4xf32>\n}\n",
+            "{source}:1:1: error: @zero: cannot tile: ",
+        ),
+        (
+            "func.func private @decl(%x: tensor<4xf32>) -> tensor<4xf32>\n",
+            "<command line>:1:1: error: the module has no computation to tile",
+        ),
+    ],
+    ids=["zero-sized", "no-computation"],
+)
+def test_cli_reports_odd_modules_located(tmp_path, capsys, text, message):
+    source = tmp_path / "odd.mlir"
+    source.write_text(text)
+    assert main([str(source), "--tile-sizes", "1,4", "-o", str(tmp_path / "out.svg")]) == 1
+    assert capsys.readouterr().err.startswith(message.format(source=source))
+    assert not (tmp_path / "out.svg").exists()
+
+
 def test_cli_reports_a_computation_that_cannot_be_tiled(tmp_path, capsys):
     source = tmp_path / "pad.mlir"
     source.write_text(

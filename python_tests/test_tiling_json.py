@@ -138,6 +138,17 @@ def test_func_keeps_one_function_and_names_a_missing_one(tmp_path):
     assert "error: option func: no function 'softmx' in the module; did you mean 'softmax'?" in result.stderr
 
 
+def test_an_analysis_error_is_located_at_its_computation(tmp_path):
+    source = tmp_path / "zero.mlir"
+    source.write_text(
+        "func.func @zero(%x: tensor<0x4xf32>) -> tensor<0x4xf32> {\n"
+        "  %0 = stablehlo.negate %x : tensor<0x4xf32>\n  return %0 : tensor<0x4xf32>\n}\n"
+    )
+    result = _run(str(source), "--hlo-print-tilings", "-o", "/dev/null")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"{source}:1:1: error: @zero: cannot tile: ")
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_bundled_examples_validate(example):
     result = _run(str(example), "--hlo-print-tilings=format=json max=2", "-o", "/dev/null")

@@ -129,7 +129,10 @@ def tile_picture(
     :class:`EnumerationTooLargeError` when the needed elements are too many to enumerate."""
     at = location_of(computation.location, "<string>")
     label = label or _label(computation)
-    fusion = analyze_fusion(computation)
+    try:
+        fusion = analyze_fusion(computation)
+    except HloIndexingError as exc:  # e.g. a zero-sized output
+        raise UnsupportedError(f"{label}: cannot tile: {exc.message}", at) from None
     if isinstance(fusion, AnalysisFailure):
         raise UnsupportedError(f"{label}: {fusion}", at)
     names = tuple(f"{'K' if p.contracting else 'dim'} {p.dim} of {p.owner}" for p in fusion.parameters)

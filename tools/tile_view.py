@@ -247,6 +247,8 @@ def select_computation(module: ir.Operation, name: str | None) -> tuple[str, ir.
     name); the only one when ``name`` is None. Raises :class:`InvalidArgumentError`
     listing the names (and the closest one) otherwise."""
     found = list(computations(module))
+    if not found:
+        raise InvalidArgumentError("the module has no computation to tile (no function with a body, no mhlo.fusion)", COMMAND_LINE)
     if name is None:
         if len(found) == 1:
             return found[0]
