@@ -113,9 +113,10 @@ def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         operation = op.operation
-        if operation.name == "func.func" and len(operation.regions[0].blocks) and not is_scalar_helper(operation):
+        name = operation.name
+        if name == "func.func" and len(operation.regions[0].blocks) and not is_scalar_helper(operation):
             found.append((f"@{ir.StringAttr(operation.attributes['sym_name']).value}", operation))
-        elif operation.name == "mhlo.fusion":
+        elif name == "mhlo.fusion":
             found.append((location_name(operation.location) or operation.name, operation))
         return ir.WalkResult.ADVANCE
 

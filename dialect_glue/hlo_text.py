@@ -109,31 +109,22 @@ def looks_like_hlo_text(text: str | bytes) -> bool:
     return _SHAPED_INSTRUCTION.search(body) is not None
 
 
+# A string literal (to its closing quote, or the end of an unterminated one; a backslash
+# escapes the next character), a line comment or a block comment (to the end of the text
+# when unterminated).
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\]|\\.|\\\Z)*(?:"|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)', re.DOTALL)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
 def _blank_comments(text: str) -> str:
     """The text with ``//`` and ``/* */`` comments replaced by spaces (newlines kept),
     leaving string literals (``"..."``) alone."""
-    out = list(text)
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            i += 1
-            while i < n and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            out[i:end] = " " * (end - i)
-            i = end
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            out[i:end] = [c if c == "\n" else " " for c in text[i:end]]
-            i = end
-        else:
-            i += 1
-    return "".join(out)
+
+    def blank(match: re.Match[str]) -> str:
+        found = match.group(0)
+        return found if found.startswith('"') else _NOT_NEWLINE.sub(" ", found)
+
+    return _STRING_OR_COMMENT.sub(blank, text)
 
 
 def _line_starts(text: str) -> list[int]:

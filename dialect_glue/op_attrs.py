@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -283,18 +284,17 @@ def attribute_dictionary(dictionary: ir.DictAttr) -> dict[str, ir.Attribute]:
 
 def attribute_key(op: OpLike) -> tuple:
     """All attributes of ``op`` as a hashable ``((name, attribute), ...)`` (for cache
-    keys; attributes are uniqued per context, so equal attributes hash equal); the
-    analysis's own results (``hlo_indexing.*`` other than ``hlo_indexing.layout``) are
-    left out so that annotating an op does not change its key."""
-    attributes = op.operation.attributes if hasattr(op, "operation") else op.attributes
-    items: list[tuple[str, ir.Attribute | str]]
+    keys; attributes are uniqued per context, so equal attributes hash equal), in the
+    op's order (MLIR keeps an op's attribute dictionary sorted by name); the analysis's
+    own results (``hlo_indexing.*`` other than ``hlo_indexing.layout``) are left out so
+    that annotating an op does not change its key."""
+    attributes = op.operation.attributes
+    items: Sequence[tuple[str, ir.Attribute | str]]
     try:
-        items = list(attributes.items())
+        items = attributes.items()
     except TypeError:  # an attribute the bindings cannot downcast (complex elements)
         items = named_attributes(attributes)
-    return tuple(
-        sorted(
-            (item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"),
-            key=lambda item: item[0],
-        )
-    )
+    for name, _ in items:
+        if name.startswith("hlo_indexing."):
+            return tuple([item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"])
+    return tuple(items)

@@ -31,14 +31,45 @@ ModuleLike = Union[str, bytes, os.PathLike, "ir.Module", "ir.Operation", "ir.OpV
 
 def location_of(loc: "ir.Location", filename: str | None = None) -> SourceLocation | None:
     """The file:line:col of an MLIR location (the first file position inside name, fused
-    or call-site locations); ``filename`` replaces MLIR's anonymous buffer name ``-``."""
+    or call-site locations); ``filename`` replaces MLIR's anonymous buffer name ``-``.
+    The name is as MLIR prints it (escaped)."""
+    position = _file_position(loc)
+    if position is None:
+        return None
+    name, line, column = position
+    if name == ANONYMOUS_BUFFER and filename is not None:
+        name = filename
+    return SourceLocation(name, line, column)
+
+
+# The location classes, where the bindings have them (read directly instead of printed).
+_FILE_LOCATION = tuple(c for c in (getattr(ir, "FileLineColLoc", None),) if c is not None)
+_NAME_LOCATION_CLASS = tuple(c for c in (getattr(ir, "NameLoc", None),) if c is not None)
+_UNKNOWN_LOCATION = tuple(c for c in (getattr(ir, "UnknownLoc", None),) if c is not None)
+
+
+def _prints_plain(text: str) -> bool:
+    """Whether MLIR prints ``text`` in a location unescaped (printable ASCII, no quote
+    or backslash)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+def _file_position(loc: "ir.Location") -> tuple[str, int, int] | None:
+    """(file, line, column) of the first file position in the printed form of ``loc``:
+    a file location, alone or under a name, is read directly; any other location is
+    printed and searched."""
+    if isinstance(loc, _NAME_LOCATION_CLASS):
+        loc = loc.child_loc
+    if isinstance(loc, _FILE_LOCATION):
+        name = loc.filename
+        if _prints_plain(name):
+            return name, loc.start_line, loc.start_col
+    elif isinstance(loc, _UNKNOWN_LOCATION):
+        return None
     match = _FILE_POSITION.search(str(loc))
     if match is None:
         return None
-    name = match.group(1)
-    if name == ANONYMOUS_BUFFER and filename is not None:
-        name = filename
-    return SourceLocation(name, int(match.group(2)), int(match.group(3)))
+    return match.group(1), int(match.group(2)), int(match.group(3))
 
 
 def located(exc: HloIndexingError, operation: "ir.Operation") -> HloIndexingError:
@@ -57,15 +88,22 @@ _NAME_LOCATION = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\(')
 
 def location_name(loc: "ir.Location") -> str | None:
     """The name of a name location (``loc("fusion.3"(...))``: the HLO importer names
-    each op after its HLO instruction), or None for other locations."""
+    each op after its HLO instruction), or None for other locations (and for a name
+    with no child location, ``loc("name")``)."""
+    if _NAME_LOCATION_CLASS:
+        if not isinstance(loc, _NAME_LOCATION_CLASS) or isinstance(loc.child_loc, _UNKNOWN_LOCATION):
+            return None
+        name = loc.name_str
+        if _prints_plain(name):
+            return name
     match = _NAME_LOCATION.match(str(loc))
     return match.group(1) if match is not None else None
 
 
 def source_order_key(loc: "ir.Location") -> tuple[int, str, int, int]:
     """A sort key putting located ops in file, line, column order (unlocated ones last)."""
-    where = location_of(loc)
-    return (0, where.filename, where.line, where.column) if where is not None else (1, "", 0, 0)
+    position = _file_position(loc)
+    return (0, *position) if position is not None else (1, "", 0, 0)
 
 
 def enclosing_function(op: "ir.Operation") -> str | None:

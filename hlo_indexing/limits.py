@@ -25,6 +25,9 @@ limit                     error                       what it bounds
 ``MAX_ENUMERATION_POINTS``  ``DomainTooLargeError``   points of a domain enumerated by
                                                       ``IndexingMap.enumerate`` (default)
 ``MAX_VIEWER_CELLS``      ``EnumerationTooLargeError``  cells drawn by ``hlo-indexing-layout``
+``MAX_EXACTNESS_POINTS``  (``not computed``, reason)  points (map points, elements of tiles
+                                                      and of images) enumerated for the
+                                                      exactness of one tiling's operand
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
 ``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
@@ -55,6 +58,11 @@ MAX_ATTRIBUTE_ELEMENTS = 1 << 24
 
 #: Default cap on the points ``IndexingMap.enumerate`` visits.
 MAX_ENUMERATION_POINTS = 2_000_000
+
+#: Points enumerated for the exactness of one operand of one tiling
+#: (:mod:`hlo_indexing.symbolic_tiling.exactness`); past it the exactness is reported
+#: as not computed, with the count.
+MAX_EXACTNESS_POINTS = 1 << 20
 
 #: Cells the layout viewer draws.
 MAX_VIEWER_CELLS = 20_000

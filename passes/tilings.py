@@ -7,13 +7,19 @@ per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.footpri
 argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
 tiling, best first (``func=NAME``: only that function and the fusions in it)::
 
-    @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ...
+    @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ..., exactness parameter(0) 1
+
+each with the exactness of its operand tiles (:mod:`~hlo_indexing.symbolic_tiling.exactness`:
+per parameter, the fraction of the tile elements the fused maps read over the whole
+output, with the worst tile's when lower, or ``not computed (reason)``).
 
 ``format=json`` prints instead one JSON document per module, verbatim (no remark
 wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.report`):
 ``{"schema": "hlo-indexing/tilings/1", "budget_bytes": ..., "computations": [{"name":
 "@softmax", "parameters": [...], "tilings": [...]}]}``, each tiling with its rank, its
-footprint and its Pallas BlockSpecs (or why its tiles are not blocks); ``skipped``
+footprint, its ``exactness`` (one entry per parameter, ``{index, name, method, exactness,
+worst_tile, read_elements, tile_elements}``, or ``reason`` with nulls when not computed)
+and its Pallas BlockSpecs (or why its tiles are not blocks); ``skipped``
 counts the tilings with more than 65536 programs, not evaluated, ``failure`` says why a
 computation cannot be tiled. The schema ships in the package
 (``hlo_indexing/schema/tilings.schema.json``, :func:`tilings_schema`);
@@ -48,7 +54,7 @@ from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
 from hlo_indexing.passes.report import format_field, func_field, selected_function
-from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, rank_tilings
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, rank_tilings, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
@@ -156,9 +162,10 @@ def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True
 ) -> tuple[dict[str, Any], list[Footprint]]:
     """One computation's entry of the tilings document and its best ``max_tilings``
-    footprints: ``failure`` when it cannot be tiled, ``error`` when a footprint cannot
-    be computed, else its tiling parameters, counts and ranked tilings (each with its
-    Pallas BlockSpecs, or the reason there are none, when ``blockspecs``)."""
+    footprints (with their exactness): ``failure`` when it cannot be tiled, ``error``
+    when a footprint cannot be computed, else its tiling parameters, counts and ranked
+    tilings (each with its Pallas BlockSpecs, or the reason there are none, when
+    ``blockspecs``)."""
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -187,10 +194,10 @@ def computation_tilings(
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
+        ranked = [with_exactness(fusion, f) for f in ranking.tilings[:max_tilings]]
     except HloIndexingError as exc:
         entry["error"] = exc.message
         return entry, []
-    ranked = ranking.tilings[:max_tilings]
     entry["valid_tilings"] = len(fusion.valid_tilings())
     entry["fitting"] = len(ranking.tilings)
     entry["skipped"] = ranking.skipped

@@ -11,8 +11,10 @@ import pytest
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
 
-#: ``tools/devtools`` (developer tools, not installed) is importable as ``devtools``.
+#: ``tools/devtools`` (developer tools, not installed) is importable as ``devtools``,
+#: and the tests' shared helper modules (``tiling_fixtures``) by their names.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture

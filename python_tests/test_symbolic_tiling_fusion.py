@@ -5,22 +5,19 @@ that instruction (soundness of the fused tiles)."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
+from tiling_fixtures import box, hlo_analysis
 
 hypothesis = pytest.importorskip("hypothesis")  # test dependency (pyproject's test extra)
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     AnalysisFailure,
     TiledFusion,
     TilingError,
-    analyze_fusion,
     flat_tilings_for_input_space,
 )
 
@@ -80,17 +77,13 @@ def fusions(draw: st.DrawFn) -> str:
     )
 
 
-def tile_set(offsets, sizes, strides) -> set[tuple[int, ...]]:
-    return set(itertools.product(*([o + k * s for k in range(n)] for o, n, s in zip(offsets, sizes, strides))))
-
-
 def check_tiling(analysis: TiledFusion, computation: TiledComputation, root_shape: list[int]) -> None:
     root = computation.roots[0]
     covered: dict[tuple[int, ...], int] = {}
     root_tiles = {}
     for pid in range(computation.num_programs):
         offsets = root.tile_offsets_indexing.evaluate([pid])
-        tile = {e for e in tile_set(offsets, root.tile_sizes, root.tile_strides) if all(0 <= i < n for i, n in zip(e, root_shape))}
+        tile = box(offsets, root.tile_sizes, root.tile_strides, root_shape)
         root_tiles[pid] = tile
         for element in tile:
             covered[element] = covered.get(element, 0) + 1
@@ -104,15 +97,14 @@ def check_tiling(analysis: TiledFusion, computation: TiledComputation, root_shap
         for pid, tile in root_tiles.items():
             wanted = set().union(*(reads.get(e, set()) for e in tile)) if tile else set()
             offsets = inst.tile_offsets_indexing.evaluate([pid])
-            have = tile_set(offsets, inst.tile_sizes, inst.tile_strides)
+            have = box(offsets, inst.tile_sizes, inst.tile_strides)
             assert wanted <= have, f"{inst.name} at pid {pid}: reads {sorted(wanted - have)[:4]} outside its tile"
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(fusions())
 def test_valid_tilings_partition_the_output_and_tiles_are_sound(text: str) -> None:
-    module = hlo_source.import_hlo(text)
-    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    module, analysis = hlo_analysis(text, "fused")  # the module keeps its ops alive
     assume(not isinstance(analysis, AnalysisFailure))
     root_shape = [p.size for p in analysis.parameters]
     tilings = analysis.valid_tilings()
@@ -137,8 +129,7 @@ def test_constraints_exclude_tilings_a_reshape_cannot_express() -> None:
         "fused {\n  p0 = f32[4,6] parameter(0)\n  ROOT r = f32[24] reshape(p0)\n}\n"
         "ENTRY e {\n  p = f32[4,6] parameter(0)\n  ROOT f = f32[24] fusion(p), kind=kLoop, calls=fused\n}\n"
     )
-    module = hlo_source.import_hlo(text)
-    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    module, analysis = hlo_analysis(text, "fused")  # the module keeps its ops alive
     assert isinstance(analysis, TiledFusion)
     # A tile of 4 elements of the flat output is a partial row of 6: not a tile of p0.
     assert [list(t) for t in analysis.valid_tilings()] == [[1], [2], [24]]
@@ -153,8 +144,7 @@ def test_a_fusion_that_cannot_be_tiled_says_why() -> None:
         "fused {\n  p0 = f32[63] parameter(0)\n  c = f32[] constant(0)\n  ROOT r = f32[64] pad(p0, c), padding=0_1\n}\n"
         "ENTRY e {\n  p = f32[63] parameter(0)\n  ROOT f = f32[64] fusion(p), kind=kLoop, calls=fused\n}\n"
     )
-    module = hlo_source.import_hlo(text)  # keep the module alive while its ops are used
-    analysis = analyze_fusion(hlo_source.computation(module, "fused"))
+    module, analysis = hlo_analysis(text, "fused")  # the module keeps its ops alive
     assert isinstance(analysis, AnalysisFailure) and "pad" in analysis.reason
 
 
@@ -168,8 +158,7 @@ def test_runtime_variables_name_the_values_they_read() -> None:
         "  ROOT d2 = s32[10] dynamic-slice(d1, off2), dynamic_slice_sizes={10}\n}\n"
         "ENTRY e {\n  p0 = f32[64] parameter(0)\n  ROOT fusion = s32[10] fusion(p0), kind=kCustom, calls=f\n}\n"
     )
-    module = hlo_source.import_hlo(text)
-    analysis = analyze_fusion(hlo_source.computation(module, "f"))
+    module, analysis = hlo_analysis(text, "f")  # the module keeps its ops alive
     assert isinstance(analysis, TiledFusion), analysis
     computation = tiled_computation(analysis, [1])
     d1 = computation.roots[0].operands[0]
@@ -200,8 +189,7 @@ def test_a_nested_fusion_feeding_a_dot_is_one_node() -> None:
         "ENTRY e {\n  p0 = f32[2,4] parameter(0)\n  p1 = f32[5,2] parameter(1)\n  p2 = s32[] parameter(2)\n"
         "  c0 = s32[] constant(0)\n  ROOT fusion = f32[2,3] fusion(p0, p1, p2, c0), kind=kCustom, calls=triton_gemm\n}\n"
     )
-    module = hlo_source.import_hlo(text)
-    analysis = analyze_fusion(hlo_source.computation(module, "triton_gemm"))
+    module, analysis = hlo_analysis(text, "triton_gemm")  # the module keeps its ops alive
     assert isinstance(analysis, TiledFusion), analysis
     computation = tiled_computation(analysis, analysis.flat_tile_sizes({"result": [2, 4], "gemm": [8]}))
     rhs = computation.roots[0].operands[0].operands[1]

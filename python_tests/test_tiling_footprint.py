@@ -5,13 +5,12 @@ program id; and the ranking keeps exactly the tilings within the budget, in orde
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pytest
+from tiling_fixtures import ELEMENT_BYTES, Fusion, analysis_of, box, functions_of, parameter_tile, softmax_text
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.symbolic_tiling.footprint import (
     FootprintError,
@@ -20,17 +19,9 @@ from hlo_indexing.symbolic_tiling.footprint import (
     tiling_footprint,
 )
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError, analyze_fusion
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
 
-FUNCTIONS = """
-func.func @softmax(%arg0: tensor<4x6xf32> {hlo_indexing.layout = "{1,0:T(2,4)}"}) -> tensor<4x6xf32> {
-  %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.maximum across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
-  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<4xf32>) -> tensor<4x6xf32>
-  %2 = stablehlo.subtract %arg0, %1 : tensor<4x6xf32>
-  %3 = stablehlo.exponential %2 : tensor<4x6xf32>
-  return %3 : tensor<4x6xf32>
-}
+FUNCTIONS = softmax_text('{hlo_indexing.layout = "{1,0:T(2,4)}"}') + """
 func.func @matmul(%a: tensor<8x6xbf16>, %b: tensor<6x4xf32>) -> tensor<8x4xf32> {
   %0 = stablehlo.convert %a : (tensor<8x6xbf16>) -> tensor<8x6xf32>
   %1 = stablehlo.dot_general %0, %b, contracting_dims = [1] x [0] : (tensor<8x6xf32>, tensor<6x4xf32>) -> tensor<8x4xf32>
@@ -48,20 +39,10 @@ func.func @two_reads(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
 }
 """
 
-ELEMENT_BYTES = {"f32": 4, "bf16": 2}
-
-
 @pytest.fixture(scope="module")
 def functions():
-    with default_context():
-        module = ir.Module.parse(FUNCTIONS)
-        yield module, {ir.StringAttr(f.attributes["sym_name"]).value: f for f in module.body.operations}
-
-
-def analysis_of(functions, name: str) -> TiledFusion:
-    result = analyze_fusion(functions[1][name])
-    assert isinstance(result, TiledFusion), result
-    return result
+    with functions_of(FUNCTIONS) as found:
+        yield found
 
 
 def brute_force(fusion: TiledFusion, sizes, layouts) -> dict[tuple[str, int], tuple[int, int]]:
@@ -87,8 +68,7 @@ def brute_force(fusion: TiledFusion, sizes, layouts) -> dict[tuple[str, int], tu
             touched = set()
             for inst in insts:
                 offsets = inst.tile_offsets_indexing.evaluate([pid])
-                axes = [[o + s * i for i in range(n)] for o, n, s in zip(offsets, inst.tile_sizes, inst.tile_strides)]
-                touched |= {e for e in itertools.product(*axes) if all(0 <= i < d for i, d in zip(e, shape))}
+                touched |= box(offsets, inst.tile_sizes, inst.tile_strides, shape)
             blocks = {layout.linear_index(shape, e) // unit for e in touched}
             per_program.append(len(blocks) * unit * width)
         result[key] = (max(per_program), sum(per_program))
@@ -108,7 +88,7 @@ def brute_force(fusion: TiledFusion, sizes, layouts) -> dict[tuple[str, int], tu
     ],
 )
 def test_footprint_equals_an_enumerated_count(functions, name, layouts) -> None:
-    fusion = analysis_of(functions, name)
+    fusion = analysis_of(functions[name])
     operand_layouts = {k: v for (kind, k), v in layouts.items() if kind == "operand"}
     output_layouts = {k: v for (kind, k), v in layouts.items() if kind == "output"}
     checked = 0
@@ -126,8 +106,8 @@ def test_footprint_equals_an_enumerated_count(functions, name, layouts) -> None:
 
 
 def test_a_row_of_a_tiled_layout_touches_whole_layout_tiles(functions) -> None:
-    fusion = analysis_of(functions, "softmax")
-    layouts, _ = declared_parameter_layouts(functions[1]["softmax"])
+    fusion = analysis_of(functions["softmax"])
+    layouts, _ = declared_parameter_layouts(functions["softmax"])
     footprint = tiling_footprint(fusion, [1, 6], layouts=layouts)
     (operand,) = footprint.operands
     # One row of 6 f32 in (2,4) layout tiles: two tiles of 8 elements, 64 bytes; the
@@ -139,7 +119,7 @@ def test_a_row_of_a_tiled_layout_touches_whole_layout_tiles(functions) -> None:
 
 
 def test_a_dot_operand_is_read_once_per_contracting_step(functions) -> None:
-    fusion = analysis_of(functions, "matmul")
+    fusion = analysis_of(functions["matmul"])
     # Parameters {K, M, N}: K tiles of 2, output tiles of 4x4: 2 output tiles, 3 steps each.
     footprint = tiling_footprint(fusion, [2, 4, 4])
     a, b = footprint.operands
@@ -150,7 +130,7 @@ def test_a_dot_operand_is_read_once_per_contracting_step(functions) -> None:
 
 
 def test_ranking_keeps_the_tilings_within_budget_best_first(functions) -> None:
-    fusion = analysis_of(functions, "matmul")
+    fusion = analysis_of(functions["matmul"])
     budget = 256
     ranking = rank_tilings(fusion, budget)
     assert ranking.skipped == 0
@@ -166,7 +146,7 @@ def test_ranking_keeps_the_tilings_within_budget_best_first(functions) -> None:
 
 
 def test_tilings_with_too_many_programs_are_counted_not_evaluated(functions) -> None:
-    fusion = analysis_of(functions, "matmul")
+    fusion = analysis_of(functions["matmul"])
     # {K, M, N} = (6, 8, 4): tilings with more than 8 programs (K steps included) are skipped.
     programs = [math.prod(-(-n // s) for n, s in zip((6, 8, 4), sizes)) for sizes in fusion.valid_tilings()]
     ranking = rank_tilings(fusion, 10**9, max_programs=8)
@@ -175,8 +155,36 @@ def test_tilings_with_too_many_programs_are_counted_not_evaluated(functions) -> 
 
 
 def test_invalid_sizes_and_bad_layouts_are_errors(functions) -> None:
-    fusion = analysis_of(functions, "softmax")
+    fusion = analysis_of(functions["softmax"])
     with pytest.raises(TilingError):
         tiling_footprint(fusion, [1])  # one size per tiling parameter
     with pytest.raises(FootprintError, match="rank"):
         tiling_footprint(fusion, [1, 6], layouts={0: "{0}"})
+
+
+def test_runtime_values_are_not_contracting_steps() -> None:
+    # A dynamic slice's start (0..5) is a runtime value of its operand's tile offsets:
+    # the footprint averages over it, it does not count it as 6 contracting steps.
+    f = Fusion()
+    x, start = f.parameter([8]), f.parameter([], "i32")
+    result = f.dynamic_slice(x, [start], [3])
+    with functions_of(f.text("window", result)) as functions:
+        footprint = tiling_footprint(analysis_of(functions["window"]), [3])
+        window = footprint.operands[0]
+        assert (window.steps, window.bytes_per_tile, window.bytes_moved) == (1, 12, 12)
+        assert footprint.bytes_per_output_element == (12 + 4 + 12) / 3
+
+
+def test_a_parameter_read_in_two_concatenate_regions_is_counted_per_program() -> None:
+    # x is read through its slice in the first region and whole in the second; each
+    # region's tile exists at its own programs only.
+    f = Fusion()
+    x = f.parameter([4, 8])
+    result = f.concatenate([f.slice(x, [0, 0], [4, 2], [1, 1]), x], 1)
+    with functions_of(f.text("f", result)) as functions:
+        analysis = analysis_of(functions["f"])
+        for sizes in ([4, 2], [2, 2], [1, 1]):
+            computation = tiled_computation(analysis, sizes)
+            (operand,) = tiling_footprint(analysis, sizes).operands
+            per_program = [4 * len(parameter_tile(computation, 0, pid)) for pid in range(computation.num_programs)]
+            assert (operand.bytes_per_tile, operand.bytes_moved) == (max(per_program), sum(per_program))

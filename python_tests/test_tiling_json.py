@@ -65,6 +65,8 @@ def test_json_is_one_document_without_remarks(tmp_path):
     best = softmax["tilings"][0]
     assert (best["rank"], best["tile_sizes"], best["num_tiles"], best["bytes_per_tile"]) == (1, [1, 6], 4, 48)
     assert best["bytes_per_output_element"] == 8
+    # a row tile reads every element it loads: exact
+    assert [(e["index"], e["exactness"], e["read_elements"]) for e in best["exactness"]] == [(0, 1.0, 24)]
     assert [t["rank"] for t in softmax["tilings"]] == [1, 2, 3]
     assert all(t["bytes_per_tile"] <= 64 for t in softmax["tilings"])
     # a row tile of the 4x6 input is a Pallas block: grid of 4 row blocks

@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tiling_fixtures import analysis_of, functions_of, softmax_text
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.symbolic_tiling.pallas import NotABlockError, block_index_maps, pallas_blockspecs
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, analyze_fusion
 
-FUNCTIONS = """
-func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
-  %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.maximum across dimensions = [1] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
-  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<4xf32>) -> tensor<4x6xf32>
-  %2 = stablehlo.subtract %arg0, %1 : tensor<4x6xf32>
-  %3 = stablehlo.exponential %2 : tensor<4x6xf32>
-  return %3 : tensor<4x6xf32>
-}
+FUNCTIONS = softmax_text() + """
 func.func @add_row(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
   %1 = stablehlo.add %x, %0 : tensor<4x8xf32>
@@ -40,15 +31,8 @@ func.func @every_other(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
 
 @pytest.fixture(scope="module")
 def functions():
-    with default_context():
-        module = ir.Module.parse(FUNCTIONS)
-        yield {ir.StringAttr(f.attributes["sym_name"]).value: f for f in module.body.operations}
-
-
-def analysis_of(functions, name: str) -> TiledFusion:
-    result = analyze_fusion(functions[name])
-    assert isinstance(result, TiledFusion), result
-    return result
+    with functions_of(FUNCTIONS) as found:
+        yield found
 
 
 def specs_from_text(text: str):
@@ -75,7 +59,7 @@ def run(text: str, kernel, inputs, out_shape):
 
 @pytest.mark.parametrize("sizes", [[1, 6], [2, 6], [4, 6]])
 def test_a_row_softmax_kernel_on_the_blocks_gives_the_fused_result(functions, sizes) -> None:
-    text = pallas_blockspecs(analysis_of(functions, "softmax"), sizes)
+    text = pallas_blockspecs(analysis_of(functions["softmax"]), sizes)
 
     def kernel(x_ref, o_ref):
         x = x_ref[...]
@@ -88,7 +72,7 @@ def test_a_row_softmax_kernel_on_the_blocks_gives_the_fused_result(functions, si
 
 @pytest.mark.parametrize("sizes", [[2, 4], [1, 2], [4, 8], [1, 8]])
 def test_an_add_of_a_broadcast_row_reads_the_right_slice_of_the_row(functions, sizes) -> None:
-    text = pallas_blockspecs(analysis_of(functions, "add_row"), sizes)
+    text = pallas_blockspecs(analysis_of(functions["add_row"]), sizes)
 
     def kernel(x_ref, b_ref, o_ref):
         o_ref[...] = x_ref[...] + b_ref[...][None, :]
@@ -100,7 +84,7 @@ def test_an_add_of_a_broadcast_row_reads_the_right_slice_of_the_row(functions, s
 
 
 def test_a_matmul_kernel_accumulates_over_the_contracting_axis(functions) -> None:
-    fusion = analysis_of(functions, "matmul")
+    fusion = analysis_of(functions["matmul"])
     text = pallas_blockspecs(fusion, [4, 4, 8])  # {K, M, N}
     # Output tiles of 4x8 (grid i over 2 row tiles, j over 1 column tile), K steps of 4 (k).
     assert text == (
@@ -132,7 +116,7 @@ def test_block_indices_times_sizes_are_the_tile_offsets_for_every_valid_tiling(f
     # its parameter through two tiles (the row for the maximum, the element): refused.
     checked, refused = 0, 0
     for name in ("softmax", "add_row", "matmul"):
-        fusion = analysis_of(functions, name)
+        fusion = analysis_of(functions[name])
         for sizes in fusion.valid_tilings():
             try:
                 tiling = block_index_maps(fusion, sizes)
@@ -161,7 +145,7 @@ def test_block_indices_times_sizes_are_the_tile_offsets_for_every_valid_tiling(f
 
 def test_a_strided_tile_is_not_a_block(functions) -> None:
     with pytest.raises(NotABlockError, match="strides"):
-        pallas_blockspecs(analysis_of(functions, "every_other"), [2, 2])
+        pallas_blockspecs(analysis_of(functions["every_other"]), [2, 2])
 
 
 def _jnp():

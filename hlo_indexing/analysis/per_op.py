@@ -24,8 +24,8 @@ from collections.abc import Iterator
 
 from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import is_call_like, is_scalar_helper, operand_values
-from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS, op_kind
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, is_scalar_helper
+from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
 
@@ -57,10 +57,11 @@ def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         operation = op.operation
-        if operation.name == "func.func" and is_scalar_helper(operation):
+        name = operation.name  # read once: every read goes through the bindings
+        if name == "func.func" and is_scalar_helper(operation):
             return ir.WalkResult.SKIP
-        dialect, kind = op_kind(operation)
-        if (dialect in HLO_DIALECTS and kind != "return") or is_call_like(operation):
+        dialect, _, kind = name.partition(".")
+        if (dialect in HLO_DIALECTS and kind != "return") or name in CALL_LIKE_OPS:
             found.append(operation)
             if kind in REDUCER_KINDS:
                 return ir.WalkResult.SKIP
@@ -72,6 +73,5 @@ def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
 
 def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[InstructionIndexing]:
     """One indexing per result (``"output-to-input"``) or per operand (``"input-to-output"``)."""
-    if direction == "output-to-input":
-        return [output_to_input_indexing(op, r, simplify=simplify) for r in range(len(op.results))]
-    return [input_to_output_indexing(op, k, simplify=simplify) for k in range(len(operand_values(op)))]
+    which = op_analysis.OUTPUT_TO_INPUT if direction == "output-to-input" else op_analysis.INPUT_TO_OUTPUT
+    return op_analysis.all_indexings(op, which, simplify=simplify, regions=REGIONS)

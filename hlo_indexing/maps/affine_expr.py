@@ -35,6 +35,11 @@ Add, Mul, Mod, FloorDiv, CeilDiv = (
     ir.AffineCeilDivExpr,
 )
 Const, Dim, Sym, Binary = ir.AffineConstantExpr, ir.AffineDimExpr, ir.AffineSymbolExpr, ir.AffineBinaryExpr
+#: The classes of binary expressions. The walks below dispatch on ``type(expr)`` (an
+#: ``isinstance`` test against the bindings' classes costs several times more when it
+#: fails); they see typed expressions only (their argument re-typed, children typed),
+#: taken as ``Any`` since the type test is not one mypy narrows on.
+_BINARY_KINDS = frozenset({Add, Mul, Mod, FloorDiv, CeilDiv})
 
 
 def typed(expr: AffineExpr) -> AffineExpr:
@@ -56,6 +61,40 @@ def dim(position: int, context: "ir.Context") -> AffineExpr:
 def symbol(position: int, context: "ir.Context") -> AffineExpr:
     """The symbol expression ``s<position>`` in ``context``."""
     return ir.AffineSymbolExpr.get(position, context)
+
+
+#: Per context (by id, the context kept alive with its entry): the dimension and the
+#: symbol expressions built so far, handed out again by :func:`dim_list` and
+#: :func:`symbol_list` (building an expression through the bindings costs more than
+#: slicing a list). At most ``_MAX_CONTEXTS`` contexts are remembered.
+_VARIABLES: dict[int, tuple["ir.Context", list[AffineExpr], list[AffineExpr]]] = {}
+_MAX_CONTEXTS = 16
+
+
+def _variable_lists(context: "ir.Context") -> tuple["ir.Context", list[AffineExpr], list[AffineExpr]]:
+    entry = _VARIABLES.get(id(context))
+    if entry is None:
+        if len(_VARIABLES) >= _MAX_CONTEXTS:
+            _VARIABLES.clear()
+        entry = _VARIABLES[id(context)] = (context, [], [])
+    return entry
+
+
+def dim_list(count: int, context: "ir.Context") -> list[AffineExpr]:
+    """``[d0, ..., d<count-1>]`` in ``context`` (a new list; the expressions are shared)."""
+    found = _variable_lists(context)[1]
+    while len(found) < count:
+        found.append(ir.AffineDimExpr.get(len(found), context))
+    return found[:count]
+
+
+def symbol_list(count: int, context: "ir.Context", start: int = 0) -> list[AffineExpr]:
+    """``[s<start>, ..., s<start+count-1>]`` in ``context`` (a new list; the expressions
+    are shared)."""
+    found = _variable_lists(context)[2]
+    while len(found) < start + count:
+        found.append(ir.AffineSymbolExpr.get(len(found), context))
+    return found[start : start + count]
 
 
 def add(lhs: AffineExpr, rhs: AffineExpr | int) -> AffineExpr:
@@ -102,13 +141,16 @@ def rhs_constant(expr: ir.AffineBinaryExpr) -> int:
 
 def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
     """A binary expression of the same kind as ``expr`` with new operands."""
-    if isinstance(expr, Add):
+    kind = type(expr)
+    if kind not in _BINARY_KINDS:
+        kind = type(typed(expr))
+    if kind is Add:
         return typed(lhs + rhs)
-    if isinstance(expr, Mul):
+    if kind is Mul:
         return typed(lhs * rhs)
-    if isinstance(expr, Mod):
+    if kind is Mod:
         return mod(lhs, rhs)
-    if isinstance(expr, FloorDiv):
+    if kind is FloorDiv:
         return floordiv(lhs, rhs)
     return ceildiv(lhs, rhs)
 
@@ -121,20 +163,24 @@ def substitute(
 ) -> AffineExpr:
     """Replace ``d_i`` by ``dims[i]`` and ``s_j`` by ``symbols[j]`` (MLIR folds as it
     rebuilds)."""
-    memo = {} if memo is None else memo
+    return _substitute(typed(expr), dims, symbols, {} if memo is None else memo)
+
+
+def _substitute(
+    expr: Any, dims: Sequence[AffineExpr], symbols: Sequence[AffineExpr], memo: dict[AffineExpr, AffineExpr]
+) -> AffineExpr:
     found = memo.get(expr)
     if found is not None:
         return found
-    expr = typed(expr)
-    if isinstance(expr, Dim):
-        out = dims[expr.position]
-    elif isinstance(expr, Sym):
-        out = symbols[expr.position]
-    elif isinstance(expr, Binary):
-        out = rebuild(expr, substitute(expr.lhs, dims, symbols, memo), substitute(expr.rhs, dims, symbols, memo))
+    kind = type(expr)
+    if kind is Dim:
+        out = typed(dims[expr.position])
+    elif kind is Sym:
+        out = typed(symbols[expr.position])
+    elif kind in _BINARY_KINDS:
+        out = rebuild(expr, _substitute(expr.lhs, dims, symbols, memo), _substitute(expr.rhs, dims, symbols, memo))
     else:
         out = expr
-    out = typed(out)
     memo[expr] = out
     return out
 
@@ -287,26 +333,35 @@ def bounds(
     found = memo.get(expr)
     if found is not None:
         return found
-    expr = typed(expr)
-    if isinstance(expr, Const):
+    return _bounds(typed(expr), dim_ranges, symbol_ranges, memo)
+
+
+def _bounds(
+    expr: Any, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval], memo: dict[AffineExpr, Interval]
+) -> Interval:
+    found = memo.get(expr)
+    if found is not None:
+        return found
+    kind = type(expr)
+    if kind is Const:
         out = Interval.point(expr.value)
-    elif isinstance(expr, Dim):
+    elif kind is Dim:
         out = dim_ranges[expr.position]
-    elif isinstance(expr, Sym):
+    elif kind is Sym:
         out = symbol_ranges[expr.position]
     else:
-        assert isinstance(expr, Binary)
-        lhs = bounds(expr.lhs, dim_ranges, symbol_ranges, memo)
-        rhs = bounds(expr.rhs, dim_ranges, symbol_ranges, memo)
-        if isinstance(expr, Add):
+        assert kind in _BINARY_KINDS
+        lhs = _bounds(expr.lhs, dim_ranges, symbol_ranges, memo)
+        rhs = _bounds(expr.rhs, dim_ranges, symbol_ranges, memo)
+        if kind is Add:
             out = lhs + rhs
-        elif isinstance(expr, Mul):
+        elif kind is Mul:
             out = lhs * rhs
         elif not rhs.is_point or rhs.lower == 0:
             out = _semi_affine_bounds(expr, lhs, rhs)
-        elif isinstance(expr, Mod):
+        elif kind is Mod:
             out = lhs.mod(rhs.lower)
-        elif isinstance(expr, FloorDiv):
+        elif kind is FloorDiv:
             out = lhs.floordiv(rhs.lower)
         else:
             out = lhs.ceildiv(rhs.lower)
@@ -330,8 +385,8 @@ def node_count(expr: AffineExpr) -> int:
     return _node_count(typed(expr))
 
 
-def _node_count(expr: AffineExpr) -> int:
-    if isinstance(expr, Binary):
+def _node_count(expr: Any) -> int:
+    if type(expr) in _BINARY_KINDS:
         return 1 + _node_count(expr.lhs) + _node_count(expr.rhs)
     return 1
 
@@ -341,12 +396,13 @@ def used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
     _used_variables(typed(expr), dims, symbols)
 
 
-def _used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
-    if isinstance(expr, Dim):
+def _used_variables(expr: Any, dims: set[int], symbols: set[int]) -> None:
+    kind = type(expr)
+    if kind is Dim:
         dims.add(expr.position)
-    elif isinstance(expr, Sym):
+    elif kind is Sym:
         symbols.add(expr.position)
-    elif isinstance(expr, Binary):
+    elif kind in _BINARY_KINDS:
         _used_variables(expr.lhs, dims, symbols)
         _used_variables(expr.rhs, dims, symbols)
 
@@ -356,8 +412,8 @@ def walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
     _walk(typed(expr), visit)
 
 
-def _walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
-    if isinstance(expr, Binary):
+def _walk(expr: Any, visit: Callable[[AffineExpr], None]) -> None:
+    if type(expr) in _BINARY_KINDS:
         _walk(expr.lhs, visit)
         _walk(expr.rhs, visit)
     visit(expr)

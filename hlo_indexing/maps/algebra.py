@@ -44,11 +44,10 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     pr, cr = len(producer.range_vars), len(consumer.range_vars)
     prt, crt = len(producer.runtime_vars), len(consumer.runtime_vars)
     # New symbol positions: [producer ranges | consumer ranges | producer rts | consumer rts].
-    producer_symbols = [ax.symbol(i, context) for i in range(pr)] + [ax.symbol(pr + cr + i, context) for i in range(prt)]
-    consumer_symbols = [ax.symbol(pr + i, context) for i in range(cr)] + [
-        ax.symbol(pr + cr + prt + i, context) for i in range(crt)
-    ]
-    consumer_dims = [ax.dim(i, context) for i in range(consumer.num_dims)]
+    symbols = ax.symbol_list(pr + cr + prt + crt, context)
+    producer_symbols = symbols[:pr] + symbols[pr + cr : pr + cr + prt]
+    consumer_symbols = symbols[pr : pr + cr] + symbols[pr + cr + prt :]
+    consumer_dims = ax.dim_list(consumer.num_dims, context)
     inner_memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
     inner = [ax.substitute(e, consumer_dims, consumer_symbols, inner_memo) for e in consumer.results]
     outer_memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
@@ -66,8 +65,9 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     for expr, interval in producer.constraints.items():
         composed = composed.add_constraint(ax.substitute(expr, inner, producer_symbols, outer_memo), interval)
     dim_ranges, symbol_ranges = composed.dim_ranges, composed.symbol_ranges
+    bounds_memo: dict[ir.AffineExpr, Interval] = {}
     for expr, var in zip(inner, producer.dim_vars):
-        if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges)):
+        if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges, bounds_memo)):
             composed = composed.add_constraint(expr, var.bounds)
     return composed
 
@@ -110,8 +110,8 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
     used variable. Constraints over dropped variables only are dropped with them when they
     are satisfiable on their own (decided by enumeration; assumed when too large to
     enumerate, as XLA does); when they are not, the map is known empty."""
-    if m.is_undefined or m.is_known_empty():
-        return m
+    if m.is_undefined or m.is_known_empty() or not (removable_dims and m.num_dims or removable_symbols and m.num_symbols):
+        return m  # nothing that may go
     keep_dims: set[int] = set(range(m.num_dims)) if not removable_dims else set()
     keep_symbols: set[int] = set(range(m.num_symbols)) if not removable_symbols else set()
     for e in m.results:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TypeGuard
+from typing import Any, TypeGuard, cast
 
 from hlo_indexing.dialect_glue.bindings import AffineExpr, Context, ir
 from hlo_indexing.maps import affine_expr as ax
@@ -58,27 +58,30 @@ class ExprSimplifier:
             self._memo.setdefault(found, found)
         return found
 
-    def _simplify(self, expr: AffineExpr) -> AffineExpr:
-        if isinstance(expr, ax.Const):
-            return expr
-        if isinstance(expr, (ax.Dim, ax.Sym)):
+    def _simplify(self, expr: Any) -> AffineExpr:
+        # ``expr`` is typed: dispatch on its class (cheaper than ``isinstance`` tests
+        # against the bindings' classes, which are slow when they fail).
+        kind = type(expr)
+        if kind is ax.Const:
+            return cast(AffineExpr, expr)
+        if kind is ax.Dim or kind is ax.Sym:
             interval = self.bounds(expr)
-            return self.const(interval.lower) if interval.is_point else expr
+            return self.const(interval.lower) if interval.is_point else cast(AffineExpr, expr)
         interval = self.bounds(expr)
         if interval.is_point:
             return self.const(interval.lower)
-        if isinstance(expr, (ax.Add, ax.Mul)) and (isinstance(expr, ax.Add) or _has_constant_factor(expr)):
+        if kind is ax.Add or (kind is ax.Mul and _has_constant_factor(expr)):
             return self.simplify_sum(linearize(expr))
-        if isinstance(expr, ax.Mul):  # semi-affine product
+        if kind is ax.Mul:  # semi-affine product
             return ax.mul(self(expr.lhs), self(expr.rhs))
         assert isinstance(expr, ax.Binary)  # constants, variables and sums are handled above
         lhs, rhs = self(expr.lhs), self(expr.rhs)
         divisor = ax.constant_value(rhs)
         if divisor is None or divisor <= 0:
             return ax.rebuild(expr, lhs, rhs)
-        if isinstance(expr, ax.Mod):
+        if kind is ax.Mod:
             return self.simplify_mod(lhs, divisor)
-        if isinstance(expr, ax.FloorDiv):
+        if kind is ax.FloorDiv:
             return self.simplify_floordiv(lhs, divisor)
         return self.simplify_ceildiv(lhs, divisor)
 
@@ -365,4 +368,4 @@ def _plus(a: Linear, b: Linear) -> Linear:
 
 
 def _has_constant_factor(expr: BinaryExpr) -> bool:
-    return isinstance(expr.rhs, ax.Const) or isinstance(expr.lhs, ax.Const)
+    return type(expr.rhs) is ax.Const or type(expr.lhs) is ax.Const  # children are typed

@@ -37,7 +37,7 @@ from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError, UndefinedDivisionError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.interval import Interval, check_int64
+from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 
 #: What the methods delegate to (text, algebra, simplifier, attributes: modules above this
 #: one); :mod:`hlo_indexing.maps` installs them.
@@ -90,18 +90,24 @@ class Variable:
 RangeLike = Variable | Interval | tuple[int, int]
 
 
-def _variable(value: RangeLike, what: str) -> Variable:
-    if isinstance(value, Variable):
+def _variable(value: RangeLike, prefix: str, index: int) -> Variable:
+    """``value`` as a checked :class:`Variable` (``prefix``/``index`` name it in errors)."""
+    if type(value) is Variable:
+        variable = value
+    elif isinstance(value, Variable):
         variable = value
     elif isinstance(value, Interval):
         variable = Variable(value)
     else:
         lower, upper = value
         variable = Variable(Interval(int(lower), int(upper)))
-    check_int64(variable.bounds.lower, f"lower bound of {what}")
-    check_int64(variable.bounds.upper, f"upper bound of {what}")
-    if variable.bounds.is_empty:
-        raise InvalidArgumentError(f"range of {what} is empty: {variable.bounds} (lower > upper)")
+    bounds = variable.bounds
+    lower, upper = bounds.lower, bounds.upper
+    if not (INT64_MIN <= lower <= INT64_MAX and INT64_MIN <= upper <= INT64_MAX):
+        check_int64(lower, f"lower bound of {prefix}{index}")
+        check_int64(upper, f"upper bound of {prefix}{index}")
+    if lower > upper:
+        raise InvalidArgumentError(f"range of {prefix}{index} is empty: {bounds} (lower > upper)")
     return variable
 
 
@@ -133,9 +139,9 @@ class IndexingMap:
 
         Raises ``ValueError`` for a variable count that does not match the affine map,
         an empty range or a bound that overflows int64."""
-        dim_vars = tuple(_variable(v, f"d{i}") for i, v in enumerate(dims))
-        range_list = tuple(_variable(v, f"s{i}") for i, v in enumerate(range_vars))
-        runtime_list = tuple(_variable(v, f"rt{i}") for i, v in enumerate(runtime_vars))
+        dim_vars = tuple([_variable(v, "d", i) for i, v in enumerate(dims)])
+        range_list = tuple([_variable(v, "s", i) for i, v in enumerate(range_vars)]) if range_vars else ()
+        runtime_list = tuple([_variable(v, "rt", i) for i, v in enumerate(runtime_vars)]) if runtime_vars else ()
         if len(dim_vars) != affine_map.n_dims:
             raise InvalidArgumentError(f"the affine map has {affine_map.n_dims} dimensions but {len(dim_vars)} ranges were given")
         if len(range_list) + len(runtime_list) != affine_map.n_symbols:
@@ -226,7 +232,7 @@ class IndexingMap:
         context = context or current_or_default_context()
         exprs = [ax.constant(r, context) if isinstance(r, int) else r for r in results]
         affine_map = ir.AffineMap.get(len(dims), len(range_vars) + len(runtime_vars), exprs, context)
-        return cls(affine_map, dims, range_vars, runtime_vars, constraints)
+        return cls(affine_map, dims, range_vars, runtime_vars, constraints or ())
 
     @classmethod
     def known_empty(cls, num_dims: int, num_symbols: int, num_results: int, context: "ir.Context | None" = None) -> "IndexingMap":
@@ -535,7 +541,36 @@ class IndexingMap:
     def simplify(self) -> "IndexingMap":
         """Range-aware simplification (see :mod:`hlo_indexing.maps.simplifier`); never
         changes the relation."""
+        if self._plain():
+            return self
         return _memoized(("simplify", self._memo_key()), lambda: OPERATIONS.simplify(self))
+
+    def _plain(self) -> bool:
+        """Whether the simplifier would give this map back unchanged for want of anything
+        to rewrite: no constraints, no empty range, every result a constant or a variable
+        whose range is not a single point (the simplifier replaces such a variable by
+        its value)."""
+        if self._map is None or self._empty or self._constraints:
+            return False
+        for variable in itertools.chain(self._dims, self._ranges, self._runtimes):
+            if variable.bounds.lower > variable.bounds.upper:
+                return False  # an empty range: the simplifier finds the map known empty
+        symbols = None
+        expr: Any  # typed by the bindings: dispatch on its class
+        for expr in self._map.results:
+            kind = type(expr)
+            if kind is ax.Dim:
+                bounds = self._dims[expr.position].bounds
+            elif kind is ax.Sym:
+                symbols = symbols or self._ranges + self._runtimes
+                bounds = symbols[expr.position].bounds
+            elif kind is ax.Const:
+                continue
+            else:
+                return False
+            if bounds.lower == bounds.upper:
+                return False
+        return True
 
     def remove_unused_symbols(self) -> "IndexingMap":
         """Drop symbols that no result uses and no constraint ties to a used variable

@@ -13,6 +13,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from hlo_indexing.dialect_glue.bindings import AffineExpr, Context
 from hlo_indexing.limits import check_int64
 from hlo_indexing.maps import affine_expr as ax
@@ -53,16 +55,18 @@ def linearize(expr: AffineExpr) -> Linear:
     return out
 
 
-def _linearize_into(expr: AffineExpr, scale: int, out: Linear) -> None:
-    if isinstance(expr, ax.Const):
+def _linearize_into(expr: Any, scale: int, out: Linear) -> None:
+    # ``expr`` is typed (children read through .lhs/.rhs are): dispatch on its class.
+    kind = type(expr)
+    if kind is ax.Const:
         out.constant += expr.value * scale
-    elif isinstance(expr, ax.Add):
+    elif kind is ax.Add:
         _linearize_into(expr.lhs, scale, out)
         _linearize_into(expr.rhs, scale, out)
-    elif isinstance(expr, ax.Mul) and isinstance(expr.rhs, ax.Const):
-        _linearize_into(expr.lhs, scale * expr.rhs.value, out)
-    elif isinstance(expr, ax.Mul) and isinstance(expr.lhs, ax.Const):
-        _linearize_into(expr.rhs, scale * expr.lhs.value, out)
+    elif kind is ax.Mul and type(rhs := expr.rhs) is ax.Const:
+        _linearize_into(expr.lhs, scale * rhs.value, out)
+    elif kind is ax.Mul and type(lhs := expr.lhs) is ax.Const:
+        _linearize_into(expr.rhs, scale * lhs.value, out)
     else:
         out.add(expr, scale)
 

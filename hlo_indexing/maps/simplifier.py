@@ -238,10 +238,26 @@ class _MapState:
         if self.empty or any(v.bounds.is_empty for v in self.dims + self.symbols):
             return IndexingMap.known_empty(m.num_dims, m.num_symbols, m.num_results, self.context)
         simplify = self.simplifier()
-        results = [simplify.compact(simplify(e)) for e in m.results]
+        originals = m.results
+        results = [simplify.compact(simplify(e)) for e in originals]
+        if results == originals and self._unchanged():
+            return m  # already simplified: the same map, its hash and text already computed
         affine_map = ir.AffineMap.get(m.num_dims, m.num_symbols, results, self.context)
         return IndexingMap._make(
             affine_map, self.dims, self.symbols[: self.n_range], self.symbols[self.n_range :], self.constraints
+        )
+
+
+    def _unchanged(self) -> bool:
+        """Whether the variables and constraints are still the map's own (only the
+        constraint rounds change them, and they run only when there are constraints)."""
+        m = self.map
+        if not self.constraints and not m.constraints:
+            return True
+        return (
+            all(a is b for a, b in zip(self.dims, m.dim_vars))
+            and all(a is b for a, b in zip(self.symbols, m.symbol_vars))
+            and self.constraints == m.constraints
         )
 
 
@@ -253,7 +269,7 @@ def simplify(m: IndexingMap) -> IndexingMap:
         return m
     try:
         state = _MapState(m)
-        for _ in range(MAX_ROUNDS):
+        for _ in range(MAX_ROUNDS if m.constraints else 0):  # a round without constraints changes nothing
             if not state.round() or state.empty:
                 break
         return state.result()

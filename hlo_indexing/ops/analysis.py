@@ -22,11 +22,9 @@ in the module.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import is_call_like, operand_values
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
 from hlo_indexing.dialect_glue.parsing import located
 from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -41,9 +39,9 @@ DIRECTIONS = ("output-to-input", "input-to-output")
 OUTPUT_TO_INPUT = "output_to_input"
 INPUT_TO_OUTPUT = "input_to_output"
 
-#: Maximum number of cached results (least recently used ones are dropped).
+#: Maximum number of cached results (the oldest ones are dropped first).
 CACHE_SIZE = 4096
-_cache: OrderedDict[tuple[object, ...], InstructionIndexing] = OrderedDict()
+_cache: dict[tuple[object, ...], InstructionIndexing] = {}
 
 
 def output_to_input_indexing(
@@ -68,59 +66,98 @@ def input_to_output_indexing(
     return _indexing(op, INPUT_TO_OUTPUT, operand_index, simplify, regions)
 
 
+def all_indexings(
+    op: ir.Operation | ir.OpView, direction: str, *, simplify: bool = True, regions: RegionIndexing | None = None
+) -> list[InstructionIndexing]:
+    """The indexing of every result (``direction`` :data:`OUTPUT_TO_INPUT`) or of every
+    operand (:data:`INPUT_TO_OUTPUT`) of ``op``, in order: what
+    :func:`output_to_input_indexing` / :func:`input_to_output_indexing` give for each
+    index, with the op read once."""
+    operation = op if isinstance(op, ir.Operation) else op.operation
+    try:
+        count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
+        key = _key(operation, direction, simplify, regions)
+        return [_lookup(operation, key, direction, index, simplify, regions) for index in range(count)]
+    except HloIndexingError as exc:
+        raise located(exc, operation)
+    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise _malformed(operation, exc) from exc
+
+
 def clear_cache() -> None:
     """Forget every cached per-op result."""
     _cache.clear()
 
 
 def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
-    """:func:`_cached_indexing`; every error is an :class:`HloIndexingError` located at the op
-    (a rule that trips over a malformed attribute raises :class:`InvalidInputError` naming
-    the op, not the ``IndexError``/``ValueError`` of the rule)."""
+    """The indexing of result (operand) ``index``, through the cache; every error is an
+    :class:`HloIndexingError` located at the op (a rule that trips over a malformed
+    attribute raises :class:`InvalidInputError` naming the op, not the
+    ``IndexError``/``ValueError`` of the rule)."""
     operation = op if isinstance(op, ir.Operation) else op.operation
     try:
-        return _cached_indexing(operation, direction, index, simplify, regions)
+        count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
+        if not 0 <= index < count:
+            what = "result" if direction == OUTPUT_TO_INPUT else "operand"
+            raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
+        return _lookup(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
     except HloIndexingError as exc:
         raise located(exc, operation)
     except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
-        raise located(InvalidInputError(f"{operation.name}: malformed op ({type(exc).__name__}: {exc})"), operation) from exc
+        raise _malformed(operation, exc) from exc
 
 
-def _cached_indexing(
-    operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
-) -> InstructionIndexing:
-    count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
-    what = "result" if direction == OUTPUT_TO_INPUT else "operand"
-    if not 0 <= index < count:
-        raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
-    if is_call_like(operation) or op_attrs.op_kind(operation)[1] in CONTEXT_KINDS:
-        return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
-    key = (
-        id(operation.context),
-        operation.name,
-        tuple(v.type for v in operation.operands),
-        tuple(v.type for v in operation.results),
+def _malformed(operation: ir.Operation, exc: Exception) -> HloIndexingError:
+    return located(InvalidInputError(f"{operation.name}: malformed op ({type(exc).__name__}: {exc})"), operation)
+
+
+def _key(operation: ir.Operation, direction: str, simplify: bool, regions: RegionIndexing | None) -> tuple[object, ...] | None:
+    """The cache key of ``operation``'s maps in ``direction`` (the index is added by
+    :func:`_lookup`), or None when they are not cached (call-like ops,
+    ``CONTEXT_KINDS``). Built on every lookup (hits are the common case): each type
+    and attribute read through the bindings makes a Python object, so each is read once."""
+    name = operation.name
+    kind = name.partition(".")[2]
+    if name in CALL_LIKE_OPS or kind in CONTEXT_KINDS:
+        return None
+    return (
+        name,
+        tuple([v.type for v in operation.operands]),
+        tuple(operation.results.types),
         op_attrs.attribute_key(operation),
         direction,
-        index,
         simplify,
-        _body_key(operation),
+        _body_key(operation) if kind in BODY_KINDS else None,
+        id(operation.context),
         id(regions) if regions is not None else None,
     )
+
+
+def _lookup(
+    operation: ir.Operation,
+    key: tuple[object, ...] | None,
+    direction: str,
+    index: int,
+    simplify: bool,
+    regions: RegionIndexing | None,
+) -> InstructionIndexing:
+    """The maps of result (operand) ``index`` under ``key`` (computed and cached on a
+    miss; computed every time for a None key), with their runtime sources named."""
+    if key is None:
+        return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
+    key = (*key, index)
     cached = _cache.get(key)
     if cached is None:
         cached = _compute(operation, direction, index, simplify, regions)
+        if len(_cache) >= CACHE_SIZE:
+            del _cache[next(iter(_cache))]  # the oldest entry
         _cache[key] = cached
-        if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    else:
-        _cache.move_to_end(key)
     return _with_sources(cached, operation)
 
 
 def _body_key(operation: ir.Operation) -> str | None:
     """The printed body of an op whose maps depend on it (``BODY_KINDS``), else None."""
-    if op_attrs.op_kind(operation)[1] not in BODY_KINDS or not operation.regions:
+    if not operation.regions:
         return None
     return "\n".join(str(block) for region in operation.regions for block in region.blocks)
 

@@ -89,15 +89,28 @@ class Entry:
 
 def dims(n: int, context: ir.Context) -> list[ir.AffineExpr]:
     """The dimension expressions ``d0 .. d<n-1>``."""
-    return [ax.dim(i, context) for i in range(n)]
+    return ax.dim_list(n, context)
 
 
 def syms(n: int, context: ir.Context, start: int = 0) -> list[ir.AffineExpr]:
     """The symbol expressions ``s<start> .. s<start+n-1>``."""
-    return [ax.symbol(start + i, context) for i in range(n)]
+    return ax.symbol_list(n, context, start)
+
+
+#: The variable of each dimension size met so far (variables are immutable; building
+#: one costs more than looking it up). Cleared when it reaches ``_MAX_SIZES`` entries.
+_SIZE_VARIABLES: dict[int, Variable] = {}
+_MAX_SIZES = 4096
 
 
 def _range(value: RangeSpec) -> Variable:
+    if type(value) is int:
+        found = _SIZE_VARIABLES.get(value)
+        if found is None:
+            if len(_SIZE_VARIABLES) >= _MAX_SIZES:
+                _SIZE_VARIABLES.clear()
+            found = _SIZE_VARIABLES[value] = Variable(Interval.of_size(value))
+        return found
     if isinstance(value, Variable):
         return value
     if isinstance(value, Interval):
@@ -120,13 +133,13 @@ def make_map(
     an empty slice of an index space) or a constant constraint that fails is ``KNOWN
     EMPTY``; constant constraints that hold are dropped."""
     dim_vars = [_range(v) for v in dim_ranges]
-    range_list = [_range(v) for v in range_vars]
-    runtime_list = [_range(v) for v in runtime_vars]
+    range_list = [_range(v) for v in range_vars] if range_vars else []
+    runtime_list = [_range(v) for v in runtime_vars] if runtime_vars else []
     constraints = dict(constraints or {})
     # MLIR folds some constraints to constants (``(2 * d0 + 1) mod 2`` is ``1``)
-    folded = {e: c for e, c in constraints.items() if ax.constant_value(e) is not None}
+    folded = {e: c for e, c in constraints.items() if ax.constant_value(e) is not None} if constraints else {}
     infeasible = any(not c.contains(v) for e, c in folded.items() if (v := ax.constant_value(e)) is not None)
-    if infeasible or any(v.bounds.is_empty for v in dim_vars + range_list + runtime_list):
+    if infeasible or any(v.bounds.is_empty for v in (*dim_vars, *range_list, *runtime_list)):
         return IndexingMap.known_empty(len(dim_vars), len(range_list) + len(runtime_list), len(results), context)
     for expr in folded:
         del constraints[expr]

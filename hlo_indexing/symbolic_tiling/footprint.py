@@ -20,6 +20,10 @@ of the sum over operands and outputs; bytes moved are summed over all programs. 
 parameter read through several different tiles counts the union of their elements.
 :func:`rank_tilings` keeps the valid tilings whose footprint fits a byte budget and
 sorts them by bytes moved per output element, then by number of tiles (then programs).
+
+A footprint may carry the tiling's exactness (:mod:`~.exactness`: per operand, the
+fraction of its tile elements the fused maps read): ``tiling_footprint(...,
+exactness=True)`` or :func:`with_exactness` on a ranked footprint.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -36,6 +40,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan
 from hlo_indexing.layout.types import COMBINE, Layout
+from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
 
@@ -84,6 +89,8 @@ class Footprint:
     output_elements: int
     operands: tuple[OperandFootprint, ...]
     outputs: tuple[OperandFootprint, ...]
+    #: The exactness of the operand tiles, when computed (see :func:`with_exactness`).
+    exactness: TilingExactness | None = None
 
     @property
     def num_programs(self) -> int:
@@ -122,8 +129,9 @@ class Footprint:
         return 0.0 if moved == 0 else 1.0 - sum(o.useful_bytes for o in self.operands + self.outputs) / moved
 
     def to_json(self) -> dict[str, object]:
-        """A JSON-ready summary (sizes, counts, per operand and output)."""
-        return {
+        """A JSON-ready summary (sizes, counts, per operand and output; ``exactness``,
+        one entry per parameter, when computed)."""
+        out: dict[str, object] = {
             "tile_sizes": list(self.tile_sizes),
             "num_tiles": self.num_tiles,
             "bytes_per_tile": self.bytes_per_tile,
@@ -134,13 +142,17 @@ class Footprint:
             "padding_waste": self.padding_waste,
             "operands": [_operand_json(o) for o in self.operands + self.outputs],
         }
+        if self.exactness is not None:
+            out["exactness"] = self.exactness.to_json()
+        return out
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"tile sizes {list(self.tile_sizes)}: {self.num_tiles} tiles, {self.bytes_per_tile} B per tile "
             f"(read {self.bytes_read_per_tile}, write {self.bytes_written_per_tile}), "
             f"{self.bytes_per_output_element:.3g} B per output element, padding waste {self.padding_waste:.1%}"
         )
+        return text if self.exactness is None else f"{text}, {self.exactness}"
 
 
 def _operand_json(o: OperandFootprint) -> dict[str, object]:
@@ -184,27 +196,31 @@ def tiling_footprint(
     *,
     layouts: Mapping[int, LayoutLike] | None = None,
     output_layouts: Mapping[int, LayoutLike] | None = None,
+    exactness: bool = False,
 ) -> Footprint:
     """The :class:`Footprint` of flat ``tile_sizes`` (see the module docstring).
     ``layouts``/``output_layouts``: per parameter/output number, a Layout or its text
-    (default row-major). Raises :class:`~.tiled_fusion.TilingError` when the sizes are
-    not a valid tiling, :class:`FootprintError` when counting is impossible."""
+    (default row-major); ``exactness``: compute :attr:`Footprint.exactness` too.
+    Raises :class:`~.tiled_fusion.TilingError` when the sizes are not a valid tiling,
+    :class:`FootprintError` when counting is impossible."""
     computation = tiled_computation(fusion, list(tile_sizes))
-    by_parameter: dict[int, list[TiledInstruction]] = {}
-    for inst in computation.instructions:
-        number = inst.node.parameter_number
-        if number is not None:
-            by_parameter.setdefault(number, []).append(inst)
     operands = tuple(
         _footprint("operand", number, insts, (layouts or {}).get(number), computation.num_programs)
-        for number, insts in sorted(by_parameter.items())
+        for number, insts in sorted(computation.by_parameter().items())
     )
     outputs = tuple(
         _footprint("output", k, [root], (output_layouts or {}).get(k), computation.num_programs)
         for k, root in enumerate(computation.roots)
     )
     output_elements = math.prod(_shape(computation.roots[0]))
-    return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs)
+    exact = computation_exactness(fusion, computation) if exactness else None
+    return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs, exact)
+
+
+def with_exactness(fusion: TiledFusion, footprint: Footprint) -> Footprint:
+    """``footprint`` (a tiling of ``fusion``) with :attr:`Footprint.exactness` computed
+    (e.g. for the best few of a ranking only)."""
+    return replace(footprint, exactness=tiling_exactness(fusion, footprint.tile_sizes))
 
 
 @dataclass(frozen=True)
@@ -261,15 +277,18 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
         raise FootprintError(f"{kind} {index} ({first.name}): {exc}") from exc
     size = element_bytes(first.node.value.type)
     unit = _unit_elements(layout, len(shape))
-    domain = first.tile_offsets_indexing.domain_size()
-    steps = max(1, domain // max(num_programs, 1))
+    offsets_map = first.tile_offsets_indexing
+    pid_range = offsets_map.dim_ranges[0]
+    # Program ids past the root's are contracting steps (a concatenate operand's ids
+    # are those of its region); runtime variables multiply the enumerated points.
+    steps = max(1, -(-(pid_range.upper + 1) // max(num_programs, 1)))
+    repeats = max(1, offsets_map.domain_size() // max(pid_range.size, 1))
     if len(insts) == 1 and unit is not None:
         units, elements = _separable_counts(first, shape, layout)
         unit_elements = unit
     else:
         units, elements, unit_elements = _enumerated_counts(insts, shape, layout)
-    # Runtime variables multiply the enumerated points: average over their values.
-    repeats = max(1, len(units) // max(domain, 1))
+    # Bytes moved average over the values of runtime variables.
     return OperandFootprint(
         kind=kind,
         index=index,
@@ -309,16 +328,17 @@ def _divisors(layout: Layout, rank: int) -> list[int]:
     return divisors
 
 
-def _offsets(inst: TiledInstruction) -> np.ndarray:
-    """Tile offsets, one row per program id (and runtime value)."""
-    _, images = inst.tile_offsets_indexing.enumerate(max_points=MAX_ENUMERATED)
-    return images.reshape(len(images), len(inst.tile_sizes))
+def _offsets(inst: TiledInstruction) -> tuple[np.ndarray, np.ndarray]:
+    """Tile offsets, one row per program id (and runtime value) in the domain of the
+    offsets map, and each row's point (the program id, then the runtime values)."""
+    points, images = inst.tile_offsets_indexing.enumerate(max_points=MAX_ENUMERATED)
+    return images.reshape(len(images), len(inst.tile_sizes)), points
 
 
 def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray]:
     """Per program: layout tiles touched and in-bounds elements, one tile whose layout
     tiles are blocks, as products over dimensions."""
-    offsets = _offsets(inst)
+    offsets, _ = _offsets(inst)
     units = np.ones(len(offsets), np.int64)
     elements = np.ones(len(offsets), np.int64)
     for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, _divisors(layout, len(shape)))):
@@ -344,21 +364,34 @@ def _enumerated_counts(
     p = plan(shape, layout)
     unit = math.prod(t for t in layout.tiles[0] if t != COMBINE) if layout.tiles else 1
     buffer = offsets_array(p)
+    if len({inst.node.hidden for inst in insts}) > 1:
+        raise FootprintError(f"{insts[0].name} is read by the programs of different dots")
+    # Rows are (program id, runtime values), the values named by what they read; a
+    # tile whose offsets map leaves a program out (a concatenate operand at another
+    # operand's programs) reads nothing there.
+    sources = [[v.node.value for v in inst.runtime_variables] for inst in insts]
+    if any(set(s) != set(sources[0]) for s in sources):
+        raise FootprintError(f"{insts[0].name} is read through tiles of different runtime values")
+    order = list(dict.fromkeys(sources[0]))
     all_offsets = [_offsets(inst) for inst in insts]
-    programs = len(all_offsets[0])
-    if any(len(o) != programs for o in all_offsets):
-        raise FootprintError(f"{insts[0].name} is read by programs of different grids")
-    work = programs * sum(math.prod(inst.tile_sizes) for inst in insts)
+    work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
         raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
+    rows: dict[tuple[int, ...], list[tuple[TiledInstruction, list[int]]]] = {}
+    for inst, names, (offsets, points) in zip(insts, sources, all_offsets):
+        columns = [0] + [1 + names.index(v) for v in order]
+        for row, point in zip(offsets.tolist(), points[:, columns].tolist()):
+            rows.setdefault(tuple(point), []).append((inst, row))
+    boxes = list(rows.values())
+    programs = len(boxes)
     units = np.zeros(programs, np.int64)
     elements = np.zeros(programs, np.int64)
-    for pid in range(programs):
+    for pid, found in enumerate(boxes):
         touched: set[tuple[int, ...]] = set()
-        for inst, offsets in zip(insts, all_offsets):
+        for inst, row in found:
             axes = [
                 [o + s * i for i in range(n) if 0 <= o + s * i < extent]
-                for o, n, s, extent in zip(offsets[pid].tolist(), inst.tile_sizes, inst.tile_strides, shape)
+                for o, n, s, extent in zip(row, inst.tile_sizes, inst.tile_strides, shape)
             ]
             touched.update(itertools.product(*axes))
         elements[pid] = len(touched)

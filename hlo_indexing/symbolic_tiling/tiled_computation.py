@@ -54,11 +54,23 @@ class TiledInstruction:
 @dataclass
 class TiledComputation:
     """The tiled computation: ``roots`` (one per fusion output) and every instruction
-    (operands before users), each node instantiated once."""
+    (operands before users), each node instantiated once; the flat ``tile_sizes`` and
+    the ``schedule`` it was made with (see :func:`program_id_map`)."""
 
     roots: list[TiledInstruction]
     instructions: list[TiledInstruction]
     num_programs: int
+    tile_sizes: tuple[int, ...] = ()
+    schedule: str = "major_to_minor"
+
+    def by_parameter(self) -> dict[int, list[TiledInstruction]]:
+        """The tiled instructions of each fusion parameter, by parameter number."""
+        found: dict[int, list[TiledInstruction]] = {}
+        for inst in self.instructions:
+            number = inst.node.parameter_number
+            if number is not None:
+                found.setdefault(number, []).append(inst)
+        return found
 
 
 #: Largest extra output whose partition by its tiles is checked by enumeration.
@@ -94,8 +106,8 @@ def tiled_computation(
         if any(s < 0 for s in strides):
             raise TilingError("UNIMPLEMENTED", f"{node.name}: tiles with a negative stride {strides} are not supported")
         if node.hidden not in pid_maps:
-            pid_maps[node.hidden] = _program_id_map(fusion.parameters, sizes, schedule, node.hidden)
-        offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map)
+            pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
+        offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map, sizes)
         key = (node.value, node_sizes, strides, offsets)
         inst = unique.get(key)
         if inst is None:
@@ -110,10 +122,10 @@ def tiled_computation(
         by_value.setdefault(inst.node.value, inst)
     for inst in ordered:
         inst.runtime_variables = _runtime_variables(inst, fusion, by_value)
-    count = _program_id_map(fusion.parameters, sizes, schedule, ())[1]
+    count = program_id_map(fusion.parameters, sizes, schedule, ())[1]
     first = made[id(fusion.root_candidates[0][0])]
     roots = [first] + [_partitioning(candidates, made, count, first) for candidates in fusion.root_candidates[1:]]
-    return TiledComputation(roots, ordered, count)
+    return TiledComputation(roots, ordered, count, tuple(sizes), schedule)
 
 
 def _runtime_variables(
@@ -130,8 +142,8 @@ def _runtime_variables(
     return out
 
 
-def _program_id_map(
-    parameters: list[TilingParameter], sizes: list[int], schedule: str, hidden: tuple[int, ...]
+def program_id_map(
+    parameters: Sequence[TilingParameter], sizes: Sequence[int], schedule: str, hidden: tuple[int, ...]
 ) -> tuple[IndexingMap, int]:
     """``(pid_0) -> (offset of each parameter)`` for program ``pid_0``, and the number
     of programs: the root's tiles (major to minor, or the two minor-most output
@@ -163,10 +175,20 @@ def _program_id_map(
     return IndexingMap.from_exprs([pid_var], results, context=ctx).simplify(), total
 
 
-def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap) -> IndexingMap:
+def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int]) -> IndexingMap:
     """``pid -> offsets`` of a node's tile: the root tile's offsets through the node's
-    map, with every range variable at its lower bound (tiles start there)."""
-    composed = pid_map.compose(indexing)
+    map, with every range variable at its lower bound (tiles start there).
+
+    A program has the tile when its box of tiling parameters meets the map's domain:
+    each parameter's range ``[lo, hi]`` is widened to ``[lo - size + 1, hi]`` before
+    composing (the box starts at the offset), so a tile that starts in a pad's
+    padding, or before a dynamic update, still exists; a concatenate operand's
+    programs stay those of its region (its offsets are multiples of the tile)."""
+    widened = [
+        Variable(Interval(v.bounds.lower - size + 1, v.bounds.upper), v.name, v.origin)
+        for v, size in zip(indexing.dim_vars, sizes)
+    ]
+    composed = pid_map.compose(indexing.replace(dims=widened))
     ctx = composed.context
     n_range = len(composed.range_vars)
     symbols = [ax.constant(v.bounds.lower, ctx) for v in composed.range_vars] + [

@@ -352,6 +352,14 @@ class _Builder:
             tagged.append(Variable(variable.bounds, variable.name, origin))
         return m.replace(runtimes=tagged)
 
+    def _full_dims(self, indexing: IndexingMap) -> IndexingMap:
+        """``indexing`` with every dimension over its whole tiling parameter: a tile
+        size may exceed a range a pad narrowed, and the tile's formulas must hold there."""
+        if len(indexing.dim_vars) != len(self.parameters):
+            return indexing
+        dims = [Variable(Interval.of_size(p.size), v.name, v.origin) for v, p in zip(indexing.dim_vars, self.parameters)]
+        return indexing.replace(dims=dims)
+
     def _hidden_dims(self, op: ir.Operation) -> list[int]:
         """The parameter positions of a dot's contracting dimensions (declared before
         the walk, in program order, after the root's)."""
@@ -378,7 +386,7 @@ class _Builder:
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
         if opcode == "pad" and not self.allow_pad:
             raise _Failure(f"{name}: pad is only supported in gemm fusions")
-        tile = symbolic_tile(indexing)
+        tile = symbolic_tile(self._full_dims(indexing))
         if isinstance(tile, NotATile):
             if opcode in ("reshape", "bitcast"):
                 raise _Failure(f"Bailing out on reshape {name} with indexing map {indexing}: {tile.reason}")

@@ -9,7 +9,10 @@
 // A row softmax: a tile must hold whole rows for the reduction, so one row per tile
 // (6 f32 read, 6 written: 48 B) moves the least per output element. Tiles of 4 columns
 // reread the row for the 2 masked columns of the second tile.
+// Each tiling ends with the exactness of its operand tiles: the fraction of the tile
+// elements the fused maps read (here all: each tile holds the rows it reduces).
 // CHECK-LABEL: remark: @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), 8 B per output element, padding waste 0.0%
+// CHECK-SAME:  , exactness parameter(0) 1{{$}}
 // CHECK-NEXT:  remark: @softmax tiling #2: tile sizes [1, 4]: 8 tiles, 40 B per tile (read 24, write 16), 12 B per output element
 // CHECK-NEXT:  remark: @softmax tiling #3: tile sizes [2, 2]: 6 tiles, 64 B per tile (read 48, write 16), 16 B per output element
 // KIB-LABEL:   remark: @softmax tiling #1: tile sizes [4, 6]: 1 tiles, 192 B per tile
@@ -26,6 +29,15 @@
 // JSON-NEXT:     6
 // JSON-NEXT:   ],
 // JSON-NEXT:   "num_tiles": 1,
+// JSON:        "exactness": [
+// JSON-NEXT:     {
+// JSON-NEXT:       "index": 0,
+// JSON-NEXT:       "name": "parameter(0)",
+// JSON-NEXT:       "method": "counted",
+// JSON-NEXT:       "exactness": 1.0,
+// JSON-NEXT:       "worst_tile": 1.0,
+// JSON-NEXT:       "read_elements": 24,
+// JSON-NEXT:       "tile_elements": 24
 // JSON:        "blockspecs": "grid = (1, 1)\nin_specs = [\n    pl.BlockSpec((4, 6), lambda i, j: (0, 0)),
 // BUDGET:      error: invalid byte size 'lots'
 func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
@@ -59,6 +71,20 @@ func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
 func.func @matmul(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16> {hlo_indexing.layout = "{1,0:T(8,128)(2,1)}"}) -> tensor<64x128xf32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x32xbf16>, tensor<32x128xbf16>) -> tensor<64x128xf32>
   return %0 : tensor<64x128xf32>
+}
+
+// -----
+
+// A gather-like window (a dynamic slice; its start index is a runtime value, one tile
+// per program and start): with tiles of 2 the second tile writes one element of 3
+// but loads 2 of %x, so 18 of the 23 elements loaded over all starts are read.
+// CHECK-LABEL: remark: @window tiling #1: tile sizes [3]: 1 tiles
+// CHECK-SAME:  exactness parameter(0) 1, parameter(1) 1{{$}}
+// CHECK-NEXT:  remark: @window tiling #2: tile sizes [2]: 2 tiles
+// CHECK-SAME:  exactness parameter(0) 0.783 (worst tile 0.5), parameter(1) 1{{$}}
+func.func @window(%x: tensor<8xf32>, %i: tensor<i32>) -> tensor<3xf32> {
+  %0 = stablehlo.dynamic_slice %x, %i, sizes = [3] : (tensor<8xf32>, tensor<i32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
 }
 
 // -----
