@@ -7,17 +7,23 @@ residual connections) with an MSE loss, ``jax.grad`` and an Adam update written 
 the parameters, the two Adam moments of each, the step count and a batch, and returns
 the new parameters, moments and step count: tens of results over hundreds of ops.
 
+``compiled_training_step_text(layers)`` is the same step compiled by XLA's CPU backend
+(``.lower(...).compile().as_text()``): optimised HLO whose fusions the tiling benchmark
+analyses (issue #19).
+
 Lowering takes about a second per size, so the text is cached under
 ``benchmarks/results/cache/`` keyed on the jax version and the sizes; a missing or stale
 cache entry is regenerated. Example::
 
     text = training_step_text(2)      # @main of a 2-layer step
+    hlo = compiled_training_step_text(2)   # its optimised HLO module
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+from collections.abc import Callable
 from pathlib import Path
 
 CACHE = Path(__file__).resolve().parent / "results" / "cache"
@@ -26,7 +32,7 @@ SIZES = (8, 16, 32)
 LAYERS = (1, 2, 4, 8)
 
 
-def _lower(layers: int) -> str:
+def _lowered(layers: int):  # -> jax.stages.Lowered (jax is optional: no annotation import)
     import jax  # optional dependency (test extra): only the training-step benchmark needs it
     import jax.numpy as jnp  # optional dependency, as above
 
@@ -69,18 +75,29 @@ def _lower(layers: int) -> str:
     params = [{name: jax.ShapeDtypeStruct(shape, f32) for name, shape in shapes.items()} for _ in range(layers)]
     batch = jax.ShapeDtypeStruct((seq, width), f32)
     count = jax.ShapeDtypeStruct((), f32)
-    return jax.jit(step).lower(params, params, params, count, batch, batch).as_text()
+    return jax.jit(step).lower(params, params, params, count, batch, batch)
 
 
 def training_step_text(layers: int) -> str:
     """The StableHLO text of an ``layers``-layer training step (cached, see the module
     docstring)."""
-    version = importlib.metadata.version("jax")
-    key = hashlib.sha256(repr((version, SIZES, layers, Path(__file__).read_bytes())).encode()).hexdigest()[:16]
-    path = CACHE / f"training_step_L{layers}_{key}.mlir"
+    return _cached("training_step", layers, "mlir", lambda: _lowered(layers).as_text())
+
+
+def compiled_training_step_text(layers: int) -> str:
+    """The optimised HLO text of the same step as XLA's CPU compiler emits it
+    (``.lower(...).compile().as_text()``: fusions, layouts; cached like
+    :func:`training_step_text`, keyed on the jaxlib version too)."""
+    return _cached("compiled_training_step", layers, "hlo", lambda: _lowered(layers).compile().as_text())
+
+
+def _cached(kind: str, layers: int, suffix: str, make: Callable[[], str]) -> str:
+    versions = (importlib.metadata.version("jax"), importlib.metadata.version("jaxlib"))
+    key = hashlib.sha256(repr((versions, SIZES, layers, Path(__file__).read_bytes())).encode()).hexdigest()[:16]
+    path = CACHE / f"{kind}_L{layers}_{key}.{suffix}"
     if path.exists():
         return path.read_text()
-    text = _lower(layers)
+    text = make()
     CACHE.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(text)

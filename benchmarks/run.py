@@ -7,6 +7,7 @@ Usage (``python3 tools/dev.py bench [options]`` runs this with the repository's 
     python benchmarks/run.py --sizes 1000,4000   # chosen module sizes
     python benchmarks/run.py --update-readme     # also refresh README.md's table
     python benchmarks/run.py --training-only     # only the JAX training steps (issue #17)
+    python benchmarks/run.py --tiling-only       # only the tiling of the compiled steps (issue #19)
 
 Every figure is a ratio against a baseline measured in the same process on the same
 input (see each ``bench_*`` module). The record goes to ``benchmarks/results/latest.json``
@@ -34,6 +35,7 @@ import bench_generate as generate  # noqa: E402
 import bench_hlo_import  # noqa: E402
 import bench_layout_pack  # noqa: E402
 import bench_simplifier  # noqa: E402
+import bench_tiling  # noqa: E402
 import bench_training  # noqa: E402
 
 from hlo_indexing.analysis.fusion import fusion_indexing  # noqa: E402
@@ -140,6 +142,49 @@ def run_training(quick: bool) -> list[dict]:
     return bench_training.measure(layers, repeat=2 if quick else 3)
 
 
+def run_tiling(quick: bool) -> list[dict]:
+    if not generate.jax_available():
+        print("bench: jax is not installed: skipping the tiling of the compiled training steps", flush=True)
+        return []
+    print("bench: tiling of the compiled JAX training steps", flush=True)
+    layers = [1, 2] if quick else list(bench_training.jax_training_step.LAYERS)
+    return bench_tiling.measure(layers, repeat=2 if quick else 3)
+
+
+def tiling_targets(rows: list[dict]) -> list[dict]:
+    if not rows:
+        return []
+    worst = max(r["ratio"] for r in rows)
+    worst_cpu = max(r["cpu_ratio"] for r in rows)
+    # Growth in CPU time: on a shared machine the wall-clock steps swing by 2x.
+    growth = [r["cpu_growth_per_doubling"] for r in rows if "cpu_growth_per_doubling" in r]
+    out = [{"target": f"tiling of compiled training steps up to {rows[-1]['layers']} layers <= 10x parse+print (issue #19)",
+            "value": f"{worst:.1f}x (worst; {worst_cpu:.1f}x in CPU time)", "met": worst <= 10}]
+    if growth:
+        out.append({"target": "tiling: growth per doubling of layers (CPU time) <= 2.3x",
+                    "value": f"{max(growth):.2f}x (worst step)", "met": max(growth) <= 2.3})
+    return out
+
+
+def tiling_table(rows: list[dict]) -> str:
+    main = table(
+        ["layers", "fusions", "tiled", "not tileable", "valid tilings (max per fusion)", "ranked tiling by tiling",
+         "capped", "import ms", "parse+print ms", "tiling ms (analysis + ranking)", "ratio", "+ best 5 footprints ms",
+         "growth per doubling", "CPU ratio", "CPU growth"],
+        [[r["layers"], r["fusions"], r["tiled"], r["not_tileable"], f"{r['valid_tilings']} ({r['most_valid_tilings']})",
+          r["per_tiling_fusions"], r["capped_fusions"], r["import_s"] * 1e3, r["parse_print_s"] * 1e3,
+          f"{r['tiling_s'] * 1e3:.0f} ({r['analysis_s'] * 1e3:.0f} + {r['ranking_s'] * 1e3:.0f})", f"{r['ratio']:.0f}x",
+          r["footprints_s"] * 1e3,
+          "-" if r["growth_per_doubling"] is None else f"{r['growth_per_doubling']:.2f}x", f"{r['cpu_ratio']:.0f}x",
+          f"{r['cpu_growth_per_doubling']:.2f}x" if "cpu_growth_per_doubling" in r else "-"] for r in rows],
+    )
+    reasons = rows[-1]["reasons"] if rows else {}
+    if not reasons:
+        return main
+    top = table(["why not tileable (largest step)", "fusions"], [[k.replace("|", "\\|"), v] for k, v in list(reasons.items())[:5]])
+    return main + "\n\n" + top
+
+
 def training_targets(rows: list[dict]) -> list[dict]:
     if not rows:
         return []
@@ -162,7 +207,7 @@ def training_table(rows: list[dict]) -> str:
 
 
 def targets(record: dict) -> list[dict]:
-    out = training_targets(record["training"])
+    out = training_targets(record["training"]) + tiling_targets(record["tiling"])
     at_target = [r for r in record["analysis"] if r["n_ops"] == TARGET_SIZE]
     if at_target:
         worst = max(r["ratio"] for r in at_target)
@@ -193,6 +238,11 @@ def markdown(record: dict) -> str:
         parts.append("JAX training steps (`benchmarks/jax_training_step.py`: L-layer transformer, MSE loss, "
                      "`jax.grad`, Adam; `hlo_indexing.analyze(text)` against parse+print):")
         parts.append(training_table(record["training"]))
+    if record["tiling"]:
+        parts.append("Tiling of the compiled steps (`.lower(...).compile().as_text()`; every `mhlo.fusion` analysed "
+                     "and its valid tilings ranked under 48KiB, as `hlo-print-tilings`, against parse+print of the "
+                     "StableHLO text; import of the HLO text not included):")
+        parts.append(tiling_table(record["tiling"]))
     parts.append(
         table(
             ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "peak MiB (tracemalloc)"],
@@ -277,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="JSON record path")
     parser.add_argument("--update-readme", action="store_true", help="replace README.md's benchmark table")
     parser.add_argument("--training-only", action="store_true", help="only the JAX training steps (no JSON, no README)")
+    parser.add_argument("--tiling-only", action="store_true",
+                        help="only the tiling of the compiled training steps (no JSON, no README)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(QUICK_SIZES if args.quick else FULL_SIZES)
     output = args.output or HERE / "results" / ("quick.json" if args.quick else "latest.json")
@@ -298,7 +350,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + training_table(rows) + "\n")
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in training_targets(rows)]))
         return 0
+    if args.tiling_only:
+        rows = run_tiling(args.quick)
+        print("\n" + tiling_table(rows) + "\n")
+        print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in tiling_targets(rows)]))
+        return 0
     record["training"] = run_training(args.quick)
+    record["tiling"] = run_tiling(args.quick)
     record["analysis"], record["module_shapes"] = run_analysis(sizes, memory=not args.no_memory)
     record["scaling"] = scaling_rows(record["analysis"])
     print("bench: deep fusion chain", flush=True)

@@ -28,6 +28,14 @@ limit                     error                       what it bounds
 ``MAX_EXACTNESS_POINTS``  (``not computed``, reason)  points (map points, elements of tiles
                                                       and of images) enumerated for the
                                                       exactness of one tiling's operand
+``MAX_TILING_CANDIDATES``  (capped, reported)         candidate tilings ``rank_tilings``
+                                                      considers per fusion (smallest sizes
+                                                      dropped first; ``Ranking.capped``)
+``MAX_FOOTPRINTS_PER_FUSION``  (capped, reported)     tilings whose footprint is built one
+                                                      by one when a fusion's footprints are
+                                                      not separable (``Ranking.capped``)
+``MAX_UNION_POINTS``      (tiling by tiling instead)  tile indices counted jointly for an
+                                                      operand read through several tiles
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
 ``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
@@ -66,6 +74,20 @@ MAX_EXACTNESS_POINTS = 1 << 20
 
 #: Cells the layout viewer draws.
 MAX_VIEWER_CELLS = 20_000
+
+#: Candidate tilings (a grid: per tiling parameter, the powers of two below its size and
+#: the size) that ``symbolic_tiling.ranking.rank_tilings`` evaluates per fusion, all at
+#: once with numpy; a rank-4 fusion of 1024s has 11**4 = 14641.
+MAX_TILING_CANDIDATES = 1 << 16
+
+#: Tilings whose footprint ``rank_tilings`` builds one by one (the per-tiling path, a few
+#: ms each) for a fusion whose footprints are not separable.
+MAX_FOOTPRINTS_PER_FUSION = 256
+
+#: Tile indices (summed over the candidate sizes of the parameters involved) at which
+#: ``rank_tilings`` counts the union of the tiles of an operand read through several
+#: tiles (a softmax's input); above, the fusion is ranked tiling by tiling.
+MAX_UNION_POINTS = 1 << 22
 
 #: Seconds XLA's parser and translator may take on one HLO module.
 HLO_PARSE_SECONDS = 20.0

@@ -3,7 +3,7 @@
 attributes.
 
 ``hlo-print-tilings{budget=48KiB max=5 format=text func=}`` ranks the valid tilings whose
-per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.footprint.rank_tilings`,
+per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.ranking.rank_tilings`,
 argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
 tiling, best first (``func=NAME``: only that function and the fusions in it)::
 
@@ -20,8 +20,10 @@ wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.repor
 footprint, its ``exactness`` (one entry per parameter, ``{index, name, method, exactness,
 worst_tile, read_elements, tile_elements}``, or ``reason`` with nulls when not computed)
 and its Pallas BlockSpecs (or why its tiles are not blocks); ``skipped``
-counts the tilings with more than 65536 programs, not evaluated, ``failure`` says why a
-computation cannot be tiled. The schema ships in the package
+counts the tilings with more than 65536 programs, not evaluated, ``capped`` the
+candidate tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
+``limits.MAX_FOOTPRINTS_PER_FUSION`` (both also said in a remark in text), ``failure``
+says why a computation cannot be tiled. The schema ships in the package
 (``hlo_indexing/schema/tilings.schema.json``, :func:`tilings_schema`);
 :func:`module_tilings` gives the same document in Python. The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
@@ -54,8 +56,9 @@ from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
 from hlo_indexing.passes.report import format_field, func_field, selected_function
-from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, rank_tilings, with_exactness
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
+from hlo_indexing.symbolic_tiling.ranking import rank_tilings
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
 
@@ -107,7 +110,7 @@ class PrintTilings(ModulePass):
         text = self.format == "text"
         entries = []
         for label, op in _selected(module, self.func):
-            entry, ranked = computation_tilings(label, op, budget, self.max, blockspecs=not text)
+            entry, ranked, note = computation_tilings(label, op, budget, self.max, blockspecs=not text)
             entries.append(entry)
             if entry["error"] is not None:
                 diagnostics.error(op.location, f"{label}: {entry['error']}")
@@ -118,8 +121,8 @@ class PrintTilings(ModulePass):
                     diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
                 for k, footprint in enumerate(ranked):
                     diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
-                if entry["skipped"]:
-                    diagnostics.remark(op.location, f"{label}: {entry['skipped']} tilings with too many programs not evaluated")
+                if note:
+                    diagnostics.remark(op.location, f"{label}: {note}")
         if not text:
             diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
 
@@ -160,12 +163,13 @@ def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Oper
 
 def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True
-) -> tuple[dict[str, Any], list[Footprint]]:
-    """One computation's entry of the tilings document and its best ``max_tilings``
-    footprints (with their exactness): ``failure`` when it cannot be tiled, ``error``
-    when a footprint cannot be computed, else its tiling parameters, counts and ranked
-    tilings (each with its Pallas BlockSpecs, or the reason there are none, when
-    ``blockspecs``)."""
+) -> tuple[dict[str, Any], list[Footprint], str]:
+    """One computation's entry of the tilings document, its best ``max_tilings``
+    footprints (with their exactness) and what the ranking left out, in words
+    (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
+    cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
+    parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
+    reason there are none, when ``blockspecs``)."""
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -177,16 +181,17 @@ def computation_tilings(
         "valid_tilings": 0,
         "fitting": 0,
         "skipped": 0,
+        "capped": 0,
         "tilings": [],
     }
     try:
         fusion = analyze_fusion(op)
     except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
         entry["error"] = f"cannot tile: {exc.message}"
-        return entry, []
+        return entry, [], ""
     if isinstance(fusion, AnalysisFailure):
         entry["failure"] = fusion.reason
-        return entry, []
+        return entry, [], ""
     entry["parameters"] = [
         {"owner": p.owner, "dim": p.dim, "size": p.size, "contracting": p.contracting, "text": text}
         for p, text in zip(fusion.parameters, _parameters_text(fusion))
@@ -197,16 +202,17 @@ def computation_tilings(
         ranked = [with_exactness(fusion, f) for f in ranking.tilings[:max_tilings]]
     except HloIndexingError as exc:
         entry["error"] = exc.message
-        return entry, []
-    entry["valid_tilings"] = len(fusion.valid_tilings())
+        return entry, [], ""
+    entry["valid_tilings"] = ranking.valid
     entry["fitting"] = len(ranking.tilings)
     entry["skipped"] = ranking.skipped
+    entry["capped"] = ranking.capped
     for rank, footprint in enumerate(ranked, 1):
         tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
         if blockspecs:
             tiling["pallas"] = _pallas_json(fusion, footprint.tile_sizes)
         entry["tilings"].append(tiling)
-    return entry, ranked
+    return entry, ranked, ranking.note
 
 
 def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:

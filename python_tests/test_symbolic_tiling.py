@@ -122,6 +122,11 @@ def test_runtime_offsets_are_sound_and_exact_at_every_runtime_value(size: int, t
         "(d0, d1) -> (-(d0 * 6) - d1 + 23), domain: d0 in [0, 3], d1 in [0, 5]",
         # reduction with a range variable and a slice
         "(d0)[s0] -> (s0, d0 * 2 + 1), domain: d0 in [0, 4], s0 in [0, 3]",
+        # bitcast 8 -> 8x1 as XLA:CPU compiles a keepdims mean (a unit dimension in a sum;
+        # it was refused: 'strides of the sum do not nest: 8 != 1')
+        "(d0, d1) -> (d0 + d1), domain: d0 in [0, 7], d1 in [0, 0]",
+        "(d0, d1, d2) -> (d0 * 4 + d1 + d2), domain: d0 in [0, 2], d1 in [0, 3], d2 in [0, 0]",
+        "(d0, d1)[s0] -> (d1 * 3 + d0 + s0), domain: d0 in [0, 0], d1 in [0, 4], s0 in [0, 2]",
     ],
 )
 def test_tiles_of_reshape_like_maps(text: str) -> None:

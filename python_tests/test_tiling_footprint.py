@@ -15,9 +15,9 @@ from hlo_indexing.layout.types import Layout
 from hlo_indexing.symbolic_tiling.footprint import (
     FootprintError,
     declared_parameter_layouts,
-    rank_tilings,
     tiling_footprint,
 )
+from hlo_indexing.symbolic_tiling.ranking import rank_tilings
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
 

@@ -10,10 +10,11 @@ Modules: ``constraints`` (:class:`ConstraintExpression`, a disjunction of conjun
 indexing map), ``tiled_fusion`` (the symbolic analysis of a fusion, its constraints and
 valid tilings), ``tiled_computation`` (the tiles at concrete sizes: sizes, strides and
 offsets per program id), ``hlo_source`` (finding fusions in imported HLO text),
-``footprint`` (bytes per tile and per output element in each operand's layout, tilings
-ranked under a budget), ``exactness`` (the fraction of each operand tile the fused maps
-read), ``pallas`` (Pallas grid and ``BlockSpec`` text of tilings whose tiles are blocks)
-and ``analysis_text`` (an analysis in the text of XLA's ``SymbolicTileAnalysis::ToString()``).
+``footprint`` (bytes per tile and per output element in each operand's layout),
+``ranking`` (every valid tiling ranked under a budget, at a bounded cost per fusion),
+``exactness`` (the fraction of each operand tile the fused maps read), ``pallas``
+(Pallas grid and ``BlockSpec`` text of tilings whose tiles are blocks) and
+``analysis_text`` (an analysis in the text of XLA's ``SymbolicTileAnalysis::ToString()``).
 
 XLA's experimental tiling (tiles as expressions of tile ids ``tid_i``, tile sizes ``ts_i``
 and runtime values ``rt_k``): ``tile_expr`` and ``tile`` (:class:`DimTile`, :class:`Tile`),

@@ -18,8 +18,8 @@ counts what one tile touches at every program id:
 The per-tile footprint (what must be resident at once) is the maximum over program ids
 of the sum over operands and outputs; bytes moved are summed over all programs. A
 parameter read through several different tiles counts the union of their elements.
-:func:`rank_tilings` keeps the valid tilings whose footprint fits a byte budget and
-sorts them by bytes moved per output element, then by number of tiles (then programs).
+:func:`~.ranking.rank_tilings` ranks every valid tiling by these figures, without
+building each one (:mod:`.ranking`).
 
 A footprint may carry the tiling's exactness (:mod:`~.exactness`: per operand, the
 fraction of its tile elements the fused maps read): ``tiling_footprint(...,
@@ -42,7 +42,7 @@ from hlo_indexing.layout.tiling import offsets_array, plan
 from hlo_indexing.layout.types import COMBINE, Layout
 from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Largest number of tile elements enumerated for a parameter read through several tiles
 #: or a layout whose layout tiles are not a product of per-dimension blocks.
@@ -71,10 +71,11 @@ class OperandFootprint:
     tile_strides: tuple[int, ...]
     #: Bytes one tile touches (maximum over program ids and contracting steps).
     bytes_per_tile: int
-    #: Bytes touched summed over every program (and contracting step).
+    #: Bytes touched summed over every program (and contracting step); where tiles move
+    #: with runtime values (a dynamic slice's start), their average, rounded down.
     bytes_moved: int
     #: Bytes of in-bounds tile elements summed over every program (``bytes_moved`` minus
-    #: the padding of layout tiles).
+    #: the padding of layout tiles), averaged as ``bytes_moved``.
     useful_bytes: int
     #: Contracting steps per output tile (1 outside a dot's operand region).
     steps: int
@@ -172,9 +173,12 @@ def _operand_json(o: OperandFootprint) -> dict[str, object]:
 def element_bytes(value_type: ir.Type) -> int:
     """Bytes of one element of a ranked tensor type (sub-byte types and ``i1`` round up
     to 1). Raises :class:`FootprintError` for a type without a width (``index``)."""
-    element = ir.ShapedType(value_type).element_type
+    return _scalar_bytes(ir.ShapedType(value_type).element_type)
+
+
+def _scalar_bytes(element: ir.Type) -> int:
     if isinstance(element, ir.ComplexType):
-        return 2 * element_bytes(ir.RankedTensorType.get([], element.element_type))
+        return 2 * _scalar_bytes(element.element_type)
     if isinstance(element, (ir.IntegerType, ir.FloatType)):
         return max(1, -(-element.width // 8))
     raise FootprintError(f"element type {element} has no known width")
@@ -223,47 +227,6 @@ def with_exactness(fusion: TiledFusion, footprint: Footprint) -> Footprint:
     return replace(footprint, exactness=tiling_exactness(fusion, footprint.tile_sizes))
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """Ranked footprints (best first) and the number of valid tilings left out because
-    their programs (contracting steps included) exceed ``max_programs``."""
-
-    tilings: list[Footprint]
-    skipped: int
-
-
-def rank_tilings(
-    fusion: TiledFusion,
-    budget_bytes: int,
-    *,
-    layouts: Mapping[int, LayoutLike] | None = None,
-    output_layouts: Mapping[int, LayoutLike] | None = None,
-    max_programs: int = 1 << 16,
-) -> Ranking:
-    """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
-    most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
-    number of programs (fewer contracting steps first), then tile sizes. Tilings the tiled computation rejects (``UNIMPLEMENTED``) are left out;
-    so are (counted in :attr:`Ranking.skipped`) those with more than ``max_programs``
-    programs, counting contracting steps, whose per-program counts are not computed."""
-    found = []
-    skipped = 0
-    for sizes in fusion.valid_tilings():
-        programs = math.prod(-(-p.size // s) for p, s in zip(fusion.parameters, sizes))
-        if programs > max_programs:
-            skipped += 1
-            continue
-        try:
-            footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
-        except TilingError as exc:
-            if exc.status == "UNIMPLEMENTED":
-                continue
-            raise
-        if footprint.bytes_per_tile <= budget_bytes:
-            found.append(footprint)
-    found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
-    return Ranking(found, skipped)
-
-
 def _shape(inst: TiledInstruction) -> tuple[int, ...]:
     return tuple(ir.RankedTensorType(inst.node.value.type).shape)
 
@@ -276,7 +239,7 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
     except ValueError as exc:
         raise FootprintError(f"{kind} {index} ({first.name}): {exc}") from exc
     size = element_bytes(first.node.value.type)
-    unit = _unit_elements(layout, len(shape))
+    unit = layout_unit_elements(layout, len(shape))
     offsets_map = first.tile_offsets_indexing
     pid_range = offsets_map.dim_ranges[0]
     # Program ids past the root's are contracting steps (a concatenate operand's ids
@@ -300,13 +263,14 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
         tile_sizes=first.tile_sizes,
         tile_strides=first.tile_strides,
         bytes_per_tile=int(units.max(initial=0)) * unit_elements * size,
-        bytes_moved=int(units.sum()) // repeats * unit_elements * size,
-        useful_bytes=int(elements.sum()) // repeats * size,
+        # averaged over the runtime values (a dynamic slice's start), in bytes, rounded down
+        bytes_moved=int(units.sum()) * unit_elements * size // repeats,
+        useful_bytes=int(elements.sum()) * size // repeats,
         steps=steps,
     )
 
 
-def _unit_elements(layout: Layout, rank: int) -> int | None:
+def layout_unit_elements(layout: Layout, rank: int) -> int | None:
     """Elements of one layout tile when layout tiles are blocks of the logical dims
     (first tile without ``*``, no longer than the rank); 1 untiled; None otherwise."""
     if not layout.tiles:
@@ -317,7 +281,7 @@ def _unit_elements(layout: Layout, rank: int) -> int | None:
     return math.prod(tile)
 
 
-def _divisors(layout: Layout, rank: int) -> list[int]:
+def layout_divisors(layout: Layout, rank: int) -> list[int]:
     """Per logical dim, the size of a layout tile along it (1 when not tiled)."""
     divisors = [1] * rank
     if layout.tiles:
@@ -341,7 +305,7 @@ def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: La
     offsets, _ = _offsets(inst)
     units = np.ones(len(offsets), np.int64)
     elements = np.ones(len(offsets), np.int64)
-    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, _divisors(layout, len(shape)))):
+    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, layout_divisors(layout, len(shape)))):
         column = offsets[:, d]
         values, inverse = np.unique(column, return_inverse=True)
         per_unit = np.empty(len(values), np.int64)

@@ -291,7 +291,12 @@ def _combine(terms: list[_Strided], dims: Sequence[Interval], ctx: ir.Context) -
             raise _Failure(f"cannot combine the non-constant stride '{term.stride}'")
         if ax.constant_value(term.size) is None and not isinstance(ax.typed(term.size), ax.Dim):
             raise _Failure(f"cannot combine the size '{term.size}' (neither a constant nor a tile size)")
-    ordered = sorted(terms, key=lambda t: abs(ax.constant_value(t.stride) or 0))
+    # A term over a variable of one value (a unit dimension: a bitcast of 8 to 8x1 reads
+    # 'd0 + d1' with d1 in [0, 0]) is always 0: it takes no part in the nesting.
+    varying = [t for t in terms if _range_size(t.size, dims) != 1]
+    if not varying:
+        return _Strided(size, ax.constant(0, ctx), constraints)
+    ordered = sorted(varying, key=lambda t: abs(ax.constant_value(t.stride) or 0))
     for previous, current in zip(ordered, ordered[1:]):
         expected = _range_size(previous.size, dims) * abs(ax.constant_value(previous.stride) or 0)
         if expected != abs(ax.constant_value(current.stride) or 0):

@@ -212,14 +212,16 @@ class TiledFusion:
         space = [p.size for p in self.parameters]
         return [t for t in flat_tilings_for_input_space(space) if self.constraints.is_satisfied_by(list(t))]
 
+def tile_size_choices(n: int) -> list[int]:
+    """The tile sizes tried along a dimension of size ``n``: the powers of two below
+    ``n``, then ``n``."""
+    return [1 << k for k in range(max(n, 1).bit_length()) if (1 << k) < n] + [n]
+
+
 def flat_tilings_for_input_space(sizes: Sequence[int]) -> list[tuple[int, ...]]:
-    """Per dimension of size ``n``: the powers of two below ``n``, then ``n``; all
-    combinations in lexicographic order (XLA's ``GetFlatTilingsForInputSpace``)."""
-    choices = []
-    for n in sizes:
-        values = [1 << k for k in range(max(n, 1).bit_length()) if (1 << k) < n]
-        choices.append(values + [n])
-    return list(itertools.product(*choices))
+    """Per dimension of size ``n``: :func:`tile_size_choices`; all combinations in
+    lexicographic order (XLA's ``GetFlatTilingsForInputSpace``)."""
+    return list(itertools.product(*(tile_size_choices(n) for n in sizes)))
 
 
 def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
@@ -285,6 +287,10 @@ class _Builder:
         self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
+        # Per analysis: the symbolic tile of each distinct map (an elementwise chain
+        # reads every value through the same map) and each composed map simplified.
+        self.tiles: dict[IndexingMap, SymbolicTile | NotATile] = {}
+        self.simplified: dict[IndexingMap, IndexingMap] = {}
 
     def build(
         self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
@@ -360,6 +366,12 @@ class _Builder:
         dims = [Variable(Interval.of_size(p.size), v.name, v.origin) for v, p in zip(indexing.dim_vars, self.parameters)]
         return indexing.replace(dims=dims)
 
+    def _simplify(self, m: IndexingMap) -> IndexingMap:
+        found = self.simplified.get(m)
+        if found is None:
+            found = self.simplified[m] = simplify_preserving_points(m)
+        return found
+
     def _hidden_dims(self, op: ir.Operation) -> list[int]:
         """The parameter positions of a dot's contracting dimensions (declared before
         the walk, in program order, after the root's)."""
@@ -386,7 +398,10 @@ class _Builder:
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
         if opcode == "pad" and not self.allow_pad:
             raise _Failure(f"{name}: pad is only supported in gemm fusions")
-        tile = symbolic_tile(self._full_dims(indexing))
+        full = self._full_dims(indexing)
+        tile = self.tiles.get(full)
+        if tile is None:
+            tile = self.tiles[full] = symbolic_tile(full)
         if isinstance(tile, NotATile):
             if opcode in ("reshape", "bitcast"):
                 raise _Failure(f"Bailing out on reshape {name} with indexing map {indexing}: {tile.reason}")
@@ -418,7 +433,7 @@ class _Builder:
                 else:
                     operand_region = region
                 node.operands.append(
-                    self._visit(operand, simplify_preserving_points(composed), operand_hidden, operand_region)
+                    self._visit(operand, self._simplify(composed), operand_hidden, operand_region)
                 )
         self.order.append(node)
         return node

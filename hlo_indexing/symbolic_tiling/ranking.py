@@ -1,0 +1,368 @@
+"""Every valid tiling of a fusion ranked under a byte budget, at a bounded cost per fusion.
+
+The footprint of one tiling (:func:`~.footprint.tiling_footprint`) instantiates the
+tiled computation and enumerates its programs: right for one tiling, but ranking every
+candidate that way costs candidates x (analysis + programs), and the candidates are a
+product over the tiling parameters (per parameter of size ``n``: the powers of two below
+``n``, then ``n``) that explodes with the rank. :func:`rank_tilings` instead evaluates,
+once per fusion, what the tiles read as functions of the tile sizes:
+
+* the candidates form a grid (one axis per parameter); the constraints, the program
+  counts, negative strides and concatenate alignment are evaluated over the whole grid
+  at once (numpy);
+* footprints are tabled (:mod:`.tile_counts`): the dimensions of an operand's tile
+  fall into *components* (the dimensions whose offset, size and stride expressions share
+  tiling parameters, usually one parameter per dimension), whose counts at each tile
+  index depend only on their own parameters' sizes: they are computed once per choice
+  of those sizes, not once per candidate, and a candidate's bytes per tile (the most
+  over programs) and bytes moved (the sum over programs) are products of the
+  components' maxima and sums. The work per fusion is the sum over components of
+  (choices x tiles) instead of the product over parameters. An operand read through
+  several tiles (a softmax's input) is counted jointly over their parameters, the union
+  of the tiles by inclusion-exclusion;
+* the ranked :class:`~.footprint.Footprint` objects are built on access, best first,
+  from those tables (:class:`RankedTilings`: printing the best five builds five, without
+  instantiating a tiled computation).
+
+This *symbolic* path applies when the fusion has one output, no node has runtime
+variables, the maps operands and output are read through carry no constraints and their
+domains hold every tile origin, layout tiles are blocks of the logical dimensions
+(untiled, or ``T(8,128)``-like tiles), and an operand read through several tiles has
+tiles of stride 0 or 1 (at most ``MAX_UNION_POINTS`` tile indices to count). Any other
+fusion (a concatenate, a dynamic slice, a multi-output fusion) takes the *per-tiling*
+path: :func:`~.footprint.tiling_footprint` per valid candidate, the fewest programs
+first, at most :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION`.
+
+Bounds (:mod:`hlo_indexing.limits`): at most ``MAX_TILING_CANDIDATES`` candidates are
+considered per fusion; above, the smallest size of the parameter with the most choices
+is dropped until the grid fits (small tiles: the most programs). Candidates left out by
+either limit are counted in :attr:`Ranking.capped`; ``hlo-print-tilings`` says so.
+Candidates with more than ``max_programs`` programs are counted in
+:attr:`Ranking.skipped`, not evaluated.
+
+Example::
+
+    ranking = rank_tilings(fusion, 48 * 1024)
+    ranking.tilings[0]            # the best Footprint
+    ranking.valid, ranking.capped # valid candidates considered, candidates not considered
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+import numpy as np
+
+from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
+from hlo_indexing.symbolic_tiling.footprint import (
+    Footprint,
+    FootprintError,
+    OperandFootprint,
+    element_bytes,
+    layout_divisors,
+    layout_unit_elements,
+    tiling_footprint,
+)
+from hlo_indexing.symbolic_tiling.tile_counts import Grid, NotSeparable, Reader, ReaderCounts, origins_in_domain
+from hlo_indexing.symbolic_tiling.tiled_fusion import (
+    TiledFusion,
+    TiledNode,
+    TilingError,
+    defining_op,
+)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The ranked footprints (best first) and what was left out: ``skipped`` valid
+    candidates with more than ``max_programs`` programs (not evaluated), ``capped``
+    candidates not considered at all (the limits of the module docstring). ``valid``
+    counts the valid candidates considered; ``method`` is ``symbolic`` or ``per-tiling``."""
+
+    tilings: Sequence[Footprint]
+    skipped: int
+    valid: int = 0
+    capped: int = 0
+    method: str = "symbolic"
+
+    @property
+    def note(self) -> str:
+        """What was left out, in words ('' when nothing)."""
+        parts = []
+        if self.skipped:
+            parts.append(f"{self.skipped} tilings with too many programs not evaluated")
+        if self.capped:
+            limit = "MAX_TILING_CANDIDATES" if self.method == "symbolic" else "MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION"
+            parts.append(f"{self.capped} candidate tilings not considered (limits.{limit})")
+        return "; ".join(parts)
+
+
+class RankedTilings(Sequence[Footprint]):
+    """Ranked tile sizes (``sizes``: one row per tiling, best first) whose
+    :class:`Footprint` is built, and kept, when read; ``figures`` holds what the ranking
+    computed for each row (see :meth:`summary`)."""
+
+    def __init__(self, sizes: np.ndarray, build: "_FromTables", figures: dict[str, np.ndarray]):
+        self._sizes = sizes
+        self._build = build
+        self._figures = figures
+        self._built: dict[int, Footprint] = {}
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    @overload
+    def __getitem__(self, index: int) -> Footprint: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Footprint]: ...
+
+    def __getitem__(self, index: int | slice) -> Footprint | list[Footprint]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        position = range(len(self))[index]
+        if position not in self._built:
+            self._built[position] = self._build(position, tuple(int(s) for s in self._sizes[position]))
+        return self._built[position]
+
+    def __iter__(self) -> Iterator[Footprint]:
+        return (self[i] for i in range(len(self)))
+
+    @property
+    def tile_sizes(self) -> list[tuple[int, ...]]:
+        """The ranked tile sizes, best first (nothing built)."""
+        return [tuple(row) for row in self._sizes.tolist()]
+
+    def summary(self, index: int) -> dict[str, int]:
+        """What the ranking computed for entry ``index`` without building it:
+        ``bytes_per_tile``, ``bytes_moved``, ``num_tiles``, ``num_programs``."""
+        return {name: int(values[index]) for name, values in self._figures.items()}
+
+
+@dataclass
+class _FromTables:
+    """Builds the :class:`Footprint` of ranked entry ``position`` from the readers'
+    counts (what :func:`tiling_footprint` would count, without instantiating the tiled
+    computation)."""
+
+    readers: list[tuple["Reader", "ReaderCounts"]]
+    order: np.ndarray
+    num_tiles: np.ndarray
+    output_elements: int
+
+    def __call__(self, position: int, sizes: tuple[int, ...]) -> Footprint:
+        i = int(self.order[position])
+        operands: list[OperandFootprint] = []
+        outputs: list[OperandFootprint] = []
+        for reader, counts in self.readers:
+            tile = reader.node.tile
+            unit_bytes = reader.unit_elements * reader.element_bytes
+            footprint = OperandFootprint(
+                kind=reader.kind,
+                index=reader.index,
+                name=reader.node.name,
+                shape=reader.shape,
+                layout=reader.layout,
+                element_bytes=reader.element_bytes,
+                unit_bytes=unit_bytes,
+                tile_sizes=tuple(ax.evaluate(e, list(sizes), []) for e in tile.sizes),
+                tile_strides=tuple(ax.evaluate(e, list(sizes), []) for e in tile.strides),
+                bytes_per_tile=int(counts.units_max[i]) * unit_bytes,
+                bytes_moved=int(counts.units_sum[i]) * unit_bytes,
+                useful_bytes=int(counts.elements_sum[i]) * reader.element_bytes,
+                steps=int(counts.steps[i]),
+            )
+            (operands if reader.kind == "operand" else outputs).append(footprint)
+        return Footprint(sizes, int(self.num_tiles[i]), self.output_elements, tuple(operands), tuple(outputs))
+
+
+def rank_tilings(
+    fusion: TiledFusion,
+    budget_bytes: int,
+    *,
+    layouts: Mapping[int, LayoutLike] | None = None,
+    output_layouts: Mapping[int, LayoutLike] | None = None,
+    max_programs: int = 1 << 16,
+) -> Ranking:
+    """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
+    most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
+    number of programs (fewer contracting steps first), then tile sizes. Tilings the
+    tiled computation rejects (``UNIMPLEMENTED``: negative strides, a concatenate tile
+    across operands, extra outputs not partitioned) are left out; so are (counted in
+    :attr:`Ranking.skipped`) those with more than ``max_programs`` programs, counting
+    contracting steps. Bounded per fusion (module docstring): :attr:`Ranking.capped`
+    counts the candidates not considered. Raises :class:`~.footprint.FootprintError`
+    when a footprint cannot be counted."""
+    grid = Grid.of(fusion)
+    valid = _constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
+    programs = np.ones(grid.total, np.int64)
+    for tiles in grid.flat_tiles:
+        programs *= tiles
+    skipped_mask = valid & (programs > max_programs)
+    candidates = valid & ~skipped_mask
+    readers = _symbolic_readers(fusion, layouts, output_layouts)
+    if readers is None:
+        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
+    candidates &= _implemented_mask(fusion, grid)
+    totals = _Totals.zeros(grid.total)
+    # Readers of one shape and layout through the same tile (an elementwise fusion's
+    # operands and output) count the same.
+    memo: dict[tuple[object, ...], ReaderCounts] = {}
+    counted = []
+    try:
+        for reader in readers:
+            key = reader.key()
+            if key not in memo:
+                memo[key] = ReaderCounts.of(reader, fusion, grid, max_programs)
+            totals.add(reader, memo[key])
+            counted.append((reader, memo[key]))
+    except NotSeparable:
+        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
+    output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
+    num_tiles = np.ones(grid.total, np.int64)
+    for p, parameter in enumerate(fusion.parameters):
+        if not parameter.contracting:
+            num_tiles *= grid.flat_tiles[p]
+    num_programs = num_tiles * totals.steps
+    per_element = totals.bytes_moved / max(output_elements, 1)
+    fits = np.flatnonzero(candidates & (totals.bytes_per_tile <= budget_bytes))
+    keys = [grid.flat_sizes[p][fits] for p in reversed(range(len(fusion.parameters)))]
+    order = fits[np.lexsort(keys + [num_programs[fits], num_tiles[fits], per_element[fits]])]
+    sizes = np.stack([flat[order] for flat in grid.flat_sizes], axis=1) if grid.flat_sizes else np.zeros((len(order), 0), np.int64)
+    figures = {"bytes_per_tile": totals.bytes_per_tile[order], "bytes_moved": totals.bytes_moved[order],
+               "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
+    build = _FromTables(counted, order, num_tiles, output_elements)
+    return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped)
+
+
+def _constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:
+    """``constraints.is_satisfied_by`` at every candidate (a division by zero fails)."""
+    if not constraints.conjunctions:
+        return np.full(total, constraints.satisfiable)
+    mask = np.zeros(total, bool)
+    for conjunction in constraints.conjunctions:
+        holds = np.ones(total, bool)
+        for expr, interval in conjunction:
+            defined = np.ones(total, bool)
+            values = ax.evaluate_array(expr, flat_sizes, [], defined)
+            holds &= defined & (values >= interval.lower) & (values <= interval.upper)
+        mask |= holds
+    return mask
+
+
+def _evaluate_over(expr: ir.AffineExpr, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:
+    value = ax.constant_value(expr)
+    if value is not None:
+        return np.full(total, value, np.int64)
+    return np.broadcast_to(ax.evaluate_array(expr, flat_sizes, []), (total,))
+
+
+def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
+    """The candidates the tiled computation accepts: no negative stride, and a
+    concatenate's tile never straddles two of its operands."""
+    ok = np.ones(grid.total, bool)
+    seen: set[ir.AffineExpr] = set()
+    for node in fusion.nodes:
+        for stride in node.tile.strides:
+            if stride not in seen:
+                seen.add(stride)
+                ok &= _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0
+        if node.opcode == "concatenate":
+            op = defining_op(node.value)
+            assert op is not None, "a concatenate node is an op result"
+            axis = ir.IntegerAttr(op.attributes["dimension"]).value
+            tile = _evaluate_over(node.tile.sizes[axis], grid.flat_sizes, grid.total)
+            start = 0
+            for operand in op.operands:
+                ok &= (tile > 0) & (start % np.maximum(tile, 1) == 0)
+                start += ir.RankedTensorType(operand.type).shape[axis]
+    return ok
+
+
+def _symbolic_readers(
+    fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None
+) -> list[Reader] | None:
+    """The readers of the symbolic path, or None when it does not apply (see the module
+    docstring)."""
+    if len(fusion.root_candidates) != 1 or any(node.indexing_map.runtime_vars for node in fusion.nodes):
+        return None
+    by_parameter: dict[int, dict[tuple[object, ...], TiledNode]] = {}
+    for node in fusion.nodes:
+        number = node.parameter_number
+        if number is not None:
+            by_parameter.setdefault(number, {}).setdefault((node.indexing_map, node.hidden), node)
+    readers = [
+        _reader("operand", number, tuple(nodes.values()), (layouts or {}).get(number))
+        for number, nodes in sorted(by_parameter.items())
+    ]
+    readers.append(_reader("output", 0, (fusion.root_candidates[0][0],), (output_layouts or {}).get(0)))
+    if any(r is None or not all(origins_in_domain(n, fusion) for n in r.nodes) for r in readers):
+        return None
+    return [r for r in readers if r is not None]
+
+
+def _reader(kind: str, index: int, nodes: tuple[TiledNode, ...], layout_like: LayoutLike) -> Reader | None:
+    node = nodes[0]
+    shape = tuple(ir.RankedTensorType(node.value.type).shape)
+    try:
+        layout = as_layout(layout_like, len(shape))
+    except ValueError as exc:
+        raise FootprintError(f"{kind} {index} ({node.name}): {exc}") from exc
+    unit = layout_unit_elements(layout, len(shape))
+    if unit is None or any(n.indexing_map.constraints for n in nodes):
+        return None
+    divisors = tuple(layout_divisors(layout, len(shape)))
+    return Reader(kind, index, nodes, shape, layout, unit, divisors, element_bytes(node.value.type))
+
+
+@dataclass
+class _Totals:
+    """Per candidate, summed over the readers: bytes per tile, bytes moved, and the
+    most contracting steps of an operand."""
+
+    bytes_per_tile: np.ndarray
+    bytes_moved: np.ndarray
+    steps: np.ndarray
+
+    @staticmethod
+    def zeros(total: int) -> "_Totals":
+        return _Totals(np.zeros(total, np.int64), np.zeros(total, np.int64), np.ones(total, np.int64))
+
+    def add(self, reader: Reader, counts: ReaderCounts) -> None:
+        unit_bytes = reader.unit_elements * reader.element_bytes
+        self.bytes_per_tile = self.bytes_per_tile + counts.units_max * unit_bytes
+        self.bytes_moved = self.bytes_moved + counts.units_sum * unit_bytes
+        if reader.kind == "operand":
+            self.steps = np.maximum(self.steps, counts.steps)
+
+
+def _rank_per_tiling(
+    fusion: TiledFusion, grid: Grid, valid: np.ndarray, skipped: np.ndarray, programs: np.ndarray, budget_bytes: int,
+    layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None,
+) -> Ranking:
+    """The per-tiling path: :func:`tiling_footprint` of each valid candidate with at
+    most ``max_programs`` programs, the fewest programs first, at most
+    ``MAX_FOOTPRINTS_PER_FUSION`` of them."""
+    candidates = np.flatnonzero(valid & ~skipped)
+    order = candidates[np.argsort(programs[candidates], kind="stable")]
+    capped = grid.capped + max(0, len(order) - MAX_FOOTPRINTS_PER_FUSION)
+    found = []
+    for i in order[:MAX_FOOTPRINTS_PER_FUSION].tolist():
+        sizes = tuple(int(grid.flat_sizes[p][i]) for p in range(len(fusion.parameters)))
+        try:
+            footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
+        except TilingError as exc:
+            if exc.status == "UNIMPLEMENTED":
+                continue
+            raise
+        if footprint.bytes_per_tile <= budget_bytes:
+            found.append(footprint)
+    found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
+    return Ranking(found, int(skipped.sum()), int(valid.sum()), capped, "per-tiling")

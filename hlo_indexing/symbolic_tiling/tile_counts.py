@@ -1,0 +1,358 @@
+"""What the tiles of one operand (or the output) touch, for every candidate tiling at once:
+the tables behind :func:`~.ranking.rank_tilings`.
+
+A :class:`Grid` holds the candidate tilings (per tiling parameter, its candidate sizes).
+A :class:`Reader` is one fusion parameter (or the output) and the tiled node(s) it is read
+through. :meth:`ReaderCounts.of` counts, per candidate, the layout tiles one tile touches
+(most over programs) and the layout tiles and elements touched summed over programs:
+
+* read through one tile, the tile's dimensions fall into *components* (the dimensions
+  whose offset, size and stride expressions share tiling parameters); a component's
+  counts at each tile index depend only on its parameters' sizes, so they are computed
+  once per choice of those sizes (all choices in one numpy pass over their concatenated
+  tile indices) and a candidate's maximum and sum are products over the components;
+* read through several tiles (a softmax reads its input through the reduction and
+  directly), the union of the tiles' boxes at each program is counted by
+  inclusion-exclusion over the boxes' intersections, jointly over every parameter the
+  tiles use: boxes of stride 0 or 1 only, at most :data:`~hlo_indexing.limits.MAX_UNION_POINTS`
+  tile indices, else :class:`NotSeparable`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.layout.types import Layout
+from hlo_indexing.limits import MAX_TILING_CANDIDATES, MAX_UNION_POINTS
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, tile_size_choices
+
+
+class NotSeparable(Exception):
+    """The counts cannot be tabled (the ranking then goes tiling by tiling)."""
+
+
+@dataclass
+class Grid:
+    """The candidate tilings: per parameter its ``choices`` (sizes), and flattened over
+    the grid (C order: the lexicographic order of ``valid_tilings``) each parameter's
+    size and number of tiles."""
+
+    sizes: list[int]
+    choices: list[list[int]]
+    capped: int
+    flat_sizes: list[np.ndarray] = field(default_factory=list)
+    flat_tiles: list[np.ndarray] = field(default_factory=list)
+
+    @staticmethod
+    def of(fusion: TiledFusion) -> "Grid":
+        """The candidates of ``fusion``, at most ``MAX_TILING_CANDIDATES``: the smallest
+        size of the parameter with the most choices goes first (``capped`` counts the
+        candidates dropped)."""
+        sizes = [p.size for p in fusion.parameters]
+        choices = [tile_size_choices(n) for n in sizes]
+        full = math.prod(len(c) for c in choices)
+        while math.prod(len(c) for c in choices) > MAX_TILING_CANDIDATES:
+            widest = max(range(len(choices)), key=lambda p: len(choices[p]))
+            choices[widest] = choices[widest][1:]
+        grid = Grid(sizes, choices, full - math.prod(len(c) for c in choices))
+        for p, values in enumerate(choices):
+            along = np.asarray(values, np.int64).reshape([-1 if q == p else 1 for q in range(len(choices))])
+            flat = np.broadcast_to(along, grid.shape).reshape(-1)
+            grid.flat_sizes.append(flat)
+            grid.flat_tiles.append(-(-sizes[p] // flat))
+        return grid
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Choices per parameter."""
+        return tuple(len(c) for c in self.choices)
+
+    @property
+    def total(self) -> int:
+        """Candidates in the grid."""
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One operand (``kind == "operand"``, parameter ``index``) or the output, read
+    through the tiles of ``nodes`` (distinct maps; the first names it)."""
+
+    kind: str
+    index: int
+    nodes: tuple[TiledNode, ...]
+    shape: tuple[int, ...]
+    layout: Layout
+    unit_elements: int
+    divisors: tuple[int, ...]
+    element_bytes: int
+
+    @property
+    def node(self) -> TiledNode:
+        """The first node it is read through."""
+        return self.nodes[0]
+
+    def key(self) -> tuple[object, ...]:
+        """What its counts depend on (not the element type: counts are in layout tiles)."""
+        return (
+            tuple(
+                (tuple(n.indexing_map.results), tuple(v.bounds for v in n.indexing_map.dim_vars),
+                 tuple(v.bounds.lower for v in n.indexing_map.range_vars), n.tile.sizes, n.tile.strides, n.hidden)
+                for n in self.nodes
+            ),
+            self.shape,
+            self.divisors,
+        )
+
+
+def origins_in_domain(node: TiledNode, fusion: TiledFusion) -> bool:
+    """Every tile origin (0 .. size - 1 along the node's programs, 0 elsewhere) lies in
+    the domain of the node's map, so no program is cut out by it."""
+    grid = grid_parameters(node, fusion)
+    for p, (variable, parameter) in enumerate(zip(node.indexing_map.dim_vars, fusion.parameters)):
+        upper = parameter.size - 1 if p in grid else 0
+        if variable.bounds.lower > 0 or variable.bounds.upper < upper:
+            return False
+    return True
+
+
+def grid_parameters(node: TiledNode, fusion: TiledFusion) -> set[int]:
+    """The parameters the node's programs iterate over: the output's, then the
+    contracting parameters of the dots it feeds."""
+    return {p for p, parameter in enumerate(fusion.parameters) if not parameter.contracting} | set(node.hidden)
+
+
+@dataclass
+class ReaderCounts:
+    """Per candidate: layout tiles one tile touches (most over programs), layout tiles
+    and elements touched summed over programs, and contracting steps."""
+
+    units_max: np.ndarray
+    units_sum: np.ndarray
+    elements_sum: np.ndarray
+    steps: np.ndarray
+
+    @staticmethod
+    def of(reader: Reader, fusion: TiledFusion, grid: Grid, max_programs: int) -> "ReaderCounts":
+        """The counts of ``reader`` (see the module docstring); :class:`NotSeparable`
+        when a union cannot be tabled."""
+        node = reader.node
+        programs_of = grid_parameters(node, fusion)
+        if len(reader.nodes) > 1:
+            if any(grid_parameters(n, fusion) != programs_of for n in reader.nodes):
+                raise NotSeparable(f"{node.name} is read by programs of different grids")
+            joint = sorted({p for n in reader.nodes for parameters, _ in _components(n) for p in parameters})
+            components = [(tuple(joint), list(range(len(reader.shape))))]
+        else:
+            components = _components(node)
+        units_max = np.ones(grid.shape, np.int64)
+        units_sum = np.ones(grid.shape, np.int64)
+        elements_sum = np.ones(grid.shape, np.int64)
+        used: set[int] = set()
+        for parameters, dims in components:
+            used.update(parameters)
+            tables = _component_tables(reader, fusion, grid, parameters, dims, programs_of, max_programs)
+            shape = [len(grid.choices[p]) if p in parameters else 1 for p in range(len(grid.choices))]
+            units_max = units_max * tables[0].reshape(shape)
+            units_sum = units_sum * tables[1].reshape(shape)
+            elements_sum = elements_sum * tables[2].reshape(shape)
+        units_max, units_sum, elements_sum = (a.reshape(-1) for a in np.broadcast_arrays(units_max, units_sum, elements_sum))
+        steps = np.ones(grid.total, np.int64)
+        for p in sorted(programs_of):
+            if p not in used:
+                units_sum = units_sum * grid.flat_tiles[p]
+                elements_sum = elements_sum * grid.flat_tiles[p]
+        for p in node.hidden:
+            steps = steps * grid.flat_tiles[p]
+        return ReaderCounts(units_max, units_sum, elements_sum, steps)
+
+
+def _components(node: TiledNode) -> list[tuple[tuple[int, ...], list[int]]]:
+    """The node's tile dimensions grouped by the parameters their offset, size and
+    stride expressions use: ``(parameters, dimensions)``, dimensions using none last."""
+    uses: list[set[int]] = []
+    for result, size, stride in zip(node.indexing_map.results, node.tile.sizes, node.tile.strides):
+        found: set[int] = set()
+        for expr in (result, size, stride):
+            symbols: set[int] = set()
+            ax.used_variables(expr, found, symbols)
+        uses.append(found)
+    groups: list[tuple[set[int], list[int]]] = []
+    for k, params in enumerate(uses):
+        merged = (set(params), [k])
+        for group in [g for g in groups if g[0] & params]:
+            groups.remove(group)
+            merged[0].update(group[0])
+            merged[1].extend(group[1])
+        if params:
+            groups.append(merged)
+        else:
+            groups.append((set(), [k]))
+    return [(tuple(sorted(params)), sorted(dims)) for params, dims in groups]
+
+
+def _component_tables(
+    reader: Reader, fusion: TiledFusion, grid: Grid, parameters: tuple[int, ...], dims: list[int],
+    programs_of: set[int], max_programs: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per choice of the sizes of ``parameters``: the most layout tiles the component's
+    dimensions touch at one tile index, and layout tiles and elements summed over the
+    tile indices. Every choice is evaluated in one numpy pass over the concatenated tile
+    indices of all choices. A choice with more than ``max_programs`` tile indices (its
+    candidates are all skipped) gets zeros."""
+    shape = [len(grid.choices[p]) for p in parameters]
+    tables = [np.zeros(shape, np.int64) for _ in range(3)]
+    points = _Points.of(grid, parameters, programs_of, max_programs, len(fusion.parameters))
+    if not points.positions:
+        return tables[0], tables[1], tables[2]
+    if len(reader.nodes) > 1:
+        units, elements = _union_counts(reader, points)
+    else:
+        units, elements = np.ones(points.total, np.int64), np.ones(points.total, np.int64)
+        for k in dims:
+            offsets, sizes, strides = points.tile(reader.node, k)
+            dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
+            units *= dim_units
+            elements *= dim_elements
+    starts = np.concatenate([[0], np.cumsum(points.segments)[:-1]])
+    flat = np.ravel_multi_index(tuple(np.array(points.positions, np.int64).T), shape) if shape else np.zeros(1, np.int64)
+    for table, values in zip(tables, (np.maximum.reduceat(units, starts), np.add.reduceat(units, starts),
+                                      np.add.reduceat(elements, starts))):
+        table.reshape(-1)[flat] = values
+    return tables[0], tables[1], tables[2]
+
+
+@dataclass
+class _Points:
+    """The tile indices of every choice of the sizes of some parameters, concatenated:
+    per choice (``positions``, indices into the choices) its number of tile indices
+    (``segments``); per tiling parameter, the tile origin and the tile size at each."""
+
+    positions: list[tuple[int, ...]]
+    segments: list[int]
+    origins: list[np.ndarray]
+    sizes: list[np.ndarray]
+
+    @property
+    def total(self) -> int:
+        return sum(self.segments)
+
+    @staticmethod
+    def of(grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int, n_params: int) -> "_Points":
+        shape = [len(grid.choices[p]) for p in parameters]
+        positions: list[tuple[int, ...]] = []
+        segments: list[int] = []
+        origins: dict[int, list[np.ndarray]] = {p: [] for p in parameters}
+        chosen_sizes: dict[int, list[int]] = {p: [] for p in parameters}
+        for position in itertools.product(*(range(n) for n in shape)):
+            chosen = [grid.choices[p][i] for p, i in zip(parameters, position)]
+            counts = [-(-grid.sizes[p] // s) if p in programs_of else 1 for p, s in zip(parameters, chosen)]
+            points = math.prod(counts)
+            if points > max_programs:
+                continue
+            positions.append(position)
+            segments.append(points)
+            if len(counts) == 1:
+                axes = [np.arange(counts[0], dtype=np.int64)]
+            else:
+                axes = [a.reshape(-1) for a in np.meshgrid(*(np.arange(c, dtype=np.int64) for c in counts), indexing="ij")]
+            for p, tile_index, size in zip(parameters, axes, chosen):
+                origins[p].append(tile_index * size)
+                chosen_sizes[p].append(size)
+        total = sum(segments)
+        zeros, ones = np.zeros(total, np.int64), np.ones(total, np.int64)
+        return _Points(
+            positions,
+            segments,
+            [np.concatenate(origins[p]) if p in origins and total else zeros for p in range(n_params)],
+            [np.repeat(np.asarray(chosen_sizes[p], np.int64), segments) if p in origins and total else ones
+             for p in range(n_params)],
+        )
+
+    def tile(self, node: TiledNode, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Offset, size and stride of ``node``'s tile along its dimension ``k`` at every
+        point (range variables at their lower bounds: tiles start there)."""
+        m = node.indexing_map
+        symbols = [np.full(self.total, v.bounds.lower, np.int64) for v in m.range_vars]
+        return (_values(m.results[k], self.origins, symbols, self.total),
+                _values(node.tile.sizes[k], self.sizes, [], self.total),
+                _values(node.tile.strides[k], self.sizes, [], self.total))
+
+
+def _union_counts(reader: Reader, points: _Points) -> tuple[np.ndarray, np.ndarray]:
+    """Layout tiles and elements of the union of the boxes of ``reader``'s tiles at
+    every point: inclusion-exclusion over the intersections of the boxes' elements and
+    of their layout tiles (per dimension an interval of indices, clipped to the array,
+    and one of layout tiles: tiles of stride 0 or 1 only)."""
+    if points.total > MAX_UNION_POINTS:
+        raise NotSeparable(f"{points.total} tile indices for the union of the tiles of {reader.node.name}")
+    boxes = []  # per node, per dimension: first and last index, first and last layout tile
+    for node in reader.nodes:
+        box = []
+        for k, (extent, divisor) in enumerate(zip(reader.shape, reader.divisors)):
+            offsets, sizes, strides = points.tile(node, k)
+            if np.any((np.abs(strides) > 1) & (sizes > 1)):
+                raise NotSeparable(f"{node.name} has a strided tile along dimension {k}")
+            span = np.where(sizes > 0, (sizes - 1) * np.abs(strides), -1)
+            low = np.where(strides < 0, offsets - span, offsets)
+            first, last = np.maximum(low, 0), np.minimum(low + span, extent - 1)
+            # Layout tiles touched along k: an interval too (empty with the box).
+            box.append((first, last, first // divisor, np.where(last >= first, last // divisor, first // divisor - 1)))
+        boxes.append(box)
+    units = np.zeros(points.total, np.int64)
+    elements = np.zeros(points.total, np.int64)
+    for count in range(1, len(boxes) + 1):
+        sign = 1 if count % 2 else -1
+        for subset in itertools.combinations(boxes, count):
+            subset_units = np.ones(points.total, np.int64)
+            subset_elements = np.ones(points.total, np.int64)
+            for k in range(len(reader.shape)):
+                for (low_k, high_k), out in (((0, 1), subset_elements), ((2, 3), subset_units)):
+                    first = np.max([box[k][low_k] for box in subset], axis=0)
+                    last = np.min([box[k][high_k] for box in subset], axis=0)
+                    out *= np.maximum(last - first + 1, 0)
+            units += sign * subset_units
+            elements += sign * subset_elements
+    return units, elements
+
+
+def _values(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarray], total: int) -> np.ndarray:
+    """``expr`` at ``total`` points (a constant or a variable read directly)."""
+    expr = ax.typed(expr)
+    if isinstance(expr, ax.Dim):
+        return dims[expr.position]
+    if isinstance(expr, ax.Const):
+        return np.full(total, expr.value, np.int64)
+    return np.broadcast_to(ax.evaluate_array(expr, dims, symbols), (total,))
+
+
+def _dim_counts(
+    offsets: np.ndarray, sizes: np.ndarray, strides: np.ndarray, extent: int, divisor: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per point: layout tiles (``divisor`` indices each) and in-bounds indices of
+    ``offset + stride * iota(size)`` along one dimension of ``extent``."""
+    # A negative stride reads the same indices as its mirror walked from the other end.
+    offsets = np.where(strides < 0, offsets + strides * (sizes - 1), offsets)
+    strides = np.abs(strides)
+    step = np.maximum(strides, 1)
+    first = np.maximum(0, -(offsets // step))
+    last = np.minimum(sizes - 1, (extent - 1 - offsets) // step)
+    inside = (offsets >= 0) & (offsets < extent)
+    elements = np.where(strides == 0, inside, np.maximum(0, last - first + 1)) * (sizes > 0)
+    if divisor == 1:
+        return elements, elements
+    triples = np.stack([offsets, sizes, strides], axis=1)
+    values, inverse = np.unique(triples, axis=0, return_inverse=True)
+    per_value = np.empty(len(values), np.int64)
+    for j, (offset, size, stride) in enumerate(values.tolist()):
+        indices = offset + stride * np.arange(size if stride else min(size, 1), dtype=np.int64)
+        per_value[j] = len(np.unique(indices[(indices >= 0) & (indices < extent)] // divisor))
+    return per_value[inverse.reshape(-1)], elements
+
+
