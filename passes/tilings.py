@@ -5,7 +5,9 @@ attributes.
 ``hlo-print-tilings{budget=48KiB max=5 format=text func=}`` ranks the valid tilings whose
 per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.ranking.rank_tilings`,
 argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
-tiling, best first (``func=NAME``: only that function and the fusions in it)::
+tiling, best first (``func=NAME``: only that function and the fusions in it; without it,
+every computation, or only the ``mhlo.fusion`` ops of a module that has some, as compiled
+HLO does)::
 
     @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ..., exactness parameter(0) 1
 
@@ -156,9 +158,15 @@ def module_tilings(
 
 
 def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Operation"]]:
-    """The computations of ``module`` in function ``function`` (all when empty)."""
+    """The computations of ``module`` in function ``function``; when empty, every
+    computation, or only the ``mhlo.fusion`` ops when there are some (compiled HLO: each
+    fusion once, not also its computation imported beside it as a private function, nor
+    the ENTRY, which is not a fusion)."""
     name = function.removeprefix("@")
-    return [(label, op) for label, op in computations(module) if not name or enclosing_function(op) == name]
+    found = list(computations(module))
+    if name:
+        return [(label, op) for label, op in found if enclosing_function(op) == name]
+    return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
 
 
 def computation_tilings(

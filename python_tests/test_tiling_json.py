@@ -101,8 +101,9 @@ ENTRY e {
 
 
 def test_python_function_gives_the_pass_document(tmp_path):
-    """On HLO text: the fusion computation (a function), the fusion instruction (an
-    mhlo.fusion) and the ENTRY, which returns a tuple and cannot be tiled."""
+    """On HLO text: the fusion instruction (an mhlo.fusion) alone, not also its
+    computation (a private function) or the ENTRY; with ``function``, that function's
+    computations: the ENTRY (which returns a tuple and cannot be tiled) and the fusion."""
     path = tmp_path / "m.hlo"
     path.write_text(HLO)
     module = parse_module(path)
@@ -111,11 +112,14 @@ def test_python_function_gives_the_pass_document(tmp_path):
     printed = json.loads(_run(str(path), "--hlo-print-tilings=budget=1KiB max=2 format=json", "-o", "/dev/null").stderr)
     assert document == printed
     found = {c["name"]: (c["kind"], c["location"], c["failure"] is None) for c in document["computations"]}
-    assert found == {
-        "@fused": ("func.func", f"{path}:2:1", True),
-        "@main": ("func.func", f"{path}:7:1", False),  # XLA names the ENTRY main
+    assert found == {"f": ("mhlo.fusion", f"{path}:10:3", True)}
+    in_main = module_tilings(module.operation, 1024, 2, function="main")  # XLA names the ENTRY main
+    assert {c["name"]: (c["kind"], c["location"], c["failure"] is None) for c in in_main["computations"]} == {
+        "@main": ("func.func", f"{path}:7:1", False),
         "f": ("mhlo.fusion", f"{path}:10:3", True),
     }
+    in_fused = module_tilings(module.operation, 1024, 2, function="fused")
+    assert [(c["name"], c["location"]) for c in in_fused["computations"]] == [("@fused", f"{path}:2:1")]
     fusion = next(c for c in document["computations"] if c["name"] == "f")
     assert [p["size"] for p in fusion["parameters"]] == [4, 8, 6]  # {K, M, N}
     assert all(t["bytes_per_tile"] <= 1024 for t in fusion["tilings"])

@@ -133,7 +133,11 @@ def _name_of(value: SsaValue) -> str:
     owner = defining_op(value)
     if owner is None:
         argument: "ir.BlockArgument[Any]" = ir.BlockArgument(value)
-        return instruction_name(argument) or f"parameter({argument.arg_number})"
+        name = instruction_name(argument)
+        fusion = argument.owner.owner
+        if name and fusion is not None and fusion.name == "mhlo.fusion" and name == instruction_name(fusion):
+            name = ""  # a fusion region's arguments carry the fusion's own location
+        return name or f"parameter({argument.arg_number})"
     return instruction_name(owner) or owner.name
 
 
