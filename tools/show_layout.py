@@ -36,6 +36,7 @@ from hlo_indexing.layout.lowering import linear_offset_map, tiled_coordinates_ma
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
 from hlo_indexing.limits import MAX_VIEWER_CELLS
+from hlo_indexing.tools.output import write_output
 from hlo_indexing.tools.svg_grid import PADDING_FILL, Cell, SvgCanvas
 
 MAX_CELLS = MAX_VIEWER_CELLS
@@ -289,14 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         location = error.location or SourceLocation(SHAPE_ARGUMENT, 1, 1)
         print(f"{location}: error: {error.message}", file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(rendered)
-        return 0
     try:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(rendered)
-    except OSError as error:
-        print(f"<command line>:1:1: error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+        write_output(args.output, rendered)
+    except HloIndexingError as error:
+        print(f"{error.location}: error: {error.message}", file=sys.stderr)
         return 1
     return 0
 

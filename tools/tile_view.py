@@ -65,6 +65,7 @@ from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, SourceLocation
 from hlo_indexing.passes.tilings import parse_tile_sizes
 from hlo_indexing.tools import excerpt
+from hlo_indexing.tools.output import write_output
 from hlo_indexing.tools.svg_grid import Cell, Outline, SvgCanvas
 from hlo_indexing.tools.tile_picture import Box, TensorPanel, TilePicture, inside, tile_picture
 
@@ -319,14 +320,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             where = _option_location(arguments, error.message.partition(":")[0])
         print(excerpt.render(where, "error", error.message), file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(rendered)
-        return 0
     try:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(rendered)
-    except OSError as error:
-        print(f"{COMMAND_LINE}: error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+        write_output(args.output, rendered)
+    except HloIndexingError as error:
+        print(excerpt.render(error.location or COMMAND_LINE, "error", error.message), file=sys.stderr)
         return 1
     return 0
 
