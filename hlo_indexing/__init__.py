@@ -4,7 +4,9 @@ The public API is re-exported here lazily, so that ``import hlo_indexing`` stays
 (``dir()`` and ``help()`` list every name). Start with :func:`analyze` (a JAX
 ``Lowered`` object, an MLIR module, MLIR/HLO text or a path -> :class:`ModuleIndexing`);
 per op: :func:`output_to_input_indexing`, :func:`input_to_output_indexing`; per
-computation: :func:`fusion_indexing`; maps: :class:`IndexingMap`; tiled layouts:
+computation: :func:`fusion_indexing`; maps: :class:`IndexingMap`; tilings of a fusion:
+:func:`analyze_fusion`, :func:`rank_tilings`, :func:`module_tilings` (the tilings JSON),
+:func:`tile_picture` / :func:`render_tile_svg` (an SVG of a tile); tiled layouts:
 :mod:`hlo_indexing.layout` (``parse_layout``, ``linear_offset_map``,
 ``tiled_coordinates_map``, ``pack``); errors: :class:`HloIndexingError` and its
 subclasses.
@@ -70,6 +72,9 @@ _EXPORTS = {
     "pallas_blockspecs": "hlo_indexing.symbolic_tiling.pallas",
     "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
     "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
+    "module_tilings": "hlo_indexing.passes.tilings",
+    "tile_picture": "hlo_indexing.tools.tile_picture",
+    "render_tile_svg": "hlo_indexing.tools.tile_view",
 }
 
 __all__ = sorted(_EXPORTS)

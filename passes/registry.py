@@ -113,8 +113,8 @@ PASSES: dict[str, PassInfo] = {
             (
                 OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB)"),
                 OptionInfo("max", "int", 5, "tilings printed per computation"),
-                OptionInfo("format", "str", "text", "text (remarks) or json (one document)", ("text", "json")),
-            ),
+            )
+            + _REPORT_OPTIONS,
         ),
         PassInfo(
             "hlo-attach-tiles",

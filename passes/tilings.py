@@ -2,10 +2,12 @@
 ``func.func`` and ``mhlo.fusion`` (:mod:`hlo_indexing.symbolic_tiling`), as remarks or
 attributes.
 
-``hlo-print-tilings{budget=48KiB max=5 format=text}`` ranks the valid tilings whose
+``hlo-print-tilings{budget=48KiB max=5 format=text func=}`` ranks the valid tilings whose
 per-tile footprint fits the budget (:func:`~hlo_indexing.symbolic_tiling.ranking.rank_tilings`,
 argument layouts from ``hlo_indexing.layout`` attributes) and emits one remark per
-tiling, best first::
+tiling, best first (``func=NAME``: only that function and the fusions in it; without it,
+every computation, or only the ``mhlo.fusion`` ops of a module that has some, as compiled
+HLO does)::
 
     @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), ..., exactness parameter(0) 1
 
@@ -13,14 +15,19 @@ each with the exactness of its operand tiles (:mod:`~hlo_indexing.symbolic_tilin
 per parameter, the fraction of the tile elements the fused maps read over the whole
 output, with the worst tile's when lower, or ``not computed (reason)``).
 
-``format=json`` emits instead one remark at the module holding one JSON document:
-``{"computations": [{"label": "@softmax", "parameters": [...], "tilings": [...]}]}``
-(``skipped``: tilings with more than 65536 programs, not evaluated; ``capped``: candidate
-tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
-``limits.MAX_FOOTPRINTS_PER_FUSION``, also said in a remark in text; each tiling's
-``exactness``: one entry per parameter, ``{index, name, method, exactness, worst_tile,
-read_elements, tile_elements}``, or ``reason`` with nulls when not computed)
-(``"failure"`` instead of ``"tilings"`` when the analysis fails). The budget is bytes
+``format=json`` prints instead one JSON document per module, verbatim (no remark
+wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.report`):
+``{"schema": "hlo-indexing/tilings/1", "budget_bytes": ..., "computations": [{"name":
+"@softmax", "parameters": [...], "tilings": [...]}]}``, each tiling with its rank, its
+footprint, its ``exactness`` (one entry per parameter, ``{index, name, method, exactness,
+worst_tile, read_elements, tile_elements}``, or ``reason`` with nulls when not computed)
+and its Pallas BlockSpecs (or why its tiles are not blocks); ``skipped``
+counts the tilings with more than 65536 programs, not evaluated, ``capped`` the
+candidate tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
+``limits.MAX_FOOTPRINTS_PER_FUSION`` (both also said in a remark in text), ``failure``
+says why a computation cannot be tiled. The schema ships in the package
+(``hlo_indexing/schema/tilings.schema.json``, :func:`tilings_schema`);
+:func:`module_tilings` gives the same document in Python. The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
@@ -38,16 +45,21 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.parsing import enclosing_function, location_of
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
-from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, with_exactness
+from hlo_indexing.passes.report import format_field, func_field, selected_function
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
+from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.ranking import rank_tilings
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
@@ -83,7 +95,8 @@ class PrintTilings(ModulePass):
 
     budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
-    format: str = field(default="text", metadata={"help": "text (remarks) or json (one document)", "choices": ("text", "json")})
+    format: str = format_field()
+    func: str = func_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation (see the module docstring); an
@@ -94,37 +107,127 @@ class PrintTilings(ModulePass):
         except HloIndexingError as exc:
             diagnostics.error(module.location, exc.message)
             return
-        document: list[dict[str, Any]] = []
-        for label, op in computations(module):
-            fusion = analyze_fusion(op)
-            entry: dict[str, Any] = {"label": label}
-            document.append(entry)
-            if isinstance(fusion, AnalysisFailure):
-                entry["failure"] = fusion.reason
-                if self.format == "text":
-                    diagnostics.warning(op.location, f"{label}: {fusion}")
-                continue
-            entry["parameters"] = _parameters_text(fusion)
-            layouts, output_layouts = declared_parameter_layouts(op)
-            try:
-                ranking = rank_tilings(fusion, budget, layouts=layouts, output_layouts=output_layouts)
-                shown = [with_exactness(fusion, f) for f in ranking.tilings[: self.max]]
-            except HloIndexingError as exc:
-                diagnostics.error(op.location, f"{label}: {exc.message}")
-                continue
-            entry["valid_tilings"] = ranking.valid
-            entry["skipped"] = ranking.skipped
-            entry["tilings"] = [f.to_json() for f in shown]
-            entry["capped"] = ranking.capped
-            if self.format == "text":
-                if not shown:
+        if not selected_function(module, self.func, diagnostics):
+            return
+        text = self.format == "text"
+        entries = []
+        for label, op in _selected(module, self.func):
+            entry, ranked, note = computation_tilings(label, op, budget, self.max, blockspecs=not text)
+            entries.append(entry)
+            if entry["error"] is not None:
+                diagnostics.error(op.location, f"{label}: {entry['error']}")
+            elif entry["failure"] is not None and text:
+                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
+            elif text:
+                if not ranked:
                     diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
-                for k, footprint in enumerate(shown):
+                for k, footprint in enumerate(ranked):
                     diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
-                if ranking.note:
-                    diagnostics.remark(op.location, f"{label}: {ranking.note}")
-        if self.format == "json":
-            diagnostics.remark(module.location, json.dumps({"budget_bytes": budget, "computations": document}))
+                if note:
+                    diagnostics.remark(op.location, f"{label}: {note}")
+        if not text:
+            diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
+
+
+#: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
+TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
+TILINGS_SCHEMA_RESOURCE = "schema/tilings.schema.json"
+
+
+def tilings_schema() -> dict[str, Any]:
+    """The JSON Schema of the tilings document (shipped as package data)."""
+    text = resources.files("hlo_indexing").joinpath(TILINGS_SCHEMA_RESOURCE).read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON document of ``hlo-print-tilings{format=json}``: the schema id, the
+    budget and one entry per computation (:func:`computation_tilings`)."""
+    return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "computations": computations_json}
+
+
+def module_tilings(
+    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = ""
+) -> dict[str, Any]:
+    """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
+    operation; only function ``function`` and the fusions in it when given), as
+    ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`."""
+    entries = [computation_tilings(label, op, budget_bytes, max_tilings)[0] for label, op in _selected(module, function)]
+    return tilings_document(budget_bytes, entries)
+
+
+def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Operation"]]:
+    """The computations of ``module`` in function ``function``; when empty, every
+    computation, or only the ``mhlo.fusion`` ops when there are some (compiled HLO: each
+    fusion once, not also its computation imported beside it as a private function, nor
+    the ENTRY, which is not a fusion)."""
+    name = function.removeprefix("@")
+    found = list(computations(module))
+    if name:
+        return [(label, op) for label, op in found if enclosing_function(op) == name]
+    return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
+
+
+def computation_tilings(
+    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True
+) -> tuple[dict[str, Any], list[Footprint], str]:
+    """One computation's entry of the tilings document, its best ``max_tilings``
+    footprints (with their exactness) and what the ranking left out, in words
+    (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
+    cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
+    parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
+    reason there are none, when ``blockspecs``)."""
+    where = location_of(op.location)
+    entry: dict[str, Any] = {
+        "name": label,
+        "kind": op.name,
+        "location": str(where) if where is not None else str(op.location),
+        "failure": None,
+        "error": None,
+        "parameters": [],
+        "valid_tilings": 0,
+        "fitting": 0,
+        "skipped": 0,
+        "capped": 0,
+        "tilings": [],
+    }
+    try:
+        fusion = analyze_fusion(op)
+    except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
+        entry["error"] = f"cannot tile: {exc.message}"
+        return entry, [], ""
+    if isinstance(fusion, AnalysisFailure):
+        entry["failure"] = fusion.reason
+        return entry, [], ""
+    entry["parameters"] = [
+        {"owner": p.owner, "dim": p.dim, "size": p.size, "contracting": p.contracting, "text": text}
+        for p, text in zip(fusion.parameters, _parameters_text(fusion))
+    ]
+    layouts, output_layouts = declared_parameter_layouts(op)
+    try:
+        ranking = rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
+        ranked = [with_exactness(fusion, f) for f in ranking.tilings[:max_tilings]]
+    except HloIndexingError as exc:
+        entry["error"] = exc.message
+        return entry, [], ""
+    entry["valid_tilings"] = ranking.valid
+    entry["fitting"] = len(ranking.tilings)
+    entry["skipped"] = ranking.skipped
+    entry["capped"] = ranking.capped
+    for rank, footprint in enumerate(ranked, 1):
+        tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
+        if blockspecs:
+            tiling["pallas"] = _pallas_json(fusion, footprint.tile_sizes)
+        entry["tilings"].append(tiling)
+    return entry, ranked, ranking.note
+
+
+def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
+    try:
+        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)), "reason": None}
+    except HloIndexingError as exc:
+        return {"blockspecs": None, "reason": exc.message}
 
 
 def parse_tile_sizes(text: str) -> list[int]:

@@ -36,7 +36,7 @@ from typing import Iterable, Iterator, Sequence, TextIO
 
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.tools import driver
+from hlo_indexing.tools import driver, output
 from hlo_indexing.tools import options as opt_options
 
 INPUT_SUFFIXES = (".mlir", ".hlo")
@@ -180,7 +180,7 @@ def run_batch(options: "opt_options.Options") -> int:
         if result.failed:
             failures.append(result)
         elif targets is not None:
-            driver.write_output(targets[index], result.output or "")
+            output.write_output(targets[index], result.output or "")
         else:
             outputs.append(result.output or "")
         if progress is not None:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -353,26 +351,3 @@ def _print_diagnostics(reported) -> None:
     for diagnostic in reported:
         print(str(diagnostic), file=sys.stderr)
     sys.stderr.flush()
-
-
-def write_output(path: str, text: str) -> None:
-    """Write to stdout, or atomically to the file ``path`` (temporary file + rename)."""
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    if os.path.exists(path) and not os.path.isfile(path):  # /dev/null, a pipe: no rename
-        try:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            return
-        except OSError as exc:
-            raise UsageError(f"cannot write output file '{path}': {exc.strerror or exc}", SourceLocation(COMMAND_LINE, 1, 1)) from None
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=".hlo-indexing-opt-", dir=directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise UsageError(f"cannot write output file '{path}': {exc.strerror or exc}", SourceLocation(COMMAND_LINE, 1, 1)) from None

@@ -21,7 +21,7 @@ import sys
 import traceback
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.tools import excerpt
+from hlo_indexing.tools import excerpt, output
 from hlo_indexing.tools.options import (
     COMMAND_LINE,
     Options,
@@ -108,7 +108,7 @@ def _process(options: Options) -> int:
     destination = str(options.get("o", "-"))
     if failed and destination != "-":
         return 1  # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
-    driver.write_output(destination, result)
+    output.write_output(destination, result)
     return 1 if failed else 0
 
 

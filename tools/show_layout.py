@@ -29,7 +29,6 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import NoReturn
 
 from hlo_indexing.errors import EnumerationTooLargeError, HloIndexingError, InvalidArgumentError, SourceLocation
@@ -37,6 +36,8 @@ from hlo_indexing.layout.lowering import linear_offset_map, tiled_coordinates_ma
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
 from hlo_indexing.limits import MAX_VIEWER_CELLS
+from hlo_indexing.tools.output import write_output
+from hlo_indexing.tools.svg_grid import PADDING_FILL, Cell, SvgCanvas
 
 MAX_CELLS = MAX_VIEWER_CELLS
 #: Where errors about the shape argument point (as the layout parser names its input).
@@ -218,46 +219,38 @@ def render_text(grid: Grid) -> str:
 
 
 def render_svg(grid: Grid) -> str:
-    """An SVG of the grid: cells coloured by memory tile, padding hatched grey."""
-    size, gap, margin = 34, 6, 10
+    """An SVG of the grid: cells coloured by memory tile, padding hatched grey (drawn
+    with :class:`~hlo_indexing.tools.svg_grid.SvgCanvas`)."""
     col_gap = grid.gaps[-1] if grid.gaps else 0
     row_gap = grid.gaps[-2] if len(grid.gaps) >= 2 else 0
-    parts, y = [], margin + 20
-    width = margin
-    parts.append(f'<text x="{margin}" y="{margin + 10}" font-family="monospace" font-size="12">{escape(_summary(grid))}</text>')
+    canvas = SvgCanvas()
+    canvas.header(_summary(grid))
     for title, _, rows in _blocks(grid):
         if title:
-            y += 16
-            parts.append(f'<text x="{margin}" y="{y - 4}" font-family="monospace" font-size="12">{escape(title)}</text>')
-        for r, row in enumerate(rows):
-            if r and row_gap and r % row_gap == 0:
-                y += gap
-            x = margin
-            for c, index in enumerate(row):
-                if c and col_gap and c % col_gap == 0:
-                    x += gap
+            canvas.title(title)
+        cells = []
+        for row in rows:
+            line = []
+            for index in row:
                 offset = grid.offsets[index]
                 padding = grid.is_padding(index)
-                fill = "url(#pad)" if padding else PALETTE[(offset // grid.chunk) % len(PALETTE)]
-                parts.append(
-                    f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{fill}" stroke="#333"'
-                    + (' stroke-dasharray="3,2"' if padding else "")
-                    + f'><title>{escape(str(index))} -> {offset}{" (padding)" if padding else ""}</title></rect>'
+                fill = PADDING_FILL if padding else PALETTE[(offset // grid.chunk) % len(PALETTE)]
+                line.append(
+                    Cell(fill, f"{index} -> {offset}{' (padding)' if padding else ''}", label=str(offset), dashed=padding)
                 )
-                parts.append(
-                    f'<text x="{x + size / 2}" y="{y + size / 2 + 4}" text-anchor="middle" font-family="monospace" '
-                    f'font-size="11">{offset}</text>'
-                )
-                x += size
-            width = max(width, x)
-            y += size
-        y += gap
-    header = (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{max(width + margin, 420)}" height="{y + margin}">'
-        '<defs><pattern id="pad" width="6" height="6" patternUnits="userSpaceOnUse">'
-        '<rect width="6" height="6" fill="#eeeeee"/><path d="M0,6 L6,0" stroke="#999"/></pattern></defs>'
-    )
-    return header + "".join(parts) + "</svg>\n"
+            cells.append(line)
+        first = rows[0][0] if rows and rows[0] else ()
+        canvas.grid(
+            cells,
+            row_gaps=_gap_positions(first[-2] if len(first) >= 2 else 0, len(rows), row_gap),
+            column_gaps=_gap_positions(first[-1] if first else 0, len(rows[0]) if rows else 0, col_gap),
+        )
+    return canvas.svg()
+
+
+def _gap_positions(start: int, count: int, every: int) -> set[int]:
+    """Positions (from 0) of the cells ``start, start + 1, ...`` that begin a tile of ``every``."""
+    return {k for k in range(count) if every and (start + k) % every == 0}
 
 
 def _grid(shape: Shape, window: tuple[range | None, ...] | None, max_cells: int) -> Grid:
@@ -297,14 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         location = error.location or SourceLocation(SHAPE_ARGUMENT, 1, 1)
         print(f"{location}: error: {error.message}", file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(rendered)
-        return 0
     try:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(rendered)
-    except OSError as error:
-        print(f"<command line>:1:1: error: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+        write_output(args.output, rendered)
+    except HloIndexingError as error:
+        print(f"{error.location}: error: {error.message}", file=sys.stderr)
         return 1
     return 0
 

@@ -253,6 +253,10 @@ class _Composer(SetAlgebra):
         for other in dicts:
             if other is not merged:
                 merged = self.join(merged, other)
+        if not fresh:
+            for entry in kept:
+                if merged is entry.sets:  # its sets hold the others': checked already
+                    return entry if capped == entry.caps else Entry(entry.sets, capped, entry.domain)
         domain: object = NOT_COMPUTED
         if not fresh:  # a union of sets of the same known domain keeps it
             first_domain = kept[0].domain

@@ -83,14 +83,16 @@ class SetAlgebra:
         return out
 
     def join(self, a: Sets, b: Sets) -> Sets:
-        """A new dict: ``a`` and ``b`` with the sets of a target in both united (the
-        dict copies at C speed, a Python step only for targets with two different sets)."""
+        """``a`` and ``b`` with the sets of a target in both united: ``a`` (or ``b``) itself
+        when the other adds nothing, else a new dict (copied at C speed, a Python step
+        only for targets with two different sets)."""
         if len(a) < len(b):
             a, b = b, a
-        common = [target for target in b.keys() & a.keys() if a[target] is not b[target]]
+        unions = {target: self.union(a[target], b[target]) for target in b.keys() & a.keys() if a[target] is not b[target]}
+        if all(joined is a[target] for target, joined in unions.items()) and b.keys() <= a.keys():
+            return a  # b adds nothing (an operand read again, as chains of binary ops do)
         merged = {**a, **b}
-        for target in common:
-            merged[target] = self.union(a[target], b[target])
+        merged.update(unions)
         return merged
 
     def domain(self, entry: Entry) -> object:

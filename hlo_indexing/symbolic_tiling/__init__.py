@@ -12,9 +12,9 @@ valid tilings), ``tiled_computation`` (the tiles at concrete sizes: sizes, strid
 offsets per program id), ``hlo_source`` (finding fusions in imported HLO text),
 ``footprint`` (bytes per tile and per output element in each operand's layout),
 ``ranking`` (every valid tiling ranked under a budget, at a bounded cost per fusion),
-``exactness`` (the fraction of each operand tile the fused maps read) and
-``pallas`` (Pallas grid and ``BlockSpec`` text of tilings
-whose tiles are blocks).
+``exactness`` (the fraction of each operand tile the fused maps read), ``pallas``
+(Pallas grid and ``BlockSpec`` text of tilings whose tiles are blocks) and
+``analysis_text`` (an analysis in the text of XLA's ``SymbolicTileAnalysis::ToString()``).
 
 XLA's experimental tiling (tiles as expressions of tile ids ``tid_i``, tile sizes ``ts_i``
 and runtime values ``rt_k``): ``tile_expr`` and ``tile`` (:class:`DimTile`, :class:`Tile`),
@@ -36,9 +36,6 @@ _EXPORTS = {
     "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
-    "tiling_exactness": "hlo_indexing.symbolic_tiling.exactness",
-    "TilingExactness": "hlo_indexing.symbolic_tiling.exactness",
-    "OperandExactness": "hlo_indexing.symbolic_tiling.exactness",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -133,7 +133,11 @@ def _name_of(value: SsaValue) -> str:
     owner = defining_op(value)
     if owner is None:
         argument: "ir.BlockArgument[Any]" = ir.BlockArgument(value)
-        return instruction_name(argument) or f"parameter({argument.arg_number})"
+        name = instruction_name(argument)
+        fusion = argument.owner.owner
+        if name and fusion is not None and fusion.name == "mhlo.fusion" and name == instruction_name(fusion):
+            name = ""  # a fusion region's arguments carry the fusion's own location
+        return name or f"parameter({argument.arg_number})"
     return instruction_name(owner) or owner.name
 
 
@@ -234,7 +238,19 @@ def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = F
     outputs = _outputs(block)
     if not outputs:
         return AnalysisFailure("the computation has no output")
+    empty = _zero_sized(outputs)
+    if empty:
+        return AnalysisFailure(f"output {empty} is zero-sized: there is nothing to tile")
     return _Builder(allow_pad, {}).build(block, outputs)
+
+
+def _zero_sized(outputs: list[SsaValue]) -> str:
+    """The type of the first zero-sized tensor among ``outputs`` ('' if none)."""
+    for value in outputs:
+        value_type = value.type
+        if isinstance(value_type, ir.RankedTensorType) and value_type.has_static_shape and 0 in value_type.shape:
+            return str(value_type)
+    return ""
 
 
 def analyze_producer_consumer(
@@ -261,6 +277,9 @@ def analyze_producer_consumer(
         if operand in consumer_parameters:
             substitutions[producer_block.arguments[k]] = consumer_parameters[operand]
     outputs = _outputs(consumer_block) + (produced if with_extra_outputs else [])
+    empty = _zero_sized(outputs)
+    if empty:
+        return AnalysisFailure(f"output {empty} is zero-sized: there is nothing to tile")
     return _Builder(allow_pad, substitutions).build(consumer_block, outputs, extra_blocks=(producer_block,))
 
 

@@ -16,8 +16,29 @@
 // CHECK-NEXT:  remark: @softmax tiling #2: tile sizes [1, 4]: 8 tiles, 40 B per tile (read 24, write 16), 12 B per output element
 // CHECK-NEXT:  remark: @softmax tiling #3: tile sizes [2, 2]: 6 tiles, 64 B per tile (read 48, write 16), 16 B per output element
 // KIB-LABEL:   remark: @softmax tiling #1: tile sizes [4, 6]: 1 tiles, 192 B per tile
-// JSON-LABEL:  remark: {"budget_bytes": 16384, "computations": [{"label": "@softmax", "parameters": ["stablehlo.exponential dim 0 (size 4)", "stablehlo.exponential dim 1 (size 6)"], "valid_tilings": 12, "skipped": 0, "tilings": [{"tile_sizes": [4, 6], "num_tiles": 1,
-// JSON-SAME:   "exactness": [{"index": 0, "name": "parameter(0)", "method": "counted", "exactness": 1.0, "worst_tile": 1.0, "read_elements": 24, "tile_elements": 24}]
+// format=json: one JSON document per module (tilings.schema.json), verbatim on stderr.
+// JSON-LABEL:  "schema": "hlo-indexing/tilings/1",
+// JSON-NEXT:   "budget_bytes": 16384,
+// JSON:        "name": "@softmax",
+// JSON:        "text": "stablehlo.exponential dim 1 (size 6)"
+// JSON:        "valid_tilings": 12,
+// JSON-NEXT:   "fitting": 12,
+// JSON:        "rank": 1,
+// JSON-NEXT:   "tile_sizes": [
+// JSON-NEXT:     4,
+// JSON-NEXT:     6
+// JSON-NEXT:   ],
+// JSON-NEXT:   "num_tiles": 1,
+// JSON:        "exactness": [
+// JSON-NEXT:     {
+// JSON-NEXT:       "index": 0,
+// JSON-NEXT:       "name": "parameter(0)",
+// JSON-NEXT:       "method": "counted",
+// JSON-NEXT:       "exactness": 1.0,
+// JSON-NEXT:       "worst_tile": 1.0,
+// JSON-NEXT:       "read_elements": 24,
+// JSON-NEXT:       "tile_elements": 24
+// JSON:        "blockspecs": "grid = (1, 1)\nin_specs = [\n    pl.BlockSpec((4, 6), lambda i, j: (0, 0)),
 // BUDGET:      error: invalid byte size 'lots'
 func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
@@ -38,8 +59,14 @@ func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
 // KIB-LABEL:   remark: @matmul tiling #1: tile sizes [16, 16, 128]: 4 tiles, 12800 B per tile (read 4608, write 8192), 8.5 B per output element, padding waste 0.0%
 // KIB-NEXT:    remark: @matmul tiling #2: tile sizes [8, 16, 128]: 4 tiles, 10496 B per tile (read 2304, write 8192), 8.5 B per output element, padding waste 0.0%
 // KIB-NEXT:    remark: @matmul: 4 tilings with too many programs not evaluated
-// JSON-LABEL:  remark: {"budget_bytes": 16384, "computations": [{"label": "@matmul"
-// JSON-SAME:   {"kind": "operand", "index": 1, "name": "parameter(1)", "layout": "{1,0:T(8,128)(2,1)}", "tile_sizes": [16, 128], "tile_strides": [1, 1], "bytes_per_tile": 4096, "bytes_moved": 32768, "steps": 2}
+// JSON-LABEL:  "schema": "hlo-indexing/tilings/1",
+// JSON:        "name": "@matmul",
+// JSON:        "index": 1,
+// JSON-NEXT:   "name": "parameter(1)",
+// JSON-NEXT:   "layout": "{1,0:T(8,128)(2,1)}",
+// JSON:        "bytes_per_tile": 4096,
+// JSON-NEXT:   "bytes_moved": 32768,
+// JSON-NEXT:   "steps": 2
 // CHECK-LABEL: remark: @matmul: no valid tiling fits the budget of 64 bytes
 func.func @matmul(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16> {hlo_indexing.layout = "{1,0:T(8,128)(2,1)}"}) -> tensor<64x128xf32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x32xbf16>, tensor<32x128xbf16>) -> tensor<64x128xf32>

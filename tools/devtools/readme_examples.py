@@ -4,7 +4,7 @@ documentation cannot rot.
 Two kinds of fenced blocks are examples:
 
 * ```` ```sh ```` / ```` ```console ```` blocks with ``$ command`` lines: each command runs
-  from the repository root (``hlo-indexing-opt``, ``hlo-indexing-layout``, ``python``/
+  from the repository root (``hlo-indexing-opt``, ``hlo-indexing-layout``, ``hlo-indexing-tile-view``, ``python``/
   ``python3``, the latter replaced by this interpreter; no shell: no pipes or
   redirections, ``# comments`` allowed) and its stdout+stderr must equal the lines shown
   under it, up to the next ``$`` line (a command shown without output must just succeed).
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 _FENCE = re.compile(r"^```(\w*)\s*$")
 _SHELL_LANGUAGES = {"sh", "console", "shell", "bash"}
-_ALLOWED_PROGRAMS = {"hlo-indexing-opt", "hlo-indexing-layout", "python", "python3"}
+_ALLOWED_PROGRAMS = {"hlo-indexing-opt", "hlo-indexing-layout", "hlo-indexing-tile-view", "python", "python3"}
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     flat_tilings_for_input_space,
 )
 
+from . import tiling_conformance_text
 from .map_compare import parse_map, relation_difference
 
 Result = tuple[str, str]
@@ -324,6 +325,12 @@ def _resolve_symbolic(analysis: TiledFusion, path: str) -> TiledNode:
     return node
 
 
+def check_to_string(record: dict) -> Result:
+    """The analysis in XLA's ``SymbolicTileAnalysis::ToString()`` text, exactly
+    (:mod:`.tiling_conformance_text`)."""
+    return tiling_conformance_text.check_to_string(record, _analysis(record))
+
+
 SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "tiled_computation": check_tiled_computation,
     "tiled_computation_fails": check_tiled_computation_fails,
@@ -336,6 +343,7 @@ SUBKINDS: dict[str, Callable[[dict], Result]] = {
     "analysis_roots": check_analysis_roots,
     "symbolic_structure": check_symbolic_structure,
     "symbolic_indexing": check_symbolic_indexing,
+    "to_string": check_to_string,
 }
 
 
