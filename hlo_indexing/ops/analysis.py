@@ -74,15 +74,14 @@ def all_indexings(
     :func:`output_to_input_indexing` / :func:`input_to_output_indexing` give for each
     index, with the op read once."""
     operation = op if isinstance(op, ir.Operation) else op.operation
-    with op_attrs.tracking_reads() as reads:
-        try:
-            count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
-            key = _key(operation, direction, simplify, regions)
-            return [_lookup(operation, key, direction, index, simplify, regions) for index in range(count)]
-        except HloIndexingError as exc:
-            raise located(exc, operation)
-        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
-            raise _malformed(operation, exc, reads) from exc
+    try:
+        count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
+        key = _key(operation, direction, simplify, regions)
+        return [_lookup(operation, key, direction, index, simplify, regions) for index in range(count)]
+    except HloIndexingError as exc:
+        raise located(exc, operation)
+    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise _malformed(operation, exc, []) from exc
 
 
 def clear_cache() -> None:
@@ -95,17 +94,16 @@ def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify
     :class:`HloIndexingError` located at the op (:func:`_malformed` for the errors of a
     rule that trips over a malformed op)."""
     operation = op if isinstance(op, ir.Operation) else op.operation
-    with op_attrs.tracking_reads() as reads:
-        try:
-            count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
-            if not 0 <= index < count:
-                what = "result" if direction == OUTPUT_TO_INPUT else "operand"
-                raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
-            return _lookup(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
-        except HloIndexingError as exc:
-            raise located(exc, operation)
-        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
-            raise _malformed(operation, exc, reads) from exc
+    try:
+        count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
+        if not 0 <= index < count:
+            what = "result" if direction == OUTPUT_TO_INPUT else "operand"
+            raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
+        return _lookup(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
+    except HloIndexingError as exc:
+        raise located(exc, operation)
+    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise _malformed(operation, exc, []) from exc
 
 
 def _malformed(operation: ir.Operation, exc: Exception, reads: list[str]) -> HloIndexingError:
@@ -175,6 +173,21 @@ def _body_key(operation: ir.Operation) -> str | None:
 
 
 def _compute(
+    operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
+) -> InstructionIndexing:
+    """The maps of result (operand) ``index`` by the op's rule (a cache miss), the
+    attributes the rule reads tracked so that an error it trips over names them
+    (:func:`_malformed`; tracked here only, not on the cache hits)."""
+    with op_attrs.tracking_reads() as reads:
+        try:
+            return _apply_rule(operation, direction, index, simplify, regions)
+        except HloIndexingError:
+            raise
+        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+            raise _malformed(operation, exc, reads) from exc
+
+
+def _apply_rule(
     operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
 ) -> InstructionIndexing:
     dialect, kind = op_attrs.op_kind(operation)
