@@ -30,3 +30,30 @@ def worker():
 def test_finding_is_fixed(worker, finding) -> None:
     result = worker.run(finding["case"])
     assert result["outcome"] in ("ok", "error"), f"{finding['finding']}: {result['outcome']}: {result['detail'][:500]}"
+
+
+FAKE_WORKER = """
+import json, os, sys
+channel = os.fdopen(int(os.environ["HLO_FUZZ_CHANNEL"]), "w")
+channel.write(json.dumps({"ready": True}) + "\\n")
+channel.flush()
+sys.stdin.readline()
+with open(os.environ["HLO_FUZZ_NATIVE"], "w") as native:  # what a CLI case's fds 1 and 2 receive
+    native.write("free(): unaligned chunk detected in tcache 2\\n")
+os.abort()
+"""
+
+
+def test_a_dead_workers_native_output_reaches_the_finding(tmp_path) -> None:
+    """A worker killed by native code during a CLI case (whose fds 1 and 2 the worker
+    redirects) still has what it printed in the finding's detail, and the campaign
+    removes the file afterwards."""
+    (tmp_path / "fake_worker.py").write_text(FAKE_WORKER)
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} {tmp_path / 'fake_worker.py'}\n")
+    python.chmod(0o755)
+    fake = Worker(str(python), timeout=60.0)
+    result = fake.run({"kind": "cli", "argv": []})
+    assert result["outcome"] == "abort"
+    assert "unaligned chunk detected" in result["detail"]
+    assert fake.process is None and not Path(fake.native).exists()  # stopped, its file removed

@@ -63,7 +63,9 @@ class Worker:
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
         self.stderr = tempfile.TemporaryFile()
-        env = dict(os.environ, PYTHONFAULTHANDLER="1", HLO_FUZZ_CHANNEL=str(write_fd))
+        fd, self.native = tempfile.mkstemp(prefix="hlo-fuzz-native-")
+        os.close(fd)
+        env = dict(os.environ, PYTHONFAULTHANDLER="1", HLO_FUZZ_CHANNEL=str(write_fd), HLO_FUZZ_NATIVE=self.native)
         self.process = subprocess.Popen(
             [self.python, str(HERE / "worker.py")],
             stdin=subprocess.PIPE,
@@ -86,11 +88,17 @@ class Worker:
             self.process.wait()
             self.channel.close()
             self.stderr.close()
+            os.unlink(self.native)
             self.process = None
 
     def _stderr_tail(self) -> str:
+        """The start and end of what the worker printed on stderr and, during a CLI
+        case (whose fds 1 and 2 it redirects), in its native output file."""
         self.stderr.seek(0)
-        lines = [l for l in self.stderr.read().decode("utf-8", "replace").splitlines() if l.strip()]
+        text = self.stderr.read().decode("utf-8", "replace")
+        with open(self.native, encoding="utf-8", errors="replace") as handle:
+            text += handle.read()
+        lines = [l for l in text.splitlines() if l.strip()]
         return "\n".join(lines[:4] + ["..."] + lines[-8:] if len(lines) > 12 else lines)
 
     def run(self, case: dict, timeout: float | None = None) -> dict:
@@ -101,6 +109,7 @@ class Worker:
         assert process is not None and process.stdin is not None
         self.stderr.seek(0)
         self.stderr.truncate()
+        open(self.native, "w").close()  # noqa: SIM115 - emptied: a death shows this case's output only
         try:
             process.stdin.write(json.dumps(case) + "\n")
             process.stdin.flush()

@@ -272,7 +272,9 @@ def run_cli(case: dict) -> None:
             handle.write(case.get("input", ""))
         argv = [a.replace("{input}", input_path).replace("{out}", out_path) for a in case["argv"]]
         stdout, stderr = io.StringIO(), io.StringIO()
-        native = os.path.join(folder, "native.txt")
+        # the campaign names a file that outlives this worker: if native code kills it,
+        # what it printed (a CHECK failure, glibc's heap check) reaches the finding
+        native = os.environ.get("HLO_FUZZ_NATIVE") or os.path.join(folder, "native.txt")
         entry = show_layout.main if case.get("tool") == "layout" else opt.main
         with _captured_fds(native), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             try:
