@@ -32,11 +32,9 @@ benchmark. Example::
 from __future__ import annotations
 
 import collections
-import gc
 import math
 import re
 import time
-from collections.abc import Callable
 from typing import Any
 
 import bench_analysis
@@ -108,18 +106,6 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0) ->
     }
 
 
-def best_of_both(fn: Callable[[], Any], repeat: int) -> tuple[float, float]:
-    """The fastest wall-clock and the fastest CPU time of ``repeat`` runs of ``fn()``."""
-    wall = cpu = math.inf
-    for _ in range(repeat):
-        gc.collect()
-        start, start_cpu = time.perf_counter(), time.process_time()
-        fn()
-        wall = min(wall, time.perf_counter() - start)
-        cpu = min(cpu, time.process_time() - start_cpu)
-    return wall, cpu
-
-
 def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> list[dict[str, Any]]:
     """One row per layer count: fusions, tiled / not tileable (with reasons), valid
     tilings, parse+print s, import s, tiling s (analysis + ranking, and each), ratio,
@@ -134,7 +120,7 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
         import_s = time.perf_counter() - start
         fusions = [op for _, op in computations(module.operation) if op.name == "mhlo.fusion"]
         kinds = collections.Counter(str(op.attributes["fusion_kind"]).split()[-1].rstrip(">") for op in fusions)
-        baseline, baseline_cpu = best_of_both(lambda: str(ir.Module.parse(stablehlo, context)), baseline_repeat)
+        baseline, baseline_cpu = bench_analysis.best_of_clocks(lambda: str(ir.Module.parse(stablehlo, context)), baseline_repeat)
         if not rows:
             tile_all(fusions[:20])  # warm the imports
         results: list[dict[str, Any]] = []
@@ -143,7 +129,7 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
             bench_analysis.clear_caches()
             results.append(tile_all(fusions))
 
-        seconds, cpu = best_of_both(run, repeat)
+        seconds, cpu = bench_analysis.best_of_clocks(run, repeat)
         best = min(results, key=lambda r: r["analysis_s"] + r["ranking_s"])
         bench_analysis.clear_caches()
         best["footprints_s"] = tile_all(fusions, top=TOP)["footprints_s"]

@@ -238,9 +238,6 @@ def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = F
     outputs = _outputs(block)
     if not outputs:
         return AnalysisFailure("the computation has no output")
-    empty = _zero_sized(outputs)
-    if empty:
-        return AnalysisFailure(f"output {empty} is zero-sized: there is nothing to tile")
     return _Builder(allow_pad, {}).build(block, outputs)
 
 
@@ -277,9 +274,6 @@ def analyze_producer_consumer(
         if operand in consumer_parameters:
             substitutions[producer_block.arguments[k]] = consumer_parameters[operand]
     outputs = _outputs(consumer_block) + (produced if with_extra_outputs else [])
-    empty = _zero_sized(outputs)
-    if empty:
-        return AnalysisFailure(f"output {empty} is zero-sized: there is nothing to tile")
     return _Builder(allow_pad, substitutions).build(consumer_block, outputs, extra_blocks=(producer_block,))
 
 
@@ -314,6 +308,9 @@ class _Builder:
     def build(
         self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
     ) -> TiledFusion | AnalysisFailure:
+        empty = _zero_sized(outputs)
+        if empty:
+            return AnalysisFailure(f"output {empty} is zero-sized: there is nothing to tile")
         try:
             root = self._real_root(outputs)
             root_shape = _static_shape(root)
