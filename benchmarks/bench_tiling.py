@@ -46,8 +46,8 @@ from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
-from hlo_indexing.symbolic_tiling.ranking import rank_tilings
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure
 
 #: The per-tile footprint budget of ``hlo-print-tilings`` (its default, 48KiB).
 BUDGET = 48 * 1024
@@ -71,9 +71,10 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0) ->
     tiled = valid = ranked = skipped = capped = per_tiling = 0
     most_valid = 0
     analysis_s = ranking_s = footprints_s = 0.0
+    memo = TilingMemo()
     for op in fusions:
         start = time.perf_counter()
-        fusion = analyze_fusion(op)
+        fusion = memo.analyze(op)
         middle = time.perf_counter()
         analysis_s += middle - start
         if isinstance(fusion, AnalysisFailure):
@@ -81,7 +82,7 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0) ->
             continue
         layouts, output_layouts = declared_parameter_layouts(op)
         try:
-            ranking = rank_tilings(fusion, budget, layouts=layouts, output_layouts=output_layouts)
+            ranking = memo.rank(fusion, budget, layouts=layouts, output_layouts=output_layouts)
         except HloIndexingError as exc:
             reasons["ranking: " + reason_class(exc.message)] += 1
             continue

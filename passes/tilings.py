@@ -60,9 +60,9 @@ from hlo_indexing.passes.fusion_maps import set_argument_attributes
 from hlo_indexing.passes.report import format_field, func_field, selected_function
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
-from hlo_indexing.symbolic_tiling.ranking import rank_tilings
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion, defining_op
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, defining_op
 
 TILE_ATTRIBUTE = "hlo_indexing.tile"
 TILING_ATTRIBUTE = "hlo_indexing.tiling"
@@ -111,8 +111,9 @@ class PrintTilings(ModulePass):
             return
         text = self.format == "text"
         entries = []
+        memo = TilingMemo()
         for label, op in _selected(module, self.func):
-            entry, ranked, note = computation_tilings(label, op, budget, self.max, blockspecs=not text)
+            entry, ranked, note = computation_tilings(label, op, budget, self.max, blockspecs=not text, memo=memo)
             entries.append(entry)
             if entry["error"] is not None:
                 diagnostics.error(op.location, f"{label}: {entry['error']}")
@@ -153,7 +154,8 @@ def module_tilings(
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation; only function ``function`` and the fusions in it when given), as
     ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`."""
-    entries = [computation_tilings(label, op, budget_bytes, max_tilings)[0] for label, op in _selected(module, function)]
+    memo = TilingMemo()
+    entries = [computation_tilings(label, op, budget_bytes, max_tilings, memo=memo)[0] for label, op in _selected(module, function)]
     return tilings_document(budget_bytes, entries)
 
 
@@ -170,14 +172,17 @@ def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Oper
 
 
 def computation_tilings(
-    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True
+    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
+    memo: TilingMemo | None = None,
 ) -> tuple[dict[str, Any], list[Footprint], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     footprints (with their exactness) and what the ranking left out, in words
     (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
     cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
     parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
-    reason there are none, when ``blockspecs``)."""
+    reason there are none, when ``blockspecs``). ``memo``: the run's
+    :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
+    the same body are analysed and ranked once)."""
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -192,8 +197,9 @@ def computation_tilings(
         "capped": 0,
         "tilings": [],
     }
+    memo = memo or TilingMemo()
     try:
-        fusion = analyze_fusion(op)
+        fusion = memo.analyze(op)
     except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
         entry["error"] = f"cannot tile: {exc.message}"
         return entry, [], ""
@@ -206,7 +212,7 @@ def computation_tilings(
     ]
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
-        ranking = rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
+        ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
         ranked = [with_exactness(fusion, f) for f in ranking.tilings[:max_tilings]]
     except HloIndexingError as exc:
         entry["error"] = exc.message
@@ -267,8 +273,9 @@ class AttachTiles(ModulePass):
         except HloIndexingError as exc:
             diagnostics.error(module.location, exc.message)
             return
+        memo = TilingMemo()
         for label, op in computations(module):
-            fusion = analyze_fusion(op)
+            fusion = memo.analyze(op)
             if isinstance(fusion, AnalysisFailure):
                 diagnostics.error(op.location, f"{label}: {fusion}")
                 continue

@@ -25,7 +25,6 @@ from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import InvalidAttributeError, InvalidInputError
 from hlo_indexing.ops import analysis
 
-
 #: (id, function body line defining %0 from the arguments, argument types, result type,
 #:  attribute, malformed value, expected problem)
 CASES = [

@@ -104,7 +104,7 @@ def unary_ops(draw):
                                  "reverse", "reduce-window", "sort", "bitcast-convert"]))
     x = _shape(dims)
     if kind == "negate":
-        body, out = f"negate(p0)", x
+        body, out = "negate(p0)", x
     elif kind == "transpose":
         perm = draw(st.permutations(range(len(dims))))
         body, out = f"transpose(p0), dimensions={{{','.join(map(str, perm))}}}", _shape([dims[p] for p in perm])

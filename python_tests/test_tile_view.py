@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hlo_indexing import IndexingMap, parse_module
-from hlo_indexing.errors import IndexOutOfRangeError
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import IndexOutOfRangeError
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TilingError, analyze_fusion

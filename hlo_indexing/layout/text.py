@@ -25,6 +25,7 @@ Malformed text raises :class:`LayoutParseError` naming the offending token and i
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -247,9 +248,11 @@ class _Parser:
         return tuple(configs)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_layout(text: str) -> Layout:
     """Parse a layout alone (``{1,0:T(2,2)}``) or the layout of a shape text
-    (``f32[3,5]{1,0:T(2,2)}``)."""
+    (``f32[3,5]{1,0:T(2,2)}``). Layouts are immutable: a text parsed before gives the
+    same object (the tiling ranking reads each operand's layout text per fusion)."""
     if text.strip().startswith("{"):
         parser = _Parser(text)
         layout = parser.layout(rank=None)

@@ -8,24 +8,20 @@ public one, and each op is located at its instruction (``loc("name"(...))``).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
+from hlo_indexing.dialect_glue.parsing import location_name
 from hlo_indexing.errors import HloIndexingError
-
-# A named location wrapping another one: loc("name"(...)); a bare file location
-# loc("file":line:col) has no instruction name.
-_NAME = re.compile(r'loc\("([^"]+)"\(')
 
 
 def instruction_name(op: "OpLike | ir.BlockArgument[Any]") -> str:
-    """The HLO instruction name an op (or a computation parameter) was imported from
-    ('' when it has none)."""
-    match = _NAME.match(str(op.location))
-    return match.group(1) if match else ""
+    """The HLO instruction name an op (or a computation parameter) was imported from:
+    the name of its location ``loc("name"(...))`` ('' for any other location, e.g. a
+    bare file location ``loc("file":line:col)``)."""
+    return location_name(op.location) or ""
 
 
 def import_hlo(text: str, filename: str = "<hlo>") -> ir.Module:

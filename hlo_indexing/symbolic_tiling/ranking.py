@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import overload
 
 import numpy as np
@@ -70,7 +70,14 @@ from hlo_indexing.symbolic_tiling.footprint import (
     layout_unit_elements,
     tiling_footprint,
 )
-from hlo_indexing.symbolic_tiling.tile_counts import Grid, NotSeparable, Reader, ReaderCounts, origins_in_domain
+from hlo_indexing.symbolic_tiling.tile_counts import (
+    CountsCache,
+    Grid,
+    NotSeparable,
+    Reader,
+    ReaderCounts,
+    origins_in_domain,
+)
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
     TiledNode,
@@ -91,6 +98,19 @@ class Ranking:
     valid: int = 0
     capped: int = 0
     method: str = "symbolic"
+
+    def rebound(self, nodes: Mapping[TiledNode, TiledNode]) -> "Ranking":
+        """This ranking for another fusion with the same body (see
+        :mod:`~.shared_bodies`): ``nodes`` maps each node of the ranked fusion to the
+        other's (:meth:`~.tiled_fusion.TiledFusion.rebound`); the figures are shared, the
+        names the footprints give are the other's."""
+        tilings: Sequence[Footprint]
+        if isinstance(self.tilings, RankedTilings):
+            tilings = self.tilings.rebound(nodes)
+        else:
+            names = {node.name: other.name for node, other in nodes.items()}
+            tilings = [_renamed(footprint, names) for footprint in self.tilings]
+        return replace(self, tilings=tilings)
 
     @property
     def note(self) -> str:
@@ -134,6 +154,12 @@ class RankedTilings(Sequence[Footprint]):
 
     def __iter__(self) -> Iterator[Footprint]:
         return (self[i] for i in range(len(self)))
+
+    def rebound(self, nodes: Mapping[TiledNode, TiledNode]) -> "RankedTilings":
+        """The same ranking building its footprints from the nodes ``nodes`` maps to
+        (see :meth:`Ranking.rebound`)."""
+        readers = [(replace(reader, nodes=tuple(nodes[n] for n in reader.nodes)), counts) for reader, counts in self._build.readers]
+        return RankedTilings(self._sizes, replace(self._build, readers=readers), self._figures)
 
     @property
     def tile_sizes(self) -> list[tuple[int, ...]]:
@@ -190,6 +216,7 @@ def rank_tilings(
     layouts: Mapping[int, LayoutLike] | None = None,
     output_layouts: Mapping[int, LayoutLike] | None = None,
     max_programs: int = 1 << 16,
+    counts_cache: CountsCache | None = None,
 ) -> Ranking:
     """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
     most ``budget_bytes``, by bytes moved per output element, then number of tiles, then
@@ -198,7 +225,8 @@ def rank_tilings(
     across operands, extra outputs not partitioned) are left out; so are (counted in
     :attr:`Ranking.skipped`) those with more than ``max_programs`` programs, counting
     contracting steps. Bounded per fusion (module docstring): :attr:`Ranking.capped`
-    counts the candidates not considered. Raises :class:`~.footprint.FootprintError`
+    counts the candidates not considered. ``counts_cache``: shared with other rankings
+    (see :class:`~.tile_counts.CountsCache`). Raises :class:`~.footprint.FootprintError`
     when a footprint cannot be counted."""
     grid = Grid.of(fusion)
     valid = _constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
@@ -212,17 +240,13 @@ def rank_tilings(
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
     candidates &= _implemented_mask(fusion, grid)
     totals = _Totals.zeros(grid.total)
-    # Readers of one shape and layout through the same tile (an elementwise fusion's
-    # operands and output) count the same.
-    memo: dict[tuple[object, ...], ReaderCounts] = {}
+    cache = counts_cache or CountsCache()
     counted = []
     try:
         for reader in readers:
-            key = reader.key()
-            if key not in memo:
-                memo[key] = ReaderCounts.of(reader, fusion, grid, max_programs)
-            totals.add(reader, memo[key])
-            counted.append((reader, memo[key]))
+            counts = cache.counts(reader, fusion, grid, max_programs)
+            totals.add(reader, counts)
+            counted.append((reader, counts))
     except NotSeparable:
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
     output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
@@ -240,6 +264,15 @@ def rank_tilings(
                "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
     build = _FromTables(counted, order, num_tiles, output_elements)
     return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped)
+
+
+def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
+    """``footprint`` with each operand's and output's name replaced through ``names``."""
+    return replace(
+        footprint,
+        operands=tuple(replace(o, name=names.get(o.name, o.name)) for o in footprint.operands),
+        outputs=tuple(replace(o, name=names.get(o.name, o.name)) for o in footprint.outputs),
+    )
 
 
 def _constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:

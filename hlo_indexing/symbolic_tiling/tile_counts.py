@@ -111,6 +111,25 @@ class Reader:
         )
 
 
+class CountsCache:
+    """:class:`ReaderCounts` by everything they depend on (the reader's maps, tiles,
+    shape and layout divisors, the tiling parameters, the program limit): one ranking
+    keeps its own (an elementwise fusion's operands and output count alike); rankings
+    of one run may share one (:class:`~.shared_bodies.TilingMemo`)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[object, ...], ReaderCounts] = {}
+
+    def counts(self, reader: Reader, fusion: TiledFusion, grid: Grid, max_programs: int) -> "ReaderCounts":
+        """:meth:`ReaderCounts.of`, computed once per key; :class:`NotSeparable` as it."""
+        parameters = tuple((p.size, p.contracting) for p in fusion.parameters)
+        key = (reader.key(), parameters, max_programs)
+        found = self._counts.get(key)
+        if found is None:
+            found = self._counts[key] = ReaderCounts.of(reader, fusion, grid, max_programs)
+        return found
+
+
 def origins_in_domain(node: TiledNode, fusion: TiledFusion) -> bool:
     """Every tile origin (0 .. size - 1 along the node's programs, 0 elsewhere) lies in
     the domain of the node's map, so no program is cut out by it."""

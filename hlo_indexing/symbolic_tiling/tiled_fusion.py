@@ -210,6 +210,39 @@ class TiledFusion:
             raise TilingError("FAILED_PRECONDITION", f"expected {len(self.parameters)} tile sizes, got {len(tile_sizes)}")
         return self.constraints.is_satisfied_by(list(tile_sizes))
 
+    def rebound(self, values: Mapping[SsaValue, SsaValue]) -> tuple["TiledFusion", dict[TiledNode, TiledNode]] | None:
+        """This analysis for another computation with the same body (see
+        :mod:`~.shared_bodies`): ``values`` maps each value of this fusion's computation
+        to the other's. Returns the other's analysis (maps, tiles and constraints
+        shared, values and names its own) and the node correspondence, or None when the
+        names cannot be carried over (two values of this body share a name that the
+        other's differ in, or a tiling parameter's owner is not a node)."""
+        nodes: dict[TiledNode, TiledNode] = {}
+        names: dict[str, str] = {}
+        for node in self.nodes:  # operands before users
+            value = values[node.value]
+            name = _name_of(value)
+            if names.setdefault(node.name, name) != name:
+                return None
+            operands = [nodes[operand] for operand in node.operands]
+            nodes[node] = TiledNode(
+                value, name, node.opcode, node.indexing_map, node.tile, node.hidden, node.region, node.serial, operands
+            )
+        parameters = []
+        for parameter in self.parameters:
+            if parameter.owner not in names:
+                return None
+            parameters.append(TilingParameter(names[parameter.owner], parameter.dim, parameter.size, parameter.contracting))
+        fusion = TiledFusion(
+            parameters,
+            [[nodes[node] for node in candidates] for candidates in self.root_candidates],
+            list(nodes.values()),
+            self.constraints,
+            self.root_rank,
+            {origin: values[value] for origin, value in self.runtime_sources.items()},
+        )
+        return fusion, nodes
+
     def valid_tilings(self) -> list[tuple[int, ...]]:
         """Every tiling from :func:`flat_tilings_for_input_space` over the parameters'
         sizes that satisfies the constraints, in lexicographic order."""
@@ -228,9 +261,22 @@ def flat_tilings_for_input_space(sizes: Sequence[int]) -> list[tuple[int, ...]]:
     return list(itertools.product(*(tile_size_choices(n) for n in sizes)))
 
 
-def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
+@dataclass
+class MapResults:
+    """What an analysis derives from an indexing map alone: its symbolic tile, its
+    simplified form. One analysis keeps its own; analyses of one run may share one
+    (:class:`~.shared_bodies.TilingMemo`: an elementwise map recurs across fusions)."""
+
+    tiles: dict[IndexingMap, SymbolicTile | NotATile] = field(default_factory=dict)
+    simplified: dict[IndexingMap, IndexingMap] = field(default_factory=dict)
+
+
+def analyze_fusion(
+    computation: ir.Operation | ir.Region, *, allow_pad: bool = False, map_results: MapResults | None = None
+) -> TiledFusion | AnalysisFailure:
     """The symbolic tiling of a computation (a ``func.func``, an ``mhlo.fusion`` or its
-    region). ``allow_pad``: pads may be tiled (XLA allows them in gemm fusions only)."""
+    region). ``allow_pad``: pads may be tiled (XLA allows them in gemm fusions only);
+    ``map_results``: shared with other analyses (see :class:`MapResults`)."""
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     if not region.blocks:
         return AnalysisFailure("the computation has no body")
@@ -238,7 +284,7 @@ def analyze_fusion(computation: ir.Operation | ir.Region, *, allow_pad: bool = F
     outputs = _outputs(block)
     if not outputs:
         return AnalysisFailure("the computation has no output")
-    return _Builder(allow_pad, {}).build(block, outputs)
+    return _Builder(allow_pad, {}, map_results or MapResults()).build(block, outputs)
 
 
 def _zero_sized(outputs: list[SsaValue]) -> str:
@@ -274,7 +320,7 @@ def analyze_producer_consumer(
         if operand in consumer_parameters:
             substitutions[producer_block.arguments[k]] = consumer_parameters[operand]
     outputs = _outputs(consumer_block) + (produced if with_extra_outputs else [])
-    return _Builder(allow_pad, substitutions).build(consumer_block, outputs, extra_blocks=(producer_block,))
+    return _Builder(allow_pad, substitutions, MapResults()).build(consumer_block, outputs, extra_blocks=(producer_block,))
 
 
 def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
@@ -292,7 +338,7 @@ class _Failure(Exception):
 
 
 class _Builder:
-    def __init__(self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue]):
+    def __init__(self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue], map_results: MapResults):
         self.allow_pad = allow_pad
         self.substitutions = substitutions
         self.runtime_sources: dict[str, SsaValue] = {}
@@ -300,10 +346,10 @@ class _Builder:
         self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
-        # Per analysis: the symbolic tile of each distinct map (an elementwise chain
-        # reads every value through the same map) and each composed map simplified.
-        self.tiles: dict[IndexingMap, SymbolicTile | NotATile] = {}
-        self.simplified: dict[IndexingMap, IndexingMap] = {}
+        # The symbolic tile of each distinct map (an elementwise chain reads every value
+        # through the same map) and each composed map simplified.
+        self.tiles = map_results.tiles
+        self.simplified = map_results.simplified
 
     def build(
         self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
@@ -414,6 +460,8 @@ class _Builder:
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
         if opcode == "pad" and not self.allow_pad:
             raise _Failure(f"{name}: pad is only supported in gemm fusions")
+        if not isinstance(value.type, ir.RankedTensorType):  # a tuple, a token
+            raise _Failure(f"{name}: a value of type {value.type} is not a tensor")
         full = self._full_dims(indexing)
         tile = self.tiles.get(full)
         if tile is None:

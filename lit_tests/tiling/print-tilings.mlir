@@ -96,3 +96,15 @@ func.func @pad(%x: tensor<63xf32>) -> tensor<64xf32> {
   %0 = stablehlo.pad %x, %c, low = [0], high = [1], interior = [0] : (tensor<63xf32>, tensor<f32>) -> tensor<64xf32>
   return %0 : tensor<64xf32>
 }
+
+// -----
+
+// Tiles are tensor tiles: a tuple on the way from the output to an argument is not
+// tiled; a warning names the op and the type.
+// CHECK-LABEL: warning: @select_element: cannot tile: stablehlo.tuple: a value of type tuple<tensor<4xf32>, tensor<2x3xf32>> is not a tensor
+func.func @select_element(%a: tensor<4xf32>, %b: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %t = stablehlo.tuple %a, %b : tuple<tensor<4xf32>, tensor<2x3xf32>>
+  %g = stablehlo.get_tuple_element %t[1] : (tuple<tensor<4xf32>, tensor<2x3xf32>>) -> tensor<2x3xf32>
+  %r = stablehlo.transpose %g, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}

@@ -1,0 +1,173 @@
+"""Computations with the same body share one tiling analysis and one ranking.
+
+XLA's compiled HLO repeats fusion bodies: every layer of a model has the same
+elementwise, reduction and dot fusions, differing only in instruction names (an 8-layer
+training step has 668 fusions and 73 distinct bodies). :class:`TilingMemo` analyses
+(:func:`~.tiled_fusion.analyze_fusion`) and ranks (:func:`~.ranking.rank_tilings`) each
+distinct body once and gives every other computation with that body the same maps,
+tiles, constraints and figures, rebound to its own values and names
+(:meth:`~.tiled_fusion.TiledFusion.rebound`, :meth:`~.ranking.Ranking.rebound`): the
+result equals what the direct calls give for that computation.
+
+Two bodies are the same when :func:`body_key` is: the same ops in the same order, with
+the same attributes (``hlo_indexing.*`` results of the analysis aside), result and
+argument types and operand wiring (each operand named by the position of its value in
+the walk; a value from outside the body by its type). Instruction names (locations) are
+not part of it: the rebinding reads them from the other computation. A computation
+that cannot be tiled is analysed by itself (its reason names its own instructions).
+
+A memo holds the values and operations of the module it was used on: make one per run
+over a module and drop it with that run. Example::
+
+    memo = TilingMemo()
+    for label, op in computations(module.operation):
+        fusion = memo.analyze(op)
+        if not isinstance(fusion, AnalysisFailure):
+            ranking = memo.rank(fusion, 48 * 1024)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hlo_indexing.analysis.coalescing import LayoutLike
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.op_attrs import attribute_key
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.symbolic_tiling.ranking import Ranking, rank_tilings
+from hlo_indexing.symbolic_tiling.tile_counts import CountsCache
+from hlo_indexing.symbolic_tiling.tiled_fusion import (
+    AnalysisFailure,
+    MapResults,
+    TiledFusion,
+    TiledNode,
+    analyze_fusion,
+)
+
+if TYPE_CHECKING:
+    SsaValue = ir.Value[Any]
+else:
+    SsaValue = ir.Value
+
+#: The structure of a computation's body (see :func:`body_key`).
+BodyKey = tuple[object, ...]
+
+
+def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaValue]]:
+    """The structure of a computation's body (its first region, nested regions
+    included), and every value of it in walk order (block arguments and op results,
+    values from outside at their first use): two computations with equal keys have
+    values that correspond position by position. Iterative, so any nesting depth."""
+    region = computation if isinstance(computation, ir.Region) else computation.regions[0]
+    values: list[SsaValue] = []
+    positions: dict[SsaValue, int] = {}
+    parts: list[object] = []
+    work: list[object] = [region]
+    while work:
+        item = work.pop()
+        if isinstance(item, str):  # the end of a region
+            parts.append(item)
+        elif isinstance(item, ir.Region):
+            parts.append("{")
+            work.append("}")
+            work.extend(reversed(list(item.blocks)))
+        elif isinstance(item, ir.Block):
+            arguments = list(item.arguments)
+            parts.append(("^", tuple(argument.type for argument in arguments)))
+            for argument in arguments:
+                positions[argument] = len(values)
+                values.append(argument)
+            work.extend(reversed(list(item.operations)))
+        else:
+            op = item.operation  # type: ignore[attr-defined]
+            operands: list[object] = []
+            for operand in op.operands:
+                position = positions.get(operand)
+                if position is None:  # defined outside the body
+                    position = positions[operand] = len(values)
+                    values.append(operand)
+                    operands.append(operand.type)
+                operands.append(position)
+            results = list(op.results)
+            parts.append((op.name, tuple(operands), attribute_key(op), tuple(result.type for result in results)))
+            for result in results:
+                positions[result] = len(values)
+                values.append(result)
+            work.extend(reversed(list(op.regions)))
+    return tuple(parts), values
+
+
+@dataclass
+class _Shared:
+    """The first computation analysed with a body: its values and analysis."""
+
+    values: list[SsaValue]
+    fusion: TiledFusion
+
+
+class TilingMemo:
+    """The analyses and rankings of one module's computations, one per distinct body
+    (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._bodies: dict[tuple[BodyKey, bool], _Shared] = {}
+        # Per analysis handed out: its body's entry and its nodes by the first one's.
+        self._origins: dict[int, tuple[TiledFusion, _Shared, dict[TiledNode, TiledNode]]] = {}
+        self._rankings: dict[tuple[object, ...], Ranking] = {}
+        # What the analyses and rankings of different bodies share: results per map.
+        self._map_results = MapResults()
+        self._counts = CountsCache()
+
+    def analyze(self, computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
+        """:func:`~.tiled_fusion.analyze_fusion` of ``computation``, shared with the
+        computations analysed before with the same body."""
+        key, values = body_key(computation)
+        shared = self._bodies.get((key, allow_pad))
+        if shared is not None:
+            rebound = shared.fusion.rebound(dict(zip(shared.values, values)))
+            if rebound is not None:
+                fusion, nodes = rebound
+                self._origins[id(fusion)] = (fusion, shared, nodes)
+                return fusion
+        fusion_or_failure = analyze_fusion(computation, allow_pad=allow_pad, map_results=self._map_results)
+        if isinstance(fusion_or_failure, TiledFusion):
+            entry = _Shared(values, fusion_or_failure)
+            self._bodies.setdefault((key, allow_pad), entry)
+            self._origins[id(fusion_or_failure)] = (fusion_or_failure, entry, {node: node for node in fusion_or_failure.nodes})
+        return fusion_or_failure
+
+    def rank(
+        self,
+        fusion: TiledFusion,
+        budget_bytes: int,
+        *,
+        layouts: Mapping[int, LayoutLike] | None = None,
+        output_layouts: Mapping[int, LayoutLike] | None = None,
+        max_programs: int = 1 << 16,
+    ) -> Ranking:
+        """:func:`~.ranking.rank_tilings` of ``fusion`` (an analysis from
+        :meth:`analyze`; any other is ranked by itself), shared with the fusions of the
+        same body ranked before with the same budget, layouts and program limit.
+        Raises as :func:`~.ranking.rank_tilings` does, naming ``fusion``'s instructions."""
+        origin = self._origins.get(id(fusion))
+        if origin is None or origin[0] is not fusion:
+            return rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
+        _, shared, nodes = origin
+        key = (id(shared), budget_bytes, _layouts_key(layouts), _layouts_key(output_layouts), max_programs)
+        ranking = self._rankings.get(key)
+        if ranking is None:
+            try:
+                ranking = rank_tilings(
+                    shared.fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs,
+                    counts_cache=self._counts,
+                )
+            except HloIndexingError:  # raised again below, naming this fusion's instructions
+                return rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
+            self._rankings[key] = ranking
+        return ranking if fusion is shared.fusion else ranking.rebound(nodes)
+
+
+def _layouts_key(layouts: Mapping[int, LayoutLike] | None) -> tuple[tuple[int, str], ...]:
+    return tuple(sorted((k, str(layout)) for k, layout in (layouts or {}).items()))
