@@ -143,6 +143,8 @@ def simplify_preserving_points(m: IndexingMap) -> IndexingMap:
     (XLA's ``SimplifyPointDimensions::kPreserve``: a tile size along them is still a
     parameter): they are widened by one for the simplification, which is then still an
     identity on the real domain."""
+    if not any(v.bounds.is_point for v in m.dim_vars):
+        return m.simplify()  # nothing to widen (simplifying never widens a range)
     widened = [Variable(Interval(v.bounds.lower, v.bounds.lower + 1), v.name, v.origin) if v.bounds.is_point else v for v in m.dim_vars]
     out = m.replace(dims=widened).simplify()
     if out.is_known_empty():
