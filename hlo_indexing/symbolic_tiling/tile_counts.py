@@ -119,6 +119,7 @@ class CountsCache:
         self._counts: dict[tuple[object, ...], ReaderCounts] = {}
         self._grids: dict[tuple[int, ...], Grid] = {}
         self._points: dict[tuple[object, ...], _Points] = {}
+        self._tables: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def grid(self, fusion: TiledFusion) -> Grid:
         """:meth:`Grid.over` the sizes of ``fusion``'s parameters, one per tuple of sizes."""
@@ -135,6 +136,34 @@ class CountsCache:
         found = self._counts.get(key)
         if found is None:
             found = self._counts[key] = ReaderCounts.of(reader, fusion, grid, max_programs, self)
+        return found
+
+    def tables(
+        self, reader: Reader, grid: Grid, parameters: tuple[int, ...], dims: list[int], programs_of: set[int],
+        max_programs: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:func:`_component_tables` of one component of a reader, computed once per
+        what they depend on (readers of different fusions share them: a dimension of
+        one size read through the same tile recurs): the reader's tiles, extents and
+        layout divisors along ``dims``, the sizes, choices and iteration of
+        ``parameters``, the program limit. A union of tiles is computed each time."""
+        if len(reader.nodes) > 1:
+            return _component_tables(reader, grid, parameters, dims, self.points(grid, parameters, programs_of, max_programs))
+        node = reader.node
+        results = node.indexing_map.results
+        key = (
+            parameters,
+            tuple((grid.sizes[p], tuple(grid.choices[p]), p in programs_of) for p in parameters),
+            max_programs,
+            tuple((results[k], node.tile.sizes[k], node.tile.strides[k], reader.shape[k], reader.divisors[k]) for k in dims),
+            tuple(v.bounds.lower for v in node.indexing_map.range_vars),
+        )
+        found = self._tables.get(key)
+        if found is None:
+            points = self.points(grid, parameters, programs_of, max_programs)
+            found = self._tables[key] = _component_tables(reader, grid, parameters, dims, points)
+            for table in found:
+                table.flags.writeable = False
         return found
 
     def points(self, grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int) -> "_Points":
@@ -179,8 +208,8 @@ class ReaderCounts:
         reader: Reader, fusion: TiledFusion, grid: Grid, max_programs: int, cache: "CountsCache | None" = None
     ) -> "ReaderCounts":
         """The counts of ``reader`` (see the module docstring); :class:`NotSeparable`
-        when a union cannot be tabled. ``cache``: where the tile indices of the grid
-        are kept."""
+        when a union cannot be tabled. ``cache``: where the tables of its components
+        are kept (see :meth:`CountsCache.tables`)."""
         cache = cache or CountsCache()
         node = reader.node
         programs_of = grid_parameters(node, fusion)
@@ -197,8 +226,7 @@ class ReaderCounts:
         used: set[int] = set()
         for parameters, dims in components:
             used.update(parameters)
-            points = cache.points(grid, parameters, programs_of, max_programs)
-            tables = _component_tables(reader, grid, parameters, dims, points)
+            tables = cache.tables(reader, grid, parameters, dims, programs_of, max_programs)
             shape = [len(grid.choices[p]) if p in parameters else 1 for p in range(len(grid.choices))]
             units_max = units_max * tables[0].reshape(shape)
             units_sum = units_sum * tables[1].reshape(shape)
