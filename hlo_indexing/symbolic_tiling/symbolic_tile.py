@@ -185,7 +185,9 @@ def _derive(m: IndexingMap) -> SymbolicTile:
     offsets, sizes, strides = [], [], []
     for result in m.results:
         plain = None if m.constraints else ax.typed(result)
-        if isinstance(plain, ax.Dim):  # what simplifying would leave: offset 0, the dim
+        if isinstance(plain, ax.Sym) and (plain.position >= n_range or symbol_ranges[plain.position].is_point):
+            plain = None  # a runtime variable, or a range variable simplifying folds to its value
+        if isinstance(plain, (ax.Dim, ax.Sym)):  # what simplifying would leave: offset 0, the variable
             offset, strided = zero, _extract(plain, dim_ranges, symbol_ranges, ctx)
         elif isinstance(plain, ax.Const):  # offset the constant, one element
             offset, strided = plain, _extract(zero, dim_ranges, symbol_ranges, ctx)
