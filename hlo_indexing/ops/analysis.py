@@ -31,7 +31,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
-from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, rule_for
+from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, ELEMENTWISE_KINDS, HLO_DIALECTS, rule_for
 
 #: The two directions of per-op (and fused) maps, as pass options and API arguments spell them.
 DIRECTIONS = ("output-to-input", "input-to-output")
@@ -64,6 +64,30 @@ def input_to_output_indexing(
     operand's index space to the result elements each operand element contributes to.
     ``regions`` as for :func:`output_to_input_indexing`."""
     return _indexing(op, INPUT_TO_OUTPUT, operand_index, simplify, regions)
+
+
+def elementwise_shape(op: ir.Operation | ir.OpView) -> tuple[int, ...] | None:
+    """The shape of an elementwise op (a StableHLO/MHLO/CHLO kind of
+    ``rules.ELEMENTWISE_KINDS``) whose one result and every operand have that static,
+    non-empty shape, else None: each operand of such an op is read through the identity
+    map over the shape (what :func:`output_to_input_indexing` gives, known without
+    building its cache key). Example: ``(8, 16)`` for ``stablehlo.add`` of two
+    ``tensor<8x16xf32>``; None for a ``select`` with a scalar predicate."""
+    operation = op if isinstance(op, ir.Operation) else op.operation
+    dialect, kind = op_attrs.op_kind(operation)
+    if kind not in ELEMENTWISE_KINDS or dialect not in HLO_DIALECTS or len(operation.results) != 1:
+        return None
+    result_type = operation.results[0].type
+    if not isinstance(result_type, ir.RankedTensorType) or not result_type.has_static_shape:
+        return None
+    shape = tuple(result_type.shape)
+    if 0 in shape:
+        return None
+    for operand in operation.operands:
+        operand_type = operand.type
+        if not isinstance(operand_type, ir.RankedTensorType) or tuple(operand_type.shape) != shape:
+            return None
+    return shape
 
 
 def all_indexings(

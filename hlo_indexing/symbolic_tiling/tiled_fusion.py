@@ -36,6 +36,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.ops.analysis import elementwise_shape
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
@@ -278,6 +279,8 @@ class MapResults:
     #: parameter ranges).
     tiles: dict[tuple[IndexingMap, tuple[int, ...]], SymbolicTile | NotATile] = field(default_factory=dict)
     simplified: dict[IndexingMap, IndexingMap] = field(default_factory=dict)
+    #: The identity map of each shape (an elementwise op's operand maps).
+    identities: dict[tuple[int, ...], IndexingMap] = field(default_factory=dict)
 
 
 def analyze_fusion(
@@ -360,6 +363,7 @@ class _Builder:
         # through the same map) and each composed map simplified.
         self.tiles = map_results.tiles
         self.simplified = map_results.simplified
+        self.identities = map_results.identities
 
     def build(
         self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
@@ -439,6 +443,12 @@ class _Builder:
         dims = [Variable(Interval.of_size(p.size), v.name, v.origin) for v, p in zip(indexing.dim_vars, self.parameters)]
         return indexing.replace(dims=dims)
 
+    def _identity(self, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
+        found = self.identities.get(shape)
+        if found is None:
+            found = self.identities[shape] = IndexingMap.identity(shape, context=context)
+        return found
+
     def _simplify(self, m: IndexingMap) -> IndexingMap:
         found = self.simplified.get(m)
         if found is None:
@@ -487,7 +497,10 @@ class _Builder:
         if op is not None and opcode not in LEAF_OPS:
             result_index = ir.OpResult(value).result_number
             try:
-                if opcode == "fusion":
+                shape = elementwise_shape(op)
+                if shape is not None:  # every operand read through the identity
+                    operand_map_sets = [[self._identity(shape, op.context)]] * len(op.operands)
+                elif opcode == "fusion":
                     operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
                 else:
                     operand_map_sets = list(output_to_input_indexing(op, result_index, simplify=False).maps)
