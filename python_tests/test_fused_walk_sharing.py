@@ -5,7 +5,9 @@
   ``computation_indexing(f)`` alone and ``fusion_indexing(f, r)`` for each result ``r``
   (a walk per result, from scratch), maps and over-approximation notes alike, on every
   lit input, on renamed copies of a function and on a JAX training step (many results,
-  elementwise chains that share their operands' table entries).
+  elementwise chains that share their operands' table entries); also on copies whose
+  maps grow past the caps, where each copy's over-approximation names its own value
+  (the capped entry is not shared across copies).
 * The relation of a fused map through a chain of identity ops after a transpose and a
   broadcast (the case where a value shares its operand's entry) equals the one found by
   evaluating the program on numpy index arrays.
@@ -93,6 +95,28 @@ COPY = """
 def test_shared_walk_equals_plain_walks_on_copies() -> None:
     module = parse_module("module {" + "".join(COPY.format(k=k) for k in range(4)) + "}")
     assert _check_module(module) == 4
+
+
+def _capped_copy(k: int) -> str:
+    """A chain of alternating reshapes and transposes (exact maps past the caps) after
+    ``k`` unused ops, which shift the printed names of the chain's values."""
+    lines = [f"    %z{i} = stablehlo.negate %a : tensor<4x6xf32>" for i in range(k)]
+    previous = "%a"
+    for i in range(10):
+        lines.append(f"    %r{i} = stablehlo.reshape {previous} : (tensor<4x6xf32>) -> tensor<6x4xf32>")
+        lines.append(f"    %t{i} = stablehlo.transpose %r{i}, dims = [1, 0] : (tensor<6x4xf32>) -> tensor<4x6xf32>")
+        previous = f"%t{i}"
+    lines.append(f"    %s = stablehlo.add {previous}, %a : tensor<4x6xf32>")
+    body = "\n".join(lines)
+    return f"  func.func @f{k}(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {{\n{body}\n    return %s : tensor<4x6xf32>\n  }}\n"
+
+
+def test_shared_walk_equals_plain_walks_on_capped_copies() -> None:
+    module = parse_module("module {" + "".join(_capped_copy(k) for k in range(3)) + "}")
+    assert _check_module(module) == 3
+    shared: dict = {}
+    names = [computation_indexing(f, shared=shared)[0].over_approximated for f in module.body.operations]
+    assert len(set(names)) == 3 and all(names)
 
 
 def _index_relation(fused_maps: frozenset) -> set:
