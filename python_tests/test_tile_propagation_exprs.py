@@ -8,6 +8,8 @@ import itertools
 
 import pytest
 
+from hlo_indexing.errors import IntegerOverflowError, NestingTooDeepError
+from hlo_indexing.limits import MAX_NESTING_DEPTH
 from hlo_indexing.symbolic_tiling.simplify import simplify
 from hlo_indexing.symbolic_tiling.tile_expr import Expr, binary, parse_expr
 
@@ -55,3 +57,26 @@ def test_xla_spellings_parse():
     assert [e.evaluate({"tid_0": t}) for t in range(3)] == [0, 20, 20]
     assert parse_expr("(tid_1 mod 256) * 2 + 2").evaluate({"tid_1": 300}) == 90
     assert parse_expr("-7 mod 4").evaluate({}) == 1  # XLA: mod in [0, |b|)
+
+
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("(" * 3000 + "tid_0" + ")" * 3000, NestingTooDeepError),  # parser recursion
+        ("-" * 3000 + "tid_0", NestingTooDeepError),
+        ("min(" * 300 + "tid_0" + ", 1)" * 300, NestingTooDeepError),
+        (" + ".join(["tid_0"] * 3000), NestingTooDeepError),  # a left-deep tree every walk recurses through
+        ("tid_0" + " * 2" * 64, IntegerOverflowError),  # folded into one coefficient, 2**64
+        ("99999999999999999999", IntegerOverflowError),
+    ],
+    ids=["parentheses", "minuses", "calls", "long sum", "folded product", "literal"],
+)
+def test_hostile_expression_text_is_a_limit_error(text: str, error: type) -> None:
+    with pytest.raises(error):
+        simplify(parse_expr(text), dict(BOUNDS))
+
+
+def test_expressions_up_to_the_depth_limit_are_kept() -> None:
+    text = " + ".join(["tid_0"] * (MAX_NESTING_DEPTH + 1))  # MAX_NESTING_DEPTH additions
+    assert simplify(parse_expr(text), dict(BOUNDS)).evaluate({"tid_0": 3}) == 3 * (MAX_NESTING_DEPTH + 1)
+    assert parse_expr("(" * MAX_NESTING_DEPTH + "tid_0" + ")" * MAX_NESTING_DEPTH) == Expr.var("tid_0")

@@ -263,6 +263,8 @@ def declared_layouts(op: Any) -> tuple[list[str | None], list[str | None]]:
     """The layouts written on a ``func.func``'s arguments and results, or on an
     ``mhlo.fusion``'s operands (their producers or function arguments) and results."""
     operation = op.operation
+    if operation.name == "mhlo.fusion":
+        return [_layout_of_value(v) for v in operation.operands], [_layout_of_value(v) for v in operation.results]
     n_args = len(block_of(operation).arguments)
     n_results = len(list(block_of(operation).operations)[-1].operands)
     if operation.name == "func.func":
@@ -270,8 +272,6 @@ def declared_layouts(op: Any) -> tuple[list[str | None], list[str | None]]:
             [_value_attr(operation, "arg_attrs", i) for i in range(n_args)],
             [_value_attr(operation, "res_attrs", i) for i in range(n_results)],
         )
-    if operation.name == "mhlo.fusion":
-        return [_layout_of_value(v) for v in operation.operands], [_layout_of_value(v) for v in operation.results]
     return [None] * n_args, [None] * n_results
 
 

@@ -80,7 +80,6 @@ class SetAlgebra:
         self.map_memo: dict[tuple[object, object], IndexingMap] = {}
         self.too_large: dict[frozenset, bool] = {}
         self.clean: dict[int, IndexingMap] = {}  # results of the chain, by identity
-        self.identity_flags: dict[IndexingMap, bool] = {}
         self.identities: dict[tuple[int, ...], IndexingMap] = {}
         self.interned: dict[frozenset, frozenset] = {}
         self.set_domains: dict[frozenset, object] = {}
@@ -299,16 +298,7 @@ class SetAlgebra:
 
     def is_identity(self, m: IndexingMap) -> bool:
         """``(d0, ..., dn) -> (d0, ..., dn)`` with no symbol, constraint or variable name."""
-        found = self.identity_flags.get(m)
-        if found is None:
-            found = self.identity_flags[m] = (
-                not m.is_undefined
-                and m.num_symbols == 0
-                and not m.constraints
-                and not any(v.name for v in m.dim_vars)
-                and m.affine_map == ir.AffineMap.get_identity(m.num_dims, m.context)
-            )
-        return found
+        return m.is_identity and not any(v.name for v in m.dim_vars)
 
     def identity(self, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
         """The identity map of ``shape`` (one object per shape: memo keys then compare by identity)."""

@@ -40,6 +40,8 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
         return IndexingMap.known_empty(
             consumer.num_dims, consumer.num_symbols + producer.num_symbols, producer.num_results, consumer.context
         )
+    if producer.is_identity and _results_within(consumer, producer.dim_vars):
+        return consumer  # what the general case builds, without building it
     context = consumer.context
     pr, cr = len(producer.range_vars), len(consumer.range_vars)
     prt, crt = len(producer.runtime_vars), len(consumer.runtime_vars)
@@ -70,6 +72,13 @@ def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
         if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges, bounds_memo)):
             composed = composed.add_constraint(expr, var.bounds)
     return composed
+
+
+def _results_within(m: IndexingMap, variables: Iterable[Variable]) -> bool:
+    """Whether the range of each result of ``m`` lies in the range of its variable."""
+    dim_ranges, symbol_ranges = m.dim_ranges, m.symbol_ranges
+    memo: dict[ir.AffineExpr, Interval] = {}
+    return all(v.bounds.contains(ax.bounds(e, dim_ranges, symbol_ranges, memo)) for e, v in zip(m.results, variables))
 
 
 def _variables(e: ir.AffineExpr) -> tuple[set[int], set[int]]:

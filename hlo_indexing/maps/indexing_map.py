@@ -122,7 +122,7 @@ class IndexingMap:
     :meth:`known_empty` or :meth:`undefined`. All operations return new maps.
     """
 
-    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_identity", "_text", "_names")
+    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_equality_key", "_is_identity", "_text", "_names")
 
     def __init__(
         self,
@@ -179,7 +179,8 @@ class IndexingMap:
         self._empty = empty
         self._reason = reason
         self._hash: int | None = None
-        self._identity: tuple[Any, ...] | None = None
+        self._equality_key: tuple[Any, ...] | None = None
+        self._is_identity: bool | None = None
         self._text: str | None = None
         self._names: tuple[str, ...] | None = None
 
@@ -337,23 +338,40 @@ class IndexingMap:
         """True when the domain is proven empty (see :meth:`simplify`)."""
         return self._empty
 
+    @property
+    def is_identity(self) -> bool:
+        """True for ``(d0, ..., dn-1) -> (d0, ..., dn-1)`` without symbols or
+        constraints, over any non-empty dimension ranges (an elementwise op's maps).
+        Computed once per map."""
+        if self._is_identity is None:
+            affine = self._map
+            self._is_identity = (
+                affine is not None
+                and not self._empty
+                and not self._ranges
+                and not self._runtimes
+                and not self._constraints
+                and affine == ir.AffineMap.get_identity(len(self._dims), affine.context)
+            )
+        return self._is_identity
+
     # ----------------------------------------------------------------- identity
 
     def _key(self) -> tuple[Any, ...]:
         """What equality compares (computed once): variables as plain
         ``(lower, upper, origin)`` tuples, as :class:`Variable` equality does."""
-        if self._identity is None:
+        if self._equality_key is None:
             if self._map is None:
-                self._identity = ("undefined", self._reason)
+                self._equality_key = ("undefined", self._reason)
             elif self._empty:
-                self._identity = ("empty", self.num_dims, self.num_symbols, self.num_results)
+                self._equality_key = ("empty", self.num_dims, self.num_symbols, self.num_results)
             else:
                 variables = tuple(
                     tuple((v.bounds.lower, v.bounds.upper, v.origin) for v in part)
                     for part in (self._dims, self._ranges, self._runtimes)
                 )
-                self._identity = (self._map, variables, frozenset(self._constraints.items()))
-        return self._identity
+                self._equality_key = (self._map, variables, frozenset(self._constraints.items()))
+        return self._equality_key
 
     def _memo_key(self) -> tuple[Any, ...]:
         """The map and its variable names (cosmetic, so not part of equality, but

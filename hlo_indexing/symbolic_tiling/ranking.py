@@ -228,7 +228,8 @@ def rank_tilings(
     counts the candidates not considered. ``counts_cache``: shared with other rankings
     (see :class:`~.tile_counts.CountsCache`). Raises :class:`~.footprint.FootprintError`
     when a footprint cannot be counted."""
-    grid = Grid.of(fusion)
+    cache = counts_cache or CountsCache()
+    grid = cache.grid(fusion)
     valid = _constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
     programs = np.ones(grid.total, np.int64)
     for tiles in grid.flat_tiles:
@@ -240,7 +241,6 @@ def rank_tilings(
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
     candidates &= _implemented_mask(fusion, grid)
     totals = _Totals.zeros(grid.total)
-    cache = counts_cache or CountsCache()
     counted = []
     try:
         for reader in readers:

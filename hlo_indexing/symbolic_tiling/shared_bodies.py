@@ -90,12 +90,13 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
                     values.append(operand)
                     operands.append(operand.type)
                 operands.append(position)
-            results = list(op.results)
-            parts.append((op.name, tuple(operands), attribute_key(op), tuple(result.type for result in results)))
+            results = op.results
+            parts.append((op.name, tuple(operands), attribute_key(op), tuple(results.types)))
             for result in results:
                 positions[result] = len(values)
                 values.append(result)
-            work.extend(reversed(list(op.regions)))
+            if len(op.regions):
+                work.extend(reversed(list(op.regions)))
     return tuple(parts), values
 
 

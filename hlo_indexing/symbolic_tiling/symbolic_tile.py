@@ -177,13 +177,20 @@ def _derive(m: IndexingMap) -> SymbolicTile:
     # Offsets: dims and range variables at 0 (runtime variables renumbered below).
     zero_dims = [zero] * n_dims
     offset_symbols = [zero] * n_range + [ax.symbol(n_range + j, ctx) for j in range(len(m.runtime_vars))]
-    offsets = [_simplify_expr(m, ax.substitute(e, zero_dims, offset_symbols)) for e in m.results]
     dim_ranges = m.dim_ranges
     symbol_ranges = m.symbol_ranges
     constraints = ConstraintExpression.always()
-    sizes, strides = [], []
-    for result, offset in zip(m.results, offsets):
-        strided = _extract(_simplify_expr(m, ax.add(result, ax.mul(offset, -1))), dim_ranges, symbol_ranges, ctx)
+    offsets, sizes, strides = [], [], []
+    for result in m.results:
+        plain = None if m.constraints else ax.typed(result)
+        if isinstance(plain, ax.Dim):  # what simplifying would leave: offset 0, the dim
+            offset, strided = zero, _extract(plain, dim_ranges, symbol_ranges, ctx)
+        elif isinstance(plain, ax.Const):  # offset the constant, one element
+            offset, strided = plain, _extract(zero, dim_ranges, symbol_ranges, ctx)
+        else:
+            offset = _simplify_expr(m, ax.substitute(result, zero_dims, offset_symbols))
+            strided = _extract(_simplify_expr(m, ax.add(result, ax.mul(offset, -1))), dim_ranges, symbol_ranges, ctx)
+        offsets.append(offset)
         sizes.append(strided.size)
         strides.append(strided.stride)
         constraints = constraints & strided.constraints

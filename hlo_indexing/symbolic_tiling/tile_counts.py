@@ -46,37 +46,35 @@ class Grid:
     sizes: list[int]
     choices: list[list[int]]
     capped: int
+    #: Choices per parameter.
+    shape: tuple[int, ...]
+    #: Candidates in the grid.
+    total: int
     flat_sizes: list[np.ndarray] = field(default_factory=list)
     flat_tiles: list[np.ndarray] = field(default_factory=list)
 
     @staticmethod
-    def of(fusion: TiledFusion) -> "Grid":
-        """The candidates of ``fusion``, at most ``MAX_TILING_CANDIDATES``: the smallest
-        size of the parameter with the most choices goes first (``capped`` counts the
-        candidates dropped)."""
-        sizes = [p.size for p in fusion.parameters]
+    def over(parameter_sizes: tuple[int, ...]) -> "Grid":
+        """The candidates for tiling parameters of these sizes, at most
+        ``MAX_TILING_CANDIDATES``: the smallest size of the parameter with the most
+        choices goes first (``capped`` counts the candidates dropped). Its arrays are
+        read-only, so that rankings may share it."""
+        sizes = list(parameter_sizes)
         choices = [tile_size_choices(n) for n in sizes]
         full = math.prod(len(c) for c in choices)
         while math.prod(len(c) for c in choices) > MAX_TILING_CANDIDATES:
             widest = max(range(len(choices)), key=lambda p: len(choices[p]))
             choices[widest] = choices[widest][1:]
-        grid = Grid(sizes, choices, full - math.prod(len(c) for c in choices))
+        shape = tuple(len(c) for c in choices)
+        grid = Grid(sizes, choices, full - math.prod(shape), shape, math.prod(shape))
         for p, values in enumerate(choices):
             along = np.asarray(values, np.int64).reshape([-1 if q == p else 1 for q in range(len(choices))])
             flat = np.broadcast_to(along, grid.shape).reshape(-1)
+            tiles = -(-sizes[p] // flat)
+            flat.flags.writeable = tiles.flags.writeable = False
             grid.flat_sizes.append(flat)
-            grid.flat_tiles.append(-(-sizes[p] // flat))
+            grid.flat_tiles.append(tiles)
         return grid
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Choices per parameter."""
-        return tuple(len(c) for c in self.choices)
-
-    @property
-    def total(self) -> int:
-        """Candidates in the grid."""
-        return math.prod(self.shape)
 
 
 @dataclass(frozen=True)
@@ -119,6 +117,16 @@ class CountsCache:
 
     def __init__(self) -> None:
         self._counts: dict[tuple[object, ...], ReaderCounts] = {}
+        self._grids: dict[tuple[int, ...], Grid] = {}
+        self._points: dict[tuple[object, ...], _Points] = {}
+
+    def grid(self, fusion: TiledFusion) -> Grid:
+        """:meth:`Grid.over` the sizes of ``fusion``'s parameters, one per tuple of sizes."""
+        sizes = tuple(p.size for p in fusion.parameters)
+        found = self._grids.get(sizes)
+        if found is None:
+            found = self._grids[sizes] = Grid.over(sizes)
+        return found
 
     def counts(self, reader: Reader, fusion: TiledFusion, grid: Grid, max_programs: int) -> "ReaderCounts":
         """:meth:`ReaderCounts.of`, computed once per key; :class:`NotSeparable` as it."""
@@ -126,7 +134,16 @@ class CountsCache:
         key = (reader.key(), parameters, max_programs)
         found = self._counts.get(key)
         if found is None:
-            found = self._counts[key] = ReaderCounts.of(reader, fusion, grid, max_programs)
+            found = self._counts[key] = ReaderCounts.of(reader, fusion, grid, max_programs, self)
+        return found
+
+    def points(self, grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int) -> "_Points":
+        """:meth:`_Points.of`, computed once per grid and arguments (the operands of one
+        fusion often have the same components)."""
+        key = (tuple(grid.sizes), tuple(map(len, grid.choices)), parameters, frozenset(programs_of), max_programs)
+        found = self._points.get(key)
+        if found is None:
+            found = self._points[key] = _Points.of(grid, parameters, programs_of, max_programs)
         return found
 
 
@@ -158,9 +175,13 @@ class ReaderCounts:
     steps: np.ndarray
 
     @staticmethod
-    def of(reader: Reader, fusion: TiledFusion, grid: Grid, max_programs: int) -> "ReaderCounts":
+    def of(
+        reader: Reader, fusion: TiledFusion, grid: Grid, max_programs: int, cache: "CountsCache | None" = None
+    ) -> "ReaderCounts":
         """The counts of ``reader`` (see the module docstring); :class:`NotSeparable`
-        when a union cannot be tabled."""
+        when a union cannot be tabled. ``cache``: where the tile indices of the grid
+        are kept."""
+        cache = cache or CountsCache()
         node = reader.node
         programs_of = grid_parameters(node, fusion)
         if len(reader.nodes) > 1:
@@ -176,7 +197,8 @@ class ReaderCounts:
         used: set[int] = set()
         for parameters, dims in components:
             used.update(parameters)
-            tables = _component_tables(reader, fusion, grid, parameters, dims, programs_of, max_programs)
+            points = cache.points(grid, parameters, programs_of, max_programs)
+            tables = _component_tables(reader, grid, parameters, dims, points)
             shape = [len(grid.choices[p]) if p in parameters else 1 for p in range(len(grid.choices))]
             units_max = units_max * tables[0].reshape(shape)
             units_sum = units_sum * tables[1].reshape(shape)
@@ -217,17 +239,15 @@ def _components(node: TiledNode) -> list[tuple[tuple[int, ...], list[int]]]:
 
 
 def _component_tables(
-    reader: Reader, fusion: TiledFusion, grid: Grid, parameters: tuple[int, ...], dims: list[int],
-    programs_of: set[int], max_programs: int,
+    reader: Reader, grid: Grid, parameters: tuple[int, ...], dims: list[int], points: "_Points"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per choice of the sizes of ``parameters``: the most layout tiles the component's
     dimensions touch at one tile index, and layout tiles and elements summed over the
     tile indices. Every choice is evaluated in one numpy pass over the concatenated tile
-    indices of all choices. A choice with more than ``max_programs`` tile indices (its
-    candidates are all skipped) gets zeros."""
+    indices of all choices (``points``). A choice with more than the program limit of
+    tile indices (its candidates are all skipped) gets zeros."""
     shape = [len(grid.choices[p]) for p in parameters]
     tables = [np.zeros(shape, np.int64) for _ in range(3)]
-    points = _Points.of(grid, parameters, programs_of, max_programs, len(fusion.parameters))
     if not points.positions:
         return tables[0], tables[1], tables[2]
     if len(reader.nodes) > 1:
@@ -263,7 +283,8 @@ class _Points:
         return sum(self.segments)
 
     @staticmethod
-    def of(grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int, n_params: int) -> "_Points":
+    def of(grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int) -> "_Points":
+        n_params = len(grid.sizes)
         shape = [len(grid.choices[p]) for p in parameters]
         positions: list[tuple[int, ...]] = []
         segments: list[int] = []
@@ -286,13 +307,16 @@ class _Points:
                 chosen_sizes[p].append(size)
         total = sum(segments)
         zeros, ones = np.zeros(total, np.int64), np.ones(total, np.int64)
-        return _Points(
+        found = _Points(
             positions,
             segments,
             [np.concatenate(origins[p]) if p in origins and total else zeros for p in range(n_params)],
             [np.repeat(np.asarray(chosen_sizes[p], np.int64), segments) if p in origins and total else ones
              for p in range(n_params)],
         )
+        for array in itertools.chain(found.origins, found.sizes):
+            array.flags.writeable = False  # shared by the readers of a grid (CountsCache)
+        return found
 
     def tile(self, node: TiledNode, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Offset, size and stride of ``node``'s tile along its dimension ``k`` at every

@@ -6,7 +6,10 @@ variables ``tid_i`` (tile id of tiling-space dimension i), ``ts_i`` (its tile si
 ``[0, |b|)``), ``ceildiv``, ``min`` and ``max``. Unlike affine expressions, products of
 two variables (``tid_0 * ts_0``) are allowed.
 
-Contract: :meth:`Expr.evaluate` is exact integer arithmetic; the constructors fold
+Contract: :meth:`Expr.evaluate` is exact integer arithmetic; constants are int64
+(:class:`~hlo_indexing.errors.IntegerOverflowError` past it) and expressions at most
+``limits.MAX_NESTING_DEPTH`` deep (:class:`~hlo_indexing.errors.NestingTooDeepError`),
+so that every walk over one is bounded; the constructors fold
 constant operands and drop neutral elements only (``x + 64 - 256`` stays as built, as
 in XLA before ``Simplify()``; :mod:`simplify` folds it); :func:`parse_expr`
 reads the printed form (XLA's precedence: ``*``, ``/``, ``mod`` bind tighter than ``+``,
@@ -16,10 +19,11 @@ reads the printed form (XLA's precedence: ``*``, ``/``, ``mod`` bind tighter tha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Union
 
 from hlo_indexing.errors import ParseError
+from hlo_indexing.limits import check_depth, check_int64
 
 ExprLike = Union["Expr", int]
 
@@ -57,12 +61,15 @@ class Expr:
     name: str = ""
     lhs: "Expr | None" = None
     rhs: "Expr | None" = None
+    #: Operator nodes on the longest path to a leaf (0 for a leaf).
+    depth: int = field(default=0, compare=False, repr=False)
 
     # -- construction -------------------------------------------------------------
     @staticmethod
     def const(value: int) -> "Expr":
-        """The integer ``value``."""
-        return Expr("const", value=int(value))
+        """The integer ``value`` (:class:`~hlo_indexing.errors.IntegerOverflowError`
+        outside int64)."""
+        return Expr("const", value=check_int64(int(value), "a tile expression constant"))
 
     @staticmethod
     def var(name: str) -> "Expr":
@@ -190,7 +197,9 @@ def binary(op: str, a: Expr, b: Expr) -> Expr:
         return Expr.const(0)
     elif op in ("min", "max") and a == b:
         return a
-    return Expr(op, lhs=a, rhs=b)
+    depth = 1 + max(a.depth, b.depth)
+    check_depth(depth, "a tile expression")
+    return Expr(op, lhs=a, rhs=b, depth=depth)
 
 
 # -- printing ---------------------------------------------------------------------
@@ -253,6 +262,11 @@ class _Parser:
         self.toks = _tokens(text)
         self.pos = 0
         self.names = names or {}
+        self.nesting = 0  # parentheses, calls and unary minuses open
+
+    def enter(self) -> None:
+        self.nesting += 1
+        check_depth(self.nesting, f"expression {self.text[:60]!r}")
 
     def peek(self) -> str | None:
         return self.toks[self.pos] if self.pos < len(self.toks) else None
@@ -285,23 +299,30 @@ class _Parser:
     def unary(self) -> Expr:
         if self.peek() == "-":
             self.take()
-            return -self.unary()
+            self.enter()
+            negated = -self.unary()
+            self.nesting -= 1
+            return negated
         return self.atom()
 
     def atom(self) -> Expr:
         tok = self.take()
         if tok == "(":
+            self.enter()
             e = self.sum()
             self.take(")")
+            self.nesting -= 1
             return e
         if tok.isdigit():
             return Expr.const(int(tok))
         if tok in _FUNCTIONS and self.peek() == "(":
             self.take("(")
+            self.enter()
             a = self.sum()
             self.take(",")
             b = self.sum()
             self.take(")")
+            self.nesting -= 1
             return binary("floordiv" if tok == "floordiv" else tok, a, b)
         if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", tok):
             return Expr.var(self.names.get(tok, tok))

@@ -109,9 +109,8 @@ class TiledNode:
     @property
     def parameter_number(self) -> int | None:
         """The fusion parameter number of a parameter node, else None."""
-        if defining_op(self.value) is None:
-            return int(ir.BlockArgument(self.value).arg_number)
-        return None
+        value = self.value
+        return int(value.arg_number) if isinstance(value, ir.BlockArgument) else None
 
 
 def defining_op(value: SsaValue) -> ir.Operation | None:
@@ -122,7 +121,10 @@ def defining_op(value: SsaValue) -> ir.Operation | None:
 
 def opcode_of(value: SsaValue) -> str:
     """XLA's opcode for the op defining ``value`` (``parameter`` for a block argument)."""
-    owner = defining_op(value)
+    return _opcode(defining_op(value))
+
+
+def _opcode(owner: ir.Operation | None) -> str:
     if owner is None:
         return "parameter"
     kind = owner.name.split(".", 1)[-1]
@@ -130,7 +132,12 @@ def opcode_of(value: SsaValue) -> str:
 
 
 def _name_of(value: SsaValue) -> str:
-    owner = defining_op(value)
+    """The instruction name of ``value``."""
+    return _name(value, defining_op(value))
+
+
+def _name(value: SsaValue, owner: ir.Operation | None) -> str:
+    """The instruction name of ``value``, whose :func:`defining_op` is ``owner``."""
     if owner is None:
         argument: "ir.BlockArgument[Any]" = ir.BlockArgument(value)
         name = instruction_name(argument)
@@ -267,7 +274,9 @@ class MapResults:
     simplified form. One analysis keeps its own; analyses of one run may share one
     (:class:`~.shared_bodies.TilingMemo`: an elementwise map recurs across fusions)."""
 
-    tiles: dict[IndexingMap, SymbolicTile | NotATile] = field(default_factory=dict)
+    #: By map and tiling parameter sizes (the tile is that of the map over the whole
+    #: parameter ranges).
+    tiles: dict[tuple[IndexingMap, tuple[int, ...]], SymbolicTile | NotATile] = field(default_factory=dict)
     simplified: dict[IndexingMap, IndexingMap] = field(default_factory=dict)
 
 
@@ -343,6 +352,7 @@ class _Builder:
         self.substitutions = substitutions
         self.runtime_sources: dict[str, SsaValue] = {}
         self.parameters: list[TilingParameter] = []
+        self.sizes: tuple[int, ...] = ()  # of the parameters, once all are declared
         self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
@@ -364,7 +374,8 @@ class _Builder:
             for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
                 if op.name in DOT_OPS and op.operation != defining_op(root):
                     self._hidden_dims(op.operation)
-            dims = [Interval.of_size(p.size) for p in self.parameters]
+            self.sizes = tuple(p.size for p in self.parameters)
+            dims = [Interval.of_size(size) for size in self.sizes]
             output_dims = [i for i, p in enumerate(self.parameters) if not p.contracting]
             ctx = root.context
             start = IndexingMap.from_exprs(dims, [ax.dim(i, ctx) for i in output_dims], context=ctx)
@@ -444,6 +455,7 @@ class _Builder:
                 found.append(len(self.parameters))
                 self.parameters.append(TilingParameter(instruction_name(op) or op.name, k, size, contracting=True))
             self.hidden[op] = found
+            self.sizes = tuple(p.size for p in self.parameters)
         return found
 
     def _visit(
@@ -454,7 +466,8 @@ class _Builder:
         found = self.nodes.get(key)
         if found is not None:
             return found
-        name, opcode = _name_of(value), opcode_of(value)
+        op = defining_op(value)
+        name, opcode = _name(value, op), _opcode(op)
         if opcode == "fusion" and not hidden:
             # XLA nests fusions only as the operands of a dot (its gemm fusions).
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
@@ -462,17 +475,15 @@ class _Builder:
             raise _Failure(f"{name}: pad is only supported in gemm fusions")
         if not isinstance(value.type, ir.RankedTensorType):  # a tuple, a token
             raise _Failure(f"{name}: a value of type {value.type} is not a tensor")
-        full = self._full_dims(indexing)
-        tile = self.tiles.get(full)
+        tile = self.tiles.get((indexing, self.sizes))
         if tile is None:
-            tile = self.tiles[full] = symbolic_tile(full)
+            tile = self.tiles[(indexing, self.sizes)] = symbolic_tile(self._full_dims(indexing))
         if isinstance(tile, NotATile):
             if opcode in ("reshape", "bitcast"):
                 raise _Failure(f"Bailing out on reshape {name} with indexing map {indexing}: {tile.reason}")
             raise _Failure(f"failed to compute a symbolic tile of {indexing} for {name}: {tile.reason}")
         node = TiledNode(value, name, opcode, indexing, tile, hidden, region, len(self.nodes))
         self.nodes[key] = node
-        op = defining_op(value)
         if op is not None and opcode not in LEAF_OPS:
             result_index = ir.OpResult(value).result_number
             try:
