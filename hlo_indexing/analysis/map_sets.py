@@ -46,6 +46,10 @@ NOT_COMPUTED = object()
 SEED: frozenset = frozenset({None})
 #: No value capped on the way.
 NO_CAPS: frozenset[str] = frozenset()
+#: Most entries :meth:`SetAlgebra.merge` remembers (a copy of a computation finds the
+#: entries of the previous copies while they are fewer; code that does not repeat
+#: itself would otherwise keep every entry of the analysis alive).
+MERGED_MEMO_SIZE = 1024
 
 
 class Entry:
@@ -105,12 +109,15 @@ class SetAlgebra:
         analysis, unless a set was over the caps (the capped map and its note are
         built from ``value``, its name and shape, and from the target's shape): copies
         of a computation, and the ops of a chain that read the same entries, cost a
-        lookup."""
+        lookup. The memo is emptied when it reaches :data:`MERGED_MEMO_SIZE` entries
+        (it keeps the entries of blocks already walked alive)."""
         key = tuple(parts)
         found = self.merged.get(key)
         if found is None:
             found, general = self._merge(value, path, parts, targets)
             if general:
+                if len(self.merged) >= MERGED_MEMO_SIZE:
+                    self.merged.clear()  # bounded: it holds the entries of walked blocks alive
                 self.merged[key] = found
         return found
 
