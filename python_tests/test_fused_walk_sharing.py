@@ -5,7 +5,10 @@
   ``computation_indexing(f)`` alone and ``fusion_indexing(f, r)`` for each result ``r``
   (a walk per result, from scratch), maps and over-approximation notes alike, on every
   lit input, on renamed copies of a function and on a JAX training step (many results,
-  elementwise chains that share their operands' table entries).
+  elementwise chains that share their operands' table entries); also on copies whose
+  maps grow past the caps, where each copy's over-approximation names its own value
+  (the capped entry is not shared across copies); the memo of merged entries stays
+  within its bound on code that does not repeat itself.
 * The relation of a fused map through a chain of identity ops after a transpose and a
   broadcast (the case where a value shares its operand's entry) equals the one found by
   evaluating the program on numpy index arrays.
@@ -23,6 +26,7 @@ import pytest
 
 import hlo_indexing
 from hlo_indexing.analysis.fusion import computation_indexing, fusion_indexing
+from hlo_indexing.analysis.map_sets import MERGED_MEMO_SIZE
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.parsing import parse_module
@@ -93,6 +97,50 @@ COPY = """
 def test_shared_walk_equals_plain_walks_on_copies() -> None:
     module = parse_module("module {" + "".join(COPY.format(k=k) for k in range(4)) + "}")
     assert _check_module(module) == 4
+
+
+def _capped_copy(k: int) -> str:
+    """A chain of alternating reshapes and transposes (exact maps past the caps) after
+    ``k`` unused ops, which shift the printed names of the chain's values."""
+    lines = [f"    %z{i} = stablehlo.negate %a : tensor<4x6xf32>" for i in range(k)]
+    previous = "%a"
+    for i in range(10):
+        lines.append(f"    %r{i} = stablehlo.reshape {previous} : (tensor<4x6xf32>) -> tensor<6x4xf32>")
+        lines.append(f"    %t{i} = stablehlo.transpose %r{i}, dims = [1, 0] : (tensor<6x4xf32>) -> tensor<4x6xf32>")
+        previous = f"%t{i}"
+    lines.append(f"    %s = stablehlo.add {previous}, %a : tensor<4x6xf32>")
+    body = "\n".join(lines)
+    return f"  func.func @f{k}(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {{\n{body}\n    return %s : tensor<4x6xf32>\n  }}\n"
+
+
+def test_shared_walk_equals_plain_walks_on_capped_copies() -> None:
+    module = parse_module("module {" + "".join(_capped_copy(k) for k in range(3)) + "}")
+    assert _check_module(module) == 3
+    shared: dict = {}
+    names = [computation_indexing(f, shared=shared)[0].over_approximated for f in module.body.operations]
+    assert len(set(names)) == 3 and all(names)
+
+
+def test_merged_entries_memo_is_bounded_on_distinct_code() -> None:
+    functions = []
+    for k in range(1, 31):  # a different shape per function: no entry is met twice
+        t = f"tensor<{k}x8xf32>"
+        lines, previous = [], "%a"
+        for i in range(50):
+            op = "stablehlo.add" if i % 2 else "stablehlo.multiply"
+            lines.append(f"    %v{i} = {op} {previous}, %b : {t}")
+            previous = f"%v{i}"
+        body = "\n".join(lines)
+        functions.append(f"  func.func @f{k}(%a: {t}, %b: {t}) -> {t} {{\n{body}\n    return {previous} : {t}\n  }}\n")
+    module = parse_module("module {" + "".join(functions) + "}")
+    shared: dict = {}
+    merges = 0
+    for f in module.body.operations:
+        computation_indexing(f, shared=shared)
+        (composer,) = shared.values()
+        merges = max(merges, len(composer.merged))
+    assert 0 < merges <= MERGED_MEMO_SIZE < 30 * 50
+    assert _check_module(module) == 30
 
 
 def _index_relation(fused_maps: frozenset) -> set:

@@ -10,11 +10,13 @@ result's index space to the argument (simplified, de-duplicated).
 visits every op once, in program order), so the cost is linear in the number of ops
 times the arguments each value reaches, whatever the number of results; a value whose
 op adds nothing (tuple plumbing, an elementwise op after maps already composed) shares
-its operand's sets (:mod:`hlo_indexing.analysis.map_sets`). A set larger
-than ``max_maps``, or holding a map whose results exceed ``max_expr_nodes`` expression
-nodes (irregular permutations such as alternating reshapes and transposes make exact
-maps grow exponentially), is replaced by one over-approximating map that reads the
-whole value (``(d...)[s...] -> (s...)``), and the result records that it happened.
+its operand's sets (:mod:`hlo_indexing.analysis.map_sets`), and a value whose operands'
+entries and maps were met before (in a copy of the computation, or earlier in a chain)
+gets the entry made then. A set larger than ``max_maps``, or holding a map whose
+results exceed ``max_expr_nodes`` expression nodes (irregular permutations such as
+alternating reshapes and transposes make exact maps grow exponentially), is replaced by
+one over-approximating map that reads the whole value (``(d...)[s...] -> (s...)``), and
+the result records that it happened.
 
 ``func.call`` of a function in the same module is followed into the callee (the
 callee's own fused maps are composed in, in both directions, computed once per callee),
@@ -53,10 +55,9 @@ from hlo_indexing.analysis.fused_maps import (
     path_text,
     static_shape,
     tensor_elements,
-    whole_value_map,
 )
 from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
-from hlo_indexing.analysis.map_sets import NOT_COMPUTED, Entry, SetAlgebra, Sets
+from hlo_indexing.analysis.map_sets import NO_CAPS, Entry, Part, SetAlgebra
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
@@ -87,18 +88,8 @@ __all__ = [
 ]
 
 
-def _is_tuple(value: ir.Value, path: Path) -> bool:
-    return isinstance(element_type(value.type, path), ir.TupleType)
-
-
 #: A value element: the value and its element path.
 Node = tuple[ir.Value, Path]
-#: What :meth:`_Composer.merge` takes per operand (user): its entry, the maps to compose
-#: after it (None: the same index) and the names of values capped inside a callee.
-Part = tuple[Entry | None, frozenset[IndexingMap] | None, frozenset[str]]
-#: The sets of a block argument (result) to itself: ``None`` stands for the identity.
-_SEED: frozenset = frozenset({None})
-_NO_CAPS: frozenset[str] = frozenset()
 _NO_MAPS: frozenset[IndexingMap] = frozenset()
 #: What one element reads (writes): the value, its element, the maps (None: the same
 #: index) and the names of values capped inside a callee.
@@ -162,7 +153,7 @@ class _Composer(SetAlgebra):
         table: dict[Node, Entry] = {}
         for i, argument in enumerate(arguments):
             for path in _paths(argument.type):
-                table[(argument, path)] = Entry({(i, path): _SEED}, _NO_CAPS, None)
+                table[(argument, path)] = self.seed(i, path)
         get = table.get
         for op in operations[:-1]:
             operation = op.operation
@@ -173,7 +164,7 @@ class _Composer(SetAlgebra):
                 result = results[0]
                 if not isinstance(result.type, ir.TupleType):  # the common case, as reads() has it
                     parts: list[Part] = [
-                        (get((operand, ())), maps, _NO_CAPS)
+                        (get((operand, ())), maps, NO_CAPS)
                         for operand, maps in zip(operation.operands, self.op_maps(op, 0))
                     ]
                     table[(result, ())] = self.merge(result, (), parts, arguments)
@@ -194,7 +185,7 @@ class _Composer(SetAlgebra):
         pending: dict[Node, list] = {}
         for r, value in enumerate(results):
             for path in _paths(value.type):
-                pending.setdefault((value, path), []).append((Entry({(r, path): _SEED}, _NO_CAPS, None), None, _NO_CAPS))
+                pending.setdefault((value, path), []).append((self.seed(r, path), None, NO_CAPS))
         table: dict[Node, Entry] = {}
         for op in reversed(operations[:-1]):
             operands = list(operand_values(op))
@@ -215,70 +206,6 @@ class _Composer(SetAlgebra):
                 table[(argument, path)] = self.merge(argument, path, pending.pop((argument, path), []), results)
         return table
 
-    def merge(self, value: ir.Value, path: Path, parts: list, targets: Sequence[ir.Value]) -> Entry:
-        """The entry of element ``path`` of ``value``: each part ``(entry, maps, caps)``
-        is the entry of a value it reads (writes), composed after ``maps`` (None: the
-        same index); sets reaching the same target are joined, then capped (the
-        capped set becomes one map reading the whole target).
-
-        A part whose maps change nothing (None, or an identity map after maps that are
-        already results of the chain: see :meth:`passes_through`) contributes its
-        entry's sets as they are, already checked against the caps; a value with one
-        such part shares its operand's entry, so chains of elementwise ops cost
-        nothing per target."""
-        capped = _NO_CAPS
-        kept: list[Entry] = []
-        fresh: list[Sets] = []
-        for entry, maps, caps in parts:
-            if caps:
-                capped = capped | caps
-            if entry is None:
-                continue
-            if entry.caps:
-                capped = capped | entry.caps
-            if not entry.sets:
-                continue
-            if maps is None or self.passes_through(maps, entry):
-                kept.append(entry)
-            else:
-                fresh.append(self.compose_entry(maps, entry.sets))
-        if not fresh:
-            if not kept:
-                return Entry({}, capped)
-            first = kept[0]
-            if len(kept) == 1 or all(e.sets is first.sets for e in kept):
-                return first if capped == first.caps else Entry(first.sets, capped, first.domain)
-        dicts = [e.sets for e in kept] + [d for d in fresh if d]
-        merged = max(dicts, key=len) if dicts else {}
-        for other in dicts:
-            if other is not merged:
-                merged = self.join(merged, other)
-        if not fresh:
-            for entry in kept:
-                if merged is entry.sets:  # its sets hold the others': checked already
-                    return entry if capped == entry.caps else Entry(entry.sets, capped, entry.domain)
-        domain: object = NOT_COMPUTED
-        if not fresh:  # a union of sets of the same known domain keeps it
-            first_domain = kept[0].domain
-            if first_domain is not NOT_COMPUTED and all(e.domain == first_domain for e in kept):
-                domain = first_domain
-        checked = self.too_large
-        over = [f for f in dict.fromkeys(merged.values()) if f is not _SEED and checked.get(f) is not False and self.over_cap(f)]
-        replaced = False
-        if over and any(merged is e.sets for e in kept):
-            merged = dict(merged)  # kept entries are shared
-        for target, found in list(merged.items()) if over else ():
-            if found not in over:
-                continue
-            if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
-                domain_map = IndexingMap.identity(static_shape(value, path), context=value.context)
-                index, target_path = target
-                merged[target] = frozenset({whole_value_map(static_shape(targets[index], target_path), domain_map)})
-                name = value.get_name() if hasattr(value, "get_name") else str(value.type)
-                capped = capped | {name + "".join(f"[{k}]" for k in path)}
-                replaced = True
-        return Entry(merged, capped, NOT_COMPUTED if replaced else domain)
-
     def root_maps(
         self, block: ir.Block, direction: str, index: int, element: Path, needed: set[ir.Value] | None = None
     ) -> tuple[list[ElementMaps], frozenset[str]]:
@@ -290,7 +217,7 @@ class _Composer(SetAlgebra):
         else:
             root, targets = arguments[index], results
         entry = self.table(block, direction, needed).get((root, element))
-        sets, caps = (entry.sets, entry.caps) if entry is not None else ({}, _NO_CAPS)
+        sets, caps = (entry.sets, entry.caps) if entry is not None else ({}, NO_CAPS)
         out: list[ElementMaps] = [{} for _ in targets]
         if not sets:
             return out, caps
@@ -321,9 +248,9 @@ class _Composer(SetAlgebra):
         operation = op.operation
         kind = op_attrs.op_kind(operation)[1]
         if kind == "get_tuple_element":
-            yield operation.operands[0], (op_attrs.int_attr(operation, "index"),) + path, None, _NO_CAPS
+            yield operation.operands[0], (op_attrs.int_attr(operation, "index"),) + path, None, NO_CAPS
         elif kind == "tuple" and path:
-            yield operation.operands[path[0]], path[1:], None, _NO_CAPS
+            yield operation.operands[path[0]], path[1:], None, NO_CAPS
         elif (callee := callee_block(op)) is not None:
             per_argument, caps = self.root_maps(callee, "output_to_input", result_index, path)
             for operand, elements in zip(operation.operands, per_argument, strict=True):
@@ -332,10 +259,10 @@ class _Composer(SetAlgebra):
         elif path or kind == "tuple":
             unknown = frozenset({_untracked_element(operation, "result", result_index, path)})
             for operand in operation.operands:
-                yield operand, (), unknown, _NO_CAPS
+                yield operand, (), unknown, NO_CAPS
         else:
             for operand, operand_maps in zip(operand_values(operation), self.op_maps(op, result_index)):
-                yield operand, (), operand_maps, _NO_CAPS
+                yield operand, (), operand_maps, NO_CAPS
 
     def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Output -> input maps of one op, with runtime variables computed in the block
@@ -374,9 +301,9 @@ class _Composer(SetAlgebra):
         kind = op_attrs.op_kind(operation)[1]
         if kind == "get_tuple_element" and path:
             if path[0] == op_attrs.int_attr(operation, "index"):
-                yield operation.results[0], path[1:], None, _NO_CAPS
+                yield operation.results[0], path[1:], None, NO_CAPS
         elif kind == "tuple":
-            yield operation.results[0], (operand_index,) + path, None, _NO_CAPS
+            yield operation.results[0], (operand_index,) + path, None, NO_CAPS
         elif (callee := callee_block(op)) is not None:
             per_result, caps = self.root_maps(callee, "input_to_output", operand_index, path)
             for result, elements in zip(operation.results, per_result, strict=True):
@@ -385,7 +312,7 @@ class _Composer(SetAlgebra):
         elif path or kind == "get_tuple_element":
             unknown = frozenset({_untracked_element(operation, "operand", operand_index, path)})
             for result in operation.results:
-                yield result, (), unknown, _NO_CAPS
+                yield result, (), unknown, NO_CAPS
         else:
             known = self.per_op.get("input_to_output")
             found = known.get(operation) if known is not None else None
@@ -394,7 +321,7 @@ class _Composer(SetAlgebra):
             else:
                 indexing = input_to_output_indexing(op, operand_index, regions=REGIONS)
             for result, result_maps in zip(operation.results, indexing.maps):
-                yield result, (), self.intern(result_maps), _NO_CAPS
+                yield result, (), self.intern(result_maps), NO_CAPS
 
 
 def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:

@@ -7,7 +7,9 @@ memo, shared across computations); a set is composed once per pair of sets, a ta
 entry once per distinct set it holds. A map that is a result of the chain (*clean*)
 composed after an identity map with its dimensions is itself, so an entry whose maps are
 all clean passes unchanged through elementwise ops (:meth:`SetAlgebra.passes_through`).
-Example::
+Table entries are immutable and shared: a value's entry is merged once per distinct
+tuple of parts (the entries it reads and the maps after them, :meth:`SetAlgebra.merge`),
+so the walk of a copy of a computation finds every entry made already. Example::
 
     sets = SetAlgebra(max_maps=16)
     sets.compose_sets(frozenset({consumer}), frozenset({producer}))
@@ -15,7 +17,9 @@ Example::
 
 from __future__ import annotations
 
-from hlo_indexing.analysis.fused_maps import DEFAULT_MAX_EXPR_NODES, Path
+from collections.abc import Sequence
+
+from hlo_indexing.analysis.fused_maps import DEFAULT_MAX_EXPR_NODES, Path, element_type, static_shape, whole_value_map
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import algebra, simplifier
@@ -38,6 +42,14 @@ def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
 Sets = dict[tuple[int, Path], frozenset]
 #: :attr:`Entry.domain` not computed yet.
 NOT_COMPUTED = object()
+#: The sets of a block argument (result) to itself: ``None`` stands for the identity.
+SEED: frozenset = frozenset({None})
+#: No value capped on the way.
+NO_CAPS: frozenset[str] = frozenset()
+#: Most entries :meth:`SetAlgebra.merge` remembers (a copy of a computation finds the
+#: entries of the previous copies while they are fewer; code that does not repeat
+#: itself would otherwise keep every entry of the analysis alive).
+MERGED_MEMO_SIZE = 1024
 
 
 class Entry:
@@ -54,9 +66,15 @@ class Entry:
         self.domain = domain
 
 
+#: What :meth:`SetAlgebra.merge` takes per operand (user): its entry, the maps to compose
+#: after it (None: the same index) and the names of values capped inside a callee.
+Part = tuple[Entry | None, frozenset[IndexingMap] | None, frozenset[str]]
+
+
 class SetAlgebra:
     """The memos of one analysis over map sets: compositions, unions, interned sets, the
-    caps' verdicts and the domains of entries (see the module docstring)."""
+    caps' verdicts, the domains of entries and the merged entries (see the module
+    docstring)."""
 
     def __init__(self, max_maps: int, max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES):
         self.max_maps = max_maps
@@ -70,6 +88,105 @@ class SetAlgebra:
         self.interned: dict[frozenset, frozenset] = {}
         self.set_domains: dict[frozenset, object] = {}
         self.identity_sets: dict[frozenset, object] = {}
+        self.seeds: dict[tuple[int, Path], Entry] = {}
+        self.merged: dict[tuple[Part, ...], Entry] = {}
+
+    def seed(self, index: int, path: Path) -> Entry:
+        """The entry of element ``path`` of block argument (result) ``index`` to itself,
+        one object per analysis (entries are memo keys of :meth:`merge`)."""
+        found = self.seeds.get((index, path))
+        if found is None:
+            found = self.seeds[(index, path)] = Entry({(index, path): SEED}, NO_CAPS, None)
+        return found
+
+    def merge(self, value: ir.Value, path: Path, parts: list, targets: Sequence[ir.Value]) -> Entry:
+        """The entry of element ``path`` of ``value``: each part ``(entry, maps, caps)``
+        is the entry of a value it reads (writes), composed after ``maps`` (None: the
+        same index); sets reaching the same target are joined, then capped (the
+        capped set becomes one map reading the whole target).
+
+        Memoized on the parts (entries by identity, maps interned) for the whole
+        analysis, unless a set was over the caps (the capped map and its note are
+        built from ``value``, its name and shape, and from the target's shape): copies
+        of a computation, and the ops of a chain that read the same entries, cost a
+        lookup. The memo is emptied when it reaches :data:`MERGED_MEMO_SIZE` entries
+        (it keeps the entries of blocks already walked alive)."""
+        key = tuple(parts)
+        found = self.merged.get(key)
+        if found is None:
+            found, general = self._merge(value, path, parts, targets)
+            if general:
+                if len(self.merged) >= MERGED_MEMO_SIZE:
+                    self.merged.clear()  # bounded: it holds the entries of walked blocks alive
+                self.merged[key] = found
+        return found
+
+    def _merge(self, value: ir.Value, path: Path, parts: list, targets: Sequence[ir.Value]) -> tuple[Entry, bool]:
+        """:meth:`merge` without the memo, and whether the entry is the same for any
+        value and targets (no set over the caps).
+
+        A part whose maps change nothing (None, or an identity map after maps that are
+        already results of the chain: see :meth:`passes_through`) contributes its
+        entry's sets as they are, already checked against the caps; a value whose parts
+        add nothing to one part's sets shares that part's entry, so chains of
+        elementwise ops cost nothing per target."""
+        capped = NO_CAPS
+        kept: list[Entry] = []
+        fresh: list[Sets] = []
+        for entry, maps, caps in parts:
+            if caps:
+                capped = capped | caps
+            if entry is None:
+                continue
+            if entry.caps:
+                capped = capped | entry.caps
+            if not entry.sets:
+                continue
+            if maps is None or self.passes_through(maps, entry):
+                kept.append(entry)
+            else:
+                fresh.append(self.compose_entry(maps, entry.sets))
+        if not fresh:
+            if not kept:
+                return Entry({}, capped), True
+            first = kept[0]
+            if len(kept) == 1 or all(e.sets is first.sets for e in kept):
+                return (first if capped == first.caps else Entry(first.sets, capped, first.domain)), True
+        dicts = [e.sets for e in kept] + [d for d in fresh if d]
+        merged = max(dicts, key=len) if dicts else {}
+        for other in dicts:
+            if other is not merged:
+                merged = self.join(merged, other)
+        # A kept entry whose sets hold all the others' (checked against the caps already)
+        # is shared, with its domain; when fresh sets joined in, only if none is over.
+        holder = next((e for e in kept if merged is e.sets), None)
+        if holder is not None and not fresh:
+            return (holder if capped == holder.caps else Entry(holder.sets, capped, holder.domain)), True
+        domain: object = NOT_COMPUTED
+        if not fresh:  # a union of sets of the same known domain keeps it
+            first_domain = kept[0].domain
+            if first_domain is not NOT_COMPUTED and all(e.domain == first_domain for e in kept):
+                domain = first_domain
+        checked = self.too_large
+        over = [f for f in dict.fromkeys(merged.values()) if f is not SEED and checked.get(f) is not False and self.over_cap(f)]
+        if not over:
+            if holder is not None:
+                return (holder if capped == holder.caps else Entry(holder.sets, capped, holder.domain)), True
+            return Entry(merged, capped, domain), True
+        replaced = False
+        if holder is not None:
+            merged = dict(merged)  # kept entries are shared
+        for target, found in list(merged.items()):
+            if found not in over:
+                continue
+            if not _is_tuple(value, path) and not _is_tuple(targets[target[0]], target[1]):
+                domain_map = IndexingMap.identity(static_shape(value, path), context=value.context)
+                index, target_path = target
+                merged[target] = frozenset({whole_value_map(static_shape(targets[index], target_path), domain_map)})
+                name = value.get_name() if hasattr(value, "get_name") else str(value.type)
+                capped = capped | {name + "".join(f"[{k}]" for k in path)}
+                replaced = True
+        return Entry(merged, capped, NOT_COMPUTED if replaced else domain), False
 
     def compose_entry(self, maps: frozenset, sets: Sets) -> Sets:
         """``sets`` with each set composed after ``maps``, empty results dropped: one
@@ -200,6 +317,10 @@ class SetAlgebra:
     def intern(self, maps: frozenset) -> frozenset:
         """One object per distinct set (memo keys then compare by identity)."""
         return self.interned.setdefault(maps, maps)
+
+
+def _is_tuple(value: ir.Value, path: Path) -> bool:
+    return isinstance(element_type(value.type, path), ir.TupleType)
 
 
 def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
