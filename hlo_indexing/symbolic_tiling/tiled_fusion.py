@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -498,8 +498,9 @@ class _Builder:
             result_index = ir.OpResult(value).result_number
             try:
                 shape = elementwise_shape(op)
+                operand_map_sets: list[Collection[IndexingMap]]
                 if shape is not None:  # every operand read through the identity
-                    operand_map_sets = [[self._identity(shape, op.context)]] * len(op.operands)
+                    operand_map_sets = [(self._identity(shape, op.context),)] * len(op.operands)
                 elif opcode == "fusion":
                     operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
                 else:
