@@ -58,6 +58,7 @@ import numpy as np
 
 from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
@@ -236,7 +237,7 @@ def rank_tilings(
         programs *= tiles
     skipped_mask = valid & (programs > max_programs)
     candidates = valid & ~skipped_mask
-    readers = _symbolic_readers(fusion, layouts, output_layouts)
+    readers = _symbolic_readers(fusion, layouts, output_layouts, cache)
     if readers is None:
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
     candidates &= _implemented_mask(fusion, grid)
@@ -320,7 +321,10 @@ def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
 
 
 def _symbolic_readers(
-    fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None
+    fusion: TiledFusion,
+    layouts: Mapping[int, LayoutLike] | None,
+    output_layouts: Mapping[int, LayoutLike] | None,
+    cache: CountsCache,
 ) -> list[Reader] | None:
     """The readers of the symbolic path, or None when it does not apply (see the module
     docstring)."""
@@ -332,27 +336,36 @@ def _symbolic_readers(
         if number is not None:
             by_parameter.setdefault(number, {}).setdefault((node.indexing_map, node.hidden), node)
     readers = [
-        _reader("operand", number, tuple(nodes.values()), (layouts or {}).get(number))
+        _reader("operand", number, tuple(nodes.values()), (layouts or {}).get(number), cache)
         for number, nodes in sorted(by_parameter.items())
     ]
-    readers.append(_reader("output", 0, (fusion.root_candidates[0][0],), (output_layouts or {}).get(0)))
+    readers.append(_reader("output", 0, (fusion.root_candidates[0][0],), (output_layouts or {}).get(0), cache))
     if any(r is None or not all(origins_in_domain(n, fusion) for n in r.nodes) for r in readers):
         return None
     return [r for r in readers if r is not None]
 
 
-def _reader(kind: str, index: int, nodes: tuple[TiledNode, ...], layout_like: LayoutLike) -> Reader | None:
+def _reader(
+    kind: str, index: int, nodes: tuple[TiledNode, ...], layout_like: LayoutLike, cache: CountsCache
+) -> Reader | None:
     node = nodes[0]
-    shape = tuple(ir.RankedTensorType(node.value.type).shape)
     try:
-        layout = as_layout(layout_like, len(shape))
+        shape, layout, unit, divisors, width = cache.storage(node.value.type, layout_like, _storage)
     except ValueError as exc:
         raise FootprintError(f"{kind} {index} ({node.name}): {exc}") from exc
-    unit = layout_unit_elements(layout, len(shape))
     if unit is None or any(n.indexing_map.constraints for n in nodes):
         return None
-    divisors = tuple(layout_divisors(layout, len(shape)))
-    return Reader(kind, index, nodes, shape, layout, unit, divisors, element_bytes(node.value.type))
+    return Reader(kind, index, nodes, shape, layout, unit, divisors, width)
+
+
+def _storage(value_type: ir.Type, layout_like: LayoutLike) -> tuple[tuple[int, ...], Layout, int | None, tuple[int, ...], int]:
+    """Shape, layout, layout tile elements (None: not blocks of the logical dims), layout
+    tile size per dimension and element bytes of a tensor of ``value_type`` stored in
+    ``layout_like``; ``ValueError`` for a layout of another rank."""
+    shape = tuple(ir.RankedTensorType(value_type).shape)
+    layout = as_layout(layout_like, len(shape))
+    unit = layout_unit_elements(layout, len(shape))
+    return shape, layout, unit, tuple(layout_divisors(layout, len(shape))), element_bytes(value_type)
 
 
 @dataclass

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -31,6 +33,8 @@ from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_TILING_CANDIDATES, MAX_UNION_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, tile_size_choices
+
+_T = TypeVar("_T")
 
 
 class NotSeparable(Exception):
@@ -120,6 +124,17 @@ class CountsCache:
         self._grids: dict[tuple[int, ...], Grid] = {}
         self._points: dict[tuple[object, ...], _Points] = {}
         self._tables: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._storage: dict[tuple[object, object], Any] = {}
+
+    def storage(self, value_type: ir.Type, layout: object, compute: Callable[[ir.Type, Any], _T]) -> _T:
+        """``compute(value_type, layout)`` (what a reader's counts need to know of how
+        a tensor of that type is stored in that layout), once per type and layout;
+        what it raises is not remembered."""
+        key = (value_type, layout if layout is None or isinstance(layout, str) else str(layout))
+        found = self._storage.get(key)
+        if found is None:
+            found = self._storage[key] = compute(value_type, layout)
+        return cast(_T, found)
 
     def grid(self, fusion: TiledFusion) -> Grid:
         """:meth:`Grid.over` the sizes of ``fusion``'s parameters, one per tuple of sizes."""
