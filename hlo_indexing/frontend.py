@@ -62,13 +62,15 @@ def analyze(
     annotate: bool = False,
     clone: bool = True,
     max_maps: int = DEFAULT_MAX_MAPS,
+    filename: str | None = None,
 ) -> ModuleIndexing:
     """Indexing maps of ``obj`` (see the module docstring for what it accepts).
 
     ``direction``: ``"output-to-input"`` (default) or ``"input-to-output"``; ``fused`` /
     ``per_op`` choose the parts computed; ``annotate`` attaches them as attributes to
     ``result.module``, a clone of a caller's module unless ``clone=False``;
-    ``max_maps`` caps each fused map set. Raises
+    ``max_maps`` caps each fused map set; ``filename`` names program text (``str`` or
+    ``bytes``) in errors and op locations (``<string>`` when not given). Raises
     :class:`~hlo_indexing.errors.InvalidArgumentError` (a ``ValueError`` and a
     ``TypeError``) for bad arguments or an object of the wrong type,
     :class:`~hlo_indexing.errors.InputNotFoundError` (a ``FileNotFoundError``) for a
@@ -76,7 +78,7 @@ def analyze(
     all are :class:`~hlo_indexing.errors.HloIndexingError`."""
     if direction not in DIRECTIONS:
         raise InvalidArgumentError(f"analyze: direction must be one of {DIRECTIONS}, not {direction!r}")
-    module, owned, buffer = _module_of(obj)
+    module, owned, buffer = _module_of(obj, filename)
     if annotate and clone and not owned:
         module = module.operation.clone()
     module = module.operation
@@ -108,9 +110,16 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _module_of(obj: Any) -> tuple[Any, bool, str | None]:
+def _module_of(obj: Any, filename: str | None) -> tuple[Any, bool, str | None]:
     """(module in our bindings, whether it is ours alone (not the caller's), the name of
-    the text buffer it was parsed from, which MLIR calls ``-``)."""
+    the text buffer it was parsed from, which MLIR calls ``-``); ``filename`` names
+    program text."""
+    is_text = isinstance(obj, bytes) or (isinstance(obj, str) and not _names_a_file(obj))
+    if filename is not None and not is_text:
+        raise InvalidArgumentError(
+            f"analyze: filename= names program text (str or bytes), not a {type(obj).__name__} (a path or module "
+            "carries its own name)"
+        )
     if isinstance(obj, (ir.Module, ir.Operation, ir.OpView)):
         return obj, False, None
     if callable(getattr(obj, "compiler_ir", None)):  # jax.stages.Lowered
@@ -123,7 +132,8 @@ def _module_of(obj: Any) -> tuple[Any, bool, str | None]:
             )
         return parse_module(Path(obj)), True, obj
     if isinstance(obj, (str, bytes)):
-        return parse_module(obj), True, "<string>"
+        name = filename or "<string>"
+        return parse_module(obj, filename=name), True, name
     if isinstance(obj, os.PathLike):
         return parse_module(obj), True, os.fspath(obj)
     operation = getattr(obj, "operation", None)

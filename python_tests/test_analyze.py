@@ -141,6 +141,14 @@ def test_str_lists_computations_then_ops():
     ]
 
 
+def test_filename_names_text_in_locations_and_errors():
+    assert "stablehlo.transpose at step.mlir:2:8, result 0:" in str(analyze(TRANSPOSE_MLIR, filename="step.mlir"))
+    with pytest.raises(hlo_indexing.ParseError, match="^step.mlir:1:"):
+        analyze("func.func @f(", filename="step.mlir")
+    with pytest.raises(ValueError, match="filename= names program text"):
+        analyze(parse_module(TRANSPOSE_MLIR), filename="step.mlir")  # a module carries its own locations
+
+
 def test_bad_arguments_raise_value_error():
     with pytest.raises(ValueError, match="cannot analyse a int"):
         analyze(3)
