@@ -131,6 +131,22 @@ def test_every_lit_computation_parsed_twice_shares_and_equals_its_own_analysis(m
     assert shared >= 20
 
 
+def test_computations_with_equal_body_keys_have_equal_outlines() -> None:
+    """The memo compares keys only within an outline: equal keys must imply equal outlines."""
+    outlines: dict[object, set[object]] = {}
+    with default_context():
+        modules = []
+        for text in lit_splits():
+            with contextlib.suppress(ir.MLIRError):
+                modules.append(ir.Module.parse(text))
+        modules += [hlo_source.import_hlo(path.read_text()) for path in sorted((ROOT / "examples").glob("*.hlo"))]
+        for module in modules:
+            for _, op in computations(module.operation):
+                outlines.setdefault(body_key(op)[0], set()).add(shared_bodies.outline(op))
+    assert len(outlines) > 50
+    assert all(len(found) == 1 for found in outlines.values())
+
+
 def renamed(text: str) -> str:
     """HLO ``text`` with every instruction and computation name given a suffix."""
     return re.sub(r"%([A-Za-z_][\w.-]*)", r"%\1_b", text)

@@ -15,6 +15,9 @@ argument types and operand wiring (each operand named by the position of its val
 the walk; a value from outside the body by its type). Instruction names (locations) are
 not part of it: the rebinding reads them from the other computation. A computation
 that cannot be tiled is analysed by itself (its reason names its own instructions).
+Keys are compared only between computations with the same argument and output types
+(their :func:`outline`, cheap to read): a computation alone with its outline is never
+walked for its key.
 
 A memo holds the values and operations of the module it was used on: make one per run
 over a module and drop it with that run. Example::
@@ -100,12 +103,34 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
     return tuple(parts), values
 
 
+def outline(computation: ir.Operation | ir.Region) -> tuple[object, ...]:
+    """The types of a computation's arguments and outputs (its entry block's arguments
+    and its terminator's operands): equal for computations with equal
+    :func:`body_key`."""
+    region = computation if isinstance(computation, ir.Region) else computation.regions[0]
+    if not region.blocks:
+        return ()
+    block = region.blocks[0]
+    operations = block.operations
+    outputs = operations[len(operations) - 1].operands if len(operations) else ()
+    return tuple(argument.type for argument in block.arguments), tuple(value.type for value in outputs)
+
+
 @dataclass
 class _Shared:
-    """The first computation analysed with a body: its values and analysis."""
+    """A computation analysed by itself: its analysis and, once another computation with
+    its outline is met, its body key and values."""
 
-    values: list[SsaValue]
+    computation: ir.Operation | ir.Region
     fusion: TiledFusion
+    key: BodyKey | None = None
+    values: list[SsaValue] | None = None
+
+    def body(self) -> tuple[BodyKey, list[SsaValue]]:
+        """Its :func:`body_key` (computed once)."""
+        if self.key is None or self.values is None:
+            self.key, self.values = body_key(self.computation)
+        return self.key, self.values
 
 
 class TilingMemo:
@@ -113,7 +138,8 @@ class TilingMemo:
     (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._bodies: dict[tuple[BodyKey, bool], _Shared] = {}
+        # The computations analysed by themselves, by outline.
+        self._analysed: dict[tuple[object, bool], list[_Shared]] = {}
         # Per analysis handed out: its body's entry and its nodes by the first one's.
         self._origins: dict[int, tuple[TiledFusion, _Shared, dict[TiledNode, TiledNode]]] = {}
         self._rankings: dict[tuple[object, ...], Ranking] = {}
@@ -124,18 +150,24 @@ class TilingMemo:
     def analyze(self, computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
         """:func:`~.tiled_fusion.analyze_fusion` of ``computation``, shared with the
         computations analysed before with the same body."""
-        key, values = body_key(computation)
-        shared = self._bodies.get((key, allow_pad))
-        if shared is not None:
-            rebound = shared.fusion.rebound(dict(zip(shared.values, values)))
-            if rebound is not None:
-                fusion, nodes = rebound
-                self._origins[id(fusion)] = (fusion, shared, nodes)
-                return fusion
+        analysed = self._analysed.setdefault((outline(computation), allow_pad), [])
+        key: BodyKey | None = None
+        values: list[SsaValue] | None = None
+        if analysed:
+            key, values = body_key(computation)
+            for shared in analysed:
+                shared_key, shared_values = shared.body()
+                if shared_key != key:
+                    continue
+                rebound = shared.fusion.rebound(dict(zip(shared_values, values)))
+                if rebound is not None:
+                    fusion, nodes = rebound
+                    self._origins[id(fusion)] = (fusion, shared, nodes)
+                    return fusion
         fusion_or_failure = analyze_fusion(computation, allow_pad=allow_pad, map_results=self._map_results)
         if isinstance(fusion_or_failure, TiledFusion):
-            entry = _Shared(values, fusion_or_failure)
-            self._bodies.setdefault((key, allow_pad), entry)
+            entry = _Shared(computation, fusion_or_failure, key, values)
+            analysed.append(entry)
             self._origins[id(fusion_or_failure)] = (fusion_or_failure, entry, {node: node for node in fusion_or_failure.nodes})
         return fusion_or_failure
 
