@@ -63,6 +63,17 @@ def reason_class(reason: str) -> str:
     return re.sub(r"\d+", "N", reason)
 
 
+def _ops_in(region: ir.Region) -> int:
+    """Ops in ``region``, nested regions included."""
+    count, pending = 0, [region]
+    while pending:
+        for block in pending.pop().blocks:
+            for op in block.operations:
+                count += 1
+                pending.extend(op.regions)
+    return count
+
+
 def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0) -> dict[str, Any]:
     """Analyse and rank every fusion (the timed work); counts and reasons. With ``top``,
     also build the best ``top`` footprints of each (what ``hlo-print-tilings`` prints),
@@ -109,8 +120,10 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0) ->
 
 def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> list[dict[str, Any]]:
     """One row per layer count: fusions, tiled / not tileable (with reasons), valid
-    tilings, parse+print s, import s, tiling s (analysis + ranking, and each), ratio,
-    growth per doubling of the layers (None for the first row)."""
+    tilings, ops in the fusions' bodies, parse+print s, import s, tiling s (analysis +
+    ranking, and each), ratio, growth per doubling of the layers (None for the first
+    row) and, in CPU time, per doubling of the ops in fusion bodies (the analysis's input:
+    XLA's fusions grow with the layers, so the bodies' ops grow faster than the fusions)."""
     context = make_context()
     rows: list[dict[str, Any]] = []
     for n in layers:
@@ -120,6 +133,7 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
         module = import_hlo(hlo, f"compiled_training_step_L{n}.hlo")
         import_s = time.perf_counter() - start
         fusions = [op for _, op in computations(module.operation) if op.name == "mhlo.fusion"]
+        body_ops = sum(_ops_in(op.regions[0]) for op in fusions)
         kinds = collections.Counter(str(op.attributes["fusion_kind"]).split()[-1].rstrip(">") for op in fusions)
         baseline, baseline_cpu = bench_analysis.best_of_clocks(lambda: str(ir.Module.parse(stablehlo, context)), baseline_repeat)
         if not rows:
@@ -134,7 +148,8 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
         best = min(results, key=lambda r: r["analysis_s"] + r["ranking_s"])
         bench_analysis.clear_caches()
         best["footprints_s"] = tile_all(fusions, top=TOP)["footprints_s"]
-        row = {"layers": n, "fusions": len(fusions), "fusion_kinds": dict(kinds), **best, "parse_print_s": baseline,
+        row = {"layers": n, "fusions": len(fusions), "body_ops": body_ops, "fusion_kinds": dict(kinds), **best,
+               "parse_print_s": baseline,
                "import_s": import_s, "tiling_s": seconds, "ratio": seconds / baseline, "parse_print_cpu_s": baseline_cpu,
                "tiling_cpu_s": cpu, "cpu_ratio": cpu / baseline_cpu, "growth_per_doubling": None}
         if rows:
@@ -142,6 +157,9 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
             exponent = 1 / math.log2(n / previous["layers"])
             row["growth_per_doubling"] = (seconds / previous["tiling_s"]) ** exponent
             row["cpu_growth_per_doubling"] = (cpu / previous["tiling_cpu_s"]) ** exponent
+            row["cpu_growth_per_doubling_of_ops"] = (cpu / previous["tiling_cpu_s"]) ** (
+                1 / math.log2(body_ops / previous["body_ops"])
+            )
         rows.append(row)
         print(f"bench: tiling of the compiled {n}-layer step: {len(fusions)} fusions ({best['tiled']} tiled), "
               f"{best['valid_tilings']} valid tilings, {seconds:.3f} s, {row['ratio']:.0f}x ({row['cpu_ratio']:.0f}x in CPU time)",

