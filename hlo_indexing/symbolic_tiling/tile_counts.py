@@ -115,9 +115,12 @@ class Reader:
 
 class CountsCache:
     """:class:`ReaderCounts` by everything they depend on (the reader's maps, tiles,
-    shape and layout divisors, the tiling parameters, the program limit): one ranking
+    shape and layout divisors, the tiling parameters, the program limit), and what they
+    are made of: grids (:meth:`grid`), tile indices (:meth:`points`), per-component
+    tables (:meth:`tables`) and how tensors are stored (:meth:`storage`). One ranking
     keeps its own (an elementwise fusion's operands and output count alike); rankings
-    of one run may share one (:class:`~.shared_bodies.TilingMemo`)."""
+    of one run may share one (:class:`~.shared_bodies.TilingMemo`). Everything it hands
+    out is shared: its arrays are read-only."""
 
     def __init__(self) -> None:
         self._counts: dict[tuple[object, ...], ReaderCounts] = {}
