@@ -154,6 +154,8 @@ class CountsCache:
         found = self._counts.get(key)
         if found is None:
             found = self._counts[key] = ReaderCounts.of(reader, fusion, grid, max_programs, self)
+            for array in (found.units_max, found.units_sum, found.elements_sum, found.steps):
+                array.flags.writeable = False
         return found
 
     def tables(
