@@ -172,9 +172,11 @@ def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) ->
     return error
 
 
-#: Convolution dimension numbers (``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``), in the op's
-#: custom form or in ``#stablehlo.conv<...>``/``#mhlo.conv<...>``.
-_CONV_DIMENSIONS = re.compile(r"\[[^\[\]]*\]\s*x\s*\[[^\[\]]*\]\s*->\s*\[[^\[\]]*\]")
+#: Each list of convolution dimension numbers (``[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]``),
+#: in the op's custom form or in ``#stablehlo.conv<...>``/``#mhlo.conv<...>``: a list after
+#: ``dim_numbers =``, ``conv<``, ``]x`` or ``->``, checked on its own (the parser reads, and
+#: allocates for, the lists before any malformed rest, e.g. ``->:[b, 0, 1, f]``).
+_CONV_DIMENSIONS = re.compile(r"(?:dim_numbers\s*=|conv<|(?<=\])\s*x|->)\s*(\[[^\[\]]*\])")
 _NUMBER = re.compile(r"\d+")
 #: A 1-d integer ``dense`` attribute: ``dense<1> : tensor<2147483648xi64>`` (or ``xindex``).
 _DENSE_INTEGERS = re.compile(r"dense<[^<>]*>\s*:\s*tensor<(\d+)x(?:(?:i|ui|si)\d+|index)>")
@@ -199,9 +201,9 @@ def check_magnitudes(text: str, filename: str) -> None:
         )
 
     for match in _CONV_DIMENSIONS.finditer(text):
-        for number in _NUMBER.finditer(match.group(0)):
+        for number in _NUMBER.finditer(match.group(1)):
             if int(number.group(0)) > MAX_DIMENSION_INDEX:
-                offset = match.start() + number.start()
+                offset = match.start(1) + number.start()
                 raise refuse("convolution dimension number", int(number.group(0)), offset, "MAX_DIMENSION_INDEX", MAX_DIMENSION_INDEX)
     for match in _DENSE_INTEGERS.finditer(text):
         if int(match.group(1)) > MAX_ATTRIBUTE_ELEMENTS:
