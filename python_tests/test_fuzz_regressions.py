@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from devtools.fuzz.campaign import Worker, replay  # tools/ is on sys.path (conftest.py)
+from devtools.fuzz.campaign import Worker, heap_check_env, replay  # tools/ is on sys.path (conftest.py)
 
 FINDINGS = json.loads((Path(__file__).with_name("fuzz_regressions.json")).read_text())
 
@@ -97,3 +97,22 @@ def test_replay_runs_the_history_in_its_order(tmp_path) -> None:
     outcome = replay(finding, _fake_python(tmp_path, ABORTS_ON_THIRD), 60.0)
     assert (outcome["cases"], outcome["died_at"]) == (3, 1)
     assert outcome["result"]["history"] == [4, 0, 1]
+
+
+#: A worker that answers its first case with the MALLOC_CHECK_ it was started with.
+REPORTS_MALLOC_CHECK = """
+import json, os, sys
+channel = os.fdopen(int(os.environ["HLO_FUZZ_CHANNEL"]), "w")
+channel.write(json.dumps({"ready": True}) + "\\n")
+channel.flush()
+sys.stdin.readline()
+channel.write(json.dumps({"outcome": "ok", "detail": os.environ.get("MALLOC_CHECK_", ""), "signature": ""}) + "\\n")
+channel.flush()
+"""
+
+
+def test_heap_checks_reach_the_workers(tmp_path) -> None:
+    """``--heap-checks``: the workers run with glibc's heap checks."""
+    fake = Worker(_fake_python(tmp_path, REPORTS_MALLOC_CHECK), timeout=60.0, env=heap_check_env())
+    assert fake.run({"kind": "map", "text": "", "id": 0})["detail"] == "3"
+    fake.stop()

@@ -14,8 +14,9 @@ keeps its signature, and written as ``DIR/<outcome>-<n>.json`` with the original
 the minimised case and the detail. The summary table is printed and written to
 ``DIR/summary.json``. An ``abort`` finding also holds the ids of every case its worker
 had run (``worker_history``): heap damage done by one case may kill the worker many
-cases later, so ``--replay DIR/abort-<n>.json`` runs that sequence again in one worker
-(with e.g. ``MALLOC_CHECK_=3`` in the environment to catch the damage where it is done).
+cases later, so ``--replay DIR/abort-<n>.json`` runs that sequence again in one worker.
+``--heap-checks`` runs the workers with glibc's heap checks, which abort at the damage
+instead (how the seed-20261130 abort was found: a failing parse of a Shardy op).
 
 Standard library only; the workers run with the interpreter given by ``--python``
 (default: this one).
@@ -62,8 +63,8 @@ class Worker:
     ``abort`` result carries it, as heap damage done by earlier cases may only kill the
     worker much later (``--replay`` runs the same sequence again)."""
 
-    def __init__(self, python: str, timeout: float):
-        self.python, self.timeout = python, timeout
+    def __init__(self, python: str, timeout: float, env: dict[str, str] | None = None):
+        self.python, self.timeout, self.env = python, timeout, env or {}
         self.process: subprocess.Popen[str] | None = None
         self.started = 0
         self.history: list[int] = []
@@ -73,7 +74,7 @@ class Worker:
         self.stderr = tempfile.TemporaryFile()
         fd, self.native = tempfile.mkstemp(prefix="hlo-fuzz-native-")
         os.close(fd)
-        env = dict(os.environ, PYTHONFAULTHANDLER="1", HLO_FUZZ_CHANNEL=str(write_fd), HLO_FUZZ_NATIVE=self.native)
+        env = dict(os.environ, **self.env, PYTHONFAULTHANDLER="1", HLO_FUZZ_CHANNEL=str(write_fd), HLO_FUZZ_NATIVE=self.native)
         self.process = subprocess.Popen(
             [self.python, str(HERE / "worker.py")],
             stdin=subprocess.PIPE,
@@ -240,7 +241,8 @@ def run_campaign(args: argparse.Namespace) -> dict:
                         return
         generated[0] = i
 
-    workers = [Worker(args.python, args.timeout) for _ in range(args.jobs)]
+    env = heap_check_env() if args.heap_checks else None
+    workers = [Worker(args.python, args.timeout, env) for _ in range(args.jobs)]
 
     def consume(worker: Worker) -> None:
         while True:
@@ -322,7 +324,19 @@ def run_campaign(args: argparse.Namespace) -> dict:
     return summary
 
 
-def replay(finding: dict, python: str, timeout: float) -> dict:
+def heap_check_env() -> dict[str, str]:
+    """The environment of glibc's heap checks: ``MALLOC_CHECK_=3`` (with glibc's checking
+    malloc preloaded, which glibc 2.34 and later need for it) and ``MALLOC_PERTURB_``, so
+    that damage to the heap aborts the worker at the free that finds it, mostly in the
+    case that did it, instead of thousands of cases later."""
+    env = {"MALLOC_CHECK_": "3", "MALLOC_PERTURB_": "165"}
+    found = sorted(Path("/usr/lib").glob("*/libc_malloc_debug.so.0")) + sorted(Path("/lib").glob("*/libc_malloc_debug.so.0"))
+    if found:
+        env["LD_PRELOAD"] = " ".join(filter(None, [os.environ.get("LD_PRELOAD", ""), str(found[0])]))
+    return env
+
+
+def replay(finding: dict, python: str, timeout: float, env: dict[str, str] | None = None) -> dict:
     """Run the cases an aborted worker had run (``worker_history`` of an ``abort``
     finding), in their order, in one new worker: regenerated from the finding's seed and
     kinds, as the campaign made them (same checkout, so the same corpus). Returns
@@ -337,7 +351,7 @@ def replay(finding: dict, python: str, timeout: float) -> dict:
         case = generate(rng, corpus, kinds[i % len(kinds)])
         if i in needed:
             made[i] = dict(case, id=i)
-    worker = Worker(python, timeout)
+    worker = Worker(python, timeout, env)
     result: dict = {}
     try:
         for run, case in enumerate((made[case_id] for case_id in wanted), 1):
@@ -384,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minimise-seconds", type=float, default=120.0, help="time for all minimisation")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument(
+        "--heap-checks", action="store_true",
+        help="run the workers with glibc's heap checks (MALLOC_CHECK_=3): heap damage aborts the case that does it",
+    )
+    parser.add_argument(
         "--replay", metavar="FINDING",
         help="run again, in one worker, the cases the worker of this abort finding had run (its worker_history)",
     )
@@ -392,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         finding = json.loads(Path(args.replay).read_text())
         if "worker_history" not in finding:
             parser.error(f"{args.replay} is not an abort finding with a worker_history")
-        outcome = replay(finding, args.python, args.timeout)
+        outcome = replay(finding, args.python, args.timeout, heap_check_env() if args.heap_checks else None)
         died = outcome["died_at"]
         print(f"replayed {outcome['cases']} of {len(finding['worker_history'])} cases: " + (
             f"the worker died at case {died} (the campaign's died at {finding['worker_history'][-1]}): "
