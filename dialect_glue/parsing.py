@@ -223,25 +223,34 @@ def check_magnitudes(text: str, filename: str) -> None:
 #: another allocation (the fuzz campaign's "free(): unaligned chunk detected in tcache
 #: 2" thousands of cases on). Text that names them is parsed in an isolated child first.
 _HEAP_UNSAFE_PARSERS = re.compile(r"\bsdy\.(?:manual|named)_computation\b")
+#: The first bytes of MLIR bytecode.
+_BYTECODE_MAGIC = b"ML\xefR"
 
 
-def trial_parse(text: str, filename: str) -> tuple[str, SourceLocation, tuple] | None:
+def trial_parse(text: str | bytes, filename: str) -> tuple[str, SourceLocation, tuple] | None:
     """Parse ``text`` in a new context: None when it parses, else the (message, location,
     notes) of its parse error. Run in an isolated child by :func:`check_in_child`."""
     try:
         ir.Module.parse(text, context=make_context())
     except ir.MLIRError as exc:
-        error = _parse_error(exc, filename, text)
+        error = _parse_error(exc, filename, text if isinstance(text, str) else None)
         return error.message, error.location, error.notes
     return None
 
 
-def check_in_child(text: str, filename: str) -> None:
-    """Raise the :class:`ParseError` of ``text`` when it names an op whose parser may
-    corrupt the heap on failure (:data:`_HEAP_UNSAFE_PARSERS`) and does not parse: the
-    parse is tried in an isolated child (:mod:`~hlo_indexing.dialect_glue.isolation`,
-    ~20 ms), so that only text MLIR parsed without failing is parsed in this process."""
-    if _HEAP_UNSAFE_PARSERS.search(text) is None:
+def check_in_child(text: str | bytes, filename: str) -> None:
+    """Raise the :class:`ParseError` of ``text`` (MLIR text, or bytes holding it) when it
+    names an op whose parser may corrupt the heap on failure (:data:`_HEAP_UNSAFE_PARSERS`)
+    and does not parse: the parse is tried in an isolated child
+    (:mod:`~hlo_indexing.dialect_glue.isolation`, ~14 ms), so that only text MLIR parsed
+    without failing is parsed in this process. MLIR bytecode is not checked."""
+    if isinstance(text, bytes):
+        if text.startswith(_BYTECODE_MAGIC):
+            return
+        searched = text.decode("utf-8", errors="replace")
+    else:
+        searched = text
+    if _HEAP_UNSAFE_PARSERS.search(searched) is None:
         return
     # Deferred: the isolation machinery only for text with such ops.
     from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
@@ -339,7 +348,7 @@ def parse_module(
     name = filename or "<string>"
     if isinstance(source, str):
         check_magnitudes(source, name)
-        check_in_child(source, name)
+    check_in_child(source, name)
     try:
         return ir.Module.parse(source, context=context)
     except ir.MLIRError as exc:

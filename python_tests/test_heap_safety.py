@@ -46,9 +46,9 @@ def test_a_failing_shardy_parse_leaves_the_heap_intact(text: str) -> None:
     code = f"""
         from hlo_indexing.dialect_glue.parsing import parse_module
         from hlo_indexing.errors import ParseError
-        for _ in range(20):
-            try:
-                parse_module({text!r}, filename="in.mlir")
+        for k in range(20):
+            try:  # as text and as bytes
+                parse_module({text!r} if k % 2 else {text!r}.encode(), filename="in.mlir")
             except ParseError as exc:
                 where = exc.location
         print(where.filename, where.line)
