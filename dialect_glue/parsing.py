@@ -227,7 +227,9 @@ _HEAP_UNSAFE_PARSERS = re.compile(r"\bsdy\.(?:manual|named)_computation\b")
 _BYTECODE_MAGIC = b"ML\xefR"
 
 
-def trial_parse(text: str | bytes, filename: str) -> tuple[str, SourceLocation, tuple] | None:
+def trial_parse(
+    text: str | bytes, filename: str
+) -> tuple[str, SourceLocation | None, tuple[tuple[SourceLocation | None, str], ...]] | None:
     """Parse ``text`` in a new context: None when it parses, else the (message, location,
     notes) of its parse error. Run in an isolated child by :func:`check_in_child`."""
     try:
