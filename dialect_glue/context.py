@@ -1,11 +1,14 @@
 """Context factory: one function that makes an ``ir.Context`` able to hold any
 StableHLO/MHLO/CHLO program that JAX or XLA produces (builtin, func, arith, tensor,
-shape, sdy, ... plus the three HLO dialects), without importing ``jax``.
+shape, sdy, ... plus the three HLO dialects), without importing ``jax``; and the memo
+tables of the package, kept per context (:func:`context_memo`).
 """
 
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
+from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import PROVIDER, chlo, ir, mhlo, sdy, stablehlo
 
@@ -70,3 +73,47 @@ def current_or_default_context() -> ir.Context:
     except ValueError:
         current = None
     return current if current is not None else default_context()
+
+
+#: Number of contexts whose memo tables (:func:`context_memo`) are kept; those of the
+#: least recently used context are dropped first.
+MAX_MEMO_CONTEXTS = 4
+
+#: id(context) -> (the context, its tables by name), least recently used first.
+_MEMO_TABLES: "OrderedDict[int, tuple[ir.Context, dict[str, dict[Any, Any]]]]" = OrderedDict()
+
+
+def context_memo(context: ir.Context, name: str) -> dict[Any, Any]:
+    """The memo table ``name`` of ``context`` (a dict, created empty on first use).
+
+    The package's memos (per-op maps, compose/simplify results, affine variables) hold
+    objects of a context, which keep that context alive, and must never hand an object
+    of one context to a caller working in another (an MLIR object built from parts of
+    two contexts points into the first one's memory, which is freed with it). So every
+    memo lives in a table of its context, and tables are kept for the
+    :data:`MAX_MEMO_CONTEXTS` most recently used contexts only: a process that makes a
+    context per input (the CLI, a fuzz worker, a notebook) keeps a bounded number of
+    contexts (each with its thread pool) alive instead of one per memo entry. Example::
+
+        table = context_memo(module.context, "per-op")
+        table.setdefault(key, value)
+    """
+    key = id(context)
+    entry = _MEMO_TABLES.get(key)  # the entry holds the context: its id is not reused meanwhile
+    if entry is None:
+        entry = _MEMO_TABLES[key] = (context, {})
+        while len(_MEMO_TABLES) > MAX_MEMO_CONTEXTS:
+            _MEMO_TABLES.popitem(last=False)
+    elif next(reversed(_MEMO_TABLES)) != key:
+        _MEMO_TABLES.move_to_end(key)
+    tables = entry[1]
+    table = tables.get(name)
+    if table is None:
+        table = tables[name] = {}
+    return table
+
+
+def clear_context_memos(name: str) -> None:
+    """Empty the memo table ``name`` of every context."""
+    for _context, tables in _MEMO_TABLES.values():
+        tables.pop(name, None)

@@ -3,9 +3,9 @@
 A pass is a frozen dataclass with class variables ``name`` (its pipeline name, e.g.
 ``hlo-attach-indexing-maps``) and ``description`` (one line), and dataclass fields for
 its options, each with a default and a ``metadata={"help": ...}`` entry (an ``int``
-option may add ``"min"``, its smallest valid value; ``str`` options ``"choices"``). Options are
-spelled with dashes in pipelines (``simplify=false``, ``max-maps=8``); field names use
-underscores. A pass is registered by an entry in :data:`hlo_indexing.passes.registry.PASSES`
+option may add ``"min"`` and ``"max"``, its smallest and largest valid values; ``str``
+options ``"choices"``). Options are spelled with dashes in pipelines (``simplify=false``,
+``max-maps=8``); field names use underscores. A pass is registered by an entry in :data:`hlo_indexing.passes.registry.PASSES`
 that repeats its name, description and options, so that ``--help`` needs no pass module
 (a test checks that the entry equals the class).
 
@@ -166,8 +166,10 @@ def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> 
             value = int(text)
         except ValueError:
             raise PassOptionError(f"option '{key}' of pass '{pass_name}' expects an integer, got '{text}'") from None
-        minimum = option.metadata.get("min")
+        minimum, maximum = option.metadata.get("min"), option.metadata.get("max")
         if minimum is not None and value < minimum:
             raise PassOptionError(f"option '{key}' of pass '{pass_name}' must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise PassOptionError(f"option '{key}' of pass '{pass_name}' must be at most {maximum}, got {value}")
         return value
     return text

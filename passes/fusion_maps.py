@@ -31,7 +31,9 @@ for an upper bound) and
 ``@f arg 0: coalesced = true (symbolic)``, or the argument attributes
 ``hlo_indexing.utilization`` (f64), ``hlo_indexing.utilization_exact`` and
 ``hlo_indexing.coalesced`` (bool) (on an ``mhlo.fusion``, arrays with one entry per
-operand). ``max-points`` bounds the enumeration of both analyses.
+operand). ``max-points`` bounds the enumeration of both analyses (at most
+``limits.MAX_ENUMERATION_POINTS``: a larger value is refused, as it would let one
+enumeration take gigabytes).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.dialect_glue.parsing import enclosing_function
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.maps.text import display_text
 from hlo_indexing.passes.base import Diagnostics, ModulePass
@@ -87,7 +90,10 @@ class _FusedMapsPass(ModulePass):
 
     max_maps: int = field(default=DEFAULT_MAX_MAPS, metadata={"help": "cap on distinct maps per value", "min": 1})
     analyses: bool = field(default=False, metadata={"help": "also compute operand utilization and coalescing"})
-    max_points: int = field(default=DEFAULT_MAX_POINTS, metadata={"help": "enumeration limit of the analyses", "min": 0})
+    max_points: int = field(
+        default=DEFAULT_MAX_POINTS,
+        metadata={"help": "enumeration limit of the analyses", "min": 0, "max": MAX_ENUMERATION_POINTS},
+    )
 
 
 @dataclass(frozen=True)

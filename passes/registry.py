@@ -9,7 +9,7 @@ their kinds, defaults, help and choices); ``python_tests/test_driver_help.py`` c
 Example::
 
     >>> info("hlo-simplify-indexing-maps").options[0]
-    OptionInfo(name='report', kind='bool', default=False, help='emit a remark for each map that was simplified', choices=None, minimum=None)
+    OptionInfo(name='report', kind='bool', default=False, help='emit a remark for each map that was simplified', choices=None, minimum=None, maximum=None)
     >>> lookup("hlo-simplify-indexing-maps").__name__   # imports the pass module
     'SimplifyIndexingMaps'
 """
@@ -21,6 +21,8 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from hlo_indexing.limits import MAX_ENUMERATION_POINTS
+
 if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
     from hlo_indexing.passes.base import ModulePass
 
@@ -31,7 +33,7 @@ _PACKAGE = "hlo_indexing.passes"
 class OptionInfo:
     """One pass option: ``name`` as spelled in pipelines (dashes), ``kind`` the field's
     type name (``bool``, ``int``, ``str``), its default, help text, allowed values and,
-    for an ``int``, its smallest valid value."""
+    for an ``int``, its smallest and largest valid values."""
 
     name: str
     kind: str
@@ -39,6 +41,7 @@ class OptionInfo:
     help: str
     choices: tuple[str, ...] | None = None
     minimum: int | None = None
+    maximum: int | None = None
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ _SIMPLIFY = OptionInfo("simplify", "bool", True, "simplify the maps")
 _FUSED_MAPS_OPTIONS = (
     OptionInfo("max-maps", "int", 16, "cap on distinct maps per value", minimum=1),
     OptionInfo("analyses", "bool", False, "also compute operand utilization and coalescing"),
-    OptionInfo("max-points", "int", 1 << 20, "enumeration limit of the analyses", minimum=0),
+    OptionInfo("max-points", "int", 1 << 20, "enumeration limit of the analyses", minimum=0, maximum=MAX_ENUMERATION_POINTS),
 )
 _REPORT_OPTIONS = (
     OptionInfo("format", "str", "text", "text (remarks) or json (one JSON document per module)", ("text", "json")),
@@ -181,6 +184,7 @@ def describe(cls: type[ModulePass]) -> PassInfo:
                 option.metadata.get("help", ""),
                 tuple(choices) if choices is not None else None,
                 option.metadata.get("min"),
+                option.metadata.get("max"),
             )
         )
     return PassInfo(cls.name, cls.description, f"{module}:{cls.__qualname__}", tuple(options))

@@ -51,6 +51,7 @@ DEFERRED_IMPORTS = {
     ("hlo_indexing.tools.batch", "concurrent.futures"): "start-up: process pools (~15 ms) only for -j > 1",
     ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: as for concurrent.futures",
     ("hlo_indexing.dialect_glue.parsing", "hlo_indexing.dialect_glue.hlo_import"): "start-up: the HLO importer only for HLO input",
+    ("hlo_indexing.dialect_glue.parsing", "hlo_indexing.dialect_glue.isolation"): "start-up: the isolation server only for Shardy region ops",
     ("hlo_indexing.frontend", "hlo_indexing.passes.pass_manager"): "start-up: the passes only for analyze(annotate=True)",
     ("hlo_indexing.analysis.module_analysis", "hlo_indexing.analysis.serialize"): "start-up: only for to_dict/to_json",
     ("hlo_indexing", "importlib"): "start-up: importlib.metadata (~25 ms) only for __version__",

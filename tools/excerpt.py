@@ -33,6 +33,12 @@ def register(name: str, text: str) -> None:
     _SOURCES[name] = text
 
 
+def forget_all() -> None:
+    """Drop every registered buffer: a tool run in-process many times (a fuzz worker, a
+    notebook) starts each invocation with none, instead of keeping every input it read."""
+    _SOURCES.clear()
+
+
 def excerpt(location: SourceLocation | None) -> list[str]:
     """The source line of ``location`` and a caret under its column ([] when the buffer
     or the line is unknown)."""

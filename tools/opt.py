@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the driver on ``argv`` (without the program name); return the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or "-debug" in argv
+    excerpt.forget_all()
     excerpt.register(COMMAND_LINE, " ".join(argv))
     try:
         return _run(parse_command_line(argv))

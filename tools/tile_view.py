@@ -294,6 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-slices", type=int, default=MAX_SLICES, help=f"2-D slices drawn per tensor (default {MAX_SLICES})")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout); written only on success")
     arguments = list(sys.argv[1:] if argv is None else argv)
+    excerpt.forget_all()
     excerpt.register(COMMAND_LINE.filename, " ".join(arguments))
     try:
         args = parser.parse_args(arguments)

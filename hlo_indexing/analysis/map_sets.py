@@ -327,7 +327,9 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     """``consumer.compose(producer).simplify().remove_unused_symbols()`` with one entry of
     the maps' memo for the whole chain (it carries compositions across computations and
     is cleared with it), instead of one per step keyed on each intermediate map."""
-    return _memoized(("compose-simplify-clean", consumer._memo_key(), producer._memo_key()), lambda: _chain(consumer, producer))
+    return _memoized(
+        consumer, ("compose-simplify-clean", consumer._memo_key(), producer._memo_key()), lambda: _chain(consumer, producer)
+    )
 
 
 def _chain(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:

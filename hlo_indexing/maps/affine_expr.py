@@ -28,6 +28,7 @@ from typing import Any, cast
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.context import context_memo
 from hlo_indexing.errors import IntegerOverflowError
 from hlo_indexing.errors import (
     UndefinedDivisionError as UndefinedDivisionError,  # re-exported: ax.UndefinedDivisionError
@@ -72,26 +73,20 @@ def symbol(position: int, context: "ir.Context") -> AffineExpr:
     return ir.AffineSymbolExpr.get(position, context)
 
 
-#: Per context (by id, the context kept alive with its entry): the dimension and the
-#: symbol expressions built so far, handed out again by :func:`dim_list` and
-#: :func:`symbol_list` (building an expression through the bindings costs more than
-#: slicing a list). At most ``_MAX_CONTEXTS`` contexts are remembered.
-_VARIABLES: dict[int, tuple["ir.Context", list[AffineExpr], list[AffineExpr]]] = {}
-_MAX_CONTEXTS = 16
-
-
-def _variable_lists(context: "ir.Context") -> tuple["ir.Context", list[AffineExpr], list[AffineExpr]]:
-    entry = _VARIABLES.get(id(context))
-    if entry is None:
-        if len(_VARIABLES) >= _MAX_CONTEXTS:
-            _VARIABLES.clear()
-        entry = _VARIABLES[id(context)] = (context, [], [])
-    return entry
+def _variable_lists(context: "ir.Context") -> dict[str, list[AffineExpr]]:
+    """The dimension (``"d"``) and symbol (``"s"``) expressions of ``context`` built so
+    far, in its memo (:func:`~hlo_indexing.dialect_glue.context.context_memo`), handed out
+    again by :func:`dim_list` and :func:`symbol_list`: building an expression through the
+    bindings costs more than slicing a list."""
+    lists = context_memo(context, "affine-variables")
+    if not lists:
+        lists.update(d=[], s=[])
+    return lists
 
 
 def dim_list(count: int, context: "ir.Context") -> list[AffineExpr]:
     """``[d0, ..., d<count-1>]`` in ``context`` (a new list; the expressions are shared)."""
-    found = _variable_lists(context)[1]
+    found = _variable_lists(context)["d"]
     while len(found) < count:
         found.append(ir.AffineDimExpr.get(len(found), context))
     return found[:count]
@@ -100,7 +95,7 @@ def dim_list(count: int, context: "ir.Context") -> list[AffineExpr]:
 def symbol_list(count: int, context: "ir.Context", start: int = 0) -> list[AffineExpr]:
     """``[s<start>, ..., s<start+count-1>]`` in ``context`` (a new list; the expressions
     are shared)."""
-    found = _variable_lists(context)[2]
+    found = _variable_lists(context)["s"]
     while len(found) < start + count:
         found.append(ir.AffineSymbolExpr.get(len(found), context))
     return found[start : start + count]

@@ -33,7 +33,7 @@ import numpy as np
 
 from hlo_indexing.delegates import Delegates
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.context import current_or_default_context
+from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo, current_or_default_context
 from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError, UndefinedDivisionError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
@@ -47,25 +47,33 @@ OPERATIONS = Delegates("hlo_indexing.maps")
 DEFAULT_MAX_POINTS = MAX_ENUMERATION_POINTS
 
 #: Number of results of :meth:`IndexingMap.compose`, :meth:`~IndexingMap.simplify` and
-#: :meth:`~IndexingMap.remove_unused_symbols` remembered (the oldest entry is dropped):
-#: big modules compose and simplify the same maps over and over.
+#: :meth:`~IndexingMap.remove_unused_symbols` remembered per context (the oldest entry is
+#: dropped): big modules compose and simplify the same maps over and over.
 MEMO_SIZE = 8192
-_memo: dict[tuple[Any, ...], IndexingMap] = {}
+#: The name of the memo's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
+MEMO_TABLE = "indexing-maps"
 
 
-def _memoized(key: tuple[Any, ...], compute: Callable[[], IndexingMap]) -> IndexingMap:
-    found = _memo.get(key)
+def _memoized(subject: "IndexingMap", key: tuple[Any, ...], compute: Callable[[], IndexingMap]) -> IndexingMap:
+    """``compute()``, remembered under ``key`` in the memo of ``subject``'s context (maps of
+    different contexts can be equal, e.g. two known-empty maps, but a result is only
+    handed out in the context it was made in). An undefined ``subject`` has no context
+    and its result is immediate: not remembered."""
+    if subject._map is None:
+        return compute()
+    memo = context_memo(subject._map.context, MEMO_TABLE)
+    found = memo.get(key)
     if found is None:
         found = compute()
-        _memo[key] = found
-        if len(_memo) > MEMO_SIZE:
-            del _memo[next(iter(_memo))]
+        memo[key] = found
+        if len(memo) > MEMO_SIZE:
+            del memo[next(iter(memo))]
     return found
 
 
 def clear_memo() -> None:
     """Forget every remembered compose/simplify result (e.g. to time a cold run)."""
-    _memo.clear()
+    clear_context_memos(MEMO_TABLE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,14 +562,14 @@ class IndexingMap:
         variables, self's runtime variables. Constraints of both are kept, plus the
         producer's dimension ranges as constraints on self's results."""
         key = ("compose", self._memo_key(), producer._memo_key())
-        return _memoized(key, lambda: OPERATIONS.compose(self, producer))
+        return _memoized(self, key, lambda: OPERATIONS.compose(self, producer))
 
     def simplify(self) -> "IndexingMap":
         """Range-aware simplification (see :mod:`hlo_indexing.maps.simplifier`); never
         changes the relation."""
         if self._plain():
             return self
-        return _memoized(("simplify", self._memo_key()), lambda: OPERATIONS.simplify(self))
+        return _memoized(self, ("simplify", self._memo_key()), lambda: OPERATIONS.simplify(self))
 
     def _plain(self) -> bool:
         """Whether the simplifier would give this map back unchanged for want of anything
@@ -593,7 +601,7 @@ class IndexingMap:
     def remove_unused_symbols(self) -> "IndexingMap":
         """Drop symbols that no result uses and no constraint ties to a used variable
         (a constraint on only such symbols is dropped with them when it is satisfiable)."""
-        return _memoized(("remove_unused_symbols", self._memo_key()), lambda: OPERATIONS.remove_unused_symbols(self))
+        return _memoized(self, ("remove_unused_symbols", self._memo_key()), lambda: OPERATIONS.remove_unused_symbols(self))
 
     def remove_unused_dims(self) -> "IndexingMap":
         """Drop dimensions that no result uses and no constraint ties to a used variable

@@ -15,9 +15,10 @@ Example::
 
 Results are cached per (op name, operand and result types, attributes, direction,
 index, simplify, the printed body of ops whose maps read it (scan) and the region
-analysis given): big modules repeat the same op instance shapes many times. Call-like
-ops and loops are not cached: their maps depend on computations and values elsewhere
-in the module.
+analysis given), in the memo of the op's context
+(:func:`~hlo_indexing.dialect_glue.context.context_memo`): big modules repeat the same
+op instance shapes many times. Call-like ops and loops are not cached: their maps
+depend on computations and values elsewhere in the module.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
+from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
 from hlo_indexing.dialect_glue.parsing import located
 from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -39,9 +41,10 @@ DIRECTIONS = ("output-to-input", "input-to-output")
 OUTPUT_TO_INPUT = "output_to_input"
 INPUT_TO_OUTPUT = "input_to_output"
 
-#: Maximum number of cached results (the oldest ones are dropped first).
+#: Maximum number of cached results per context (the oldest ones are dropped first).
 CACHE_SIZE = 4096
-_cache: dict[tuple[object, ...], InstructionIndexing] = {}
+#: The name of the cache's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
+CACHE_TABLE = "per-op"
 
 
 def output_to_input_indexing(
@@ -110,7 +113,7 @@ def all_indexings(
 
 def clear_cache() -> None:
     """Forget every cached per-op result."""
-    _cache.clear()
+    clear_context_memos(CACHE_TABLE)
 
 
 def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify: bool, regions: RegionIndexing | None) -> InstructionIndexing:
@@ -162,7 +165,6 @@ def _key(operation: ir.Operation, direction: str, simplify: bool, regions: Regio
         direction,
         simplify,
         _body_key(operation) if kind in BODY_KINDS else None,
-        id(operation.context),
         id(regions) if regions is not None else None,
     )
 
@@ -180,12 +182,13 @@ def _lookup(
     if key is None:
         return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
     key = (*key, index)
-    cached = _cache.get(key)
+    cache = context_memo(operation.context, CACHE_TABLE)
+    cached = cache.get(key)
     if cached is None:
         cached = _compute(operation, direction, index, simplify, regions)
-        if len(_cache) >= CACHE_SIZE:
-            del _cache[next(iter(_cache))]  # the oldest entry
-        _cache[key] = cached
+        if len(cache) >= CACHE_SIZE:
+            del cache[next(iter(cache))]  # the oldest entry
+        cache[key] = cached
     return _with_sources(cached, operation)
 
 

@@ -12,7 +12,11 @@ docstring). Findings are grouped by signature (kind, outcome, exception and fram
 first case of each group is minimised by delta debugging (lines, then tokens) while it
 keeps its signature, and written as ``DIR/<outcome>-<n>.json`` with the original case,
 the minimised case and the detail. The summary table is printed and written to
-``DIR/summary.json``.
+``DIR/summary.json``. An ``abort`` finding also holds the ids of every case its worker
+had run (``worker_history``): heap damage done by one case may kill the worker many
+cases later, so ``--replay DIR/abort-<n>.json`` runs that sequence again in one worker.
+``--heap-checks`` runs the workers with glibc's heap checks, which abort at the damage
+instead (how the seed-20261130 abort was found: a failing parse of a Shardy op).
 
 Standard library only; the workers run with the interpreter given by ``--python``
 (default: this one).
@@ -53,19 +57,24 @@ _TOKEN = re.compile(r"\s+|[A-Za-z_%@#!^][\w.$-]*|-?\d+|\S")
 
 
 class Worker:
-    """One child worker; ``run`` sends a case and waits for its result or its death."""
+    """One child worker; ``run`` sends a case and waits for its result or its death.
 
-    def __init__(self, python: str, timeout: float):
-        self.python, self.timeout = python, timeout
+    ``history`` holds the ids of the cases the current process has run, in order: an
+    ``abort`` result carries it, as heap damage done by earlier cases may only kill the
+    worker much later (``--replay`` runs the same sequence again)."""
+
+    def __init__(self, python: str, timeout: float, env: dict[str, str] | None = None):
+        self.python, self.timeout, self.env = python, timeout, env or {}
         self.process: subprocess.Popen[str] | None = None
         self.started = 0
+        self.history: list[int] = []
 
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
         self.stderr = tempfile.TemporaryFile()
         fd, self.native = tempfile.mkstemp(prefix="hlo-fuzz-native-")
         os.close(fd)
-        env = dict(os.environ, PYTHONFAULTHANDLER="1", HLO_FUZZ_CHANNEL=str(write_fd), HLO_FUZZ_NATIVE=self.native)
+        env = dict(os.environ, **self.env, PYTHONFAULTHANDLER="1", HLO_FUZZ_CHANNEL=str(write_fd), HLO_FUZZ_NATIVE=self.native)
         self.process = subprocess.Popen(
             [self.python, str(HERE / "worker.py")],
             stdin=subprocess.PIPE,
@@ -78,6 +87,7 @@ class Worker:
         os.close(write_fd)
         self.channel = os.fdopen(read_fd, "r", encoding="utf-8")
         self.started += 1
+        self.history = []
         ready, _, _ = select.select([self.channel], [], [], 120)
         if not ready or not self.channel.readline():
             raise RuntimeError(f"fuzz worker did not start: {self._stderr_tail()}")
@@ -107,6 +117,7 @@ class Worker:
             self._start()
         process = self.process
         assert process is not None and process.stdin is not None
+        self.history.append(case.get("id", -1))
         self.stderr.seek(0)
         self.stderr.truncate()
         open(self.native, "w").close()  # noqa: SIM115 - emptied: a death shows this case's output only
@@ -135,7 +146,8 @@ class Worker:
                 )
                 return {
                     "outcome": "abort",
-                    "detail": f"worker died (exit {code}): {tail}",
+                    "detail": f"worker died (exit {code}) at its case {len(self.history)}: {tail}",
+                    "history": list(self.history),
                     "signature": f"{case['kind']}: abort {re.sub(r'[0-9]+', 'N', first_native)[:100]}",
                 }
 
@@ -229,7 +241,8 @@ def run_campaign(args: argparse.Namespace) -> dict:
                         return
         generated[0] = i
 
-    workers = [Worker(args.python, args.timeout) for _ in range(args.jobs)]
+    env = heap_check_env() if args.heap_checks else None
+    workers = [Worker(args.python, args.timeout, env) for _ in range(args.jobs)]
 
     def consume(worker: Worker) -> None:
         while True:
@@ -280,7 +293,11 @@ def run_campaign(args: argparse.Namespace) -> dict:
             "case": case,
             "minimised": None,
             "minimise_runs": 0,
+            "seed": args.seed,
+            "kinds": kinds,
         }
+        if "history" in result:
+            record["worker_history"] = result["history"]
         record["path"] = str(out / f"{result['outcome']}-{n:03d}.json")
         Path(record["path"]).write_text(json.dumps(record, indent=1) + "\n")
         findings.append(record)
@@ -305,6 +322,45 @@ def run_campaign(args: argparse.Namespace) -> dict:
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
+
+
+def heap_check_env() -> dict[str, str]:
+    """The environment of glibc's heap checks: ``MALLOC_CHECK_=3`` (with glibc's checking
+    malloc preloaded, which glibc 2.34 and later need for it) and ``MALLOC_PERTURB_``, so
+    that damage to the heap aborts the worker at the free that finds it, mostly in the
+    case that did it, instead of thousands of cases later."""
+    env = {"MALLOC_CHECK_": "3", "MALLOC_PERTURB_": "165"}
+    found = sorted(Path("/usr/lib").glob("*/libc_malloc_debug.so.0")) + sorted(Path("/lib").glob("*/libc_malloc_debug.so.0"))
+    if found:
+        env["LD_PRELOAD"] = " ".join(filter(None, [os.environ.get("LD_PRELOAD", ""), str(found[0])]))
+    return env
+
+
+def replay(finding: dict, python: str, timeout: float, env: dict[str, str] | None = None) -> dict:
+    """Run the cases an aborted worker had run (``worker_history`` of an ``abort``
+    finding), in their order, in one new worker: regenerated from the finding's seed and
+    kinds, as the campaign made them (same checkout, so the same corpus). Returns
+    ``{"cases": run, "died_at": id or None, "result": the last result}``."""
+    wanted = [case_id for case_id in finding["worker_history"] if case_id >= 0]
+    needed = set(wanted)
+    rng = random.Random(finding["seed"])
+    corpus = load_corpus(ROOT)
+    kinds = finding["kinds"]
+    made: dict[int, dict] = {}
+    for i in range(max(wanted) + 1):
+        case = generate(rng, corpus, kinds[i % len(kinds)])
+        if i in needed:
+            made[i] = dict(case, id=i)
+    worker = Worker(python, timeout, env)
+    result: dict = {}
+    try:
+        for run, case in enumerate((made[case_id] for case_id in wanted), 1):
+            result = worker.run(case)
+            if result["outcome"] == "abort":
+                return {"cases": run, "died_at": case["id"], "result": result}
+        return {"cases": len(wanted), "died_at": None, "result": result}
+    finally:
+        worker.stop()
 
 
 def print_table(summary: dict) -> None:
@@ -341,7 +397,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minimise-runs", type=int, default=150, help="runs per minimised finding")
     parser.add_argument("--minimise-seconds", type=float, default=120.0, help="time for all minimisation")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument(
+        "--heap-checks", action="store_true",
+        help="run the workers with glibc's heap checks (MALLOC_CHECK_=3): heap damage aborts the case that does it",
+    )
+    parser.add_argument(
+        "--replay", metavar="FINDING",
+        help="run again, in one worker, the cases the worker of this abort finding had run (its worker_history)",
+    )
     args = parser.parse_args(argv)
+    if args.replay:
+        finding = json.loads(Path(args.replay).read_text())
+        if "worker_history" not in finding:
+            parser.error(f"{args.replay} is not an abort finding with a worker_history")
+        outcome = replay(finding, args.python, args.timeout, heap_check_env() if args.heap_checks else None)
+        died = outcome["died_at"]
+        print(f"replayed {outcome['cases']} of {len(finding['worker_history'])} cases: " + (
+            f"the worker died at case {died} (the campaign's died at {finding['worker_history'][-1]}): "
+            f"{outcome['result']['detail'][:2000]}" if died is not None else "no abort"
+        ))
+        return 1 if died is not None else 0
     if args.seed is None:
         args.seed = int(time.time()) % 100000
     if args.out is None:
