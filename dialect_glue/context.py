@@ -81,6 +81,8 @@ MAX_MEMO_CONTEXTS = 4
 
 #: id(context) -> (the context, its tables by name), least recently used first.
 _MEMO_TABLES: "OrderedDict[int, tuple[ir.Context, dict[str, dict[Any, Any]]]]" = OrderedDict()
+#: (id, tables) of the last entry of :data:`_MEMO_TABLES` (most calls are for it).
+_last_used: tuple[int, dict[str, dict[Any, Any]]] | None = None
 
 
 def context_memo(context: ir.Context, name: str) -> dict[Any, Any]:
@@ -98,15 +100,20 @@ def context_memo(context: ir.Context, name: str) -> dict[Any, Any]:
         table = context_memo(module.context, "per-op")
         table.setdefault(key, value)
     """
+    global _last_used
     key = id(context)
-    entry = _MEMO_TABLES.get(key)  # the entry holds the context: its id is not reused meanwhile
-    if entry is None:
-        entry = _MEMO_TABLES[key] = (context, {})
-        while len(_MEMO_TABLES) > MAX_MEMO_CONTEXTS:
-            _MEMO_TABLES.popitem(last=False)
-    elif next(reversed(_MEMO_TABLES)) != key:
-        _MEMO_TABLES.move_to_end(key)
-    tables = entry[1]
+    if _last_used is not None and _last_used[0] == key:
+        tables = _last_used[1]  # the most recently used context (never the one dropped)
+    else:
+        entry = _MEMO_TABLES.get(key)  # the entry holds the context: its id is not reused meanwhile
+        if entry is None:
+            entry = _MEMO_TABLES[key] = (context, {})
+            while len(_MEMO_TABLES) > MAX_MEMO_CONTEXTS:
+                _MEMO_TABLES.popitem(last=False)
+        else:
+            _MEMO_TABLES.move_to_end(key)
+        tables = entry[1]
+        _last_used = (key, tables)
     table = tables.get(name)
     if table is None:
         table = tables[name] = {}

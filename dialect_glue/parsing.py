@@ -177,6 +177,7 @@ def _parse_error(exc: "ir.MLIRError", filename: str, text: str | None = None) ->
 #: ``dim_numbers =``, ``conv<``, ``]x`` or ``->``, checked on its own (the parser reads, and
 #: allocates for, the lists before any malformed rest, e.g. ``->:[b, 0, 1, f]``).
 _CONV_DIMENSIONS = re.compile(r"(?:dim_numbers\s*=|conv<|(?<=\])\s*x|->)\s*(\[[^\[\]]*\])")
+_CONV_ATTRIBUTE = re.compile(r"conv\s*<")
 _NUMBER = re.compile(r"\d+")
 #: A 1-d integer ``dense`` attribute: ``dense<1> : tensor<2147483648xi64>`` (or ``xindex``).
 _DENSE_INTEGERS = re.compile(r"dense<[^<>]*>\s*:\s*tensor<(\d+)x(?:(?:i|ui|si)\d+|index)>")
@@ -200,7 +201,10 @@ def check_magnitudes(text: str, filename: str) -> None:
             value=value,
         )
 
-    for match in _CONV_DIMENSIONS.finditer(text):
+    # Dimension numbers start after 'dim_numbers =' or in a '#...conv<...>' attribute:
+    # text with neither is spared the pattern's scan (~1 ms per 44 kB).
+    has_convolutions = "dim_numbers" in text or _CONV_ATTRIBUTE.search(text) is not None
+    for match in _CONV_DIMENSIONS.finditer(text) if has_convolutions else ():
         for number in _NUMBER.finditer(match.group(1)):
             if int(number.group(0)) > MAX_DIMENSION_INDEX:
                 offset = match.start(1) + number.start()
@@ -222,7 +226,7 @@ def check_magnitudes(text: str, filename: str) -> None:
 #: its ``: (...) -> ...`` type. Nothing is reported then; the process dies later, in
 #: another allocation (the fuzz campaign's "free(): unaligned chunk detected in tcache
 #: 2" thousands of cases on). Text that names them is parsed in an isolated child first.
-_HEAP_UNSAFE_PARSERS = re.compile(r"\bsdy\.(?:manual|named)_computation\b")
+_HEAP_UNSAFE_PARSERS = re.compile(r"sdy\.(?:manual|named)_computation\b")  # no leading \b: 40x faster
 #: The first bytes of MLIR bytecode.
 _BYTECODE_MAGIC = b"ML\xefR"
 
