@@ -71,6 +71,28 @@ def test_unverified_fusion_is_refused_at_the_fusion() -> None:
     assert str(info.value.location) == "m.hlo:8:3" and "tensor<4xf32>" in info.value.message
 
 
+CONVOLUTION = """func.func @f(%a: tensor<1x4x4x1xf32>, %w: tensor<3x3x1x1xf32>) -> tensor<1x2x2x1xf32> {
+  %0 = stablehlo.convolution(%a, %w) DIMENSIONS {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x2x2x1xf32>
+  return %0 : tensor<1x2x2x1xf32>
+}"""
+
+
+@pytest.mark.parametrize(
+    "dimensions",
+    [
+        "dim_numbers = [b, 0, 1, f]x[0, 2147483648, i, o]->[b, 0, 1, f], window = {}",
+        "{dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 2147483648, 1, f]>}",
+        "{dimension_numbers = #stablehlo.conv <[b, 0, 1, f]x[0, 2147483648, i, o]->[b, 0, 1, f]>}",
+    ],
+    ids=["custom form", "attribute", "attribute with a space"],
+)
+def test_huge_convolution_dimension_numbers_are_refused_before_parsing(dimensions: str) -> None:
+    text = CONVOLUTION.replace("DIMENSIONS", dimensions)
+    with pytest.raises(LimitExceededError, match="convolution dimension number 2147483648") as info:
+        parse_module(text, filename="conv.mlir")
+    assert info.value.location is not None and info.value.location.line == 2
+
+
 def test_map_text_limits_and_zero_divisors_are_located() -> None:
     with pytest.raises(NestingTooDeepError) as deep:
         IndexingMap.parse("(d0) -> (" + "(" * 400 + "d0" + ")" * 400 + "), domain: d0 in [0, 9]")
