@@ -56,9 +56,8 @@ from typing import overload
 
 import numpy as np
 
-from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
+from hlo_indexing.analysis.coalescing import LayoutLike
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
@@ -66,9 +65,6 @@ from hlo_indexing.symbolic_tiling.footprint import (
     Footprint,
     FootprintError,
     OperandFootprint,
-    element_bytes,
-    layout_divisors,
-    layout_unit_elements,
     tiling_footprint,
 )
 from hlo_indexing.symbolic_tiling.tile_counts import (
@@ -350,22 +346,12 @@ def _reader(
 ) -> Reader | None:
     node = nodes[0]
     try:
-        shape, layout, unit, divisors, width = cache.storage(node.value.type, layout_like, _storage)
+        shape, layout, unit, divisors, width = cache.storage(node.value.type, layout_like)
     except ValueError as exc:
         raise FootprintError(f"{kind} {index} ({node.name}): {exc}") from exc
     if unit is None or any(n.indexing_map.constraints for n in nodes):
         return None
     return Reader(kind, index, nodes, shape, layout, unit, divisors, width)
-
-
-def _storage(value_type: ir.Type, layout_like: LayoutLike) -> tuple[tuple[int, ...], Layout, int | None, tuple[int, ...], int]:
-    """Shape, layout, layout tile elements (None: not blocks of the logical dims), layout
-    tile size per dimension and element bytes of a tensor of ``value_type`` stored in
-    ``layout_like``; ``ValueError`` for a layout of another rank."""
-    shape = tuple(ir.RankedTensorType(value_type).shape)
-    layout = as_layout(layout_like, len(shape))
-    unit = layout_unit_elements(layout, len(shape))
-    return shape, layout, unit, tuple(layout_divisors(layout, len(shape))), element_bytes(value_type)
 
 
 @dataclass

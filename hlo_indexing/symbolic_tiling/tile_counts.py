@@ -22,19 +22,21 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
 
 import numpy as np
 
+from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_TILING_CANDIDATES, MAX_UNION_POINTS
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.symbolic_tiling.footprint import element_bytes, layout_divisors, layout_unit_elements
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, tile_size_choices
 
-_T = TypeVar("_T")
+#: Shape, layout, layout tile elements (None: not blocks of the logical dims), layout
+#: tile size per dimension and element bytes of a stored tensor (:meth:`CountsCache.storage`).
+Storage = tuple[tuple[int, ...], Layout, "int | None", tuple[int, ...], int]
 
 
 class NotSeparable(Exception):
@@ -127,17 +129,26 @@ class CountsCache:
         self._grids: dict[tuple[int, ...], Grid] = {}
         self._points: dict[tuple[object, ...], _Points] = {}
         self._tables: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._storage: dict[tuple[object, object], Any] = {}
+        self._storage: dict[tuple[object, object], Storage] = {}
 
-    def storage(self, value_type: ir.Type, layout: object, compute: Callable[[ir.Type, Any], _T]) -> _T:
-        """``compute(value_type, layout)`` (what a reader's counts need to know of how
-        a tensor of that type is stored in that layout), once per type and layout;
-        what it raises is not remembered."""
-        key = (value_type, layout if layout is None or isinstance(layout, str) else str(layout))
+    def storage(self, value_type: ir.Type, layout_like: LayoutLike) -> Storage:
+        """How a tensor of ``value_type`` is stored in ``layout_like``: its shape, layout,
+        elements of one layout tile (None when layout tiles are not blocks of the
+        logical dims), layout tile size per dimension and element bytes; once per type
+        and layout. ``ValueError`` (not remembered) for a layout of another rank."""
+        key = (value_type, layout_like if layout_like is None or isinstance(layout_like, str) else str(layout_like))
         found = self._storage.get(key)
         if found is None:
-            found = self._storage[key] = compute(value_type, layout)
-        return cast(_T, found)
+            shape = tuple(ir.RankedTensorType(value_type).shape)
+            layout = as_layout(layout_like, len(shape))
+            found = self._storage[key] = (
+                shape,
+                layout,
+                layout_unit_elements(layout, len(shape)),
+                tuple(layout_divisors(layout, len(shape))),
+                element_bytes(value_type),
+            )
+        return found
 
     def grid(self, fusion: TiledFusion) -> Grid:
         """:meth:`Grid.over` the sizes of ``fusion``'s parameters, one per tuple of sizes."""
