@@ -5,8 +5,8 @@ nothing it checks.
 
 Layers, bottom to top (a module may import its own package and any layer below)::
 
-    errors, limits, delegates < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
-    < passes < frontend < tools
+    errors, limits, delegates < devices < dialect_glue < maps < ops < layout < analysis
+    < symbolic_tiling < cost_model < passes < frontend < tools
 
 ``hlo_indexing/__init__.py`` and the layout package's ``__init__`` re-export names
 lazily (``__getattr__`` + ``importlib``), which is not an import statement.
@@ -30,12 +30,14 @@ PACKAGE_DIRS = {
 #: Bottom to top; a module's layer is the longest prefix of its name listed here.
 LAYERS = (
     ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.delegates", "hlo_indexing.lazy"),
+    ("hlo_indexing.devices",),
     ("hlo_indexing.dialect_glue",),
     ("hlo_indexing.maps",),
     ("hlo_indexing.ops",),
     ("hlo_indexing.layout",),
     ("hlo_indexing.analysis",),
     ("hlo_indexing.symbolic_tiling",),
+    ("hlo_indexing.cost_model",),
     ("hlo_indexing.passes",),
     ("hlo_indexing.frontend",),
     ("hlo_indexing.tools",),

@@ -45,7 +45,8 @@ def test_wheel_holds_every_module_and_no_developer_tool(tmp_path):
     assert "Warning" not in done.stderr, done.stderr  # e.g. setuptools' licence-table deprecation (issue #20)
     (wheel,) = tmp_path.glob("hlo_indexing-*.whl")
     every = set(zipfile.ZipFile(wheel).namelist())
-    assert {"hlo_indexing/py.typed", "hlo_indexing/schema/indexing.schema.json"} <= every  # package data
+    assert {"hlo_indexing/py.typed", "hlo_indexing/schema/indexing.schema.json", "hlo_indexing/devices/gpus.json",
+            "hlo_indexing/devices/tpus.json"} <= every  # package data
     names = {name for name in every if name.endswith(".py")}
     assert {name.split("/")[0] for name in names} == {"hlo_indexing"}
     assert names == _source_modules()
