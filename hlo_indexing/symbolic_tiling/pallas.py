@@ -106,14 +106,15 @@ def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts
     pid = ax.constant(0, ctx)
     for position in order:
         pid = ax.add(ax.mul(pid, counts[position]), ax.dim(position, ctx))
-    grid_vars = [Variable(Interval(0, n - 1), _name(k)) for k, n in enumerate(counts)]
+    grid_vars = [Variable(Interval(0, n - 1), grid_index_name(k)) for k, n in enumerate(counts)]
     grid_to_offsets = IndexingMap.from_exprs(grid_vars, [pid], context=ctx).compose(offsets_map)
     results = [ax.floordiv(e, int(b)) for e, b in zip(grid_to_offsets.results, block)]
     index_map = IndexingMap.from_exprs(grid_vars, results, context=ctx).simplify()
     return BlockSpec(kind, index, str(inst.node.value.type), inst.tile_sizes, index_map)
 
 
-def _name(k: int) -> str:
+def grid_index_name(k: int) -> str:
+    """The name of grid index ``k`` in generated Python (``i``, ``j``, ... then ``g6``)."""
     return INDEX_NAMES[k] if k < len(INDEX_NAMES) else f"g{k}"
 
 
@@ -130,7 +131,7 @@ def pallas_blockspecs(fusion: TiledFusion, tile_sizes: Sequence[int]) -> str:
     fusion parameter read, in parameter order) and ``out_specs`` (one spec, or a list
     for several outputs); see :func:`block_index_maps` for when it raises."""
     tiling = block_index_maps(fusion, tile_sizes)
-    names = [_name(k) for k in range(len(tiling.grid))]
+    names = [grid_index_name(k) for k in range(len(tiling.grid))]
     args = ", ".join(names) if names else "*_"
 
     def spec(s: BlockSpec) -> str:

@@ -1,0 +1,40 @@
+"""The one place that imports jax for the Pallas checker.
+
+jax is an optional dependency of hlo-indexing (the library needs only jaxlib's MLIR
+bindings): it is imported on first use, and its absence is an
+:class:`~hlo_indexing.errors.UnsupportedError` that says how to install it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from types import ModuleType
+
+from hlo_indexing.errors import UnsupportedError
+
+
+@dataclass(frozen=True)
+class Jax:
+    """The jax modules the checker uses: ``jax``, ``jax.extend.core`` (jaxpr types) and
+    ``jax.experimental.pallas``."""
+
+    jax: ModuleType
+    core: ModuleType
+    pallas: ModuleType
+
+
+@functools.cache
+def load_jax() -> Jax:
+    """The jax modules; :class:`UnsupportedError` when jax is not installed."""
+    try:
+        # Deferred: jax is an optional dependency, needed only to check Pallas kernels.
+        import jax
+        import jax.extend.core as core
+        from jax.experimental import pallas
+    except ImportError as error:
+        raise UnsupportedError(
+            f"checking Pallas kernels needs jax ({error}); install it with `pip install jax` "
+            "or the project's 'test' extra"
+        ) from None
+    return Jax(jax, core, pallas)
