@@ -38,7 +38,9 @@ if __name__ == "__main__" and not __package__:
 Checker = Callable[[dict], tuple[str, str]]
 DEFAULT_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 #: Checker modules (next to this file).
-CHECKER_MODULES = ("tiling_conformance_symbolic", "tiling_conformance_propagation", "corpus_checkers")
+CHECKER_MODULES = (
+    "tiling_conformance_symbolic", "tiling_conformance_propagation", "corpus_checkers", "gpu_model_conformance"
+)
 
 
 def load_checkers() -> dict[str, Checker]:
