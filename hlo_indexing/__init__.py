@@ -75,6 +75,8 @@ _EXPORTS = {
     "module_tilings": "hlo_indexing.passes.tilings",
     "tile_picture": "hlo_indexing.tools.tile_picture",
     "render_tile_svg": "hlo_indexing.tools.tile_view",
+    "check_pallas": "hlo_indexing.pallas.check",
+    "PallasReport": "hlo_indexing.pallas.report",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -250,6 +250,26 @@ def _dtype(aval: Any) -> tuple[str, int | None]:
     return numpy_dtype.name, bits
 
 
+#: numpy dtype names -> XLA element type names (what the device rules take).
+_XLA_NAMES = {
+    "bool": "pred", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+    "complex64": "c64", "complex128": "c128",
+    "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2", "float8_e4m3b11fnuz": "f8e4m3b11fnuz",
+    "float8_e4m3fnuz": "f8e4m3fnuz", "float8_e5m2fnuz": "f8e5m2fnuz",
+}
+
+
+def xla_element_type(dtype: str) -> str | None:
+    """The XLA name of a numpy dtype name (``float32`` -> ``f32``, ``int8`` -> ``s8``,
+    ``uint4`` -> ``u4``); None for a dtype without one (a PRNG key)."""
+    if dtype in _XLA_NAMES:
+        return _XLA_NAMES[dtype]
+    match = re.fullmatch(r"(u?)int(\d+)", dtype)
+    if match:
+        return f"{'u' if match.group(1) else 's'}{match.group(2)}"
+    return None
+
+
 def _block_dim(dim: Any) -> BlockDim:
     kind = type(dim).__name__
     if kind == "Blocked":
@@ -292,3 +312,19 @@ def _scratch(aval: Any) -> Scratch:
     inner = getattr(aval, "inner_aval", aval)
     dtype, bits = _dtype(inner)
     return Scratch(tuple(int(n) for n in getattr(inner, "shape", ())), dtype, bits, _memory_space(getattr(aval, "memory_space", None)))
+
+
+def evaluate_index_map(call: PallasCall, operand: Operand, point: Sequence[int]) -> tuple[int, ...]:
+    """The block indices ``operand``'s index map gives at a grid point, evaluated by jax
+    (prefetched arrays read as zeros: only points whose indices do not depend on them
+    are evaluated)."""
+    jax = load_jax()
+    closed = operand.index_map
+    arguments: list[Any] = [np.int32(v) for v in point]
+    if call.prefetch_shapes:
+        arguments += [np.zeros(shape, np.int32) for shape in call.prefetch_shapes]
+        values = jax.core.jaxpr_as_fun(jax.discharge_state(closed))(*arguments)
+        values = values[: len(operand.block)]
+    else:
+        values = jax.core.jaxpr_as_fun(closed)(*arguments)
+    return tuple(int(v) for v in values)

@@ -249,6 +249,8 @@ class Space:
         replaced by that point."""
         if isinstance(value, bool):
             return value
+        if isinstance(value, tuple):  # a tuple of values (the block indices of one piece)
+            return tuple(self._pinned(region, v) for v in value)  # type: ignore[return-value]
         symbol_ranges = self.symbol_ranges(region)
         if not any(r.is_point for r in region.dims) and not any(r.is_point for r in symbol_ranges):
             return value
