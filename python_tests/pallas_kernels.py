@@ -155,6 +155,34 @@ def clamped_tail(interpret=None, semantics=None):
     )
 
 
+def _readme_example():
+    """``examples/pallas_buggy_add.py`` (the README's buggy kernel)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "pallas_buggy_add.py"
+    spec = importlib.util.spec_from_file_location("pallas_buggy_add", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def readme_add(interpret=None, semantics=None, *, y_map=None, out_map=None):
+    """The README's kernel (its bugs, or others through the maps), its semantics
+    replaceable for the runs."""
+    jax, jnp, pl, pltpu = _pl()
+    example = _readme_example()
+    return pl.pallas_call(
+        example.add_kernel,
+        grid=(README_SHAPE[0] // 8, README_SHAPE[1] // 128),
+        in_specs=[pl.BlockSpec((8, 128), lambda i, j: (i, j)), pl.BlockSpec((8, 128), y_map or (lambda i, j: (i, j + 1)))],
+        out_specs=pl.BlockSpec((8, 128), out_map or (lambda i, j: (i, 0))),
+        out_shape=jax.ShapeDtypeStruct(README_SHAPE, jnp.float32),
+        compiler_params=_params(pltpu, semantics or ("parallel", "parallel")),
+        interpret=interpret or False,
+    )
+
+
 def _matmul_reference(x, y):
     return x.astype(np.float64) @ y.astype(np.float64)
 
@@ -162,6 +190,9 @@ def _matmul_reference(x, y):
 F32 = "float32"
 MATMUL_ARGS = (((M, K), F32), ((K, N), F32))
 ROWS_ARG = (((32, 128), F32),)
+#: The README runs its kernel on (64, 256); the tests on fewer rows (fewer simulated cores).
+README_SHAPE = (16, 256)
+README_ARGS = ((README_SHAPE, F32), (README_SHAPE, F32))
 
 KERNELS = {
     kernel.name: kernel
@@ -219,6 +250,26 @@ KERNELS = {
         ),
         Kernel("gather_blocks", gather_blocks, (((4,), "int32"), ((32, 128), F32)), warnings=frozenset({"not-decided"}), grid=(4,), semantics=("parallel",)),
         Kernel("clamped_tail", clamped_tail, (((32, 128), F32),), reference=lambda x: x + 1.0, grid=(6,), semantics=("arbitrary",)),
+        # The README's kernel: running it stops at its first bug (the out-of-range read);
+        # with that one fixed, the run shows the other two.
+        Kernel("readme_add", readme_add, README_ARGS, defects=frozenset({"block-index-out-of-range"}), grid=(2, 2), semantics=("parallel", "parallel"),
+               notes={"static": {"block-index-out-of-range", "uncovered-output", "race"}}),
+        Kernel(
+            "readme_add_y_fixed",
+            lambda interpret=None, semantics=None: readme_add(interpret, semantics, y_map=lambda i, j: (i, j)),
+            README_ARGS,
+            defects=frozenset({"uncovered-output", "race"}),
+            grid=(2, 2),
+            semantics=("parallel", "parallel"),
+        ),
+        Kernel(
+            "readme_add_fixed",
+            lambda interpret=None, semantics=None: readme_add(interpret, semantics, y_map=lambda i, j: (i, j), out_map=lambda i, j: (i, j)),
+            README_ARGS,
+            reference=lambda x, y: x + y,
+            grid=(2, 2),
+            semantics=("parallel", "parallel"),
+        ),
     ]
 }
 

@@ -6,7 +6,7 @@ nothing it checks.
 Layers, bottom to top (a module may import its own package and any layer below)::
 
     errors, limits, delegates < devices < dialect_glue < maps < ops < layout < analysis
-    < symbolic_tiling < cost_model < passes < frontend < tools
+    < symbolic_tiling < cost_model < pallas < passes < frontend < tools
 
 ``hlo_indexing/__init__.py`` and the layout package's ``__init__`` re-export names
 lazily (``__getattr__`` + ``importlib``), which is not an import statement.
@@ -38,6 +38,7 @@ LAYERS = (
     ("hlo_indexing.analysis",),
     ("hlo_indexing.symbolic_tiling",),
     ("hlo_indexing.cost_model",),
+    ("hlo_indexing.pallas",),
     ("hlo_indexing.passes",),
     ("hlo_indexing.frontend",),
     ("hlo_indexing.tools",),
@@ -57,6 +58,10 @@ DEFERRED_IMPORTS = {
     ("hlo_indexing.frontend", "hlo_indexing.passes.pass_manager"): "start-up: the passes only for analyze(annotate=True)",
     ("hlo_indexing.analysis.module_analysis", "hlo_indexing.analysis.serialize"): "start-up: only for to_dict/to_json",
     ("hlo_indexing", "importlib"): "start-up: importlib.metadata (~25 ms) only for __version__",
+    ("hlo_indexing.pallas.jax_support", "jax"): "optional: jax is needed only to check Pallas kernels",
+    ("hlo_indexing.pallas.jax_support", "jax.extend.core"): "optional: as jax",
+    ("hlo_indexing.pallas.jax_support", "jax._src.state.discharge"): "optional: as jax",
+    ("hlo_indexing.pallas.jax_support", "jax.experimental"): "optional: as jax",
     ("hlo_indexing.tools.options", "importlib.metadata"): "start-up: importlib.metadata (~25 ms) only for --version",
 }
 

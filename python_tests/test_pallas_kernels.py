@@ -42,7 +42,8 @@ def test_the_checker_finds_what_running_the_kernel_shows(runs, name):
     observed = set(run.kinds)
     assert observed == set(kernel.defects), f"the kernel's label is wrong: {run}"
     report = static(kernel)
-    assert {f.kind for f in report.errors} == observed, str(report)
+    # A run stops at the first raise: a kernel may have more defects than it shows.
+    assert {f.kind for f in report.errors} == kernel.notes.get("static", observed), str(report)
     assert {f.kind for f in report.warnings} == set(kernel.warnings), str(report)
     if kernel.reference is not None:
         assert run.max_error is not None and run.max_error < 1e-3

@@ -12,6 +12,7 @@ information; operands are named after the kernel's parameters.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -198,8 +199,19 @@ def read_call(eqn: Any, jax: Jax) -> PallasCall:
 
 
 def _kernel_name(debug: Any) -> str:
-    text = getattr(debug, "func_src_info", None) or "kernel"
-    return str(text)
+    """``kernel at path:line`` (jax's words), the path relative to the working directory
+    when it lies below it."""
+    text = str(getattr(debug, "func_src_info", None) or "kernel")
+    name, at, where = text.partition(" at ")
+    if at:
+        path, colon, line = where.rpartition(":")
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive (Windows)
+            relative = path
+        if colon and not relative.startswith(".."):
+            return f"{name} at {relative}:{line}"
+    return text
 
 
 def _compiler_params(compiler: Any) -> Any:

@@ -74,13 +74,16 @@ class Question:
 
     @property
     def grid(self) -> tuple[int, ...]:
+        """The call's grid (static: the checks run only then)."""
         assert self.call.grid is not None
         return self.call.grid
 
     def finding(self, kind: str, message: str, operand: Operand | None, **extra: object) -> Finding:
+        """A finding of this call about ``operand``."""
         return Finding(kind, message, operand.label if operand is not None else None, self.call.name, **extra)  # type: ignore[arg-type]
 
     def point_text(self, point: Sequence[int]) -> str:
+        """``(i=3, j=0)``."""
         return "(" + ", ".join(f"{grid_index_name(k)}={v}" for k, v in enumerate(point)) + ")"
 
     def confirmed(self, maps: OperandMaps, point: tuple[int, ...], expected: Sequence[int]) -> bool:

@@ -104,7 +104,7 @@ def operand_maps(call: PallasCall, operand: Operand, context: ir.Context) -> Ope
         if not piece.is_known_empty():
             piece = piece.remove_unused_symbols()
             pieces.append(piece)
-    return OperandMaps(operand, tuple(pieces), tuple(element_map(p, operand) for p in pieces))
+    return OperandMaps(operand, tuple(pieces), tuple(element_map(p, operand).simplify() for p in pieces))
 
 
 def _joint(space: Space, components: Sequence[Cases]) -> list[tuple[Region, tuple[ir.AffineExpr, ...]]]:
