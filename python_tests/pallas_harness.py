@@ -98,6 +98,18 @@ def spec_labels(case: GridCase) -> list[str]:
 # ------------------------------------------------------------------ building calls
 
 
+def abstract_tpu():
+    """A context under which ``jax.export(..., platforms=['tpu'])`` lowers Pallas for a
+    TPU v5e on a CPU-only machine (the rank-1 block rule and index maps with ``//`` or
+    ``%`` need a TPU chip kind)."""
+    import jax
+    from jax._src import mesh as mesh_lib
+
+    kind = mesh_lib.AbstractDevice(device_kind="TPU v5 lite", num_cores=1, platform="tpu")
+    return jax.sharding.use_abstract_mesh(mesh_lib.AbstractMesh((1,), ("x",), abstract_device=kind))
+
+
+
 def _block_spec(pl, spec: Spec, **extra):
     import jax.numpy as jnp
     from jax import lax

@@ -20,6 +20,7 @@ from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from jax.experimental import pallas as pl  # noqa: E402
 from jax.experimental.pallas import tpu as pltpu  # noqa: E402
+from pallas_harness import abstract_tpu  # noqa: E402
 
 from hlo_indexing.cost_model import mosaic  # noqa: E402
 from hlo_indexing.devices import device  # noqa: E402
@@ -28,13 +29,6 @@ V5E = device("tpu-v5e")
 CASES = 1000 if os.environ.get("HLO_INDEXING_PALLAS_PROFILE") == "long" else 300
 DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16, "s8": jnp.int8, "u8": jnp.uint8, "s16": jnp.int16, "s32": jnp.int32, "pred": jnp.bool_}
 SPACES = {"vmem": None, "smem": pltpu.SMEM, "any": pl.ANY}
-
-
-def _abstract_tpu():
-    from jax._src import mesh as mesh_lib  # the documented way to lower for a TPU kind on a CPU-only machine
-
-    kind = mesh_lib.AbstractDevice(device_kind="TPU v5 lite", num_cores=1, platform="tpu")
-    return jax.sharding.use_abstract_mesh(mesh_lib.AbstractMesh((1,), ("x",), abstract_device=kind))
 
 
 def lowering_accepts(block, array, element_type, space, offset=0) -> bool:
@@ -54,7 +48,7 @@ def lowering_accepts(block, array, element_type, space, offset=0) -> bool:
         return pl.pallas_call(kernel, grid=(1,), in_specs=[spec], out_specs=spec, out_shape=jax.ShapeDtypeStruct(array, DTYPES[element_type]))(x)
 
     try:
-        with _abstract_tpu():
+        with abstract_tpu():
             jax.export.export(jax.jit(function), platforms=["tpu"])(jax.ShapeDtypeStruct(array, DTYPES[element_type]))
     except ValueError as error:
         if "Pallas TPU lowering currently" in str(error):

@@ -31,7 +31,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Names of the grid indices in the generated lambdas (``g6``, ``g7``, ... after these).
@@ -63,12 +63,14 @@ class PallasTiling:
     out_specs: tuple[BlockSpec, ...]
 
 
-def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasTiling:
-    """The grid and block specs of flat ``tile_sizes`` (see the module docstring).
+def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int], computation: TiledComputation | None = None) -> PallasTiling:
+    """The grid and block specs of flat ``tile_sizes`` (see the module docstring), from
+    their tiled ``computation`` when the caller has it.
     Raises :class:`NotABlockError` when a tile is not a block, or a parameter is read
     through two different tiles; :class:`~.tiled_fusion.TilingError` for invalid sizes."""
     sizes = list(tile_sizes)
-    computation = tiled_computation(fusion, sizes)
+    if computation is None:
+        computation = tiled_computation(fusion, sizes)
     parameters = fusion.parameters
     axes = [i for i, p in enumerate(parameters) if not p.contracting] + [i for i, p in enumerate(parameters) if p.contracting]
     counts = [-(-parameters[i].size // sizes[i]) for i in axes]
