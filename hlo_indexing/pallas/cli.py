@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -96,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--max-points", type=int, default=MAX_PALLAS_GRID_POINTS, help="grid points a check may enumerate")
     options = parser.parse_args(argv)
+    # jaxlib's C++ logs informational lines on stderr when its CPU client starts (which
+    # evaluating an index map does): the command prints findings only.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     try:
         function = load_function(options.target)
         arguments = [parse_argument(text) for text in options.arg]
