@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Union
+from typing import Any, Union
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.limits import INT64_MAX, INT64_MIN, MAX_INDEX_MAP_CASES
@@ -105,7 +105,8 @@ class Space:
     def unknown_bool(self, origin: str) -> Cases:
         """A new unknown truth value: ``u >= 1`` of a new unknown ``u`` in ``[0, 1]``."""
         ((_, u),) = self.unknown(origin, Interval(0, 1))
-        return self.split(self.whole, u, Interval(1, 1))
+        assert not isinstance(u, bool)
+        return tuple(self.split(self.whole, u, Interval(1, 1)))
 
     # ------------------------------------------------------------------ regions
 
@@ -145,7 +146,7 @@ class Space:
             return None
         return Region(region.dims, region.symbols, tuple(constraints.items()))
 
-    def _narrow(self, region: Region, variable: ir.AffineExpr, interval: Interval) -> Region | None:
+    def _narrow(self, region: Region, variable: Any, interval: Interval) -> Region | None:
         """``region`` with the range of one dimension or unknown intersected with ``interval``."""
         if isinstance(variable, ax.Dim):
             dims = list(region.dims)
@@ -250,7 +251,7 @@ class Space:
         if isinstance(value, bool):
             return value
         if isinstance(value, tuple):  # a tuple of values (the block indices of one piece)
-            return tuple(self._pinned(region, v) for v in value)  # type: ignore[return-value]
+            return tuple(self._pinned(region, v) for v in value)
         symbol_ranges = self.symbol_ranges(region)
         if not any(r.is_point for r in region.dims) and not any(r.is_point for r in symbol_ranges):
             return value

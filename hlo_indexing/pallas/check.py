@@ -26,7 +26,7 @@ from typing import Any
 
 from hlo_indexing.cost_model import mosaic
 from hlo_indexing.devices.registry import device as find_device
-from hlo_indexing.devices.types import Device, TpuDevice
+from hlo_indexing.devices.types import Device, GpuDevice, TpuDevice
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.limits import MAX_PALLAS_GRID_POINTS
@@ -57,7 +57,7 @@ def check_pallas(fn: Callable[..., Any], *args: Any, device: str | Device | None
     :class:`~hlo_indexing.errors.InvalidArgumentError` when tracing fails or for an
     unknown device."""
     chosen = find_device(device) if isinstance(device, str) else device
-    if chosen is not None and not isinstance(chosen, Device.__args__):  # type: ignore[attr-defined]
+    if chosen is not None and not isinstance(chosen, (GpuDevice, TpuDevice)):
         raise InvalidArgumentError(f"device must be a device name or a Device, got {type(device).__name__}")
     if max_points < 1:
         raise InvalidArgumentError(f"max_points must be positive, got {max_points}")

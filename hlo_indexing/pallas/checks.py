@@ -407,7 +407,8 @@ def race_findings(question: Question, maps: OperandMaps) -> list[Finding]:
     if pair is None:
         return []
     first, second = pair
-    return [_race_finding(question, maps, first, second, ENUMERATED)]
+    finding = _race_finding(question, maps, first, second, ENUMERATED)
+    return [finding] if finding is not None else []
 
 
 def _moves_a_block(operand: Operand, steps: list[Step], axis: int) -> bool:
@@ -429,7 +430,9 @@ def _unused_parallel_axis(question: Question, maps: OperandMaps, axes: list[int]
         other[axis] += 1
         if not piece.contains_point(point, []) or not piece.contains_point(other, []):
             continue
-        return _race_finding(question, maps, point, tuple(other), REASONED)
+        finding = _race_finding(question, maps, point, tuple(other), REASONED)
+        if finding is not None:
+            return finding
     return None
 
 
