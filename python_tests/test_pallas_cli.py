@@ -88,3 +88,30 @@ def test_argument_types_take_numpy_and_xla_names():
     assert parse_argument(" s32 [ 4 , 2 ] ").shape == (4, 2)
     with pytest.raises(InvalidArgumentError):
         parse_argument("f32")
+
+
+def test_without_jax_the_checker_says_how_to_install_it():
+    code = (
+        "import sys; sys.modules['jax'] = None\n"
+        "import hlo_indexing\n"
+        "try:\n"
+        "    hlo_indexing.check_pallas(lambda: None)\n"
+        "except hlo_indexing.UnsupportedError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "checking Pallas kernels needs jax" in done.stdout and "pip install jax" in done.stdout
+
+
+def test_bad_arguments_of_check_pallas_are_invalid_argument_errors():
+    import hlo_indexing
+
+    with pytest.raises(InvalidArgumentError, match="expects a function"):
+        hlo_indexing.check_pallas(42)
+    with pytest.raises(InvalidArgumentError, match="device must be"):
+        hlo_indexing.check_pallas(lambda: None, device=3)
+    with pytest.raises(InvalidArgumentError, match="max_points"):
+        hlo_indexing.check_pallas(lambda: None, max_points=0)
+    report = hlo_indexing.check_pallas(lambda: None)
+    assert report.calls == () and str(report).startswith("no pallas_call found")

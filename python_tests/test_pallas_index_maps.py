@@ -161,3 +161,16 @@ def test_generated_index_maps_agree_with_jax_at_every_grid_point(first, second, 
         if not holding[0].runtime_vars:
             assert holding[0].evaluate(point) == evaluate_index_map(call, operand, point), (source, point, str(holding[0]))
     assert np.all([not p.is_known_empty() for p in maps.pieces])
+
+
+def test_separable_forms_are_one_dimension_per_result():
+    from hlo_indexing.maps import IndexingMap
+    from hlo_indexing.maps.linear_form import single_dimension_forms
+
+    def forms(text):
+        return single_dimension_forms(IndexingMap.parse(text).results)
+
+    assert forms("(d0, d1) -> (d1 * 2 + 1, 3, -d0), domain: d0 in [0, 3], d1 in [0, 3]") == [(1, 2, 1), (None, 0, 3), (0, -1, 0)]
+    assert forms("(d0, d1) -> (d0 + d1), domain: d0 in [0, 3], d1 in [0, 3]") is None
+    assert forms("(d0, d1) -> (d0, d0), domain: d0 in [0, 3], d1 in [0, 3]") is None
+    assert forms("(d0) -> (d0 floordiv 2), domain: d0 in [0, 3]") is None

@@ -59,7 +59,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION, MAX_PALLAS_GRID_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.linear_form import linearize
+from hlo_indexing.maps.linear_form import single_dimension_forms
 from hlo_indexing.symbolic_tiling.pallas import BlockSpec, NotABlockError, PallasTiling, block_index_maps, pallas_blockspecs
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
@@ -258,24 +258,15 @@ def block_changes(index_map: IndexingMap, grid: Sequence[int]) -> int:
 
 
 def _followed_axes(index_map: IndexingMap, grid: Sequence[int]) -> list[int] | None:
-    """The grid axes (of more than one step) a separable map's block indices follow,
-    each ``a * g + c`` of its own axis with ``a != 0``; None when it is not separable."""
+    """The grid axes (of more than one step) a separable map's block indices follow
+    (:func:`~hlo_indexing.maps.linear_form.single_dimension_forms`); None when it is not
+    separable."""
     if index_map.constraints or index_map.num_symbols:
         return None
-    axes = []
-    for expr in index_map.results:
-        form = linearize(expr)
-        if not form.terms:
-            continue
-        if len(form.terms) != 1:
-            return None
-        ((atom, coefficient),) = form.terms.items()
-        atom = ax.typed(atom)
-        if not isinstance(atom, ax.Dim) or atom.position in axes:
-            return None
-        if grid[atom.position] > 1 and coefficient != 0:
-            axes.append(atom.position)
-    return axes
+    forms = single_dimension_forms(index_map.results)
+    if forms is None:
+        return None
+    return [axis for axis, coefficient, _ in forms if axis is not None and coefficient != 0 and grid[axis] > 1]
 
 
 def _compute_ns(kernel: TpuKernel, fusion: TiledFusion, device: TpuDevice, cores: int, steps: int) -> tuple[float, int, float]:

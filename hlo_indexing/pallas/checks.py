@@ -42,7 +42,7 @@ from hlo_indexing.limits import INT64_MAX, INT64_MIN
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.maps.linear_form import linearize
+from hlo_indexing.maps.linear_form import single_dimension_forms
 from hlo_indexing.pallas.calls import BLOCKED, ELEMENT, SQUEEZED, Operand, PallasCall
 from hlo_indexing.pallas.operand_maps import OperandMaps, corner_points, grid_table
 from hlo_indexing.pallas.report import (
@@ -251,22 +251,8 @@ def separable(maps: OperandMaps) -> list[Step] | None:
     (piece,) = maps.pieces
     if piece.constraints or piece.runtime_vars:
         return None
-    steps = []
-    seen: set[int] = set()
-    for expr in piece.results:
-        form = linearize(expr)
-        if not form.terms:
-            steps.append(Step(None, 0, form.constant))
-            continue
-        if len(form.terms) != 1:
-            return None
-        ((atom, coefficient),) = form.terms.items()
-        atom = ax.typed(atom)
-        if not isinstance(atom, ax.Dim) or atom.position in seen:
-            return None
-        seen.add(atom.position)
-        steps.append(Step(atom.position, coefficient, form.constant))
-    return steps
+    forms = single_dimension_forms(piece.results)
+    return None if forms is None else [Step(axis, coefficient, offset) for axis, coefficient, offset in forms]
 
 
 # ---------------------------------------------------------------------------- coverage
