@@ -12,6 +12,8 @@ _EXPORTS = {
     "Estimate": "hlo_indexing.cost_model.estimate",
     "BreakdownItem": "hlo_indexing.cost_model.estimate",
     "Assessment": "hlo_indexing.cost_model.estimate",
+    "ConstraintCheck": "hlo_indexing.cost_model.estimate",
+    "CandidateEstimates": "hlo_indexing.cost_model.estimate",
 }
 
 __all__ = sorted(_EXPORTS)

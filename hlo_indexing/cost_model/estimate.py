@@ -5,12 +5,20 @@ each a :class:`Rejection` (a stable rule id, the instruction or operand it is ab
 and a message with the numbers); a legal tiling gets an :class:`Estimate` (times in
 nanoseconds, bytes, flops and a breakdown of where the time goes). :class:`Assessment`
 holds both.
+
+Many candidates at once (a ranking): a backend returns :class:`CandidateEstimates`,
+numpy arrays with one entry per candidate, and one :class:`ConstraintCheck` per rule
+and subject (which candidates satisfy it, and the rejection of one that does not).
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -98,3 +106,77 @@ class Assessment:
     def legal(self) -> bool:
         """True when the tiling breaks no rule."""
         return not self.rejections
+
+
+@dataclass(frozen=True)
+class ConstraintCheck:
+    """One rule on one subject over all candidates: ``ok`` per candidate (bool array),
+    and the message of a candidate that breaks it (``describe(i)``)."""
+
+    rule: str
+    subject: str
+    ok: np.ndarray
+    describe: Callable[[int], str]
+
+    def rejection(self, index: int, names: Mapping[str, str] | None = None) -> Rejection:
+        """The :class:`Rejection` of candidate ``index`` (which breaks the rule); ``names``
+        renames instructions in it (a fusion with the same body as the one checked)."""
+        rejection = Rejection(self.rule, self.describe(index), self.subject)
+        return renamed(rejection, names) if names else rejection
+
+
+def renamed(rejection: Rejection, names: Mapping[str, str]) -> Rejection:
+    """``rejection`` with every instruction name of ``names`` (whole names only)
+    replaced by its value."""
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w.])")
+    message = pattern.sub(lambda m: names[m.group(1)], rejection.message) if names else rejection.message
+    return Rejection(rejection.rule, message, names.get(rejection.subject, rejection.subject))
+
+
+@dataclass
+class CandidateEstimates:
+    """A backend's verdict on many candidate tilings: per candidate (arrays of one
+    length) the :class:`Estimate` fields, and the rule checks. ``num_warps`` is None
+    on devices without warps; ``breakdown(i)`` itemises candidate ``i``'s time."""
+
+    checks: Sequence[ConstraintCheck]
+    exec_time_ns: np.ndarray
+    read_time_ns: np.ndarray
+    write_time_ns: np.ndarray
+    compute_time_ns: np.ndarray
+    bytes_read: np.ndarray
+    bytes_written: np.ndarray
+    flops: np.ndarray
+    num_blocks: np.ndarray
+    num_warps: np.ndarray | None = None
+    breakdown: Callable[[int], tuple[BreakdownItem, ...]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.exec_time_ns)
+
+    def legal(self) -> np.ndarray:
+        """Per candidate: no rule broken."""
+        ok = np.ones(len(self), bool)
+        for check in self.checks:
+            ok &= check.ok
+        return ok
+
+    def rejections(self, index: int, names: Mapping[str, str] | None = None) -> tuple[Rejection, ...]:
+        """The rules candidate ``index`` breaks, in check order (``names``: see
+        :meth:`ConstraintCheck.rejection`)."""
+        return tuple(check.rejection(index, names) for check in self.checks if not check.ok[index])
+
+    def estimate(self, index: int) -> Estimate:
+        """The :class:`Estimate` of candidate ``index``."""
+        return Estimate(
+            exec_time_ns=float(self.exec_time_ns[index]),
+            read_time_ns=float(self.read_time_ns[index]),
+            write_time_ns=float(self.write_time_ns[index]),
+            compute_time_ns=float(self.compute_time_ns[index]),
+            bytes_read=int(self.bytes_read[index]),
+            bytes_written=int(self.bytes_written[index]),
+            flops=int(self.flops[index]),
+            num_blocks=int(self.num_blocks[index]),
+            num_warps=None if self.num_warps is None else int(self.num_warps[index]),
+            breakdown=self.breakdown(index) if self.breakdown is not None else (),
+        )

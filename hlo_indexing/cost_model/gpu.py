@@ -28,7 +28,8 @@ import numpy as np
 
 from hlo_indexing.cost_model.block_level import BlockLevelParameters
 from hlo_indexing.cost_model.estimate import Assessment, Estimate, Rejection
-from hlo_indexing.cost_model.gpu_model import estimate, padded
+from hlo_indexing.cost_model.gpu_model import estimate
+from hlo_indexing.cost_model.tile_arrays import padded
 from hlo_indexing.cost_model.gpu_programs import experimental_program, symbolic_program
 from hlo_indexing.cost_model.triton_constraints import rejections_at, symbolic_checks, verify_experimental
 from hlo_indexing.devices.types import GpuDevice

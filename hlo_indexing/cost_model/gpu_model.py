@@ -25,7 +25,9 @@ operand region, times an operand's share inside a concatenate's region. Per cand
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +42,7 @@ from hlo_indexing.cost_model.gpu_rates import (
     tiled_utilization,
     write_time_ns,
 )
+from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
 from hlo_indexing.devices.types import GpuDevice
 
 
@@ -73,11 +76,16 @@ class TiledVisit:
     present: np.ndarray
     flops_per_element: int = 0
     dot: DotVisit | None = None
+    #: Per candidate, the tile's elements with every size rounded up to a power of two
+    #: (computed from ``sizes`` when not given).
+    padded_elements: np.ndarray = field(default=None)  # type: ignore[assignment]
+    #: What the visit's memory figures depend on, when they may be shared with other
+    #: fusions' visits through :meth:`~.tile_arrays.TileArrays.memo` (None: not shared).
+    key: object = None
 
-    @property
-    def padded_elements(self) -> np.ndarray:
-        """Per candidate, the tile's elements with every size rounded up to a power of two."""
-        return np.prod(padded(self.sizes), axis=1, dtype=np.int64)
+    def __post_init__(self) -> None:
+        if self.padded_elements is None:
+            self.padded_elements = np.prod(padded(self.sizes), axis=1, dtype=np.int64)
 
 
 @dataclass
@@ -94,25 +102,14 @@ class TiledProgram:
         self.candidates = len(self.num_blocks)
 
 
-def padded(sizes: np.ndarray) -> np.ndarray:
-    """Every size rounded up to the next power of two (``llvm::PowerOf2Ceil``; 0 stays 0)."""
-    sizes = np.asarray(sizes, np.int64)
-    exponent = np.ceil(np.log2(np.maximum(sizes, 1))).astype(np.int64)
-    result = np.left_shift(np.int64(1), exponent)
-    # log2 of large non-powers can round down; fix the few sizes above the result.
-    result = np.where(result < sizes, result * 2, result)
-    return np.where(sizes == 0, 0, result)
-
-
 def num_warps_for(program: TiledProgram) -> np.ndarray:
     """``EstimateNumWarps``: by the largest padded tile of any visit, per candidate."""
-    largest = np.ones(program.candidates, np.int64)
-    for visit in program.visits:
-        largest = np.maximum(largest, np.where(visit.present, visit.padded_elements, 1))
-    warps = np.full(program.candidates, constants.LARGEST_NUM_WARPS, np.int64)
-    for limit, count in reversed(constants.WARPS_BY_TILE_ELEMENTS):
-        warps = np.where(largest <= limit, count, warps)
-    return warps
+    elements = [v.padded_elements if v.present.all() else np.where(v.present, v.padded_elements, 1)
+                for v in program.visits]
+    largest = np.maximum.reduce(elements) if elements else np.ones(program.candidates, np.int64)
+    limits = np.asarray([limit for limit, _ in constants.WARPS_BY_TILE_ELEMENTS], np.int64)
+    counts = np.asarray([count for _, count in constants.WARPS_BY_TILE_ELEMENTS] + [constants.LARGEST_NUM_WARPS], np.int64)
+    return counts[np.searchsorted(limits, largest, side="left")]
 
 
 def fits_in_registers(program: TiledProgram, device: GpuDevice) -> np.ndarray:
@@ -176,16 +173,23 @@ class ProgramEstimates:
         )
 
 
+def _shared(cache: TileArrays | None, key: object, compute: Callable[[], Any]) -> Any:
+    return compute() if cache is None or key is None else cache.memo(key, compute)
+
+
 def estimate(
     program: TiledProgram,
     device: GpuDevice,
     num_warps: np.ndarray | None = None,
     num_stages: int = 1,
     tma: bool = False,
+    cache: TileArrays | None = None,
 ) -> ProgramEstimates:
     """The model's figures for every candidate of ``program`` (module docstring).
     ``num_warps`` per candidate defaults to :func:`num_warps_for` (what XLA's tiling
-    search uses); ``num_stages`` and ``tma`` only matter to dots."""
+    search uses); ``num_stages`` and ``tma`` only matter to dots. ``cache``: the
+    :class:`~.tile_arrays.TileArrays` of the candidates, where the memory figures of
+    visits with a ``key`` are shared with other fusions."""
     n = program.candidates
     warps = num_warps_for(program) if num_warps is None else np.broadcast_to(np.asarray(num_warps, np.int64), (n,))
     num_blocks = program.num_blocks
@@ -198,10 +202,16 @@ def estimate(
     rates: dict[int, np.ndarray] = {}
     names: dict[int, str] = {}
     sizes_of: dict[int, int] = {}
+    shared_keys: dict[int, list[object]] = {}
     for visit in program.visits:
+        always = bool(visit.present.all())
         if visit.operand is None:
+            if not visit.flops_per_element and visit.dot is None:
+                continue
             elements = visit.blocks * visit.padded_elements
-            contribution = np.where(visit.present, visit.flops_per_element * elements, 0)
+            contribution = visit.flops_per_element * elements
+            if not always:
+                contribution = np.where(visit.present, contribution, 0)
             if visit.dot is not None:
                 times = dot_times(device, visit.dot.problem, *_dot_tile(visit), visit.dot.block_k, warps, num_stages, tma)
                 dot_compute = dot_compute + np.where(visit.present, times.compute_ns, 0.0)
@@ -210,38 +220,46 @@ def estimate(
             else:
                 flops = flops + contribution
             continue
-        clipped = np.prod(np.minimum(visit.sizes, np.asarray(visit.shape, np.int64)), axis=1, dtype=np.int64)
-        tile_bytes = np.where(visit.present, visit.blocks * clipped * visit.element_bytes, 0)
+        shared = visit.key if always else None
+        tile_bytes, rate = _shared(cache, None if shared is None else ("tile read", id(device), shared),
+                                   lambda v=visit: _tile_read(device, v))
         bytes_read = bytes_read + tile_bytes
-        rate = tiled_utilization(device, visit.shape, visit.minor_to_major, visit.element_bytes, visit.sizes, visit.strides)
         key = visit.operand
-        totals[key] = totals.get(key, np.zeros(n, np.int64)) + tile_bytes
-        rates[key] = np.minimum(rates.get(key, np.ones(n)), np.where(visit.present, rate, 1.0))
+        shared_keys.setdefault(key, []).append(shared)
+        visit_rate = rate if always else np.where(visit.present, rate, 1.0)
+        if key in totals:
+            totals[key] = totals[key] + tile_bytes
+            rates[key] = np.minimum(rates[key], visit_rate)
+        else:
+            totals[key], rates[key] = tile_bytes, visit_rate
         names.setdefault(key, visit.name)
         sizes_of[key] = int(np.prod(visit.shape, dtype=np.int64)) * visit.element_bytes
     read = np.zeros(n)
     operand_reads = {}
     for key, total in totals.items():
-        net = np.minimum(sizes_of[key], total)
-        time = read_time_ns(device, num_blocks, net, total, rates[key])
+        keys = tuple(shared_keys[key])
+        time = _shared(cache, ("operand read", id(device), keys) if None not in keys else None,
+                       lambda k=key, t=total: read_time_ns(device, num_blocks, np.minimum(sizes_of[k], t), t, rates[k]))
         operand_reads[key] = (names[key], time, total)
         read = read + time
     write = np.zeros(n)
     bytes_written = 0
     for root, root_bytes in program.roots:
-        rate = tiled_utilization(device, root.shape, root.minor_to_major, root.element_bytes, root.sizes, root.strides)
-        write = write + write_time_ns(device, root_bytes, rate)
+        write = write + _shared(cache, None if root.key is None else ("write", id(device), root.key, root_bytes),
+                                lambda r=root, b=root_bytes: write_time_ns(
+            device, b, tiled_utilization(device, r.shape, r.minor_to_major, r.element_bytes, r.sizes, r.strides)))
         bytes_written += root_bytes
     compute = compute_time_ns(flops, effective_flops_per_ns(device, num_blocks, warps * device.threads_per_warp))
     compute = compute + dot_compute
     exec_time = np.maximum(combine_ns(compute, read + write), dot_exec)
     spills = ~fits_in_registers(program, device)
-    inf = np.inf
+    if spills.any():
+        exec_time, read, write, compute = (np.where(spills, np.inf, x) for x in (exec_time, read, write, compute))
     return ProgramEstimates(
-        exec_ns=np.where(spills, inf, exec_time),
-        read_ns=np.where(spills, inf, read),
-        write_ns=np.where(spills, inf, write),
-        compute_ns=np.where(spills, inf, compute),
+        exec_ns=exec_time,
+        read_ns=read,
+        write_ns=write,
+        compute_ns=compute,
         bytes_read=bytes_read,
         bytes_written=bytes_written,
         flops=flops + dot_flops,
@@ -251,6 +269,15 @@ def estimate(
         operand_reads=operand_reads,
         dot_exec_ns=dot_exec,
     )
+
+
+def _tile_read(device: GpuDevice, visit: TiledVisit) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes read, bandwidth utilization) of a fusion-parameter visit, per candidate:
+    blocks x the tile's elements clipped to the operand's shape."""
+    clipped = np.prod(np.minimum(visit.sizes, np.asarray(visit.shape, np.int64)), axis=1, dtype=np.int64)
+    tile_bytes = np.where(visit.present, visit.blocks * clipped * visit.element_bytes, 0)
+    rate = tiled_utilization(device, visit.shape, visit.minor_to_major, visit.element_bytes, visit.sizes, visit.strides)
+    return tile_bytes, rate
 
 
 def _dot_tile(visit: TiledVisit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

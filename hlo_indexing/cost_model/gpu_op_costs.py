@@ -52,6 +52,9 @@ ZERO_COST_OPCODES = frozenset(
 #: XLA opcode of MLIR op kinds whose names differ beyond ``_`` -> ``-``.
 _XLA_OPCODES = {"dot_general": "dot", "broadcast_in_dim": "broadcast", "count_leading_zeros": "clz",
                 "reduce_window": "reduce-window", "convolution": "convolution", "return": "tuple"}
+#: XLA opcode of an analysis node's opcode (:func:`~hlo_indexing.symbolic_tiling.tiled_fusion.opcode_of`)
+#: where they differ.
+XLA_OPCODE_OF_NODE = {"count-leading-zeros": "clz", "return": "tuple"}
 #: XLA's elementwise opcodes (from the MLIR kinds, same meaning).
 ELEMENTWISE_OPCODES = frozenset(_XLA_OPCODES.get(kind, kind.replace("_", "-")) for kind in ELEMENTWISE_KINDS)
 #: Flops of one concatenated element: cheap, or a branch per element (unaligned minor concatenation).
@@ -65,6 +68,7 @@ def _profiles() -> dict[str, Any]:
     return data
 
 
+@functools.cache
 def profile_name(device: GpuDevice) -> str:
     """The op profile XLA picks for ``device``: ``sm_<major><minor>`` (ROCm/SYCL: the
     architecture name) when the table has it, else ``sm_86``."""
@@ -73,6 +77,7 @@ def profile_name(device: GpuDevice) -> str:
     return wanted if wanted in _profiles()["profiles"] else DEFAULT_PROFILE
 
 
+@functools.cache
 def elementwise_flops(device: GpuDevice, opcode: str, element_type: str) -> int:
     """Cycles per element of an elementwise op on ``device`` (its output element type)."""
     table = _profiles()["profiles"][profile_name(device)]["clock_cycles"]

@@ -43,15 +43,18 @@ def _shape(value: ir.Value) -> tuple[int, ...]:
     return tuple(ir.RankedTensorType(value.type).shape)
 
 
-def _dot_problem_mlir(op: ir.Operation) -> DotProblem | None:
+def dot_problem(op: ir.Operation, transposed_downstream: bool | None = None) -> DotProblem | None:
     """The dot model's problem for a dot op, None when the model does not describe it
     (``IsSupported``: one non-contracting and one contracting dimension per side, no
-    transpose downstream)."""
+    transpose downstream; ``transposed_downstream``: whether one is, when the caller
+    knows, else found by walking the op's users)."""
     lhs, rhs = _shape(op.operands[0]), _shape(op.operands[1])
     dn = op_attrs.dot_dimensions(op, lhs, rhs)
     lhs_free = [d for d in range(len(lhs)) if d not in dn.lhs_batch and d not in dn.lhs_contracting]
     rhs_free = [d for d in range(len(rhs)) if d not in dn.rhs_batch and d not in dn.rhs_contracting]
-    if len(lhs_free) != 1 or len(rhs_free) != 1 or len(dn.lhs_contracting) != 1 or _transposed_downstream(op):
+    if len(lhs_free) != 1 or len(rhs_free) != 1 or len(dn.lhs_contracting) != 1:
+        return None
+    if transposed_downstream if transposed_downstream is not None else _transposed_downstream(op):
         return None
     return DotProblem(
         b=math.prod(lhs[d] for d in dn.lhs_batch),
@@ -167,7 +170,7 @@ def _symbolic_visit(
         op = _op(node)
         visit.flops_per_element = mlir_flops_per_element(op, device)
         if node.opcode == "dot":
-            problem = _dot_problem_mlir(op)
+            problem = dot_problem(op)
             if problem is not None:
                 visit.dot = DotVisit(problem, np.zeros(1, np.int64))
     return visit

@@ -10,6 +10,8 @@ in nanoseconds (``float64``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from hlo_indexing.cost_model import gpu_constants as constants
@@ -33,6 +35,7 @@ def effective_flops_per_ns(device: GpuDevice, num_blocks: np.ndarray, threads_pe
     return np.trunc(per_lane * (lanes * cores)).astype(np.int64)
 
 
+@functools.cache
 def peak_matrix_ops_per_ns(device: GpuDevice, element_type: str) -> int:
     """``CalculatePeakMatrixOpsPerNs``: the tensor-core rate of the element type (clock x
     ops per clock x 2 x SMs x units per SM, truncated), or, without a rate for it, the
@@ -47,8 +50,8 @@ def peak_matrix_ops_per_ns(device: GpuDevice, element_type: str) -> int:
 
 def compute_time_ns(flops: np.ndarray, flops_per_ns: np.ndarray) -> np.ndarray:
     """``ComputeTime``: flops / rate in float (a zero rate gives an infinite time)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        time = np.float32(1.0) * flops.astype(np.float32) / flops_per_ns.astype(np.float32)
+    rate = flops_per_ns.astype(np.float32)
+    time = np.divide(flops.astype(np.float32), rate, out=np.full(rate.shape, np.float32(np.inf)), where=rate > 0)
     return np.where(flops == 0, 0.0, time).astype(np.float64)
 
 
@@ -111,11 +114,13 @@ def write_time_ns(device: GpuDevice, bytes_written: int, utilization: np.ndarray
     """The indexing model's write time of one output: its bytes at the memory bandwidth
     times the tile's utilization, the bandwidth truncated to an integer."""
     bandwidth = np.trunc(utilization * device.memory_bandwidth_bytes_per_second)
-    with np.errstate(divide="ignore"):
-        return np.float64(1.0) * bytes_written / bandwidth * NS_PER_SECOND
+    return np.divide(np.float64(bytes_written) * NS_PER_SECOND, bandwidth, out=np.full(bandwidth.shape, np.inf),
+                     where=bandwidth > 0)
 
 
 def combine_ns(compute: np.ndarray, memory: np.ndarray) -> np.ndarray:
     """``CombineComputeAndMemoryAccessTime``: 95% of the shorter hides under the longer."""
-    with np.errstate(invalid="ignore"):
-        return compute + memory - np.minimum(compute, memory) * constants.MEMORY_COMPUTE_PARALLELISM
+    shorter = np.minimum(compute, memory)
+    both_infinite = np.isinf(compute) & np.isinf(memory)
+    return np.where(both_infinite, np.inf, compute + memory - np.where(both_infinite, 0.0, shorter)
+                    * constants.MEMORY_COMPUTE_PARALLELISM)

@@ -32,55 +32,25 @@ two or full (``triton.root-tile``) and the grid (``triton.grid``), with XLA's me
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.cost_model import gpu_constants as constants
-from hlo_indexing.cost_model.estimate import Rejection
-from hlo_indexing.cost_model.gpu_model import padded
+from hlo_indexing.cost_model.estimate import ConstraintCheck, Rejection
+from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling import tiled_hlo
 from hlo_indexing.symbolic_tiling.hlo_graph import first_array
+from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, symbolic_tile
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op
 
 
-@dataclass(frozen=True)
-class ConstraintCheck:
-    """One rule on one subject over all candidates: ``ok`` per candidate, and the
-    :class:`Rejection` of a candidate that breaks it (``rejection(i)``)."""
-
-    rule: str
-    subject: str
-    ok: np.ndarray
-    describe: Callable[[int], str]
-
-    def rejection(self, index: int) -> Rejection:
-        """The rejection of candidate ``index`` (which breaks the rule)."""
-        return Rejection(self.rule, self.describe(index), self.subject)
-
-
-def _values(expr: ir.AffineExpr, flat_sizes: Sequence[np.ndarray], count: int) -> np.ndarray:
-    value = ax.constant_value(expr)
-    if value is not None:
-        return np.full(count, value, np.int64)
-    defined = np.ones(count, bool)
-    return np.broadcast_to(ax.evaluate_array(expr, list(flat_sizes), [], defined), (count,)).astype(np.int64)
-
-
 def _text(values: np.ndarray, index: int) -> str:
     return "[" + ", ".join(str(int(v)) for v in values[index]) + "]"
-
-
-def _tile_sizes(node: TiledNode, flat_sizes: Sequence[np.ndarray], count: int) -> np.ndarray:
-    """``[candidates, rank]`` sizes of the node's tile."""
-    columns = [_values(expr, flat_sizes, count) for expr in node.tile.sizes]
-    return np.stack(columns, axis=1) if columns else np.ones((count, 0), np.int64)
 
 
 def _is_power_of_two(values: np.ndarray) -> np.ndarray:
@@ -88,23 +58,23 @@ def _is_power_of_two(values: np.ndarray) -> np.ndarray:
 
 
 def symbolic_checks(
-    fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], device: GpuDevice, *, tiled_only: bool = False
+    fusion: TiledFusion, flat_sizes: Sequence[np.ndarray] | TileArrays, device: GpuDevice, *, tiled_only: bool = False
 ) -> list[ConstraintCheck]:
     """Every rule on every subject (module docstring) for the candidates ``flat_sizes``
-    (per tiling parameter, its size at each candidate)."""
-    count = len(flat_sizes[0]) if flat_sizes else 1
-    padded_sizes = [padded(sizes) for sizes in flat_sizes]
+    (per tiling parameter, its size at each candidate; or their :class:`TileArrays`)."""
+    tiles = flat_sizes if isinstance(flat_sizes, TileArrays) else TileArrays(flat_sizes)
+    padded_tiles: TileArrays = tiles.memo("padded parameters", lambda: TileArrays([padded(sizes) for sizes in tiles.flat]))
     checks: list[ConstraintCheck] = []
     if not tiled_only:
-        checks += _tile_element_checks(fusion, flat_sizes, count)
-        checks.append(_grid_check(fusion, flat_sizes, count, device))
-        checks += _dot_checks(fusion, padded_sizes, count)
-        checks += _root_checks(fusion, flat_sizes, count)
-    checks += _tiled_checks(fusion, padded_sizes, count)
+        checks += _tile_element_checks(fusion, tiles)
+        checks.append(_grid_check(fusion, tiles, device))
+        checks += _dot_checks(fusion, padded_tiles)
+        checks += _root_checks(fusion, tiles)
+    checks += _tiled_checks(fusion, padded_tiles)
     return checks
 
 
-def _tile_element_checks(fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], count: int) -> list[ConstraintCheck]:
+def _tile_element_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck]:
     checks = []
     seen: set[tuple[ir.AffineExpr, ...]] = set()
     for node in fusion.nodes:
@@ -112,8 +82,8 @@ def _tile_element_checks(fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], 
         if key in seen:
             continue
         seen.add(key)
-        sizes = padded(_tile_sizes(node, flat_sizes, count))
-        elements = np.prod(sizes, axis=1, dtype=np.int64)
+        sizes = tiles.padded_columns(key)
+        elements = tiles.padded_elements(key)
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, elements: np.ndarray = elements) -> str:
             return (f"{node.name}: padded tile {_text(sizes, i)} has {int(elements[i])} elements, more than Triton's "
@@ -123,11 +93,11 @@ def _tile_element_checks(fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], 
     return checks
 
 
-def _grid_check(fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], count: int, device: GpuDevice) -> ConstraintCheck:
+def _grid_check(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice) -> ConstraintCheck:
     root = fusion.root_candidates[0][0]
     shape = list(ir.RankedTensorType(root.value.type).shape)
-    blocks = np.ones(count, np.int64)
-    for dim, sizes in zip(shape, flat_sizes):
+    blocks = np.ones(tiles.count, np.int64)
+    for dim, sizes in zip(shape, tiles.flat):
         blocks = blocks * (-(-dim // sizes))
     limit = device.block_dim_limit_x
 
@@ -137,13 +107,13 @@ def _grid_check(fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], count: in
     return ConstraintCheck("triton.grid", root.name, blocks < limit, describe)
 
 
-def _dot_checks(fusion: TiledFusion, padded_sizes: Sequence[np.ndarray], count: int) -> list[ConstraintCheck]:
+def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     checks = []
     for node in fusion.nodes:
         if node.opcode != "dot" or node.parameter_number is not None:
             continue
         for operand in node.operands:
-            sizes = _tile_sizes(operand, padded_sizes, count)
+            sizes = padded_tiles.columns(operand.tile.sizes)
             ok = np.all((sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)
 
             def describe(i: int, node: TiledNode = node, operand: TiledNode = operand, sizes: np.ndarray = sizes) -> str:
@@ -154,14 +124,14 @@ def _dot_checks(fusion: TiledFusion, padded_sizes: Sequence[np.ndarray], count: 
     return checks
 
 
-def _root_checks(fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], count: int) -> list[ConstraintCheck]:
+def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck]:
     root_values = {candidates[0].value for candidates in fusion.root_candidates}
     checks = []
     for node in fusion.nodes:
         if node.value not in root_values:
             continue
         shape = np.asarray(ir.RankedTensorType(node.value.type).shape, np.int64)
-        sizes = _tile_sizes(node, flat_sizes, count)
+        sizes = tiles.columns(node.tile.sizes)
         ok = np.all(_is_power_of_two(sizes) | (sizes == shape), axis=1)
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, shape: np.ndarray = shape) -> str:
@@ -174,7 +144,7 @@ def _root_checks(fusion: TiledFusion, flat_sizes: Sequence[np.ndarray], count: i
     return checks
 
 
-def _tiled_checks(fusion: TiledFusion, padded_sizes: Sequence[np.ndarray], count: int) -> list[ConstraintCheck]:
+def _tiled_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     checks: list[ConstraintCheck] = []
     for node in fusion.nodes:
         if node.parameter_number is not None:
@@ -183,35 +153,44 @@ def _tiled_checks(fusion: TiledFusion, padded_sizes: Sequence[np.ndarray], count
         if op is None:
             continue
         if node.opcode in ("reshape", "bitcast"):
-            checks += _reshape_check(node, op, padded_sizes, count)
+            checks += _reshape_check(node, op, padded_tiles)
         elif node.opcode == "concatenate":
-            checks += _concatenate_checks(node, op, padded_sizes, count)
+            checks += _concatenate_checks(node, op, padded_tiles)
     return checks
 
 
-def _reshape_check(node: TiledNode, op: ir.Operation, padded_sizes: Sequence[np.ndarray], count: int) -> list[ConstraintCheck]:
+def _reshape_constraints(op: ir.Operation) -> ConstraintExpression | None:
     own = symbolic_tile(next(iter(output_to_input_indexing(op, 0).maps[0])))
-    if isinstance(own, NotATile) or own.constraints.is_always_satisfied:
+    return None if isinstance(own, NotATile) or own.constraints.is_always_satisfied else own.constraints
+
+
+def _reshape_check(node: TiledNode, op: ir.Operation, padded_tiles: TileArrays) -> list[ConstraintCheck]:
+    shapes = (node.operands[0].value.type, node.value.type) if node.operands else (op.operands[0].type, node.value.type)
+    constraints: ConstraintExpression | None = padded_tiles.memo(("reshape", shapes), lambda: _reshape_constraints(op))
+    if constraints is None:
         return []
-    sizes = padded(_tile_sizes(node, padded_sizes, count))
-    ok = np.array([own.constraints.is_satisfied_by([int(v) for v in row]) for row in sizes], bool)
+    sizes = padded_tiles.padded_columns(node.tile.sizes)
+    ok = padded_tiles.memo(("reshape ok", shapes, tuple(node.tile.sizes)), lambda: np.array(
+        [constraints.is_satisfied_by([int(v) for v in row]) for row in sizes], bool))
+    own = constraints
 
     def describe(i: int) -> str:
         return (f"{node.name}: its padded tile {_text(sizes, i)} breaks the reshape's own tile constraints "
-                f"{own.constraints}")
+                f"{own}")
 
     return [ConstraintCheck("tiled.reshape", node.name, ok, describe)]
 
 
-def _concatenate_checks(node: TiledNode, op: ir.Operation, padded_sizes: Sequence[np.ndarray], count: int) -> list[ConstraintCheck]:
+def _concatenate_checks(node: TiledNode, op: ir.Operation, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     axis = ir.IntegerAttr(op.attributes["dimension"]).value
-    tile = padded(_values(node.tile.sizes[axis], padded_sizes, count))
+    count = padded_tiles.count
+    tile = padded(padded_tiles.value(node.tile.sizes[axis]))
     operand_sizes = [ir.RankedTensorType(v.type).shape[axis] for v in op.operands]
     divisible = np.ones(count, bool)
     for size in operand_sizes[:-1]:
         divisible &= size % np.maximum(tile, 1) == 0
-    offset = _values(node.tile.offsets[axis], padded_sizes, count) if not node.tile.runtime_vars else np.ones(count, np.int64)
-    stride = _values(node.tile.strides[axis], padded_sizes, count)
+    offset = padded_tiles.value(node.tile.offsets[axis]) if not node.tile.runtime_vars else np.ones(count, np.int64)
+    stride = padded_tiles.value(node.tile.strides[axis])
 
     def divisibility(i: int) -> str:
         return (f"{node.name}: padded tile size {int(tile[i])} along dimension {axis} does not divide every operand "

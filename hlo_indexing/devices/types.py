@@ -80,6 +80,11 @@ class GpuDevice:
     scalar_units: tuple[tuple[str, ExecutionUnitRate], ...] = ()
     matrix_units: tuple[tuple[str, ExecutionUnitRate], ...] = ()
 
+    def __hash__(self) -> int:
+        # Cheap and consistent with equality (equal devices have equal names): devices
+        # key the cost models' caches.
+        return hash(("gpu", self.name))
+
     def scalar_rate(self, element_type: str) -> ExecutionUnitRate | None:
         """The scalar (CUDA core) rate for an XLA element type name, if described."""
         return dict(self.scalar_units).get(element_type)
@@ -130,6 +135,10 @@ class TpuDevice:
     lanes: int
     peak_ops_per_second: tuple[tuple[str, int], ...]
     native_tiling: tuple[tuple[int, tuple[int, int]], ...]
+
+    def __hash__(self) -> int:
+        # As GpuDevice.__hash__: cheap, consistent with equality.
+        return hash(("tpu", self.name))
 
     def peak_rate(self, element_type: str) -> int | None:
         """Peak MXU operations per second of the chip for an XLA element type name, if

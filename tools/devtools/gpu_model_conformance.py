@@ -40,7 +40,8 @@ from hlo_indexing.cost_model.gpu_base import (
     reification_cost,
     shared_operand_bytes_accessed,
 )
-from hlo_indexing.cost_model.gpu_model import num_warps_for, padded
+from hlo_indexing.cost_model.gpu_model import num_warps_for
+from hlo_indexing.cost_model.tile_arrays import padded
 from hlo_indexing.cost_model.gpu_op_costs import mlir_flops_per_element
 from hlo_indexing.cost_model.gpu_programs import experimental_program, symbolic_program
 from hlo_indexing.cost_model.gpu_rates import effective_flops_per_ns, peak_matrix_ops_per_ns, tiled_utilization
