@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from hlo_indexing.cost_model import gpu_ranking
+from hlo_indexing.cost_model import gpu_ranking, tpu_ranking
 from hlo_indexing.cost_model.estimate import Assessment, CandidateEstimates, Rejection
 from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices.types import Device
@@ -31,6 +31,7 @@ Evaluate = Callable[[TiledFusion, TileArrays, Device, Mapping[int, Layout] | Non
 #: Device kind -> its backend.
 EVALUATORS: dict[str, Evaluate] = {
     "gpu": gpu_ranking.evaluate_candidates,  # type: ignore[dict-item]  # takes a GpuDevice
+    "tpu": tpu_ranking.evaluate_candidates,  # type: ignore[dict-item]  # takes a TpuDevice
 }
 
 

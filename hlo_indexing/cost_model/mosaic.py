@@ -40,6 +40,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from hlo_indexing.cost_model.element_types import bit_width
 from hlo_indexing.cost_model.estimate import Rejection
 from hlo_indexing.devices.types import TpuDevice
@@ -89,25 +91,22 @@ def block_rejections(block: TpuBlock, device: TpuDevice) -> list[Rejection]:
                 block.subject,
             )
         ]
-    lanes, sublanes = device.lanes, device.sublanes
+    sizes = np.asarray([shape], np.int64)
     if len(shape) >= 2:
+        last_ok, second_ok = last_two_ok(sizes, array, device)
         problems = []
-        if not (shape[-1] == array[-1] or shape[-1] % lanes == 0):
-            problems.append(f"the last dimension {shape[-1]} is neither a multiple of {lanes} nor the array's {array[-1]}")
-        if not (shape[-2] == array[-2] or shape[-2] % sublanes == 0):
+        if not last_ok[0]:
+            problems.append(f"the last dimension {shape[-1]} is neither a multiple of {device.lanes} nor the array's {array[-1]}")
+        if not second_ok[0]:
             problems.append(
-                f"the second-to-last dimension {shape[-2]} is neither a multiple of {sublanes} nor the array's {array[-2]}"
+                f"the second-to-last dimension {shape[-2]} is neither a multiple of {device.sublanes} nor the array's {array[-2]}"
             )
         if problems:
             return [Rejection(RULE_SHAPE, f"{block.subject}: {where}: {'; '.join(problems)}", block.subject)]
         return []
-    size, whole = shape[0], array[0]
-    bits = 32 if block.element_type == "pred" else bit_width(block.element_type)
-    packing = 32 // bits
-    minimum = lanes * packing
-    chunk = sublanes * lanes
-    if size == whole or size % chunk == 0 or (size >= minimum and size & (size - 1) == 0):
+    if rank_one_ok(sizes, array, block.element_type, device)[0]:
         return []
+    minimum, chunk = _rank_one_limits(block.element_type, device)
     return [
         Rejection(
             RULE_SHAPE_1D,
@@ -116,6 +115,43 @@ def block_rejections(block: TpuBlock, device: TpuDevice) -> list[Rejection]:
             block.subject,
         )
     ]
+
+
+def last_two_ok(sizes: np.ndarray, array_shape: Sequence[int], device: TpuDevice) -> tuple[np.ndarray, np.ndarray]:
+    """``mosaic.block-shape`` for blocks of rank >= 2, one row of ``sizes`` per block
+    (``[blocks, rank]``): per block, whether its last dimension is a multiple of the
+    lanes or the array's, and whether its second-to-last is a multiple of the 32-bit
+    sublanes or the array's (the lowering checks the 32-bit sublanes for every type)."""
+    last, second = sizes[:, -1], sizes[:, -2]
+    last_ok = (last == array_shape[-1]) | (last % device.lanes == 0)
+    second_ok = (second == array_shape[-2]) | (second % device.sublanes == 0)
+    return last_ok, second_ok
+
+
+def rank_one_ok(sizes: np.ndarray, array_shape: Sequence[int], element_type: str, device: TpuDevice) -> np.ndarray:
+    """``mosaic.block-shape-1d`` for rank-1 blocks (``sizes``: ``[blocks, 1]``)."""
+    size = sizes[:, 0]
+    minimum, chunk = _rank_one_limits(element_type, device)
+    power_of_two = (size & (size - 1)) == 0
+    return (size == array_shape[0]) | (size % chunk == 0) | ((size >= minimum) & power_of_two)
+
+
+def shape_ok(sizes: np.ndarray, array_shape: Sequence[int], element_type: str, device: TpuDevice) -> np.ndarray:
+    """Per block (rows of ``sizes``), whether Mosaic's shape rules accept a VMEM block
+    of that shape (:func:`last_two_ok` or :func:`rank_one_ok`; rank 0 never)."""
+    if sizes.shape[1] == 0:
+        return np.zeros(len(sizes), bool)
+    if sizes.shape[1] == 1:
+        return rank_one_ok(sizes, array_shape, element_type, device)
+    last_ok, second_ok = last_two_ok(sizes, array_shape, device)
+    return last_ok & second_ok
+
+
+def _rank_one_limits(element_type: str, device: TpuDevice) -> tuple[int, int]:
+    """(smallest power-of-two rank-1 block, the chunk every rank-1 block may be a
+    multiple of): ``lanes * 32 / bits`` and ``sublanes * lanes`` (booleans as 32-bit)."""
+    bits = 32 if element_type == "pred" else bit_width(element_type)
+    return device.lanes * (32 // bits), device.sublanes * device.lanes
 
 
 def native_tile(element_type: str, device: TpuDevice) -> tuple[int, int]:
@@ -137,9 +173,9 @@ def padded_shape(block_shape: Sequence[int], element_type: str, device: TpuDevic
     if not shape:
         return ()
     sublane_tile, lane_tile = native_tile(element_type, device)
-    shape[-1] = _round_up(shape[-1], lane_tile)
+    shape[-1] = round_up(shape[-1], lane_tile)
     if len(shape) >= 2:
-        shape[-2] = _round_up(shape[-2], sublane_tile)
+        shape[-2] = round_up(shape[-2], sublane_tile)
     return tuple(shape)
 
 
@@ -203,7 +239,8 @@ def native_tiling_note(block: TpuBlock, device: TpuDevice) -> str | None:
     )
 
 
-def _round_up(value: int, multiple: int) -> int:
+def round_up(value: int, multiple: int) -> int:
+    """``value`` rounded up to a multiple of ``multiple``."""
     return -(-value // multiple) * multiple
 
 

@@ -9,7 +9,8 @@ a dot (``arbitrary``, the kernel accumulates); every fusion parameter and output
 written through a ``BlockSpec``. A tile that is not a block is rejected
 (``mosaic.not-a-block``), as are blocks Mosaic refuses and blocks over the VMEM budget
 (every block double-buffered, plus a 32-bit accumulator of the output block when the grid
-has contracting axes).
+has contracting axes). Rankings of many candidates (``rank_tilings(fusion,
+device="tpu-v5e")``) go through :mod:`.tpu_ranking`.
 
 **The model** (per tiling, all figures of :class:`~hlo_indexing.devices.types.TpuDevice`):
 
@@ -56,7 +57,8 @@ from hlo_indexing.cost_model.element_types import byte_size, xla_name
 from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
 from hlo_indexing.devices.types import TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION, MAX_PALLAS_GRID_POINTS
+from hlo_indexing.errors import LimitExceededError
+from hlo_indexing.limits import MAX_PALLAS_GRID_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.linear_form import single_dimension_forms
@@ -72,6 +74,8 @@ NO_VECTOR_WORK = frozenset(
 )
 
 RULE_NOT_A_BLOCK = "mosaic.not-a-block"
+#: A tiling that was not judged (a limit of :mod:`hlo_indexing.limits` stopped it).
+RULE_NOT_EVALUATED = "tpu.not-evaluated"
 
 
 @dataclass(frozen=True)
@@ -89,9 +93,15 @@ class TpuBlockSpec:
         return f"{self.spec.kind} {self.spec.index}"
 
     def block(self) -> mosaic.TpuBlock:
-        """The block as Mosaic's rules see it."""
+        """The block as Mosaic's rules see it (a scalar is read from SMEM, whole)."""
         trivial = tuple(self.spec.block_shape) == self.shape and all(ax.constant_value(e) == 0 for e in self.spec.index_map.results)
-        return mosaic.TpuBlock(self.subject, tuple(self.spec.block_shape), self.shape, self.element_type, "vmem", trivial)
+        return mosaic.TpuBlock(self.subject, tuple(self.spec.block_shape), self.shape, self.element_type, memory_space(self.shape), trivial)
+
+
+def memory_space(shape: Sequence[int]) -> str:
+    """Where the kernel keeps an operand's blocks: ``smem`` for a scalar (Mosaic has no
+    rank-0 VMEM blocks; ``pl.BlockSpec(memory_space=pltpu.SMEM)``), else ``vmem``."""
+    return "vmem" if len(shape) else "smem"
 
 
 @dataclass(frozen=True)
@@ -106,17 +116,16 @@ class TpuKernel:
     num_parallel_axes: int
 
 
-def tpu_kernel(fusion: TiledFusion, tile_sizes: Sequence[int]) -> TpuKernel:
-    """The kernel of one tiling. Raises :class:`NotABlockError` (a tile is not a block)
-    or :class:`TilingError` (invalid sizes)."""
+def tpu_kernel(fusion: TiledFusion, tile_sizes: Sequence[int], computation: TiledComputation | None = None) -> TpuKernel:
+    """The kernel of one tiling (from its tiled ``computation`` when the caller has it).
+    Raises :class:`NotABlockError` (a tile is not a block), :class:`TilingError` (invalid
+    sizes) or :class:`~hlo_indexing.errors.LimitExceededError` (too many programs to
+    check that the tiles are blocks)."""
     sizes = tuple(tile_sizes)
-    computation = tiled_computation(fusion, list(sizes))
+    if computation is None:
+        computation = tiled_computation(fusion, list(sizes))
     tiling = block_index_maps(fusion, sizes, computation)
-    types: dict[tuple[str, int], ir.Type] = {}
-    for number, insts in computation.by_parameter().items():
-        types[("parameter", number)] = insts[0].node.value.type
-    for number, root in enumerate(computation.roots):
-        types[("output", number)] = root.node.value.type
+    types = _operand_types(computation)
     operands = []
     for spec in tiling.in_specs + tiling.out_specs:
         tensor = ir.RankedTensorType(types[(spec.kind, spec.index)])
@@ -125,11 +134,38 @@ def tpu_kernel(fusion: TiledFusion, tile_sizes: Sequence[int]) -> TpuKernel:
     return TpuKernel(sizes, tiling, tuple(operands), computation, parallel)
 
 
+def _operand_types(computation: TiledComputation) -> dict[tuple[str, int], ir.Type]:
+    """The type of every fusion parameter (``("parameter", n)``) and output."""
+    types: dict[tuple[str, int], ir.Type] = {}
+    for number, insts in computation.by_parameter().items():
+        types[("parameter", number)] = insts[0].node.value.type
+    for number, root in enumerate(computation.roots):
+        types[("output", number)] = root.node.value.type
+    return types
+
+
+def _tile_rejections(computation: TiledComputation, device: TpuDevice) -> list[Rejection]:
+    """Mosaic's shape rules on the tiles of every parameter and output (their blocks,
+    if they are blocks), before anything is built."""
+    found: list[Rejection] = []
+    tiles = [(f"parameter {n}", inst) for n, insts in computation.by_parameter().items() for inst in insts]
+    tiles += [(f"output {n}", root) for n, root in enumerate(computation.roots)]
+    seen = set()
+    for subject, inst in tiles:
+        tensor = ir.RankedTensorType(inst.node.value.type)
+        shape = tuple(tensor.shape)
+        block = mosaic.TpuBlock(subject, tuple(inst.tile_sizes), shape, xla_name(tensor.element_type), memory_space(shape), not shape)
+        if (subject, block.block_shape) not in seen:
+            seen.add((subject, block.block_shape))
+            found += mosaic.block_rejections(block, device)
+    return found
+
+
 def pallas_tpu_text(fusion: TiledFusion, tile_sizes: Sequence[int]) -> str:
     """Python text of the tiling as a TPU Pallas kernel's grid and specs:
-    :func:`~hlo_indexing.symbolic_tiling.pallas.pallas_blockspecs` plus the compiler
-    parameters (``parallel`` output axes, ``arbitrary`` contracting axes)."""
-    text = pallas_blockspecs(fusion, tile_sizes)
+    :func:`~hlo_indexing.symbolic_tiling.pallas.pallas_blockspecs` (scalars in SMEM) plus
+    the compiler parameters (``parallel`` output axes, ``arbitrary`` contracting axes)."""
+    text = pallas_blockspecs(fusion, tile_sizes, smem_scalars=True)
     contracting = sum(1 for p in fusion.parameters if p.contracting)
     semantics = ["parallel"] * (len(fusion.parameters) - contracting) + ["arbitrary"] * contracting
     quoted = ", ".join(f'"{s}"' for s in semantics) + ("," if len(semantics) == 1 else "")
@@ -154,55 +190,23 @@ def kernel_rejections(kernel: TpuKernel, device: TpuDevice) -> list[Rejection]:
 
 
 def assess_tpu(fusion: TiledFusion, tile_sizes: Sequence[int], device: TpuDevice) -> Assessment:
-    """The tiling judged on ``device``: its rejections and, when it is a Pallas kernel at
-    all, its :class:`~.estimate.Estimate` (estimated even when a block rule is broken,
-    to compare). Raises :class:`TilingError` for sizes that are not a tiling."""
+    """The tiling judged on ``device``: its rejections (Mosaic's shape rules on every
+    tile first; then, if it passes them, whether the tiles are blocks and the VMEM
+    budget) and, when it is a kernel, its :class:`~.estimate.Estimate` (also when the
+    VMEM budget is broken, to compare). Raises :class:`TilingError` for sizes that are
+    not a tiling."""
     sizes = tuple(tile_sizes)
+    computation = tiled_computation(fusion, list(sizes))
+    shapes = _tile_rejections(computation, device)
+    if shapes:
+        return Assessment(sizes, tuple(shapes))
     try:
-        kernel = tpu_kernel(fusion, sizes)
+        kernel = tpu_kernel(fusion, sizes, computation)
     except NotABlockError as error:
         return Assessment(sizes, (Rejection(RULE_NOT_A_BLOCK, str(error)),))
+    except LimitExceededError as error:
+        return Assessment(sizes, (Rejection(RULE_NOT_EVALUATED, f"whether the tiles are blocks was not decided: {error}"),))
     return Assessment(sizes, tuple(kernel_rejections(kernel, device)), estimate_kernel(kernel, fusion, device))
-
-
-def best_tpu(fusion: TiledFusion, device: TpuDevice, top: int = 5) -> list[Assessment]:
-    """The legal tilings of ``fusion`` on ``device``, fastest first (ties: fewer grid
-    steps, then the tile sizes), at most ``top``. Candidates are the fusion's valid
-    tilings whose output blocks pass Mosaic's rule on the last two dimensions (read off
-    the output tiling parameters, before any tiled computation), at most
-    :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION` of them, the fewest grid steps
-    first."""
-    candidates = [sizes for sizes in fusion.valid_tilings() if _output_block_may_pass(fusion, sizes, device)]
-    candidates.sort(key=lambda sizes: (_steps(fusion, sizes), sizes))
-    assessed = []
-    for sizes in candidates[:MAX_FOOTPRINTS_PER_FUSION]:
-        try:
-            assessment = assess_tpu(fusion, sizes, device)
-        except TilingError:
-            continue
-        if assessment.legal and assessment.estimate is not None:
-            assessed.append(assessment)
-    assessed.sort(key=lambda a: (a.estimate.exec_time_ns if a.estimate else math.inf, _steps(fusion, a.tile_sizes), a.tile_sizes))
-    return assessed[:top]
-
-
-def _steps(fusion: TiledFusion, sizes: Sequence[int]) -> int:
-    return math.prod(-(-p.size // s) for p, s in zip(fusion.parameters, sizes))
-
-
-def _output_block_may_pass(fusion: TiledFusion, sizes: Sequence[int], device: TpuDevice) -> bool:
-    """Mosaic's rule on the last two dimensions of the output block, whose sizes are the
-    output tiling parameters' (a quick filter: the full check follows)."""
-    output = [(p, s) for p, s in zip(fusion.parameters, sizes) if not p.contracting]
-    if not output:
-        return True
-    last = output[-1]
-    if not (last[1] == last[0].size or last[1] % device.lanes == 0):
-        return False
-    if len(output) >= 2:
-        second = output[-2]
-        return second[1] == second[0].size or second[1] % device.sublanes == 0
-    return True
 
 
 def estimate_kernel(kernel: TpuKernel, fusion: TiledFusion, device: TpuDevice) -> Estimate:
@@ -280,7 +284,7 @@ def _compute_ns(kernel: TpuKernel, fusion: TiledFusion, device: TpuDevice, cores
         if opcode == "dot":
             k_step = math.prod(sizes[p] for p, param in enumerate(fusion.parameters) if param.contracting and param.owner == inst.node.name)
             *batch, m, n = tile if len(tile) >= 2 else [1, *tile]
-            padded = 2 * math.prod(batch) * _round_up(m, device.sublanes) * _round_up(n, columns) * _round_up(max(k_step, 1), rows)
+            padded = 2 * math.prod(batch) * mosaic.round_up(m, device.sublanes) * mosaic.round_up(n, columns) * mosaic.round_up(max(k_step, 1), rows)
             element_type = xla_name(ir.ShapedType(inst.operands[0].node.value.type).element_type) if inst.operands else "bf16"
             rate = device.peak_rate(element_type) or device.peak_rate("bf16") or 1
             per_core = rate / device.tensor_cores_per_chip * cores
@@ -295,8 +299,3 @@ def _compute_ns(kernel: TpuKernel, fusion: TiledFusion, device: TpuDevice, cores
             vregs += -(-math.prod(padded_tile) // per_vreg) * steps
     vpu_ns = vregs / (device.clock_rate_ghz * cores)
     return mxu_ns, flops, vpu_ns
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-

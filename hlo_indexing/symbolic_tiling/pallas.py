@@ -128,15 +128,19 @@ def python_expr(expr: ir.AffineExpr, names: Sequence[str]) -> str:
     return re.sub(r"\bd(\d+)\b", lambda m: names[int(m.group(1))], text)
 
 
-def pallas_blockspecs(fusion: TiledFusion, tile_sizes: Sequence[int]) -> str:
+def pallas_blockspecs(fusion: TiledFusion, tile_sizes: Sequence[int], *, smem_scalars: bool = False) -> str:
     """Python text: ``grid = (...)``, ``in_specs = [pl.BlockSpec(...), ...]`` (one per
     fusion parameter read, in parameter order) and ``out_specs`` (one spec, or a list
-    for several outputs); see :func:`block_index_maps` for when it raises."""
+    for several outputs); see :func:`block_index_maps` for when it raises. With
+    ``smem_scalars``, a rank-0 operand is ``pl.BlockSpec(memory_space=pltpu.SMEM)`` (a
+    TPU kernel reads scalars from SMEM: Mosaic has no rank-0 VMEM blocks)."""
     tiling = block_index_maps(fusion, tile_sizes)
     names = [grid_index_name(k) for k in range(len(tiling.grid))]
     args = ", ".join(names) if names else "*_"
 
     def spec(s: BlockSpec) -> str:
+        if smem_scalars and not s.block_shape:
+            return f"pl.BlockSpec(memory_space=pltpu.SMEM),  # {s.kind} {s.index}: {s.type}"
         results = [python_expr(e, names) for e in s.index_map.results]
         index = "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
         shape = "(" + ", ".join(map(str, s.block_shape)) + ("," if len(s.block_shape) == 1 else "") + ")"
