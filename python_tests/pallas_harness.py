@@ -44,11 +44,12 @@ HERE = Path(__file__).resolve().parent
 
 @dataclass(frozen=True)
 class Spec:
-    """One operand: ``array_shape``, ``block_shape`` (None entries: squeezed) and its
-    index map as the source of a lambda over the grid indices."""
+    """One operand: ``array_shape``, ``block_shape`` (None entries: squeezed; ``"e3"``:
+    ``pl.Element(3)``, whose index is an element offset) and its index map as the source
+    of a lambda over the grid indices."""
 
     array_shape: tuple[int, ...]
-    block_shape: tuple[int | None, ...]
+    block_shape: tuple[int | str | None, ...]
     index_map: str
     dtype: str = "float32"
 
@@ -115,7 +116,8 @@ def _block_spec(pl, spec: Spec, **extra):
     from jax import lax
 
     index_map = eval(spec.index_map, {"jnp": jnp, "lax": lax})  # noqa: S307 - test data
-    return pl.BlockSpec(tuple(spec.block_shape), index_map, **extra)
+    block = tuple(pl.Element(int(b[1:])) if isinstance(b, str) else b for b in spec.block_shape)
+    return pl.BlockSpec(block, index_map, **extra)
 
 
 def _compiler_params(pltpu, case: GridCase):

@@ -1,7 +1,7 @@
 """The static verdict of check_pallas agrees with TPU interpret mode (:mod:`pallas_harness`)
 on kernels given as grids, blocks and index maps: a hand-written one per finding kind,
-correct and defective, and generated ones (hypothesis: grids, block shapes, squeezed
-dimensions, affine index maps with ``//``, ``%``, ``min``, ``max``).
+correct and defective, and generated ones (hypothesis: grids, block shapes, squeezed and
+element dimensions, affine index maps with ``//``, ``%``, ``min``, ``max``).
 
 Agreement on a case, for what its runs could observe (a run stops at the first raise):
 an out-of-range block interpret mode raises on is one the checker reports, and the
@@ -44,6 +44,8 @@ HAND_WRITTEN = [
     _case("clamped", (4,), ("arbitrary",), [((6, 4), (2, 4), "lambda i: (jnp.minimum(i, 2), 0)")], [((6, 4), (2, 4), "lambda i: (jnp.minimum(i, 2), 0)")]),
     _case("squeezed", (4, 2), ("parallel", "arbitrary"), [((4, 3, 8), (None, 3, 4), "lambda i, j: (i, 0, j)")], [((4, 3, 8), (None, 3, 4), "lambda i, j: (i, 0, j)")]),
     _case("strided", (2,), ("parallel",), [((8, 4), (2, 4), "lambda i: (i * 2, 0)")], [((8, 4), (2, 4), "lambda i: (i * 2, 0)")]),
+    _case("element windows", (3,), ("parallel",), [((8, 4), ("e4", 4), "lambda i: (i * 2, 0)")], [((8, 4), ("e3", 4), "lambda i: (i * 2, 0)")]),
+    _case("element overhang", (3,), ("arbitrary",), [((8, 4), ("e4", 4), "lambda i: (i * 3, 0)")], [((9, 4), ("e3", 4), "lambda i: (i * 3, 0)")]),
 ]
 
 
@@ -120,7 +122,14 @@ def _index(draw, grid_rank):
 @st.composite
 def _spec(draw, grid_rank, squeeze):
     shape = (draw(st.integers(1, 6)), draw(st.integers(1, 8)))
-    block = (None if squeeze else draw(st.integers(1, shape[0] + 1)), draw(st.integers(1, shape[1] + 1)))
+    first = draw(st.sampled_from(["blocked", "blocked", "element"]))
+    if squeeze:
+        leading = None
+    elif first == "element":
+        leading = f"e{draw(st.integers(1, shape[0]))}"
+    else:
+        leading = draw(st.integers(1, shape[0] + 1))
+    block = (leading, draw(st.integers(1, shape[1] + 1)))
     names = ", ".join(f"g{k}" for k in range(grid_rank))
     indices = ", ".join(draw(_index(grid_rank)) for _ in block)
     return Spec(shape, block, f"lambda {names}: ({indices},)")

@@ -173,7 +173,9 @@ def range_findings(question: Question, maps: OperandMaps) -> list[Finding]:
 
 def _bad_intervals(kind: str, size: int, extent: int) -> list[tuple[str, Interval]]:
     """The block indices of one dimension that put the block wholly outside the array
-    (``out``), or across its edge (``partial``)."""
+    (``out``), or across its edge (``partial``). An element window (``pl.Element``) is
+    not padded: one that crosses the edge reaches outside the array, so it is ``out``
+    too (Pallas's TPU interpreter raises on it)."""
     if kind == BLOCKED:
         blocks = -(-extent // size)
         out = [(OUT_OF_RANGE, Interval(blocks, INT64_MAX)), (OUT_OF_RANGE, Interval(INT64_MIN, -1))]
@@ -182,11 +184,7 @@ def _bad_intervals(kind: str, size: int, extent: int) -> list[tuple[str, Interva
         return out
     if kind == SQUEEZED:
         return [(OUT_OF_RANGE, Interval(extent, INT64_MAX)), (OUT_OF_RANGE, Interval(INT64_MIN, -1))]
-    out = [(OUT_OF_RANGE, Interval(extent, INT64_MAX)), (OUT_OF_RANGE, Interval(INT64_MIN, -size))]
-    if size > 1:
-        out.append((PARTIAL, Interval(max(extent - size + 1, -size + 1), extent - 1)))
-        out.append((PARTIAL, Interval(-size + 1, min(-1, extent - size))))
-    return [(k, i) for k, i in out if not i.is_empty]
+    return [(OUT_OF_RANGE, Interval(extent - size + 1, INT64_MAX)), (OUT_OF_RANGE, Interval(INT64_MIN, -1))]
 
 
 def _range_finding(question: Question, maps: OperandMaps, kind: str, position: int, outcome: Outcome) -> Finding | None:
@@ -208,7 +206,8 @@ def _range_finding(question: Question, maps: OperandMaps, kind: str, position: i
     block = f"(block {_sizes(operand)}, array {tuple(operand.array_shape)})"
     if kind == OUT_OF_RANGE:
         access = "reads" if operand.role == "input" else "writes"
-        message = f"{operand.label}: {where}, entirely outside the array {block}: it {access} memory that is not the operand's"
+        outside = "past the array's edge (an element window is not padded)" if dim.kind == ELEMENT else "entirely outside the array"
+        message = f"{operand.label}: {where}, {outside} {block}: it {access} memory that is not the operand's"
     else:
         effect = "it reads padding" if operand.role == "input" else "its writes past the edge are masked"
         message = f"{operand.label}: {where}, across the array's edge {block}: {effect}"

@@ -8,7 +8,7 @@ kind                      severity  meaning
                                     overlapping output elements
 ``uncovered-output``      error     some output element is written by no grid point
 ``block-index-out-of-range``  error for some grid point a block lies entirely outside
-                                    its array
+                                    its array (an element window: any part outside)
 ``partial-block``         warning   a block runs past the array's edge (reads padding,
                                     writes are masked)
 ``non-consecutive-revisit``  error  an output block is visited again after other
