@@ -17,6 +17,8 @@ tests use as the reference):
 * ``mosaic.block-shape-1d``: a rank-1 block equals the array, or is a multiple of
   ``sublanes * lanes`` (1024), or is a power of two of at least ``lanes * 32 / bits``
   elements (booleans are stored as 32-bit words);
+* ``mosaic.element-window``: a block whose dimensions include element windows
+  (``pl.Element``) has no blocked dimension (each is an element window or squeezed);
 * ``mosaic.vmem``: the blocks of all VMEM operands, each times its buffer count (2:
   double-buffered), plus the VMEM scratch buffers, fit in the call's ``vmem_limit_bytes``
   when it sets one, else in the TensorCore's VMEM (``TpuDevice.vmem_bytes``). Sizes are
@@ -51,6 +53,7 @@ RULE_ANY_WINDOW = "mosaic.any-window"
 RULE_SHAPE = "mosaic.block-shape"
 RULE_SHAPE_1D = "mosaic.block-shape-1d"
 RULE_VMEM = "mosaic.vmem"
+RULE_ELEMENT_WINDOW = "mosaic.element-window"
 
 #: Memory spaces whose blocks the pipeline copies into VMEM.
 VMEM_SPACES = ("vmem",)
@@ -62,8 +65,9 @@ class TpuBlock:
     dimension), the ``array_shape``, the XLA ``element_type`` (``f32``, ``bf16``,
     ``pred``), the ``memory_space`` (``vmem``, ``smem``, ``any``, ``hbm``,
     ``semaphore``), whether the block is the whole array at block index 0
-    (``trivial_window``) and the pipeline's ``buffers``. ``subject`` names it in
-    rejections (``"input 0 (x_ref)"``, ``"parameter 1"``)."""
+    (``trivial_window``), the pipeline's ``buffers`` and, when not all blocked, the kind
+    of each dimension (``kinds``: ``blocked``, ``squeezed``, ``element``). ``subject``
+    names it in rejections (``"input 0 (x_ref)"``, ``"parameter 1"``)."""
 
     subject: str
     block_shape: tuple[int, ...]
@@ -72,6 +76,7 @@ class TpuBlock:
     memory_space: str = "vmem"
     trivial_window: bool = False
     buffers: int = 2
+    kinds: tuple[str, ...] = ()
 
 
 def block_rejections(block: TpuBlock, device: TpuDevice) -> list[Rejection]:
@@ -88,6 +93,15 @@ def block_rejections(block: TpuBlock, device: TpuDevice) -> list[Rejection]:
             Rejection(
                 RULE_ANY_WINDOW,
                 f"{block.subject}: {where} in memory space {space.upper()} must be the whole array at block index 0",
+                block.subject,
+            )
+        ]
+    if "element" in block.kinds and "blocked" in block.kinds:
+        return [
+            Rejection(
+                RULE_ELEMENT_WINDOW,
+                f"{block.subject}: {where}: element windows (pl.Element) and blocked dimensions {block.kinds} "
+                "cannot be mixed: every dimension is an element window or squeezed, or none is an element window",
                 block.subject,
             )
         ]

@@ -134,6 +134,7 @@ def tpu_block(operand: Operand) -> mosaic.TpuBlock | None:
         operand.memory_space,
         trivial,
         operand.buffers,
+        tuple(d.kind for d in operand.block),
     )
 
 
