@@ -26,7 +26,8 @@ tests use as the reference):
   not check this one (the TPU compiler does); the device's whole VMEM is the bound no
   compiler flag lifts.
 
-Blocks in SMEM that are the whole array, and semaphores, are exempt, as in the lowering.
+Blocks in SMEM that are the whole array, and semaphores, are exempt from all but
+``mosaic.element-window``, as in the lowering.
 
 **Performance rule** (a note, never a rejection): the *native* tiling of the last two
 dimensions depends on the element width (``TpuDevice.native_tiling``: 32-bit (8, 128),
@@ -82,10 +83,19 @@ class TpuBlock:
 def block_rejections(block: TpuBlock, device: TpuDevice) -> list[Rejection]:
     """The hard block rules ``block`` breaks on ``device`` (empty: accepted)."""
     space = block.memory_space
-    if space == "semaphore" or (space == "smem" and block.trivial_window):
-        return []
     shape, array = block.block_shape, block.array_shape
     where = f"block {_shape(shape)} of {_shape(array)} {block.element_type}"
+    if "element" in block.kinds and "blocked" in block.kinds:
+        return [
+            Rejection(
+                RULE_ELEMENT_WINDOW,
+                f"{block.subject}: {where}: element windows (pl.Element) and blocked dimensions {block.kinds} "
+                "cannot be mixed: every dimension is an element window or squeezed, or none is an element window",
+                block.subject,
+            )
+        ]
+    if space == "semaphore" or (space == "smem" and block.trivial_window):
+        return []
     if len(shape) < 1:
         return [Rejection(RULE_RANK, f"{block.subject}: {where}: Mosaic needs blocks of rank >= 1", block.subject)]
     if space in ("any", "hbm") and not block.trivial_window:
@@ -93,15 +103,6 @@ def block_rejections(block: TpuBlock, device: TpuDevice) -> list[Rejection]:
             Rejection(
                 RULE_ANY_WINDOW,
                 f"{block.subject}: {where} in memory space {space.upper()} must be the whole array at block index 0",
-                block.subject,
-            )
-        ]
-    if "element" in block.kinds and "blocked" in block.kinds:
-        return [
-            Rejection(
-                RULE_ELEMENT_WINDOW,
-                f"{block.subject}: {where}: element windows (pl.Element) and blocked dimensions {block.kinds} "
-                "cannot be mixed: every dimension is an element window or squeezed, or none is an element window",
                 block.subject,
             )
         ]
