@@ -40,7 +40,7 @@ from hlo_indexing.cost_model.gpu_op_costs import (
     mlir_flops_per_element,
 )
 from hlo_indexing.cost_model.gpu_programs import dot_problem, symbolic_program
-from hlo_indexing.cost_model.tile_arrays import TileArrays
+from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
 from hlo_indexing.cost_model.triton_constraints import symbolic_checks
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue import op_attrs
@@ -306,6 +306,7 @@ def evaluate_candidates(
     warps XLA's search would choose."""
     count = tiles.count
     checks = list(symbolic_checks(fusion, tiles, device))
+    program = None
     if needs_per_candidate(fusion):
         figures, implemented = _per_candidate(fusion, tiles.flat, device, layouts or {})
     else:
@@ -314,10 +315,13 @@ def evaluate_candidates(
     checks.append(ConstraintCheck("tiling.unimplemented", "", implemented, lambda i: (
         "the tiled computation cannot be built: a negative stride, a concatenate tile across two operands, or an "
         "extra output its tiles do not partition")))
-    spills = figures.spills & implemented
-    checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
-        f"a root, parameter or iota tile has more padded elements than {constants.REGISTER_FRACTION_FOR_TILES:.0%} of "
-        f"the {device.registers_per_block_limit} registers of a block (XLA estimates it as infinite)")))
+    if program is not None:
+        checks += _register_checks(program, device)
+    else:
+        spills = figures.spills & implemented
+        checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
+            f"a root, parameter or iota tile has more padded elements than {constants.REGISTER_FRACTION_FOR_TILES:.0%} "
+            f"of the {device.registers_per_block_limit} registers of a block (XLA estimates it as infinite)")))
     return CandidateEstimates(
         checks=checks,
         exec_time_ns=figures.exec_ns,
@@ -331,6 +335,29 @@ def evaluate_candidates(
         num_warps=figures.num_warps,
         breakdown=lambda i: _breakdown(figures, i),
     )
+
+
+def _register_checks(program: TiledProgram, device: GpuDevice) -> list[ConstraintCheck]:
+    """XLA's register rule (:func:`~.gpu_model.fits_in_registers`) per tile it looks at."""
+    if device.registers_per_block_limit is None:
+        return []
+    limit = constants.REGISTER_FRACTION_FOR_TILES * device.registers_per_block_limit
+    checked = [root for root, _ in program.roots]
+    checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and v not in checked]
+    checks = []
+    for visit in checked:
+        ok = ~visit.present | (visit.padded_elements <= limit)
+        if ok.all():
+            continue
+
+        def describe(i: int, visit: TiledVisit = visit) -> str:
+            sizes = ", ".join(str(int(v)) for v in padded(visit.sizes[i]))
+            return (f"{visit.name}: padded tile [{sizes}] has {int(visit.padded_elements[i])} elements, more than "
+                    f"{constants.REGISTER_FRACTION_FOR_TILES:.0%} of the {device.registers_per_block_limit} registers of a "
+                    f"block ({int(limit)}): XLA estimates the tiling as infinite")
+
+        checks.append(ConstraintCheck("gpu.register-spill", visit.name, ok, describe))
+    return checks
 
 
 def _breakdown(figures: ProgramEstimates, index: int) -> tuple[BreakdownItem, ...]:

@@ -44,7 +44,7 @@ from hlo_indexing.layout.types import Layout
 from hlo_indexing.symbolic_tiling import ranking as blind
 from hlo_indexing.symbolic_tiling.footprint import Footprint, tiling_footprint
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
-from hlo_indexing.symbolic_tiling.tile_counts import Grid
+from hlo_indexing.symbolic_tiling.tile_counts import CountsCache, Grid
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 
@@ -192,15 +192,17 @@ def rank_for_device(
     judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts))
     legal = np.flatnonzero(valid & judged.legal())
     order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
-    rejected: dict[str, int] = {}
+    broken_by_rule: dict[str, np.ndarray] = {}
     examples: dict[str, tuple[tuple[int, ...], Rejection]] = {}
     for check in judged.checks:
-        broken = np.flatnonzero(valid & ~check.ok)
-        if len(broken):
-            rejected[check.rule] = rejected.get(check.rule, 0) + len(broken)
+        broken = valid & ~check.ok
+        if broken.any():
+            previous = broken_by_rule.get(check.rule)
+            broken_by_rule[check.rule] = broken if previous is None else previous | broken
             if check.rule not in examples:
-                first = int(broken[0])
+                first = int(np.flatnonzero(broken)[0])
                 examples[check.rule] = (tuple(int(c[first]) for c in arrays.flat), check.rejection(first))
+    rejected = {rule: int(mask.sum()) for rule, mask in broken_by_rule.items()}
     ranked = RankedTilings(order, arrays.flat, judged, fusion, (dict(layouts or {}), dict(output_layouts or {})))
     return DeviceRanking(device, ranked, int(valid.sum()), rejected, examples, grid.capped)
 
@@ -213,17 +215,19 @@ def rank_tilings(
     layouts: Mapping[int, LayoutLike] | None = None,
     output_layouts: Mapping[int, LayoutLike] | None = None,
     max_programs: int = 1 << 16,
+    counts_cache: CountsCache | None = None,
 ) -> blind.Ranking | DeviceRanking:
     """Without ``device``: the device-blind ranking under ``budget_bytes``
     (:func:`hlo_indexing.symbolic_tiling.ranking.rank_tilings`, unchanged). With
     ``device`` (a bundled name, a JSON description file or a device object): the tilings
     legal on it, fastest first (:class:`DeviceRanking`); the device's rules decide what
-    fits, so ``budget_bytes`` must then be None."""
+    fits, so ``budget_bytes`` must then be None. ``max_programs`` and ``counts_cache``
+    are the device-blind ranking's."""
     if device is None:
         if budget_bytes is None:
             raise InvalidArgumentError("rank_tilings needs a byte budget or a device")
         return blind.rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts,
-                                  max_programs=max_programs)
+                                  max_programs=max_programs, counts_cache=counts_cache)
     if budget_bytes is not None:
         raise InvalidArgumentError("rank_tilings takes a byte budget or a device, not both: a device's own rules decide "
                                    "which tilings fit")
