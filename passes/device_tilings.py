@@ -19,7 +19,6 @@ construction.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from hlo_indexing.cost_model.estimate import Estimate
@@ -46,22 +45,8 @@ def estimate_text(estimate: Estimate) -> str:
 
 
 def estimate_json(estimate: Estimate) -> dict[str, Any]:
-    """Every figure of an estimate (times in ns; an infinite time is null)."""
-    def finite(value: float) -> float | None:
-        return value if value != float("inf") else None
-
-    return {
-        "exec_time_ns": finite(estimate.exec_time_ns),
-        "read_time_ns": finite(estimate.read_time_ns),
-        "write_time_ns": finite(estimate.write_time_ns),
-        "compute_time_ns": finite(estimate.compute_time_ns),
-        "bytes_read": estimate.bytes_read,
-        "bytes_written": estimate.bytes_written,
-        "flops": estimate.flops,
-        "num_blocks": estimate.num_blocks,
-        "num_warps": estimate.num_warps,
-        "breakdown": [{**asdict(item), "time_ns": finite(item.time_ns)} for item in estimate.breakdown],
-    }
+    """Every figure of an estimate (:meth:`~hlo_indexing.cost_model.estimate.Estimate.to_json`)."""
+    return estimate.to_json()
 
 
 def device_json(device: Device) -> dict[str, Any]:

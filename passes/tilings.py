@@ -95,7 +95,7 @@ class PrintTilings(ModulePass):
     """See the module docstring."""
 
     name: ClassVar[str] = "hlo-print-tilings"
-    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget"
+    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget or by time on a device"
 
     budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB); not used with a device"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
@@ -104,7 +104,7 @@ class PrintTilings(ModulePass):
     device: str = field(default="", metadata={
         "help": "rank the tilings legal on this device by estimated time (a bundled name such as h100 or tpu-v5e, or a "
                 "JSON description file); empty: by bytes moved under the budget"})
-    top: int = field(default=0, metadata={"help": "with a device: tilings printed per computation (0: max)"})
+    top: int = field(default=0, metadata={"help": "with a device: tilings printed per computation (0: max)", "min": 0})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation (see the module docstring); an

@@ -15,6 +15,7 @@ Assessment``) plugs in through :func:`per_tiling`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -39,6 +40,10 @@ EVALUATORS: dict[str, Evaluate] = {
 
 #: Rule id of the candidates a per-tiling backend was not asked about (past the limit).
 NOT_EVALUATED = "ranking.not-evaluated"
+
+
+def _message(found: Mapping[int, Rejection], index: int) -> str:
+    return found[index].message
 
 
 def per_tiling(assess: Callable[[TiledFusion, Sequence[int], Device], Assessment]) -> Evaluate:
@@ -74,7 +79,7 @@ def per_tiling(assess: Callable[[TiledFusion, Sequence[int], Device], Assessment
                     counts[name][i] = getattr(found, name)
                 warps[i] = found.num_warps or 0
         checks = [ConstraintCheck(rule, "", np.asarray([i not in found for i in range(count)], bool),
-                                  lambda i, found=found: found[i].message) for rule, found in messages.items()]
+                                  functools.partial(_message, found)) for rule, found in messages.items()]
         evaluated = np.zeros(count, bool)
         evaluated[asked] = True
         checks.append(ConstraintCheck(NOT_EVALUATED, "", evaluated, lambda i: (

@@ -229,8 +229,8 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             problem = dot_problem(op, _transposed_downstream(fusion, node))
             if problem is not None:
                 lhs = tiles.columns(node.operands[0].tile.sizes)
-                contracting = op_attrs.dot_dimensions(op, _shape(op.operands[0]), _shape(op.operands[1])).lhs_contracting[0]
-                visits[id(node)].dot = DotVisit(problem, lhs[:, contracting])
+                lhs_k = op_attrs.dot_dimensions(op, _shape(op.operands[0]), _shape(op.operands[1])).lhs_contracting[0]
+                visits[id(node)].dot = DotVisit(problem, lhs[:, lhs_k])
     root_info = statics[id(root)]
     root_bytes = int(np.prod(root_info.shape, dtype=np.int64)) * root_info.element_bytes
     return TiledProgram(num_blocks, kept, [(visits[id(root)], root_bytes)]), implemented
