@@ -29,7 +29,10 @@ from hlo_indexing.cost_model.block_level import BlockLevelParameters, parse_back
 from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.gpu import assess_symbolic
-from hlo_indexing.cost_model.ranking import DeviceRanking, rank_tilings
+from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, rank_tilings
+from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.symbolic_tiling.footprint import tiling_footprint
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.devices import device
 from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, UnsupportedError
 from hlo_indexing.passes.audit_tilings import audit_document, audit_schema
@@ -113,6 +116,28 @@ def test_a_device_ranking_keeps_the_legal_tilings_fastest_first():
     assert best.footprint.bytes_per_output_element > 0
     assert ranking.loses(0) == "" and ranking.loses(1).startswith("+")
     assert ranking.rejected == {}
+
+
+def test_footprints_are_read_from_the_device_blind_tables():
+    """A ranked tiling's footprint (from the device-blind ranking's tables) equals
+    tiling_footprint's count; a fusion sharing the body gets the same figures under its
+    own names."""
+    module = parse_module(SOFTMAX_HLO.replace("ROOT fusion = f32[64,200] fusion(x)", "f1 = f32[64,200] fusion(x)")
+                          .replace('"num_stages":"1"}}}\n}', '"num_stages":"1"}}}\n  ROOT fusion.2 = f32[64,200] '
+                                   'fusion(f1), kind=kCustom, calls=softmax\n}'), filename="two.hlo")
+    _KEEP.append(module)
+    memo = DeviceRankingMemo(TilingMemo())
+    fusions = [op for _, op in computations(module.operation) if op.name == "mhlo.fusion"]
+    assert len(fusions) == 2
+    rankings = []
+    for op in fusions:
+        analysis = memo.tiling_memo.analyze(op)
+        rankings.append((analysis, memo.rank(analysis, A6000)))
+    for analysis, ranking in rankings:
+        for tiling in ranking.tilings[:4]:
+            assert tiling.footprint == tiling_footprint(analysis, tiling.tile_sizes)
+    names = {o.name for o in rankings[1][1].tilings[0].footprint.operands}
+    assert names == {o.name for o in tiling_footprint(rankings[1][0], rankings[1][1].tilings[0].tile_sizes).operands}
 
 
 def test_rejections_are_counted_per_rule_with_an_example():

@@ -83,10 +83,14 @@ class TiledVisit:
     #: What the visit's memory figures depend on, when they may be shared with other
     #: fusions' visits through :meth:`~.tile_arrays.TileArrays.memo` (None: not shared).
     key: object = None
+    #: ``present`` is true at every candidate (computed from it when not given).
+    always: bool | None = None
 
     def __post_init__(self) -> None:
         if self.padded_elements is None:
             self.padded_elements = np.prod(padded(self.sizes), axis=1, dtype=np.int64)
+        if self.always is None:
+            self.always = bool(self.present.all())
 
 
 @dataclass
@@ -105,7 +109,7 @@ class TiledProgram:
 
 def num_warps_for(program: TiledProgram) -> np.ndarray:
     """``EstimateNumWarps``: by the largest padded tile of any visit, per candidate."""
-    elements = [v.padded_elements if v.present.all() else np.where(v.present, v.padded_elements, 1)
+    elements = [v.padded_elements if v.always else np.where(v.present, v.padded_elements, 1)
                 for v in program.visits]
     largest = np.maximum.reduce(elements) if elements else np.ones(program.candidates, np.int64)
     limits = np.asarray([limit for limit, _ in constants.WARPS_BY_TILE_ELEMENTS], np.int64)
@@ -124,7 +128,7 @@ def fits_in_registers(program: TiledProgram, device: GpuDevice) -> np.ndarray:
     checked = [root for root, _ in program.roots]
     checked += [v for v in program.visits if v.operand is not None or v.opcode == "iota"]
     for visit in checked:
-        fits &= ~visit.present | (visit.padded_elements <= limit)
+        fits &= (visit.padded_elements <= limit) if visit.always else ~visit.present | (visit.padded_elements <= limit)
     return fits
 
 
@@ -205,7 +209,7 @@ def estimate(
     sizes_of: dict[int, int] = {}
     shared_keys: dict[int, list[object]] = {}
     for visit in program.visits:
-        always = bool(visit.present.all())
+        always = bool(visit.always)
         if visit.operand is None:
             if not visit.flops_per_element and visit.dot is None:
                 continue

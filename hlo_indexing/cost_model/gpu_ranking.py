@@ -185,6 +185,7 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
         if node.opcode == "concatenate" and op is not None:
             implemented &= _concatenate_aligned(op, tiles.columns(node.tile.sizes))
     present = _present(fusion, tiles)
+    everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
     blocks_of: dict[tuple[object, ...], np.ndarray] = {}
     visits: dict[int, TiledVisit] = {}
     kept: list[TiledVisit] = []
@@ -212,9 +213,10 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             sizes=tiles.columns(node.tile.sizes),
             strides=tiles.columns(node.tile.strides),
             blocks=blocks_of[block_key],
-            present=mask if mask is not None else np.ones(count, bool),
+            present=mask if mask is not None else everywhere,
             flops_per_element=info.flops_per_element,
             padded_elements=tiles.padded_elements(node.tile.sizes),
+            always=True if mask is None else None,
         )
         if (info.number is not None or node is root) and not node.region:
             visit.key = (contracting, info.shape, visit.minor_to_major, info.element_bytes, tuple(node.tile.sizes),
@@ -322,6 +324,7 @@ def evaluate_candidates(
         checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
             f"a root, parameter or iota tile has more padded elements than {constants.REGISTER_FRACTION_FOR_TILES:.0%} "
             f"of the {device.registers_per_block_limit} registers of a block (XLA estimates it as infinite)")))
+    checks = [check for check in checks if not check.ok.all()]  # only the rules some candidate breaks
     return CandidateEstimates(
         checks=checks,
         exec_time_ns=figures.exec_ns,
