@@ -36,6 +36,10 @@ def _time(ns: float) -> str:
     return f"{ns:.3g} ns"
 
 
+def _per_element(value: float) -> str:
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def estimate_text(estimate: Estimate) -> str:
     """``1.18 us (read ..., write ..., compute ...; 128 blocks x 4 warps)``."""
     warps = estimate.num_warps
@@ -62,7 +66,7 @@ def ranked(ranking: DeviceRanking, fusion: TiledFusion, top: int) -> list[tuple[
 def tiling_text(label: str, ranking: DeviceRanking, index: int, tiling: RankedTiling, footprint: Footprint) -> str:
     """One text remark (module docstring)."""
     text = (f"{label} tiling #{tiling.rank} on {ranking.device.name}: tile sizes {list(tiling.tile_sizes)}: "
-            f"{estimate_text(tiling.estimate)}, {footprint.bytes_per_output_element:.3g} B per output element, "
+            f"{estimate_text(tiling.estimate)}, {_per_element(footprint.bytes_per_output_element)} B per output element, "
             f"{footprint.bytes_per_tile} B per tile")
     loses = ranking.loses(index)
     return f"{text}; against #1: {loses}" if loses else text

@@ -221,6 +221,9 @@ def test_base_overrides_only_the_fields_given(tmp_path):
     loaded = device(path)
     assert isinstance(loaded, GpuDevice)
     assert loaded == dataclasses.replace(device("h100"), name="slow-h100", memory_bandwidth_bytes_per_second=10**12)
+    # kind defaults to the base's
+    path = _write(tmp_path, {"base": "tpu-v5e", "name": "my-v5e", "vmem_bytes": 64 * 2**20})
+    assert device(path).kind == "tpu" and device(path).vmem_bytes == 64 * 2**20
 
 
 @pytest.mark.parametrize(
