@@ -40,7 +40,7 @@ from typing import Any
 import bench_analysis
 import jax_training_step
 
-from hlo_indexing.cost_model.ranking import DeviceRankingMemo
+from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
 from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
@@ -48,6 +48,7 @@ from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
+from hlo_indexing.symbolic_tiling.ranking import Ranking
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure
 
@@ -80,15 +81,18 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0,
              device: Device | None = None) -> dict[str, Any]:
     """Analyse and rank every fusion (the timed work); counts and reasons. With ``top``,
     also build the best ``top`` footprints of each (what ``hlo-print-tilings`` prints),
-    timed apart as ``footprints_s``. With ``device``, the ranking is the device's
-    (:func:`device_tile_all`)."""
-    if device is not None:
-        return device_tile_all(fusions, device, top)
+    timed apart as ``footprints_s``. With ``device``, the ranking is the device's:
+    every candidate judged by its cost model (its rules and estimated time,
+    :func:`~hlo_indexing.cost_model.ranking.rank_for_device`, one ranking per distinct
+    body as ``hlo-print-tilings{device=}`` does); ``ranked_tilings`` then counts the
+    legal ones, ``rejected`` the candidates per broken rule."""
     reasons: collections.Counter[str] = collections.Counter()
+    rejected: collections.Counter[str] = collections.Counter()
     tiled = valid = ranked = skipped = capped = per_tiling = 0
     most_valid = 0
     analysis_s = ranking_s = footprints_s = 0.0
     memo = TilingMemo()
+    device_memo = DeviceRankingMemo(memo)
     for op in fusions:
         start = time.perf_counter()
         fusion = memo.analyze(op)
@@ -99,77 +103,37 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0,
             continue
         layouts, output_layouts = declared_parameter_layouts(op)
         try:
-            ranking = memo.rank(fusion, budget, layouts=layouts, output_layouts=output_layouts)
+            ranking: Ranking | DeviceRanking = (
+                device_memo.rank(fusion, device, layouts=layouts, output_layouts=output_layouts) if device is not None
+                else memo.rank(fusion, budget, layouts=layouts, output_layouts=output_layouts))
         except HloIndexingError as exc:
             reasons["ranking: " + reason_class(exc.message)] += 1
             continue
         finally:
             ranking_s += time.perf_counter() - middle
         tiled += 1
-        valid += ranking.valid
-        most_valid = max(most_valid, ranking.valid)
+        if isinstance(ranking, DeviceRanking):
+            considered = ranking.considered
+            rejected.update(ranking.rejected)
+        else:
+            considered = ranking.valid
+            skipped += ranking.skipped
+            per_tiling += ranking.method == "per-tiling"
+        valid += considered
+        most_valid = max(most_valid, considered)
         ranked += len(ranking.tilings)
-        skipped += ranking.skipped
         capped += bool(ranking.capped)
-        per_tiling += ranking.method == "per-tiling"
         if top:
             start = time.perf_counter()
-            ranking.tilings[:top]
+            for tiling in ranking.tilings[:top]:
+                _ = tiling.footprint if isinstance(tiling, RankedTiling) else tiling
             footprints_s += time.perf_counter() - start
     return {
         "tiled": tiled, "not_tileable": len(fusions) - tiled, "reasons": dict(reasons.most_common()),
         "valid_tilings": valid, "most_valid_tilings": most_valid, "ranked_tilings": ranked,
         "skipped_tilings": skipped, "capped_fusions": capped, "per_tiling_fusions": per_tiling,
         "analysis_s": analysis_s, "ranking_s": ranking_s, "footprints_s": footprints_s,
-    }
-
-
-def device_tile_all(fusions: list[ir.Operation], device: Device, top: int = 0) -> dict[str, Any]:
-    """:func:`tile_all` with the device's cost model: every candidate tiling of each
-    fusion judged on ``device`` (its rules and estimated time,
-    :func:`~hlo_indexing.cost_model.ranking.rank_for_device`, one ranking per distinct
-    body as ``hlo-print-tilings{device=}`` does); ``ranked_tilings`` counts the legal
-    ones, ``rejected`` the candidates per broken rule. With ``top``, the best ``top``
-    tilings' footprints are built, timed apart as ``footprints_s``."""
-    reasons: collections.Counter[str] = collections.Counter()
-    rejected: collections.Counter[str] = collections.Counter()
-    tiled = valid = ranked = capped = 0
-    most_valid = 0
-    analysis_s = ranking_s = footprints_s = 0.0
-    memo = DeviceRankingMemo(TilingMemo())
-    for op in fusions:
-        start = time.perf_counter()
-        fusion = memo.tiling_memo.analyze(op)
-        middle = time.perf_counter()
-        analysis_s += middle - start
-        if isinstance(fusion, AnalysisFailure):
-            reasons[reason_class(fusion.reason)] += 1
-            continue
-        layouts, output_layouts = declared_parameter_layouts(op)
-        try:
-            ranking = memo.rank(fusion, device, layouts=layouts, output_layouts=output_layouts)
-        except HloIndexingError as exc:
-            reasons["ranking: " + reason_class(exc.message)] += 1
-            continue
-        finally:
-            ranking_s += time.perf_counter() - middle
-        tiled += 1
-        valid += ranking.considered
-        most_valid = max(most_valid, ranking.considered)
-        ranked += len(ranking.tilings)
-        rejected.update(ranking.rejected)
-        capped += bool(ranking.capped)
-        if top:
-            start = time.perf_counter()
-            for tiling in ranking.tilings[:top]:
-                _ = tiling.footprint
-            footprints_s += time.perf_counter() - start
-    return {
-        "tiled": tiled, "not_tileable": len(fusions) - tiled, "reasons": dict(reasons.most_common()),
-        "valid_tilings": valid, "most_valid_tilings": most_valid, "ranked_tilings": ranked,
-        "rejected": dict(rejected.most_common()), "capped_fusions": capped, "device": device.name,
-        "skipped_tilings": 0, "per_tiling_fusions": 0,
-        "analysis_s": analysis_s, "ranking_s": ranking_s, "footprints_s": footprints_s,
+        **({"device": device.name, "rejected": dict(rejected.most_common())} if device is not None else {}),
     }
 
 
@@ -180,7 +144,7 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7,
     ranking, and each), ratio, growth per doubling of the layers (None for the first
     row) and, in CPU time, per doubling of the ops in fusion bodies (the analysis's input:
     XLA's fusions grow with the layers, so the bodies' ops grow faster than the fusions).
-    With ``device``, the rankings are the device's (:func:`device_tile_all`)."""
+    With ``device``, the rankings are the device's (:func:`tile_all`)."""
     context = make_context()
     rows: list[dict[str, Any]] = []
     for n in layers:

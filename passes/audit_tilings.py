@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, ClassVar
 
+from hlo_indexing.analysis.serialize import schema
 from hlo_indexing.cost_model.audit import audit_json, audit_tilings
 from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.dialect_glue.bindings import ir
@@ -40,9 +40,7 @@ AUDIT_SCHEMA_RESOURCE = "schema/tiling-audit.schema.json"
 
 def audit_schema() -> dict[str, Any]:
     """The JSON Schema of the ``format=json`` audit document."""
-    text = resources.files("hlo_indexing").joinpath(AUDIT_SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    return schema(AUDIT_SCHEMA_RESOURCE)
 
 
 def audit_document(module: "ir.Operation", device: str = "h100", func: str = "") -> dict[str, Any]:

@@ -47,9 +47,9 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, ClassVar
 
+from hlo_indexing.analysis.serialize import schema
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
 from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.devices.types import Device
@@ -176,9 +176,7 @@ TILINGS_SCHEMA_RESOURCE = "schema/tilings.schema.json"
 
 def tilings_schema() -> dict[str, Any]:
     """The JSON Schema of the tilings document (shipped as package data)."""
-    text = resources.files("hlo_indexing").joinpath(TILINGS_SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    return schema(TILINGS_SCHEMA_RESOURCE)
 
 
 def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:

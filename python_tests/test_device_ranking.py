@@ -30,16 +30,16 @@ from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.gpu import assess_symbolic
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, rank_tilings
-from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.symbolic_tiling.footprint import tiling_footprint
-from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.devices import device
+from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, UnsupportedError
 from hlo_indexing.passes.audit_tilings import audit_document, audit_schema
 from hlo_indexing.passes.tilings import module_tilings, tilings_schema
-from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling import ranking as blind
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, TilingError, analyze_fusion
+from hlo_indexing.symbolic_tiling.footprint import tiling_footprint
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
+from tiling_fixtures import hlo_fusion
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = [ROOT.parent / "shared" / "conformance" / name for name in ("xla_gpu_model", "xla_tiling")]
@@ -69,19 +69,11 @@ ENTRY main {
 }"""
 
 
-def fusion_of(hlo: str, computation: str, allow_pad: bool = False) -> TiledFusion:
-    module = hlo_source.import_hlo(hlo, "test.hlo")
-    _KEEP.append(module)
-    analysis = analyze_fusion(hlo_source.computation(module, computation), allow_pad=allow_pad)
-    assert not isinstance(analysis, AnalysisFailure), analysis.reason
-    return analysis
-
-
 # ------------------------------------------------------------ rank_tilings
 
 
 def test_without_a_device_the_ranking_is_the_device_blind_one():
-    fusion = fusion_of(SOFTMAX_HLO, "softmax")
+    fusion = hlo_fusion(SOFTMAX_HLO, "softmax")
     ours = rank_tilings(fusion, 48 * 1024)
     theirs = blind.rank_tilings(fusion, 48 * 1024)
     assert isinstance(ours, blind.Ranking)
@@ -95,7 +87,7 @@ def test_without_a_device_the_ranking_is_the_device_blind_one():
 
 
 def test_a_device_ranking_keeps_the_legal_tilings_fastest_first():
-    fusion = fusion_of(SOFTMAX_HLO, "softmax")
+    fusion = hlo_fusion(SOFTMAX_HLO, "softmax")
     ranking = rank_tilings(fusion, device="a6000-test")
     assert isinstance(ranking, DeviceRanking) and ranking.device == A6000
     times = [t.estimate.exec_time_ns for t in ranking.tilings]
@@ -144,7 +136,7 @@ def test_rejections_are_counted_per_rule_with_an_example():
     """Rows of 500 pad to 512: 64 rows make a 32768-element tile of p0 (the reduce reads
     whole rows), above the register rule (26214.4); 32 rows fit. The output tile takes
     10 sizes per row count (1, 2, ..., 256, 500)."""
-    fusion = fusion_of(SOFTMAX_HLO.replace("200", "500"), "softmax")
+    fusion = hlo_fusion(SOFTMAX_HLO.replace("200", "500"), "softmax")
     ranking = rank_tilings(fusion, device="a6000-test")
     assert ranking.rejected == {"gpu.register-spill": 10}
     sizes, example = ranking.examples["gpu.register-spill"]
@@ -176,7 +168,7 @@ def test_the_vectorised_backend_equals_the_per_tiling_path_on_the_corpus(corpus:
                 continue  # see the docstring
             seen.add((record["hlo"], fusion_info["computation"]))
             try:
-                fusion = fusion_of(record["hlo"], fusion_info["computation"],
+                fusion = hlo_fusion(record["hlo"], fusion_info["computation"],
                                    allow_pad="gemm" in fusion_info.get("backend_config_kind", ""))
             except (AssertionError, hlo_indexing.HloIndexingError):
                 continue
@@ -234,7 +226,7 @@ def test_a_per_tiling_backend_plugs_in(monkeypatch):
                                                      breakdown=(BreakdownItem("step", time),)))
 
     monkeypatch.setitem(backends.EVALUATORS, "tpu", per_tiling(assess))
-    fusion = fusion_of(SOFTMAX_HLO, "softmax")
+    fusion = hlo_fusion(SOFTMAX_HLO, "softmax")
     ranking = rank_tilings(fusion, device="tpu-v5e")
     rows = [t.tile_sizes[0] for t in ranking.tilings]
     assert rows == sorted(rows, reverse=True) and set(rows) == {1, 2, 4, 8, 16}
@@ -247,7 +239,7 @@ def test_a_per_tiling_backend_plugs_in(monkeypatch):
 
 
 def test_assess_tiling_checks_its_arguments():
-    fusion = fusion_of(SOFTMAX_HLO, "softmax")
+    fusion = hlo_fusion(SOFTMAX_HLO, "softmax")
     with pytest.raises(InvalidArgumentError, match="expected 2 positive sizes"):
         assess_tiling(fusion, [1], A6000)
 
@@ -302,7 +294,7 @@ def test_the_audit_of_a_legal_choice():
     assert audit.name == "fusion" and audit.tile_sizes == (1, 200)
     assert audit.legal and audit.covers_once
     assert audit.estimate.num_warps == 1 and audit.estimate.num_blocks == 64
-    ranking = rank_tilings(fusion_of(SOFTMAX_HLO, "softmax"), device="a6000-test")
+    ranking = rank_tilings(hlo_fusion(SOFTMAX_HLO, "softmax"), device="a6000-test")
     assert audit.best_tile_sizes == ranking.tilings[0].tile_sizes
     assert audit.best_estimate.exec_time_ns == ranking.tilings[0].estimate.exec_time_ns
     assert audit.ratio == pytest.approx(audit.estimate.exec_time_ns / audit.best_estimate.exec_time_ns)

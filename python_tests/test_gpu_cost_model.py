@@ -23,7 +23,8 @@ from hlo_indexing.cost_model.gpu_op_costs import mlir_flops_per_element
 from hlo_indexing.cost_model.gpu_rates import effective_flops_per_ns, peak_matrix_ops_per_ns
 from hlo_indexing.devices import GpuDevice, device
 from hlo_indexing.symbolic_tiling import hlo_source
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+from tiling_fixtures import hlo_fusion
 
 A6000 = device("a6000-test")
 H100 = device("h100-test")
@@ -35,16 +36,8 @@ def _float32(value: float) -> float:
     return struct.unpack("f", struct.pack("f", value))[0]
 
 
-def fusion_of(hlo: str, computation: str, allow_pad: bool = False) -> TiledFusion:
-    module = hlo_source.import_hlo(hlo, "test.hlo")
-    _KEEP.append(module)
-    analysis = analyze_fusion(hlo_source.computation(module, computation), allow_pad=allow_pad)
-    assert not isinstance(analysis, AnalysisFailure), analysis.reason
-    return analysis
-
-
 def unary(shape: str, opcode: str = "negate") -> TiledFusion:
-    return fusion_of(f"""HloModule m
+    return hlo_fusion(f"""HloModule m
 f {{
   p0 = {shape} parameter(0)
   ROOT r = {shape} {opcode}(p0)
@@ -79,7 +72,7 @@ ENTRY e {
 
 
 def softmax(rows: int, cols: int) -> TiledFusion:
-    return fusion_of(SOFTMAX.replace("ROWS", str(rows)).replace("COLS", str(cols)), "softmax")
+    return hlo_fusion(SOFTMAX.replace("ROWS", str(rows)).replace("COLS", str(cols)), "softmax")
 
 
 # ------------------------------------------------------------ §9 the worked example
@@ -143,7 +136,7 @@ def test_warps_follow_the_largest_padded_tile(size, warps):
 def test_warps_count_operand_tiles_of_a_reduce():
     """§10: a reduce of f32[1,4096] with output tile [1] reads a [1,4096] tile: 4 warps;
     f32[9,9,9] tiled whole pads to 4096 elements: 4 warps."""
-    reduce = fusion_of("""HloModule m
+    reduce = hlo_fusion("""HloModule m
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -356,7 +349,7 @@ def test_a_256_by_512_gemm_tile_spills():
 def test_the_overflow_fusion():
     """§9, last paragraph: f16[131076,16384] tiled [1,1] with 1 warp: about 2.1e9 blocks,
     7.04e13 bytes at 1/32 of 768 GB/s (the operand does not fit in L2): ~2932 s."""
-    fusion = fusion_of("""HloModule m
+    fusion = hlo_fusion("""HloModule m
 add {
   a = f16[] parameter(0)
   b = f16[] parameter(1)

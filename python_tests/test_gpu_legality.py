@@ -21,12 +21,11 @@ from hlo_indexing.cost_model.gpu import SpaceFactory, assess_symbolic, experimen
 from hlo_indexing.cost_model.ranking import rank_tilings
 from hlo_indexing.cost_model.triton_constraints import verify_experimental
 from hlo_indexing.devices import device
-from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.hlo_graph import parse_hlo_graph
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+from tiling_fixtures import hlo_fusion
 
 A6000 = device("a6000-test")
-_KEEP: list[object] = []
 
 
 def _module(body: str, params: str, root_shape: str, extra: str = "") -> str:
@@ -118,12 +117,8 @@ CONCAT_BAD = {"tiled.concatenate-offset": _concat("ROOT slice = bf16[24] slice(c
               "tiled.concatenate-stride": _concat("ROOT slice = bf16[24] slice(concatenate), slice={[0:48:2]}")}
 
 
-def fusion_of(hlo: str, allow_pad: bool = False) -> TiledFusion:
-    module = hlo_source.import_hlo(hlo, "rule.hlo")
-    _KEEP.append(module)
-    analysis = analyze_fusion(hlo_source.computation(module, "f"), allow_pad=allow_pad)
-    assert not isinstance(analysis, AnalysisFailure), analysis.reason
-    return analysis
+def fusion_of(hlo: str) -> TiledFusion:
+    return hlo_fusion(hlo, "f")
 
 
 def _rules(fusion: TiledFusion, sizes: list[int]) -> tuple[set[str], set[str]]:
