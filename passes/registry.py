@@ -111,12 +111,24 @@ PASSES: dict[str, PassInfo] = {
         ),
         PassInfo(
             "hlo-print-tilings",
-            "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget",
+            "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget or by time on a device",
             "tilings:PrintTilings",
             (
-                OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB)"),
+                OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB); not used with a device"),
                 OptionInfo("max", "int", 5, "tilings printed per computation"),
             )
+            + _REPORT_OPTIONS
+            + (
+                OptionInfo("device", "str", "", "rank the tilings legal on this device by estimated time (a bundled "
+                           "name such as h100 or tpu-v5e, or a JSON description file); empty: by bytes moved under the budget"),
+                OptionInfo("top", "int", 0, "with a device: tilings printed per computation (0: max)", minimum=0),
+            ),
+        ),
+        PassInfo(
+            "hlo-audit-tilings",
+            "Audit XLA's block-level tiling of each GPU fusion: legal, coverage, time against the best found",
+            "audit_tilings:AuditTilings",
+            (OptionInfo("device", "str", "h100", "the GPU the dump was compiled for (a bundled name or a JSON description file)"),)
             + _REPORT_OPTIONS,
         ),
         PassInfo(

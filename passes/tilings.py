@@ -47,14 +47,18 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, ClassVar
 
+from hlo_indexing.analysis.serialize import schema
+from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.parsing import enclosing_function, location_of
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
+from hlo_indexing.passes import device_tilings
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
 from hlo_indexing.passes.report import format_field, func_field, selected_function
@@ -91,12 +95,16 @@ class PrintTilings(ModulePass):
     """See the module docstring."""
 
     name: ClassVar[str] = "hlo-print-tilings"
-    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget"
+    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget or by time on a device"
 
-    budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
+    budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB); not used with a device"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
     format: str = format_field()
     func: str = func_field()
+    device: str = field(default="", metadata={
+        "help": "rank the tilings legal on this device by estimated time (a bundled name such as h100 or tpu-v5e, or a "
+                "JSON description file); empty: by bytes moved under the budget"})
+    top: int = field(default=0, metadata={"help": "with a device: tilings printed per computation (0: max)", "min": 0})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation (see the module docstring); an
@@ -104,14 +112,18 @@ class PrintTilings(ModulePass):
         or a ``failure`` entry (json)."""
         try:
             budget = parse_bytes(self.budget)
+            target = select_device(self.device) if self.device else None
         except HloIndexingError as exc:
-            diagnostics.error(module.location, exc.message)
+            diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
         if not selected_function(module, self.func, diagnostics):
             return
         text = self.format == "text"
         entries = []
         memo = TilingMemo()
+        if target is not None:
+            self._run_for_device(module, target, budget, memo, diagnostics)
+            return
         for label, op in _selected(module, self.func):
             entry, ranked, note = computation_tilings(label, op, budget, self.max, blockspecs=not text, memo=memo)
             entries.append(entry)
@@ -129,6 +141,33 @@ class PrintTilings(ModulePass):
         if not text:
             diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
 
+    def _run_for_device(self, module: "ir.Operation", target: Device, budget: int, memo: TilingMemo,
+                        diagnostics: Diagnostics) -> None:
+        text = self.format == "text"
+        top = self.top or self.max
+        device_memo = DeviceRankingMemo(memo)
+        entries = []
+        for label, op in _selected(module, self.func):
+            entry, ranking, ranked_tilings = device_computation_tilings(label, op, target, top, memo=device_memo,
+                                                                        blockspecs=not text)
+            entries.append(entry)
+            if entry["error"] is not None:
+                diagnostics.error(op.location, f"{label}: {entry['error']}")
+            elif entry["failure"] is not None and text:
+                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
+            elif text and ranking is not None:
+                if not ranked_tilings:
+                    diagnostics.remark(op.location, f"{label}: no tiling is legal on {target.name}")
+                for k, (tiling, footprint) in enumerate(ranked_tilings):
+                    diagnostics.remark(op.location, device_tilings.tiling_text(label, ranking, k, tiling, footprint))
+                note = device_tilings.rejections_text(label, ranking)
+                if note:
+                    diagnostics.remark(op.location, note)
+        if not text:
+            document = tilings_document(budget, entries)
+            document["device"] = device_tilings.device_json(target)
+            diagnostics.output(json.dumps(document, indent=2))
+
 
 #: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
 TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
@@ -137,9 +176,7 @@ TILINGS_SCHEMA_RESOURCE = "schema/tilings.schema.json"
 
 def tilings_schema() -> dict[str, Any]:
     """The JSON Schema of the tilings document (shipped as package data)."""
-    text = resources.files("hlo_indexing").joinpath(TILINGS_SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    return schema(TILINGS_SCHEMA_RESOURCE)
 
 
 def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
@@ -149,14 +186,26 @@ def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]])
 
 
 def module_tilings(
-    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = ""
+    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = "",
+    device: "str | Device | None" = None,
 ) -> dict[str, Any]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation; only function ``function`` and the fusions in it when given), as
-    ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`."""
+    ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`.
+    With ``device`` (a name, a JSON description file or a device object), the tilings
+    legal on it, fastest first, as ``hlo-print-tilings{device=...}``."""
     memo = TilingMemo()
-    entries = [computation_tilings(label, op, budget_bytes, max_tilings, memo=memo)[0] for label, op in _selected(module, function)]
-    return tilings_document(budget_bytes, entries)
+    if device is None:
+        entries = [computation_tilings(label, op, budget_bytes, max_tilings, memo=memo)[0]
+                   for label, op in _selected(module, function)]
+        return tilings_document(budget_bytes, entries)
+    target = select_device(device)
+    device_memo = DeviceRankingMemo(memo)
+    entries = [device_computation_tilings(label, op, target, max_tilings, memo=device_memo)[0]
+               for label, op in _selected(module, function)]
+    document = tilings_document(budget_bytes, entries)
+    document["device"] = device_tilings.device_json(target)
+    return document
 
 
 def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Operation"]]:
@@ -171,18 +220,9 @@ def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Oper
     return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
 
 
-def computation_tilings(
-    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
-    memo: TilingMemo | None = None,
-) -> tuple[dict[str, Any], list[Footprint], str]:
-    """One computation's entry of the tilings document, its best ``max_tilings``
-    footprints (with their exactness) and what the ranking left out, in words
-    (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
-    cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
-    parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
-    reason there are none, when ``blockspecs``). ``memo``: the run's
-    :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
-    the same body are analysed and ranked once)."""
+def _entry(label: str, op: "ir.Operation", memo: TilingMemo) -> tuple[dict[str, Any], TiledFusion | None]:
+    """A computation's entry without tilings, and its analysis (None, with ``failure``
+    or ``error`` set, when it cannot be tiled)."""
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -197,19 +237,37 @@ def computation_tilings(
         "capped": 0,
         "tilings": [],
     }
-    memo = memo or TilingMemo()
     try:
         fusion = memo.analyze(op)
     except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
         entry["error"] = f"cannot tile: {exc.message}"
-        return entry, [], ""
+        return entry, None
     if isinstance(fusion, AnalysisFailure):
         entry["failure"] = fusion.reason
-        return entry, [], ""
+        return entry, None
     entry["parameters"] = [
         {"owner": p.owner, "dim": p.dim, "size": p.size, "contracting": p.contracting, "text": text}
         for p, text in zip(fusion.parameters, _parameters_text(fusion))
     ]
+    return entry, fusion
+
+
+def computation_tilings(
+    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
+    memo: TilingMemo | None = None,
+) -> tuple[dict[str, Any], list[Footprint], str]:
+    """One computation's entry of the tilings document, its best ``max_tilings``
+    footprints (with their exactness) and what the ranking left out, in words
+    (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
+    cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
+    parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
+    reason there are none, when ``blockspecs``). ``memo``: the run's
+    :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
+    the same body are analysed and ranked once)."""
+    memo = memo or TilingMemo()
+    entry, fusion = _entry(label, op, memo)
+    if fusion is None:
+        return entry, [], ""
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
@@ -227,6 +285,37 @@ def computation_tilings(
             tiling["pallas"] = _pallas_json(fusion, footprint.tile_sizes)
         entry["tilings"].append(tiling)
     return entry, ranked, ranking.note
+
+
+def device_computation_tilings(
+    label: str, op: "ir.Operation", target: Device, top: int, *, memo: DeviceRankingMemo | None = None,
+    blockspecs: bool = True,
+) -> tuple[dict[str, Any], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+    """One computation's entry of the tilings document ranked for ``target`` (see
+    :mod:`~hlo_indexing.passes.device_tilings`), its ranking and its best ``top``
+    tilings with their footprints; ``failure``/``error`` as :func:`computation_tilings`."""
+    entry, fusion = _entry(label, op, memo.tiling_memo if memo is not None else TilingMemo())
+    if fusion is None:
+        return entry, None, []
+    memo = memo or DeviceRankingMemo(TilingMemo())
+    layouts, output_layouts = declared_parameter_layouts(op)
+    try:
+        ranking = memo.rank(fusion, target, layouts=layouts, output_layouts=output_layouts)
+        ranked_tilings = device_tilings.ranked(ranking, fusion, top)
+    except HloIndexingError as exc:
+        entry["error"] = exc.message
+        return entry, None, []
+    entry["valid_tilings"] = ranking.considered
+    entry["fitting"] = len(ranking.tilings)
+    entry["capped"] = ranking.capped
+    entry["device_ranking"] = device_tilings.ranking_json(ranking)
+    entry["tilings"] = entry.pop("tilings")  # after the ranking's counts
+    for index, (tiling, footprint) in enumerate(ranked_tilings):
+        item: dict[str, Any] = {"rank": tiling.rank, **footprint.to_json(), **device_tilings.tiling_json(ranking, index, tiling)}
+        if blockspecs:
+            item["pallas"] = _pallas_json(fusion, tiling.tile_sizes)
+        entry["tilings"].append(item)
+    return entry, ranking, ranked_tilings
 
 
 def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from devtools import bundle_gpu_devices
 
 from hlo_indexing.devices import GpuDevice, TpuDevice, bundled_device_names, bundled_devices, device, device_to_json
 from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError, ParseError
@@ -81,22 +82,9 @@ def test_a_wrong_type_is_refused():
 
 # --- bundled GPU figures against XLA's (the corpus) -----------------------------------
 
-#: Corpus field -> GpuDevice field (units appended in ours).
-_FIELD_NAMES = {
-    "threads_per_block_limit": "threads_per_block_limit",
-    "threads_per_warp": "threads_per_warp",
-    "shared_memory_per_block": "shared_memory_per_block_bytes",
-    "shared_memory_per_block_optin": "shared_memory_per_block_optin_bytes",
-    "shared_memory_per_core": "shared_memory_per_core_bytes",
-    "threads_per_core_limit": "threads_per_core_limit",
-    "core_count": "core_count",
-    "fpus_per_core": "fpus_per_core",
-    "block_dim_limit_x": "block_dim_limit_x",
-    "memory_bandwidth": "memory_bandwidth_bytes_per_second",
-    "l2_cache_size": "l2_cache_size_bytes",
-    "clock_rate_ghz": "clock_rate_ghz",
-    "registers_per_block_limit": "registers_per_block_limit",
-}
+#: Corpus field -> GpuDevice field: the generator's own table (bundle_gpu_devices.py);
+#: the figures it maps are compared here with XLA's values in the corpus.
+_FIELD_NAMES = bundle_gpu_devices.FIELDS
 _TEST_DEVICES = {
     "TestGpuDeviceInfo::RTXA6000DeviceInfo": "a6000-test",
     "TestGpuDeviceInfo::A100SXMDeviceInfo": "a100-test",
@@ -221,6 +209,9 @@ def test_base_overrides_only_the_fields_given(tmp_path):
     loaded = device(path)
     assert isinstance(loaded, GpuDevice)
     assert loaded == dataclasses.replace(device("h100"), name="slow-h100", memory_bandwidth_bytes_per_second=10**12)
+    # kind defaults to the base's
+    path = _write(tmp_path, {"base": "tpu-v5e", "name": "my-v5e", "vmem_bytes": 64 * 2**20})
+    assert device(path).kind == "tpu" and device(path).vmem_bytes == 64 * 2**20
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,7 @@ def test_wheel_holds_every_module_and_no_developer_tool(tmp_path):
     (wheel,) = tmp_path.glob("hlo_indexing-*.whl")
     every = set(zipfile.ZipFile(wheel).namelist())
     assert {"hlo_indexing/py.typed", "hlo_indexing/schema/indexing.schema.json", "hlo_indexing/devices/gpus.json",
-            "hlo_indexing/devices/tpus.json"} <= every  # package data
+            "hlo_indexing/devices/tpus.json", "hlo_indexing/cost_model/xla_op_profiles.json"} <= every  # package data
     names = {name for name in every if name.endswith(".py")}
     assert {name.split("/")[0] for name in names} == {"hlo_indexing"}
     assert names == _source_modules()

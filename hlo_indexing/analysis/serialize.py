@@ -49,9 +49,10 @@ SCHEMA_ID = "hlo-indexing/indexing/1"
 SCHEMA_RESOURCE = "schema/indexing.schema.json"
 
 
-def schema() -> dict[str, Any]:
-    """The JSON Schema of the document (shipped as package data)."""
-    text = resources.files("hlo_indexing").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
+def schema(resource: str = SCHEMA_RESOURCE) -> dict[str, Any]:
+    """The JSON Schema of the document (shipped as package data); ``resource``: another
+    of the package's schemas (``schema/tilings.schema.json``, ...)."""
+    text = resources.files("hlo_indexing").joinpath(resource).read_text(encoding="utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -90,6 +91,26 @@ class Estimate:
         its only breakdown item."""
         inf = math.inf
         return cls(inf, inf, inf, inf, 0, 0, 0, num_blocks, num_warps, (BreakdownItem(reason, inf),))
+
+    def to_json(self) -> dict[str, Any]:
+        """Every figure, JSON-ready (times in ns, an infinite time as None): the
+        ``estimate`` object of ``hlo_indexing/schema/tilings.schema.json``."""
+        def finite(value: float) -> float | None:
+            return None if math.isinf(value) else value
+
+        return {
+            "exec_time_ns": finite(self.exec_time_ns),
+            "read_time_ns": finite(self.read_time_ns),
+            "write_time_ns": finite(self.write_time_ns),
+            "compute_time_ns": finite(self.compute_time_ns),
+            "bytes_read": self.bytes_read,
+            "bytes_written": self.bytes_written,
+            "flops": self.flops,
+            "num_blocks": self.num_blocks,
+            "num_warps": self.num_warps,
+            "breakdown": [{"label": item.label, "time_ns": finite(item.time_ns), "bytes": item.bytes,
+                           "detail": item.detail} for item in self.breakdown],
+        }
 
 
 @dataclass(frozen=True)

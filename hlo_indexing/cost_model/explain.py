@@ -10,7 +10,11 @@ from hlo_indexing.cost_model.estimate import Estimate
 
 
 def _us(ns: float) -> str:
-    return f"{ns / 1000:.3g} us"
+    if abs(ns) >= 1e6:
+        return f"{ns / 1e6:.3g} ms"
+    if abs(ns) >= 1e3:
+        return f"{ns / 1e3:.3g} us"
+    return f"{ns:.3g} ns"
 
 
 def _ratio(a: float, b: float) -> str:
@@ -18,8 +22,11 @@ def _ratio(a: float, b: float) -> str:
 
 
 def why_slower(best: Estimate, other: Estimate) -> str:
-    """Why ``other`` takes longer than ``best``: ``+D us: <part> <facts>``."""
+    """Why ``other`` takes longer than ``best``: ``+D us: <part> <facts>``; for an equal
+    time, that it comes later in the candidates' order."""
     delta = other.exec_time_ns - best.exec_time_ns
+    if delta <= 0:
+        return "the same estimated time; ranked after it in the candidates' order (XLA's stable sort)"
     parts = {
         "reads": other.read_time_ns - best.read_time_ns,
         "writes": other.write_time_ns - best.write_time_ns,

@@ -231,8 +231,11 @@ class SpaceFactory:
     (assigning tile sizes changes a space); ``options`` are
     :func:`~hlo_indexing.symbolic_tiling.tiling_space.create_tiling_space`'s flags."""
 
-    def __init__(self, graph: HloGraph, **options: bool) -> None:
-        self.graph, self.options = graph, options
+    def __init__(self, graph: HloGraph, *, triton_multi_output: bool = False,
+                 same_shape_multi_output: bool = False) -> None:
+        self.graph = graph
+        self.triton_multi_output, self.same_shape_multi_output = triton_multi_output, same_shape_multi_output
 
     def __call__(self) -> TilingSpace:
-        return create_tiling_space(self.graph, **self.options)
+        return create_tiling_space(self.graph, triton_multi_output=self.triton_multi_output,
+                                   same_shape_multi_output=self.same_shape_multi_output)

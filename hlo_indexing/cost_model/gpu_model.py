@@ -25,6 +25,7 @@ operand region, times an operand's share inside a concatenate's region. Per cand
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,14 +79,18 @@ class TiledVisit:
     dot: DotVisit | None = None
     #: Per candidate, the tile's elements with every size rounded up to a power of two
     #: (computed from ``sizes`` when not given).
-    padded_elements: np.ndarray = field(default=None)  # type: ignore[assignment]
+    padded_elements: np.ndarray = field(default=None)  # type: ignore[arg-type]
     #: What the visit's memory figures depend on, when they may be shared with other
     #: fusions' visits through :meth:`~.tile_arrays.TileArrays.memo` (None: not shared).
     key: object = None
+    #: ``present`` is true at every candidate (computed from it when not given).
+    always: bool | None = None
 
     def __post_init__(self) -> None:
         if self.padded_elements is None:
             self.padded_elements = np.prod(padded(self.sizes), axis=1, dtype=np.int64)
+        if self.always is None:
+            self.always = bool(self.present.all())
 
 
 @dataclass
@@ -104,7 +109,7 @@ class TiledProgram:
 
 def num_warps_for(program: TiledProgram) -> np.ndarray:
     """``EstimateNumWarps``: by the largest padded tile of any visit, per candidate."""
-    elements = [v.padded_elements if v.present.all() else np.where(v.present, v.padded_elements, 1)
+    elements = [v.padded_elements if v.always else np.where(v.present, v.padded_elements, 1)
                 for v in program.visits]
     largest = np.maximum.reduce(elements) if elements else np.ones(program.candidates, np.int64)
     limits = np.asarray([limit for limit, _ in constants.WARPS_BY_TILE_ELEMENTS], np.int64)
@@ -123,7 +128,7 @@ def fits_in_registers(program: TiledProgram, device: GpuDevice) -> np.ndarray:
     checked = [root for root, _ in program.roots]
     checked += [v for v in program.visits if v.operand is not None or v.opcode == "iota"]
     for visit in checked:
-        fits &= ~visit.present | (visit.padded_elements <= limit)
+        fits &= (visit.padded_elements <= limit) if visit.always else ~visit.present | (visit.padded_elements <= limit)
     return fits
 
 
@@ -204,7 +209,7 @@ def estimate(
     sizes_of: dict[int, int] = {}
     shared_keys: dict[int, list[object]] = {}
     for visit in program.visits:
-        always = bool(visit.present.all())
+        always = bool(visit.always)
         if visit.operand is None:
             if not visit.flops_per_element and visit.dot is None:
                 continue
@@ -222,7 +227,7 @@ def estimate(
             continue
         shared = visit.key if always else None
         tile_bytes, rate = _shared(cache, None if shared is None else ("tile read", id(device), shared),
-                                   lambda v=visit: _tile_read(device, v))
+                                   functools.partial(_tile_read, device, visit))
         bytes_read = bytes_read + tile_bytes
         key = visit.operand
         shared_keys.setdefault(key, []).append(shared)
@@ -239,15 +244,15 @@ def estimate(
     for key, total in totals.items():
         keys = tuple(shared_keys[key])
         time = _shared(cache, ("operand read", id(device), keys) if None not in keys else None,
-                       lambda k=key, t=total: read_time_ns(device, num_blocks, np.minimum(sizes_of[k], t), t, rates[k]))
+                       functools.partial(read_time_ns, device, num_blocks, np.minimum(sizes_of[key], total), total,
+                                         rates[key]))
         operand_reads[key] = (names[key], time, total)
         read = read + time
     write = np.zeros(n)
     bytes_written = 0
     for root, root_bytes in program.roots:
         write = write + _shared(cache, None if root.key is None else ("write", id(device), root.key, root_bytes),
-                                lambda r=root, b=root_bytes: write_time_ns(
-            device, b, tiled_utilization(device, r.shape, r.minor_to_major, r.element_bytes, r.sizes, r.strides)))
+                                functools.partial(_root_write, device, root, root_bytes))
         bytes_written += root_bytes
     compute = compute_time_ns(flops, effective_flops_per_ns(device, num_blocks, warps * device.threads_per_warp))
     compute = compute + dot_compute
@@ -269,6 +274,11 @@ def estimate(
         operand_reads=operand_reads,
         dot_exec_ns=dot_exec,
     )
+
+
+def _root_write(device: GpuDevice, root: TiledVisit, root_bytes: int) -> np.ndarray:
+    rate = tiled_utilization(device, root.shape, root.minor_to_major, root.element_bytes, root.sizes, root.strides)
+    return write_time_ns(device, root_bytes, rate)
 
 
 def _tile_read(device: GpuDevice, visit: TiledVisit) -> tuple[np.ndarray, np.ndarray]:

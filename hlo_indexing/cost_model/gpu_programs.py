@@ -30,7 +30,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.symbolic_tiling import tiled_hlo
 from hlo_indexing.symbolic_tiling.tile import DimTile
-from hlo_indexing.symbolic_tiling.hlo_graph import HloGraph, Instruction, first_array
+from hlo_indexing.symbolic_tiling.hlo_graph import ArrayShape, HloGraph, Instruction, first_array
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op
 
@@ -74,7 +74,7 @@ def _transposed_downstream(op: ir.Operation) -> bool:
         current = stack.pop()
         for result in current.results:
             for use in result.uses:
-                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                user = use.owner.operation
                 if user in seen:
                     continue
                 seen.add(user)
@@ -222,7 +222,7 @@ def experimental_program(computation: tiled_hlo.TiledComputation, graph: HloGrap
     return TiledProgram(np.asarray([num_blocks], np.int64), list(visits.values()), roots)
 
 
-def _output(root: tiled_hlo.TiledInstruction) -> object:
+def _output(root: tiled_hlo.TiledInstruction) -> ArrayShape:
     shape = root.hlo.shape
     element = shape[root.output_index] if isinstance(shape, tuple) else shape
     return first_array(element)

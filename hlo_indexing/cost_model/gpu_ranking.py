@@ -40,7 +40,7 @@ from hlo_indexing.cost_model.gpu_op_costs import (
     mlir_flops_per_element,
 )
 from hlo_indexing.cost_model.gpu_programs import dot_problem, symbolic_program
-from hlo_indexing.cost_model.tile_arrays import TileArrays
+from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
 from hlo_indexing.cost_model.triton_constraints import symbolic_checks
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue import op_attrs
@@ -185,6 +185,7 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
         if node.opcode == "concatenate" and op is not None:
             implemented &= _concatenate_aligned(op, tiles.columns(node.tile.sizes))
     present = _present(fusion, tiles)
+    everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
     blocks_of: dict[tuple[object, ...], np.ndarray] = {}
     visits: dict[int, TiledVisit] = {}
     kept: list[TiledVisit] = []
@@ -212,9 +213,10 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             sizes=tiles.columns(node.tile.sizes),
             strides=tiles.columns(node.tile.strides),
             blocks=blocks_of[block_key],
-            present=mask if mask is not None else np.ones(count, bool),
+            present=mask if mask is not None else everywhere,
             flops_per_element=info.flops_per_element,
             padded_elements=tiles.padded_elements(node.tile.sizes),
+            always=True if mask is None else None,
         )
         if (info.number is not None or node is root) and not node.region:
             visit.key = (contracting, info.shape, visit.minor_to_major, info.element_bytes, tuple(node.tile.sizes),
@@ -229,8 +231,8 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             problem = dot_problem(op, _transposed_downstream(fusion, node))
             if problem is not None:
                 lhs = tiles.columns(node.operands[0].tile.sizes)
-                contracting = op_attrs.dot_dimensions(op, _shape(op.operands[0]), _shape(op.operands[1])).lhs_contracting[0]
-                visits[id(node)].dot = DotVisit(problem, lhs[:, contracting])
+                lhs_k = op_attrs.dot_dimensions(op, _shape(op.operands[0]), _shape(op.operands[1])).lhs_contracting[0]
+                visits[id(node)].dot = DotVisit(problem, lhs[:, lhs_k])
     root_info = statics[id(root)]
     root_bytes = int(np.prod(root_info.shape, dtype=np.int64)) * root_info.element_bytes
     return TiledProgram(num_blocks, kept, [(visits[id(root)], root_bytes)]), implemented
@@ -306,6 +308,7 @@ def evaluate_candidates(
     warps XLA's search would choose."""
     count = tiles.count
     checks = list(symbolic_checks(fusion, tiles, device))
+    program = None
     if needs_per_candidate(fusion):
         figures, implemented = _per_candidate(fusion, tiles.flat, device, layouts or {})
     else:
@@ -314,10 +317,14 @@ def evaluate_candidates(
     checks.append(ConstraintCheck("tiling.unimplemented", "", implemented, lambda i: (
         "the tiled computation cannot be built: a negative stride, a concatenate tile across two operands, or an "
         "extra output its tiles do not partition")))
-    spills = figures.spills & implemented
-    checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
-        f"a root, parameter or iota tile has more padded elements than {constants.REGISTER_FRACTION_FOR_TILES:.0%} of "
-        f"the {device.registers_per_block_limit} registers of a block (XLA estimates it as infinite)")))
+    if program is not None:
+        checks += _register_checks(program, device)
+    else:
+        spills = figures.spills & implemented
+        checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
+            f"a root, parameter or iota tile has more padded elements than {constants.REGISTER_FRACTION_FOR_TILES:.0%} "
+            f"of the {device.registers_per_block_limit} registers of a block (XLA estimates it as infinite)")))
+    checks = [check for check in checks if not check.ok.all()]  # only the rules some candidate breaks
     return CandidateEstimates(
         checks=checks,
         exec_time_ns=figures.exec_ns,
@@ -331,6 +338,29 @@ def evaluate_candidates(
         num_warps=figures.num_warps,
         breakdown=lambda i: _breakdown(figures, i),
     )
+
+
+def _register_checks(program: TiledProgram, device: GpuDevice) -> list[ConstraintCheck]:
+    """XLA's register rule (:func:`~.gpu_model.fits_in_registers`) per tile it looks at."""
+    if device.registers_per_block_limit is None:
+        return []
+    limit = constants.REGISTER_FRACTION_FOR_TILES * device.registers_per_block_limit
+    checked = [root for root, _ in program.roots]
+    checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and v not in checked]
+    checks = []
+    for visit in checked:
+        ok = ~visit.present | (visit.padded_elements <= limit)
+        if ok.all():
+            continue
+
+        def describe(i: int, visit: TiledVisit = visit) -> str:
+            sizes = ", ".join(str(int(v)) for v in padded(visit.sizes[i]))
+            return (f"{visit.name}: padded tile [{sizes}] has {int(visit.padded_elements[i])} elements, more than "
+                    f"{constants.REGISTER_FRACTION_FOR_TILES:.0%} of the {device.registers_per_block_limit} registers of a "
+                    f"block ({int(limit)}): XLA estimates the tiling as infinite")
+
+        checks.append(ConstraintCheck("gpu.register-spill", visit.name, ok, describe))
+    return checks
 
 
 def _breakdown(figures: ProgramEstimates, index: int) -> tuple[BreakdownItem, ...]:

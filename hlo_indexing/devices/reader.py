@@ -4,7 +4,8 @@ through the same validation, so an error names the file and the field.
 A description is a JSON object with ``"kind": "gpu"`` or ``"tpu"`` and the fields of
 :class:`~hlo_indexing.devices.types.GpuDevice` / :class:`~hlo_indexing.devices.types.TpuDevice`
 under the same names. ``"base": NAME`` starts from a bundled device and overrides only
-the fields given (a user's H100 with another clock). GPU fields XLA derives from the
+the fields given (a user's H100 with another clock); ``kind`` is then the base's unless
+given. GPU fields XLA derives from the
 architecture (``l1_cache_size_per_sm_bytes``, ``dram_to_l2_transaction_size_bytes``,
 ``memory_transactions_per_clock``) may be left out: :func:`xla_derived_gpu_fields` fills
 them with XLA's rules. Rate tables are objects ``{element type: {units_per_core,
@@ -227,6 +228,8 @@ def device_from_mapping(data: Any, origin: str, base: Device | None = None) -> D
     or ``bundled device 'h100-sxm'``)."""
     if not isinstance(data, dict):
         raise InvalidArgumentError(f"{origin}: a device description is a JSON object, got {type(data).__name__}")
+    if base is not None and "kind" not in data:
+        data = {**data, "kind": base.kind}  # a description based on a bundled device is of its kind
     fields = _Fields(origin, data)
     kind = fields.choice("kind", tuple(_BUILDERS))
     device_type, build = _BUILDERS[kind]

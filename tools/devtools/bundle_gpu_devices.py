@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "hlo_indexing" / "devices" / "gpus.json"
@@ -98,7 +99,7 @@ def _test_device(function: str, entry: dict, commit: str) -> dict:
     else:
         platform, compute_capability = "rocm", capability["rocm"]
     source = entry["source"]
-    device = {
+    device: dict[str, Any] = {
         "kind": "gpu",
         "name": name,
         "description": f"{part} as XLA's GPU tests describe it ({function})",
@@ -128,7 +129,7 @@ def _spec_device(key: str, entry: dict, primitive_types: dict, commit: str) -> d
     else:
         platform, compute_capability = "sycl", info["oneapi_compute_capability"]["architecture"]
     name = key.replace("_", "-")
-    device = {
+    device: dict[str, Any] = {
         "kind": "gpu",
         "name": name,
         "description": spec["device_description_str"],

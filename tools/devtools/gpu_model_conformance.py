@@ -441,7 +441,7 @@ def check_bytes_accessed(record: Mapping[str, Any]) -> Result:
 
 def skip_legacy(record: Mapping[str, Any]) -> Result:
     return "skip", ("the non-indexing GpuPerformanceModel: needs the fusion emitters' launch dimensions and "
-                    "GpuHloCostAnalysis's utilization-weighted producer/consumer bytes (not counted, see the README)")
+                    "GpuHloCostAnalysis's utilization-weighted producer/consumer bytes (README-gpu-model-conformance.md)")
 
 
 def _guarded(checker: Callable[[Mapping[str, Any]], Result]) -> Callable[[dict], Result]:
