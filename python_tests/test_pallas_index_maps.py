@@ -174,3 +174,26 @@ def test_separable_forms_are_one_dimension_per_result():
     assert forms("(d0, d1) -> (d0 + d1), domain: d0 in [0, 3], d1 in [0, 3]") is None
     assert forms("(d0, d1) -> (d0, d0), domain: d0 in [0, 3], d1 in [0, 3]") is None
     assert forms("(d0) -> (d0 floordiv 2), domain: d0 in [0, 3]") is None
+
+
+def test_a_block_index_beside_a_prefetched_one_is_still_decided():
+    import hlo_indexing
+
+    def kernel(s_ref, x_ref, o_ref):
+        o_ref[...] = x_ref[...]
+
+    def function(s, x):
+        grid_spec = pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1,
+            grid=(4, 3),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, j, s: (s[i], (i * 3 + j) % 5))],
+            out_specs=pl.BlockSpec((8, 128), lambda i, j, s: (i, j)),
+        )
+        return pl.pallas_call(kernel, grid_spec=grid_spec, out_shape=jax.ShapeDtypeStruct((32, 384), jnp.float32))(s, x)
+
+    report = hlo_indexing.check_pallas(function, jax.ShapeDtypeStruct((4,), jnp.int32), jax.ShapeDtypeStruct((32, 512), jnp.float32))
+    # Column block (i*3 + j) % 5 reaches 4 (columns 512..639, past the 512 columns): out of
+    # range, decided although the row block is a prefetched scalar, shown as '?'.
+    (finding,) = report.findings
+    assert finding.kind == "block-index-out-of-range" and finding.operand == "input 0 (x_ref)"
+    assert finding.grid_point == (3, 0) and "block index is (?, 4)" in finding.message

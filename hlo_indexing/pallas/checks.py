@@ -115,6 +115,10 @@ def find_point(piece: IndexingMap, expr: ir.AffineExpr, interval: Interval, limi
     if _uses_runtime(piece, expr) or (piece.runtime_vars and any(_uses_runtime(piece, e) for e in piece.constraints)):
         origins = sorted({v.origin for v in piece.runtime_vars})
         return Outcome(decided=False, reason=f"it depends on {', '.join(origins)}")
+    if piece.num_symbols:  # unknowns that other block indices use: not this question's
+        alone = ir.AffineMap.get(piece.num_dims, piece.num_symbols, [expr], piece.context)
+        piece = IndexingMap(alone, piece.dim_vars, piece.range_vars, piece.runtime_vars, piece.constraints).remove_unused_symbols()
+        expr = piece.results[0]
     restricted = piece.add_constraint(expr, interval)
     if restricted.is_known_empty():
         return Outcome()
@@ -192,15 +196,16 @@ def _range_finding(question: Question, maps: OperandMaps, kind: str, position: i
     assert outcome.point is not None
     point = outcome.point
     blocks = question.evaluate(operand, point)
-    piece_blocks = _blocks_at(maps, point)
-    if piece_blocks is None or tuple(blocks) != tuple(piece_blocks):
+    if _index_at(maps, point, position) != blocks[position]:
         return None  # the maps disagree with jax: never report what jax does not confirm
+    unknown = maps.components_with_unknowns()
+    shown = "(" + ", ".join("?" if k in unknown else str(b) for k, b in enumerate(blocks)) + ("," if len(blocks) == 1 else "") + ")"
     starts = _starts(operand, blocks)
     dim = operand.block[position]
     first, last = starts[position], starts[position] + dim.size - 1
     extent = operand.array_shape[position]
     where = (
-        f"at grid point {question.point_text(point)} the block index is {tuple(blocks)}: along dimension {position} "
+        f"at grid point {question.point_text(point)} the block index is {shown}: along dimension {position} "
         f"the block covers elements {first}..{last} of an extent of {extent}"
     )
     block = f"(block {_sizes(operand)}, array {tuple(operand.array_shape)})"
@@ -213,6 +218,16 @@ def _range_finding(question: Question, maps: OperandMaps, kind: str, position: i
         message = f"{operand.label}: {where}, across the array's edge {block}: {effect}"
     element = tuple(max(0, min(s, n - 1)) if k != position else s for k, (s, n) in enumerate(zip(starts, operand.array_shape)))
     return question.finding(kind, message, operand, grid_point=point, element=element, method=outcome.method)
+
+
+def _index_at(maps: OperandMaps, point: Sequence[int], position: int) -> int | None:
+    """Block index ``position`` at a grid point, from the piece holding it, when it does
+    not depend on an unknown (unknowns at 0, as the jaxpr is evaluated)."""
+    for piece in maps.pieces:
+        zeros = [0] * piece.num_symbols
+        if piece.contains_point(point, zeros) and not _uses_runtime(piece, piece.results[position]):
+            return piece.evaluate(point, zeros)[position]
+    return None
 
 
 def _blocks_at(maps: OperandMaps, point: Sequence[int]) -> tuple[int, ...] | None:
