@@ -70,7 +70,7 @@ def _matmul_k_first_kernel(x_ref, y_ref, o_ref):
     o_ref[...] += jnp.dot(x_ref[...], y_ref[...], preferred_element_type=jnp.float32)
 
 
-M, K, N, BM, BK, BN = 16, 256, 256, 8, 128, 128
+M, K, N, BM, BK, BN = 16, 256, 128, 8, 128, 128
 
 
 def matmul(interpret=None, semantics=None, *, k_first=False, parallel_k=False):
@@ -197,13 +197,13 @@ README_ARGS = ((README_SHAPE, F32), (README_SHAPE, F32))
 KERNELS = {
     kernel.name: kernel
     for kernel in [
-        Kernel("matmul", matmul, MATMUL_ARGS, reference=_matmul_reference, grid=(2, 2, 2), semantics=("parallel", "parallel", "arbitrary")),
+        Kernel("matmul", matmul, MATMUL_ARGS, reference=_matmul_reference, grid=(2, 1, 2), semantics=("parallel", "parallel", "arbitrary")),
         Kernel(
             "matmul_k_outermost",
             lambda interpret=None, semantics=None: matmul(interpret, semantics, k_first=True),
             MATMUL_ARGS,
             defects=frozenset({"non-consecutive-revisit"}),
-            grid=(2, 2, 2),
+            grid=(2, 2, 1),
             semantics=("arbitrary", "arbitrary", "arbitrary"),
         ),
         Kernel(
@@ -211,7 +211,7 @@ KERNELS = {
             lambda interpret=None, semantics=None: matmul(interpret, semantics, parallel_k=True),
             MATMUL_ARGS,
             defects=frozenset({"race"}),
-            grid=(2, 2, 2),
+            grid=(2, 1, 2),
             semantics=("parallel", "parallel", "parallel"),
         ),
         Kernel("rows", scale_rows, ROWS_ARG, reference=lambda x: x + 1.0, grid=(4,), semantics=("parallel",)),
