@@ -432,10 +432,9 @@ def _adjacent_union(first: Region, second: Region) -> Region | None:
     if len(different) != 1:
         return None
     (k,) = different
-    a, b = ranges_a[k], ranges_b[k]
-    if a.upper + 1 < b.lower or b.upper + 1 < a.lower:
+    union = _joined(ranges_a[k], ranges_b[k])
+    if union is None:
         return None
-    union = Interval(min(a.lower, b.lower), max(a.upper, b.upper))
     if k < len(first.dims):
         dims = list(first.dims)
         dims[k] = union
@@ -454,11 +453,18 @@ def _constraint_union(first: Region, second: Region) -> Region | None:
     if len(different) != 1:
         return None
     (expr,) = different
-    a, b = table_a[expr], table_b[expr]
+    union = _joined(table_a[expr], table_b[expr])
+    if union is None:
+        return None
+    table_a[expr] = union
+    return Region(first.dims, first.symbols, tuple(table_a.items()))
+
+
+def _joined(a: Interval, b: Interval) -> Interval | None:
+    """The union of two intervals when it is one (they overlap or touch)."""
     if a.upper + 1 < b.lower or b.upper + 1 < a.lower:
         return None
-    table_a[expr] = Interval(min(a.lower, b.lower), max(a.upper, b.upper))
-    return Region(first.dims, first.symbols, tuple(table_a.items()))
+    return Interval(min(a.lower, b.lower), max(a.upper, b.upper))
 
 
 def _same(a: Value, b: Value) -> bool:
