@@ -105,3 +105,27 @@ def test_a_prefetched_index_is_reported_as_not_decided_naming_the_operand():
     (finding,) = report.findings
     assert finding.kind == "not-decided" and finding.severity == "warning"
     assert "scalar-prefetch operand 0[i]" in finding.message
+
+
+def test_axes_added_by_vmap_are_parallel_and_the_given_semantics_apply_to_the_others():
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+    from jax.experimental.pallas import tpu as pltpu
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] += x_ref[...]
+
+    def row_sums(x):  # accumulates over j into one output block per row block
+        return pl.pallas_call(
+            kernel,
+            grid=(2, 4),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, j: (i, j))],
+            out_specs=pl.BlockSpec((8, 128), lambda i, j: (i, 0)),
+            out_shape=jax.ShapeDtypeStruct((16, 128), jnp.float32),
+            compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "arbitrary")),
+        )(x)
+
+    report = hlo_indexing.check_pallas(jax.vmap(row_sums), jax.ShapeDtypeStruct((3, 16, 512), jnp.float32), device="tpu-v5e")
+    (call,) = report.calls
+    assert call.grid == (3, 2, 4) and call.parallel_axes == (0, 1)
+    assert report.findings == ()

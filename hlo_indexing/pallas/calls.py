@@ -92,13 +92,15 @@ class Scratch:
 class PallasCall:
     """One ``pallas_call``: ``name`` (the kernel and its source line), ``grid`` (None when
     a grid size is only known at run time), ``semantics`` (per grid axis ``parallel`` or
-    ``arbitrary``; None when not given), ``backend`` (``tpu``, ``gpu`` or ``unknown``, from
-    its compiler parameters), the scalar-prefetch operands' shapes, the operands, the
-    scratch buffers and the call's ``vmem_limit_bytes``."""
+    ``arbitrary``, the axes ``jax.vmap`` added, ``vmapped_axes``, being ``parallel`` as
+    Mosaic makes them; None when the call gives none), ``backend`` (``tpu``, ``gpu`` or
+    ``unknown``, from its compiler parameters), the scalar-prefetch operands' shapes, the
+    operands, the scratch buffers and the call's ``vmem_limit_bytes``."""
 
     name: str
     grid: tuple[int, ...] | None
     semantics: tuple[str, ...] | None
+    vmapped_axes: tuple[int, ...]
     backend: str
     prefetch_shapes: tuple[tuple[int, ...], ...]
     operands: tuple[Operand, ...]
@@ -170,7 +172,11 @@ def read_call(eqn: Any, jax: Jax) -> PallasCall:
     compiler = params.get("compiler_params")
     compiler_params = _compiler_params(compiler)
     semantics_value = getattr(compiler_params, "dimension_semantics", None)
-    semantics = tuple(_semantics_name(s) for s in semantics_value) if semantics_value is not None else None
+    vmapped = tuple(int(a) for a in getattr(mapping, "vmapped_dims", ()))
+    semantics = None
+    if semantics_value is not None:
+        given = iter(_semantics_name(s) for s in semantics_value)
+        semantics = tuple("parallel" if k in vmapped else next(given, "arbitrary") for k in range(len(grid)))
     backend = _backend(compiler_params)
     aliases = dict(params.get("input_output_aliases") or ())
     num_prefetch = mapping.num_index_operands
@@ -195,7 +201,7 @@ def read_call(eqn: Any, jax: Jax) -> PallasCall:
         )
     scratch = tuple(_scratch(aval) for aval in mapping.scratch_avals)
     limit = getattr(compiler_params, "vmem_limit_bytes", None)
-    return PallasCall(name, static_grid, semantics, backend, prefetch_shapes, tuple(operands), scratch, limit)
+    return PallasCall(name, static_grid, semantics, vmapped, backend, prefetch_shapes, tuple(operands), scratch, limit)
 
 
 def _kernel_name(debug: Any) -> str:

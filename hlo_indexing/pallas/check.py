@@ -8,9 +8,10 @@ through Mosaic's rules (:mod:`hlo_indexing.cost_model.mosaic`): ``illegal-block-
 ``vmem-overflow`` and the ``unaligned-block`` performance note.
 
 Parallel axes: those marked ``parallel`` (any value but ``arbitrary``) in the call's TPU
-``dimension_semantics``. A call that gives none runs its grid in order on a TPU (Mosaic's
-default, ``arbitrary``): no axis is parallel when the device is a TPU or the call carries
-TPU compiler parameters; otherwise every axis is (GPU backends run all programs at once).
+``dimension_semantics``, and the axes ``jax.vmap`` added (Mosaic makes them parallel). A
+call that gives none runs its grid in order on a TPU (Mosaic's default, ``arbitrary``):
+no axis but the vmapped ones is parallel when the device is a TPU or the call carries TPU
+compiler parameters; otherwise every axis is (GPU backends run all programs at once).
 
 Outputs aliased to an input (``input_output_aliases``) keep the input's values where no
 grid point writes, so they are not checked for coverage; like Pallas's TPU interpreter,
@@ -81,7 +82,8 @@ def parallel_axes(call: PallasCall, device: Device | None) -> tuple[tuple[int, .
         axes = tuple(k for k, s in enumerate(call.semantics) if s != "arbitrary")
         return axes, f"dimension_semantics {tuple(call.semantics)}"
     if runs_on_tpu(call, device):
-        return (), "no dimension_semantics: a TPU runs the grid in order (arbitrary)"
+        vmapped = f" but for the axes jax.vmap added {call.vmapped_axes}" if call.vmapped_axes else ""
+        return call.vmapped_axes, f"no dimension_semantics: a TPU runs the grid in order (arbitrary){vmapped}"
     return tuple(range(rank)), "no dimension_semantics: every axis taken as parallel"
 
 
