@@ -129,3 +129,24 @@ def test_axes_added_by_vmap_are_parallel_and_the_given_semantics_apply_to_the_ot
     (call,) = report.calls
     assert call.grid == (3, 2, 4) and call.parallel_axes == (0, 1)
     assert report.findings == ()
+
+
+@pytest.mark.parametrize("steps, rows, kinds", [(0, 16, ["uncovered-output"]), (2, 0, [])])
+def test_an_empty_grid_writes_nothing_and_an_empty_array_is_not_accessed(steps, rows, kinds):
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...]
+
+    def copy(x):
+        return pl.pallas_call(
+            kernel,
+            grid=(steps,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+            out_shape=jax.ShapeDtypeStruct((rows, 128), jnp.float32),
+        )(x)
+
+    report = hlo_indexing.check_pallas(copy, jax.ShapeDtypeStruct((rows, 128), jnp.float32))
+    assert [f.kind for f in report.findings] == kinds

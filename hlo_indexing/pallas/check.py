@@ -38,7 +38,9 @@ from hlo_indexing.pallas.report import (
     DEVICE_RULES,
     ILLEGAL,
     NOT_DECIDED,
+    REASONED,
     UNALIGNED,
+    UNCOVERED,
     VMEM,
     CallReport,
     Finding,
@@ -94,11 +96,16 @@ def check_call(call: PallasCall, device: Device | None, max_points: int) -> Call
     maps_by_operand: dict[Operand, OperandMaps] = {}
     if call.grid is None:
         findings.append(Finding(NOT_DECIDED, "the grid's size is known only at run time: no block was checked", None, call.name))
+    elif 0 in call.grid:
+        for operand in call.outputs:
+            if operand.pipelined and not operand.aliased and 0 not in operand.array_shape:
+                message = f"{operand.label}: the grid {call.grid} is empty: no element is written"
+                findings.append(Finding(UNCOVERED, message, operand.label, call.name, element=(0,) * len(operand.array_shape), method=REASONED))
     else:
         context = current_or_default_context()
         question = Question(call, max_points, lambda operand, point: evaluate_index_map(call, operand, point), axes)
         for operand in call.operands:
-            if not operand.pipelined:
+            if not operand.pipelined or 0 in operand.array_shape:  # no element to read or write
                 continue
             maps = operand_maps(call, operand, context)
             maps_by_operand[operand] = maps

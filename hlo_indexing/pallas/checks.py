@@ -277,10 +277,6 @@ def coverage_findings(question: Question, maps: OperandMaps) -> list[Finding]:
     operand = maps.operand
     if any(p.runtime_vars for p in maps.pieces):
         return [_undecided(question, maps, "whether every element of the output is written")]
-    if any(n == 0 for n in operand.array_shape):
-        return []
-    if any(n == 0 for n in question.grid):
-        return [question.finding(UNCOVERED, f"{operand.label}: the grid {question.grid} is empty: no element is written", operand, element=tuple(0 for _ in operand.array_shape), method=REASONED)]
     steps = separable(maps)
     if steps is not None:
         missing = _first_missing_separable(question, operand, steps)
