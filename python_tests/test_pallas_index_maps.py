@@ -197,3 +197,9 @@ def test_a_block_index_beside_a_prefetched_one_is_still_decided():
     (finding,) = report.findings
     assert finding.kind == "block-index-out-of-range" and finding.operand == "input 0 (x_ref)"
     assert finding.grid_point == (3, 0) and "block index is (?, 4)" in finding.message
+
+
+def test_a_block_index_that_may_wrap_around_int32_is_not_decided():
+    call = _call(lambda i, j: (i * 2**30, j), (4, 2), 2)
+    maps = operand_maps(call, call.inputs[0], current_or_default_context())
+    assert "int32" in maps.problem and maps.pieces == ()

@@ -15,7 +15,8 @@ dropped, and a value equal on every region becomes one case again.
 Arithmetic follows XLA's integer semantics (``div``/``rem`` round toward zero, which
 ``jnp``'s ``//`` and ``%`` correct with a sign test: that test is interpreted like any
 other, so ``i // 2`` on a grid index ends as ``d0 floordiv 2``). Values are exact
-integers: int32 wrap-around is not modelled (index maps of real kernels stay far from it).
+integers: int32 wrap-around is not modelled (index maps of real kernels stay far from it;
+an operand whose block index may leave the int32 range is reported not decided).
 A value with more than :data:`~hlo_indexing.limits.MAX_INDEX_MAP_CASES` cases, or an
 operation outside affine arithmetic (the product of two grid-dependent values, a division
 by one), becomes a new unknown, named by what it came from: the checks then say what

@@ -29,7 +29,7 @@ from hlo_indexing.cost_model import mosaic
 from hlo_indexing.devices.registry import device as find_device
 from hlo_indexing.devices.types import Device, GpuDevice, TpuDevice
 from hlo_indexing.dialect_glue.context import current_or_default_context
-from hlo_indexing.errors import InvalidArgumentError
+from hlo_indexing.errors import InvalidArgumentError, LimitExceededError
 from hlo_indexing.limits import MAX_PALLAS_GRID_POINTS
 from hlo_indexing.pallas.calls import SQUEEZED, Operand, PallasCall, evaluate_index_map, trace_calls, xla_element_type
 from hlo_indexing.pallas.checks import Question, coverage_findings, race_findings, range_findings, revisit_findings
@@ -107,25 +107,34 @@ def check_call(call: PallasCall, device: Device | None, max_points: int) -> Call
         for operand in call.operands:
             if not operand.pipelined or 0 in operand.array_shape:  # no element to read or write
                 continue
-            maps = operand_maps(call, operand, context)
-            maps_by_operand[operand] = maps
-            if maps.problem:
-                findings.append(Finding(NOT_DECIDED, f"{operand.label}: not checked: {maps.problem}", operand.label, call.name))
-                continue
-            findings += range_findings(question, maps)
-            if operand.role == "output":
-                if not operand.aliased:
-                    findings += coverage_findings(question, maps)
-                if _whole_array(operand) and not runs_on_tpu(call, device):
-                    findings += _self_addressed(call, operand, axes)
-                else:
-                    findings += race_findings(question, maps)
-                if not operand.aliased and not operand.revisit_any:
-                    findings += revisit_findings(question, maps)
+            try:
+                maps = operand_maps(call, operand, context)
+                maps_by_operand[operand] = maps
+                findings += _operand_findings(question, maps, call, device, axes)
+            except LimitExceededError as error:  # a number past int64, a domain too large: say so
+                findings.append(Finding(NOT_DECIDED, f"{operand.label}: not checked: {error.message}", operand.label, call.name))
     if isinstance(device, TpuDevice):
         findings += device_findings(call, device)
     operands = tuple(_operand_report(o, maps_by_operand.get(o)) for o in call.operands)
     return CallReport(call.name, call.grid, axes, semantics_note, operands, tuple(findings))
+
+
+def _operand_findings(question: Question, maps: OperandMaps, call: PallasCall, device: Device | None, axes: tuple[int, ...]) -> list[Finding]:
+    """The findings about one operand's maps (see the module docstring)."""
+    operand = maps.operand
+    if maps.problem:
+        return [Finding(NOT_DECIDED, f"{operand.label}: not checked: {maps.problem}", operand.label, call.name)]
+    findings = range_findings(question, maps)
+    if operand.role == "output":
+        if not operand.aliased:
+            findings += coverage_findings(question, maps)
+        if _whole_array(operand) and not runs_on_tpu(call, device):
+            findings += _self_addressed(call, operand, axes)
+        else:
+            findings += race_findings(question, maps)
+        if not operand.aliased and not operand.revisit_any:
+            findings += revisit_findings(question, maps)
+    return findings
 
 
 def tpu_block(operand: Operand) -> mosaic.TpuBlock | None:

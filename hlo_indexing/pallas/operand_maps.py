@@ -31,7 +31,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.pallas.calls import BLOCKED, ELEMENT, SQUEEZED, Operand, PallasCall
-from hlo_indexing.pallas.cases import Cases, Region, Space, TooManyCases
+from hlo_indexing.pallas.cases import INT32_RANGE, Cases, Region, Space, TooManyCases
 from hlo_indexing.pallas.index_maps import block_index_cases
 from hlo_indexing.symbolic_tiling.pallas import grid_index_name
 
@@ -104,6 +104,10 @@ def operand_maps(call: PallasCall, operand: Operand, context: ir.Context) -> Ope
         if not piece.is_known_empty():
             piece = piece.remove_unused_symbols()
             pieces.append(piece)
+    for piece in pieces:
+        for position, expr in enumerate(piece.results):
+            if not _uses_symbols(expr) and not INT32_RANGE.contains(piece.expr_bounds(expr)):
+                return OperandMaps(operand, (), (), f"block index {position} ({expr}) may leave the int32 range, where it wraps around: not modelled")
     return OperandMaps(operand, tuple(pieces), tuple(element_map(p, operand).simplify() for p in pieces))
 
 
