@@ -24,9 +24,9 @@ import hlo_indexing
 from hlo_indexing import parse_module
 from hlo_indexing.cost_model import backends
 from hlo_indexing.cost_model.audit import audit_tilings
-from hlo_indexing.cost_model.backends import assess_tiling, evaluator
+from hlo_indexing.cost_model.backends import NOT_EVALUATED, assess_tiling, evaluator, per_tiling
 from hlo_indexing.cost_model.block_level import BlockLevelParameters, parse_backend_config
-from hlo_indexing.cost_model.estimate import CandidateEstimates, ConstraintCheck, Estimate
+from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.gpu import assess_symbolic
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, rank_tilings
@@ -212,19 +212,20 @@ def test_the_backend_is_chosen_by_the_device_kind():
             evaluator(device("tpu-v5e"))
 
 
-def test_a_backend_plugs_in_by_device_kind(monkeypatch):
-    """Any backend registered for a kind ranks that kind's devices: its rules counted
-    with their examples, its estimates ordered (a toy TPU model here: rows above 16
-    rejected, time inversely proportional to the rows)."""
-    def evaluate(fusion: TiledFusion, tiles, device_, layouts=None) -> CandidateEstimates:
-        rows = tiles.flat[0]
-        time = 1000.0 / rows
-        zeros = np.zeros(tiles.count, np.int64)
-        check = ConstraintCheck("toy.too-big", "e", rows <= 16, lambda i: f"row tile {int(rows[i])} > 16")
-        return CandidateEstimates([check], time, time, np.zeros(tiles.count), np.zeros(tiles.count), zeros, zeros,
-                                  zeros, 64 // rows)
+def test_a_per_tiling_backend_plugs_in(monkeypatch):
+    """A backend judging one tiling at a time (the TPU model's shape) ranks through
+    per_tiling: its rules counted, its estimates ordered."""
+    calls = []
 
-    monkeypatch.setitem(backends.EVALUATORS, "tpu", evaluate)
+    def assess(fusion: TiledFusion, sizes, device_) -> Assessment:
+        calls.append(tuple(sizes))
+        if sizes[0] > 16:
+            return Assessment(tuple(sizes), (Rejection("toy.too-big", f"row tile {sizes[0]} > 16", "e"),))
+        time = 1000.0 / sizes[0]
+        return Assessment(tuple(sizes), (), Estimate(time, time, 0.0, 0.0, 10, 10, 0, 64 // sizes[0],
+                                                     breakdown=(BreakdownItem("step", time),)))
+
+    monkeypatch.setitem(backends.EVALUATORS, "tpu", per_tiling(assess))
     fusion = hlo_fusion(SOFTMAX_HLO, "softmax")
     ranking = rank_tilings(fusion, device="tpu-v5e")
     rows = [t.tile_sizes[0] for t in ranking.tilings]
@@ -232,8 +233,9 @@ def test_a_backend_plugs_in_by_device_kind(monkeypatch):
     assert ranking.tilings[0].estimate.num_warps is None
     columns = 9  # 1, 2, ..., 128, 200
     assert ranking.rejected == {"toy.too-big": 2 * columns}
-    assert ranking.examples["toy.too-big"][1].message == "row tile 32 > 16"
-    assert assess_tiling(fusion, [64, 200], device("tpu-v5e")).rejections[0].rule == "toy.too-big"
+    assert ranking.examples["toy.too-big"][1].message.startswith("row tile ")
+    assert len(calls) == 7 * columns
+    assert NOT_EVALUATED not in ranking.rejected
 
 
 def test_assess_tiling_checks_its_arguments():
