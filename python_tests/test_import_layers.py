@@ -58,10 +58,6 @@ DEFERRED_IMPORTS = {
     ("hlo_indexing.frontend", "hlo_indexing.passes.pass_manager"): "start-up: the passes only for analyze(annotate=True)",
     ("hlo_indexing.analysis.module_analysis", "hlo_indexing.analysis.serialize"): "start-up: only for to_dict/to_json",
     ("hlo_indexing", "importlib"): "start-up: importlib.metadata (~25 ms) only for __version__",
-    ("hlo_indexing.pallas.jax_support", "jax"): "optional: jax is needed only to check Pallas kernels",
-    ("hlo_indexing.pallas.jax_support", "jax.extend.core"): "optional: as jax",
-    ("hlo_indexing.pallas.jax_support", "jax._src.state.discharge"): "optional: as jax",
-    ("hlo_indexing.pallas.jax_support", "jax.experimental"): "optional: as jax",
     ("hlo_indexing.tools.options", "importlib.metadata"): "start-up: importlib.metadata (~25 ms) only for --version",
 }
 
