@@ -39,7 +39,6 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -329,8 +328,7 @@ def run_kernel(name: str) -> KernelRun:
     from jax._src.pallas.mosaic.interpret import interpret_pallas_call as state
     from jax.experimental.pallas import tpu as pltpu
 
-    sys.path.insert(0, str(HERE))
-    import pallas_kernels
+    import pallas_kernels  # next to this file, which the worker runs as a script
 
     kernel = pallas_kernels.KERNELS[name]
     result = KernelRun()

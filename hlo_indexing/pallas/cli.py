@@ -67,6 +67,7 @@ def load_function(target: str) -> Any:
     if spec is None or spec.loader is None:
         raise InvalidArgumentError(f"{path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
+    # As Python runs a script: its folder first on the path, for the modules beside it.
     sys.path.insert(0, str(path.resolve().parent))
     try:
         spec.loader.exec_module(module)
