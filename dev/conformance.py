@@ -2,10 +2,10 @@
 
 Usage::
 
-    python3 tools/devtools/conformance.py FILE.jsonl [FILE.jsonl ...] [--only SUBSTRING]
+    python3 dev/conformance.py FILE.jsonl [FILE.jsonl ...] [--only SUBSTRING]
 
 Each record of ``cases*.jsonl`` (format: ``conformance/xla_indexing/README.md``) is run
-and compared *semantically* (:mod:`devtools.map_compare`): two maps agree when their
+and compared *semantically* (:mod:`map_compare`): two maps agree when their
 relations ``{(d, f(d, s))}`` are equal by enumeration (symbols projected out); a set of
 maps per operand is compared as a set of relations, order-insensitive. ``simplify`` cases also require our simplified
 map to be no larger (expression node count of results and constraints) than XLA's
@@ -22,22 +22,15 @@ XLA's maps (e.g. ours strictly inside XLA's) was checked on the case; it is not 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if __name__ == "__main__" and not __package__:
-    # Run as a script: load as devtools.conformance (tools/ on the path, as the tests
-    # do) so that the relative import of map_compare resolves.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    __package__ = "devtools"
-
 import argparse
 import importlib
 import itertools
 import json
 import random
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,7 +40,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 
-from .map_compare import (
+from map_compare import (
     PER_POINT_LIMIT,
     SAMPLED_POINTS,
     CaseFailure,
@@ -576,7 +569,7 @@ def summary(outcomes: Sequence[Outcome]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 tools/devtools/conformance.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python3 dev/conformance.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", type=Path, help="conformance .jsonl files")
     parser.add_argument("--only", help="run only the records whose id contains this text")
     args = parser.parse_args(argv)

@@ -1,9 +1,9 @@
 """Checkers for the two corpora that predate the tiling runner, in its interface
-(``CHECKERS``: record kind -> ``(status, detail)``), so that ``tools/dev.py conformance``
+(``CHECKERS``: record kind -> ``(status, detail)``), so that ``dev/run.py conformance``
 runs every file under ``../shared/conformance``:
 
 * XLA's indexing corpus (``xla_indexing/*.jsonl``): each record goes through the indexing
-  runner (:func:`devtools.conformance.run_record`). Its documented differences (our map
+  runner (:func:`conformance.run_record`). Its documented differences (our map
   verified exact where XLA's over-approximates or leaves its operand) are reported as
   ``skip`` with the checked relation as the reason: they match XLA's map semantically
   only in the documented sense.
@@ -24,7 +24,7 @@ from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map
 from hlo_indexing.layout.tiling import linear_index, logical_index, padded_size, physical_shape
 from hlo_indexing.layout.types import Shape
 
-from . import conformance
+import conformance
 
 #: The record kinds of XLA's indexing corpus.
 INDEXING_KINDS = ("output_to_input", "input_to_output", "fusion_output_to_input", "simplify", "compose",

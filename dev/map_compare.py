@@ -1,5 +1,5 @@
 """Semantic comparison of indexing maps for the conformance runner
-(:mod:`devtools.conformance`): two maps agree when their relations ``{(d, f(d, s))}``
+(:mod:`conformance`): two maps agree when their relations ``{(d, f(d, s))}``
 are equal by enumeration (symbols projected out), on sampled dimension points when the
 domain is large; a set of maps per operand is compared as a set of relations,
 order-insensitive. A mismatch raises :class:`CaseFailure`, whose message says where.

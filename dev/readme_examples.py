@@ -16,7 +16,7 @@ Two kinds of fenced blocks are examples:
 
 Other blocks (plain text, ``sh`` blocks without ``$``) are documentation only.
 
-Usage: ``python3 tools/devtools/readme_examples.py README.md [--root DIR]``; prints one
+Usage: ``python3 dev/readme_examples.py README.md [--root DIR]``; prints one
 line per example and ``N examples, M failed``; a failure is reported as
 ``README.md:LINE: error: ...`` with the difference, and the exit code is 1.
 """

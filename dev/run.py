@@ -3,30 +3,31 @@
 
 Standard library only, so it runs before anything is installed::
 
-    python3 tools/dev.py test       # lit over lit_tests/, pytest over python_tests/, then mypy
-    python3 tools/dev.py example    # run hlo-indexing-opt on a bundled example
-    python3 tools/dev.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
-    python3 tools/dev.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (tools/devtools/fuzz/)
-    python3 tools/dev.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (tools/devtools/tiling_conformance.py)
-    python3 tools/dev.py docs       # API reference from the docstrings (pdoc) in build/docs
-    python3 tools/dev.py --help     # this list
+    python3 dev/run.py test       # lit over lit_tests/, pytest over python_tests/, then mypy
+    python3 dev/run.py example    # run hlo-indexing-opt on a bundled example
+    python3 dev/run.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
+    python3 dev/run.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (dev/fuzz_campaign.py)
+    python3 dev/run.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (dev/tiling_conformance.py)
+    python3 dev/run.py docs       # API reference from the docstrings (pdoc) in build/docs
+    python3 dev/run.py --help     # this list
 
-Both create ``.venv`` in the repository when it is missing and install the project
+Each creates ``.venv`` in the repository when it is missing and installs the project
 into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
 C++ ``iree-opt`` that the lit tests marked ``REQUIRES: crosscheck`` compare against). The
 install is skipped when a stamp file
 (``.venv/.hlo-indexing-stamp``) holds the SHA-256 of the current ``pyproject.toml`` and the extras.
 
 Tests always run against the installed package, from the repository root but without it
-on ``sys.path`` (pytest uses ``--import-mode=importlib``): ``import passes`` would
-otherwise load the bare folder instead of ``hlo_indexing.passes``.
+on ``sys.path``: the folders ``passes/``, ``dialect_glue/`` and ``tools/`` are
+subpackages of ``hlo_indexing`` (pyproject's ``package-dir``), never importable by their
+bare names. ``dev/`` itself is not installed: its modules import each other by their
+names (a script's folder is on its ``sys.path``; pytest's ``pythonpath`` adds ``dev/``).
 
-The type check runs mypy (configured in ``pyproject.toml``) over the installed package
-``hlo_indexing``. Its folders are spread over the repository (``passes/``,
-``dialect_glue/`` and ``tools/`` are its subpackages, see pyproject's ``package-dir``) and
-mypy cannot follow the editable install's import hook, so the check runs in
-``.venv/mypy-tree``: a tree of symbolic links laid out as the installed package; error
-paths are printed as repository paths.
+The type check runs mypy (configured in ``pyproject.toml``) over the package
+``hlo_indexing``. mypy cannot follow the editable install's import hook, so the check
+runs in ``.venv/mypy-tree``: a tree of symbolic links laid out as the installed package,
+derived from pyproject (:mod:`package_layout`); error paths are printed as repository
+paths.
 
 Exit status: 0 when every stage succeeds, otherwise non-zero. ``test`` runs every stage
 even when one fails, and ends by naming what was skipped and why (pytest skips, lit
@@ -45,6 +46,8 @@ import sys
 import venv
 from pathlib import Path
 
+from package_layout import installed_modules, package_folders
+
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".hlo-indexing-stamp"
@@ -52,13 +55,6 @@ EXAMPLE = ROOT / "examples" / "softmax.mlir"
 EXAMPLE_PIPELINE = "builtin.module(hlo-print-fusion-indexing, hlo-fuse-indexing-maps)"
 PYTEST_NO_TESTS = 5
 EXTRAS = "test,crosscheck"
-#: Installed package name -> repository folder (as pyproject's ``package-dir`` says).
-PACKAGE_DIRS = {
-    "hlo_indexing": ROOT / "hlo_indexing",
-    "hlo_indexing/passes": ROOT / "passes",
-    "hlo_indexing/dialect_glue": ROOT / "dialect_glue",
-    "hlo_indexing/tools": ROOT / "tools",
-}
 MYPY_TREE = VENV / "mypy-tree"
 
 
@@ -155,23 +151,22 @@ def run_pytest(env: dict[str, str], skipped: list[str] | None = None) -> int:
 
 def make_mypy_tree() -> None:
     """Lay out ``MYPY_TREE/hlo_indexing`` as the installed package, with symbolic links
-    to the repository's files and folders (made anew on each run)."""
+    to the repository's modules (made anew on each run, from pyproject's layout)."""
     shutil.rmtree(MYPY_TREE, ignore_errors=True)
-    for package, folder in PACKAGE_DIRS.items():
-        target = MYPY_TREE / package
-        target.mkdir(parents=True, exist_ok=True)
-        for entry in folder.iterdir():
-            link = target / entry.name
-            if entry.name != "__pycache__" and not link.exists():
-                link.symlink_to(entry)
+    for name, source in installed_modules(ROOT).items():
+        parts = name.split(".")
+        link = MYPY_TREE.joinpath(*parts, "__init__.py") if source.stem == "__init__" else MYPY_TREE.joinpath(*parts[:-1], source.name)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(source)
 
 
 def repository_paths(text: str) -> str:
     """mypy's output with paths of the link tree (``hlo_indexing/passes/x.py``) replaced
     by repository paths (``passes/x.py``)."""
-    for package, folder in sorted(PACKAGE_DIRS.items(), key=lambda item: -len(item[0])):
+    for package, folder in sorted(package_folders(ROOT).items(), key=lambda item: -len(item[0])):
+        linked = package.replace(".", "/")
         relative = folder.relative_to(ROOT).as_posix()
-        text = re.sub(rf"^{re.escape(package)}/", f"{relative}/", text, flags=re.MULTILINE)
+        text = re.sub(rf"^{re.escape(linked)}/(?=[^/]+\.py\b)", f"{relative}/", text, flags=re.MULTILINE)
     return text
 
 
@@ -240,9 +235,9 @@ def command_bench(*options: str) -> int:
 
 
 def command_fuzz(*options: str) -> int:
-    """Run a fuzz campaign (``tools/devtools/fuzz/campaign.py --help``) with the venv's Python."""
+    """Run a fuzz campaign (``dev/fuzz_campaign.py --help``) with the venv's Python."""
     ensure_environment()
-    command = [str(venv_bin("python")), str(ROOT / "tools" / "devtools" / "fuzz" / "campaign.py"), *options]
+    command = [str(venv_bin("python")), str(ROOT / "dev" / "fuzz_campaign.py"), *options]
     print("dev: " + " ".join(command), flush=True)
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
@@ -262,26 +257,6 @@ pdoc.pdoc(*sys.argv[2:], output_directory=Path(sys.argv[1]))
 """
 
 
-def installed_modules() -> list[str]:
-    """The installed package's module names, from the repository folders (developer
-    tools left out, as in the wheel)."""
-    names = []
-    for package, folder in PACKAGE_DIRS.items():
-        for path in sorted(folder.rglob("*.py")):
-            relative = path.relative_to(folder)
-            if package == "hlo_indexing" and relative.parts[0] in {"passes", "dialect_glue", "tools"}:
-                continue
-            if package == "hlo_indexing/tools" and (relative.parts[0] == "devtools" or relative.name == "dev.py"):
-                continue
-            if "__pycache__" in relative.parts:
-                continue
-            parts = package.split("/") + list(relative.with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            names.append(".".join(parts))
-    return names
-
-
 def command_docs() -> int:
     """Build the API reference from the docstrings with pdoc (the ``docs`` extra,
     installed on first use) into ``build/docs``; open ``build/docs/index.html``."""
@@ -291,7 +266,7 @@ def command_docs() -> int:
         print("dev: installing the docs extra (pdoc)", flush=True)
         subprocess.run([python, "-m", "pip", "install", "-q", "-e", f"{ROOT}[{EXTRAS},docs]"], check=True, env=install_env())
     output = ROOT / "build" / "docs"
-    command = [python, "-c", PDOC_SCRIPT, str(output), *installed_modules()]
+    command = [python, "-c", PDOC_SCRIPT, str(output), *installed_modules(ROOT)]
     print(f"dev: pdoc -o {output} hlo_indexing (and its {len(command) - 4} modules)", flush=True)
     code = subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
     if code == 0:
@@ -300,10 +275,10 @@ def command_docs() -> int:
 
 
 def command_conformance(*files: str) -> int:
-    """Run ``tools/devtools/tiling_conformance.py`` in the venv on ``files`` (default: every
+    """Run ``dev/tiling_conformance.py`` in the venv on ``files`` (default: every
     ``*.jsonl`` in the folders of ``../shared/conformance``); its exit code."""
     ensure_environment()
-    command = [str(venv_bin("python")), str(ROOT / "tools" / "devtools" / "tiling_conformance.py"), *files]
+    command = [str(venv_bin("python")), str(ROOT / "dev" / "tiling_conformance.py"), *files]
     print("dev: " + " ".join(command), flush=True)
     return subprocess.run(command, cwd=ROOT, env=clean_env()).returncode
 
@@ -323,15 +298,15 @@ SUMMARIES = {
     "test": "lit over lit_tests/, pytest over python_tests/, then mypy; names what was skipped",
     "example": "run hlo-indexing-opt on examples/softmax.mlir",
     "bench": "benchmarks/run.py [--quick] [--sizes N,N] (tables + JSON)",
-    "conformance": "tools/devtools/tiling_conformance.py [FILE.jsonl ...] (default: every corpus in ../shared)",
+    "conformance": "dev/tiling_conformance.py [FILE.jsonl ...] (default: every corpus in ../shared)",
     "docs": "API reference from the docstrings (pdoc, the docs extra) in build/docs",
-    "fuzz": "fuzz campaign: tools/devtools/fuzz/campaign.py --minutes N --seed S [--out DIR]",
+    "fuzz": "fuzz campaign: dev/fuzz_campaign.py --minutes N --seed S [--out DIR]",
 }
 
 
 def usage() -> str:
     """The ``--help`` text: the commands, one per line."""
-    lines = ["usage: python3 tools/dev.py COMMAND [OPTIONS]", "", "Set up .venv (first run) and:"]
+    lines = ["usage: python3 dev/run.py COMMAND [OPTIONS]", "", "Set up .venv (first run) and:"]
     lines += [f"  {name:<12} {SUMMARIES[name]}" for name in COMMANDS]
     return "\n".join(lines)
 

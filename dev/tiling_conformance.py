@@ -3,7 +3,7 @@ indexing expectations, the tiled-layout vectors) through hlo-indexing.
 
 Usage::
 
-    python3 tools/devtools/tiling_conformance.py [FILE.jsonl ...] [--only SUBSTRING]
+    python3 dev/tiling_conformance.py [FILE.jsonl ...] [--only SUBSTRING]
 
 Without files, every ``*.jsonl`` in the folders of ``../shared/conformance`` (beside the
 repository) is run. Each record is dispatched by its kind (:func:`record_kind`) to a
@@ -29,15 +29,10 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-if __name__ == "__main__" and not __package__:
-    # Run as a script: load as devtools.tiling_conformance (tools/ on the path) so the
-    # relative imports of the checker modules resolve.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    __package__ = "devtools"
-
 Checker = Callable[[dict], tuple[str, str]]
-DEFAULT_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
-#: Checker modules (next to this file).
+DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
+#: Checker modules (next to this file, imported by name: dev/ is on the path of a script
+#: run from it and of the tests).
 CHECKER_MODULES = ("tiling_conformance_symbolic", "tiling_conformance_propagation", "corpus_checkers")
 
 
@@ -49,7 +44,7 @@ def load_checkers() -> dict[str, Checker]:
     table: dict[str, Checker] = {}
     for name in CHECKER_MODULES:
         try:
-            module = importlib.import_module(f"{__package__ or 'devtools'}.{name}")
+            module = importlib.import_module(name)
             table.update(module.CHECKERS)
         except Exception as exc:  # a broken checker module must not stop the run: its kinds then fail as unknown
             print(f"tiling_conformance: cannot load {name}: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -29,8 +29,8 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     flat_tilings_for_input_space,
 )
 
-from . import tiling_conformance_text
-from .map_compare import parse_map, relation_difference
+import tiling_conformance_text
+from map_compare import parse_map, relation_difference
 
 Result = tuple[str, str]
 _keep_alive: list[object] = []

@@ -8,7 +8,7 @@ record's ``evaluations`` (offsets, sizes, strides, upper bounds at concrete tile
 tile sizes and runtime variables), reshape tiles through the list of elements they
 access; error records through the status code and message substring. A checker never
 raises: an exception becomes ``fail`` naming it. Not installed: run through
-``tools/dev.py conformance`` or import from this folder.
+``dev/run.py conformance`` or import from this folder.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, symbolic_tile
 
-from .tiling_conformance_analysis import check_tiling_analysis
+from tiling_conformance_analysis import check_tiling_analysis
 
 Result = tuple[str, str]
 

@@ -3,7 +3,7 @@ the attribute form: the relation a map denotes survives print/parse/simplify/att
 checked by enumeration against a brute-force evaluation of the generated expression
 tree (Python's floor division, independent of the code under test); any text, however
 hostile, parses or raises an ``HloIndexingError``. A small budget keeps the suite fast;
-``python3 tools/dev.py fuzz`` runs the long campaign."""
+``python3 dev/run.py fuzz`` runs the long campaign."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """A fuzz campaign: generate cases of five kinds, run them in child workers, classify,
 minimise the findings and write them to a folder.
 
-    python3 tools/dev.py fuzz --minutes 15 --seed 1 [--out DIR] [--kinds mlir,hlo,...]
+    python3 dev/run.py fuzz --minutes 15 --seed 1 [--out DIR] [--kinds mlir,hlo,...]
 
-Each case runs in a worker process (``worker.py``) that stays alive across cases; at most
+Each case runs in a worker process (``fuzz_worker.py``) that stays alive across cases; at most
 ``--jobs`` (default 2) workers run at once. A worker that dies (a native abort, a CHECK
 failure, an out-of-memory kill) or does not answer within ``--timeout`` seconds is
 recorded as ``abort`` or ``hang`` for that case and replaced, so the campaign observes
@@ -24,15 +24,6 @@ Standard library only; the workers run with the interpreter given by ``--python`
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if __name__ == "__main__" and not __package__:
-    # Run as a script: load as devtools.fuzz.campaign (tools/ on the path, as the tests
-    # do) so that the relative import of generate resolves.
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    __package__ = "devtools.fuzz"
-
 import argparse
 import json
 import os
@@ -41,15 +32,17 @@ import random
 import re
 import select
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
-from .generate import KINDS, generate, load_corpus
+from fuzz_generate import KINDS, generate, load_corpus
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
+ROOT = HERE.parent
 
 FAILURES = ("abort", "hang", "foreign", "oob", "traceback", "unlocated", "mismatch", "partial-output")
 OUTCOMES = ("ok", "error") + FAILURES
@@ -76,7 +69,7 @@ class Worker:
         os.close(fd)
         env = dict(os.environ, **self.env, PYTHONFAULTHANDLER="1", HLO_FUZZ_CHANNEL=str(write_fd), HLO_FUZZ_NATIVE=self.native)
         self.process = subprocess.Popen(
-            [self.python, str(HERE / "worker.py")],
+            [self.python, str(HERE / "fuzz_worker.py")],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=self.stderr,
@@ -381,7 +374,7 @@ def print_table(summary: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="dev.py fuzz", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="dev/run.py fuzz", description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=15.0)
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: from the clock, printed)")
     parser.add_argument("--out", default=None, help="findings folder (default: fuzz-findings/seed-S)")

@@ -18,8 +18,8 @@ A result is ``{"outcome": O, "detail": text, "signature": text}`` with ``O`` one
 * ``traceback``: a Python traceback in the CLI's output;
 * ``partial-output``: a failed CLI run that wrote its ``-o`` file.
 
-The parent (``campaign.py``) sees aborts and hangs from outside: the worker dies or
-stops answering. Run as ``python worker.py`` with the project installed.
+The parent (``fuzz_campaign.py``) sees aborts and hangs from outside: the worker dies or
+stops answering. Run as ``python fuzz_worker.py`` with the project installed.
 """
 
 from __future__ import annotations
