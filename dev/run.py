@@ -18,10 +18,9 @@ install is skipped when a stamp file
 (``.venv/.hlo-indexing-stamp``) holds the SHA-256 of the current ``pyproject.toml`` and the extras.
 
 Tests always run against the installed package, from the repository root but without it
-on ``sys.path``: the folders ``passes/``, ``dialect_glue/`` and ``tools/`` are
-subpackages of ``hlo_indexing`` (pyproject's ``package-dir``), never importable by their
-bare names. ``dev/`` itself is not installed: its modules import each other by their
-names (a script's folder is on its ``sys.path``; pytest's ``pythonpath`` adds ``dev/``).
+on the import path: some of the package's folders are not laid out as its subpackages
+(pyproject's ``package-dir``) and must never be importable by their bare names. ``dev/`` itself is not installed: its modules import each other by their
+names (a script's folder is on its import path; pytest's ``pythonpath`` adds ``dev/``).
 
 The type check runs mypy (configured in ``pyproject.toml``) over the package
 ``hlo_indexing``. mypy cannot follow the editable install's import hook, so the check
