@@ -51,7 +51,7 @@ from hlo_indexing.dialect_glue.parsing import enclosing_function
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
-from hlo_indexing.maps.text import display_text
+from hlo_indexing.maps.indexing_map import display_text
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.report import emit_json, format_field, func_field, selected_function
 

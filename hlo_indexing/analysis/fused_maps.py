@@ -17,7 +17,7 @@ from types import MappingProxyType
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.text import display_text
+from hlo_indexing.maps.indexing_map import display_text
 from hlo_indexing.ops.builders import value_shape
 
 #: Default cap on the number of distinct maps kept per value.

@@ -23,7 +23,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, enclosing_function, location_name, location_of
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.maps.text import display_text
+from hlo_indexing.maps.indexing_map import display_text
 from hlo_indexing.ops.result import InstructionIndexing
 
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from hlo_indexing.analysis.fusion import FusionIndexing, path_text
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
-from hlo_indexing.maps.text import print_expr, variable_names
+from hlo_indexing.maps.text import print_expr
 from hlo_indexing.ops.result import InstructionIndexing
 
 if TYPE_CHECKING:  # module_analysis imports this module for ModuleIndexing.to_dict
@@ -59,7 +59,7 @@ def schema() -> dict[str, Any]:
 def map_to_dict(m: IndexingMap) -> dict[str, Any]:
     """One map: its XLA text, variables with ranges, results and constraints."""
     known = not m.is_undefined and not m.is_known_empty()
-    dims, symbols = variable_names(m) if known else ([], [])
+    dims, symbols = m.variable_names() if known else ([], [])
     n_range = len(m.range_vars) if known else 0
     return {
         "text": str(m),

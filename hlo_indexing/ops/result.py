@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.text import display_text
+from hlo_indexing.maps.indexing_map import display_text
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.analysis import elementwise_shape
@@ -514,7 +515,7 @@ class _Builder:
                     raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
-                composed = indexing.compose(self._tag_runtime_sources(operand_maps[0], op, node.serial))
+                composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
                 if opcode == "dot":
                     composed = _contract_as_parameters(composed, self._hidden_dims(op))
                 if opcode in ("dot", "concatenate"):
