@@ -33,6 +33,7 @@ import contextlib
 import functools
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -65,12 +66,10 @@ class _EntryPoints:
 
 
 def _jaxlib_version() -> str:
-    try:
-        import jaxlib  # optional: the bindings may come from another provider (upstream mlir, IREE)
-
-        return str(getattr(jaxlib, "__version__", "unknown"))
-    except ImportError:
-        return "not installed"
+    """jaxlib's version, if the process has loaded it (the bindings may come from another
+    provider: upstream mlir, IREE)."""
+    jaxlib = sys.modules.get("jaxlib")
+    return "not loaded" if jaxlib is None else str(getattr(jaxlib, "__version__", "unknown"))
 
 
 @functools.cache

@@ -8,7 +8,9 @@ from typing import Union
 
 from hlo_indexing.dialect_glue.bindings import ir, sdy
 from hlo_indexing.dialect_glue.context import current_or_default_context, make_context
+from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
+from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
 from hlo_indexing.errors import (
     HloIndexingError,
     InputNotFoundError,
@@ -258,9 +260,6 @@ def check_in_child(text: str | bytes, filename: str) -> None:
         searched = text
     if _HEAP_UNSAFE_PARSERS.search(searched) is None:
         return
-    # Deferred: the isolation machinery only for text with such ops.
-    from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
-
     start = SourceLocation(filename, 1, 1)
     try:
         failure = run_isolated(trial_parse, text, filename, what="MLIR's parser", location=start)
@@ -389,9 +388,6 @@ def _is_hlo(source: str | bytes | os.PathLike, filename: str | None, input_forma
 def _import_hlo(
     source: str | bytes | os.PathLike, filename: str | None, context: "ir.Context"
 ) -> "ir.Module":
-    # Deferred: the HLO importer (and its isolation machinery) only for HLO input.
-    from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
-
     if isinstance(source, os.PathLike):
         path = os.fspath(source)
         try:

@@ -46,11 +46,13 @@ from pathlib import Path
 from typing import Any
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS
-from hlo_indexing.analysis.module_analysis import ModuleIndexing, module_indexing
+from hlo_indexing.analysis.module_analysis import module_indexing
+from hlo_indexing.analysis.results import ModuleIndexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError
 from hlo_indexing.ops.analysis import DIRECTIONS
+from hlo_indexing.passes.pass_manager import run_pipeline
 
 
 def analyze(
@@ -85,8 +87,6 @@ def analyze(
     with gc_paused():
         result = module_indexing(module, direction, fused=fused, per_op=per_op, max_maps=max_maps, buffer=buffer)
     if annotate:
-        from hlo_indexing.passes.pass_manager import run_pipeline  # only for annotate=True
-
         run_pipeline(
             module,
             f"builtin.module(hlo-attach-indexing-maps{{direction={direction}}}, hlo-fuse-indexing-maps{{max-maps={max_maps}}})",

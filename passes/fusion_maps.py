@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
+from hlo_indexing.analysis.results import fused_map_lines
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
@@ -51,7 +52,6 @@ from hlo_indexing.dialect_glue.parsing import enclosing_function
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
-from hlo_indexing.maps.indexing_map import display_text
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.report import emit_json, format_field, func_field, selected_function
 
@@ -193,13 +193,8 @@ class PrintFusionIndexing(_FusedMapsPass):
 
     def _remark(self, location: Any, result: str, fused: FusionIndexing, diagnostics: Diagnostics) -> None:
         """One remark per map of each argument (of each element read of a tuple argument)."""
-        for a in range(len(fused.maps)):
-            for path, maps in fused.element_maps(a):
-                arg = path_text((a,) + path)
-                if not maps:
-                    diagnostics.remark(location, f"{result} -> arg {arg}: no dependence")
-                for text in sorted(display_text(m) for m in maps):
-                    diagnostics.remark(location, f"{result} -> arg {arg}: {text}")
+        for line in fused_map_lines(result, fused):
+            diagnostics.remark(location, line)
         if fused.over_approximated:
             diagnostics.remark(
                 location,

@@ -1,6 +1,6 @@
 """What the two print passes (``hlo-print-indexing-maps``, ``hlo-print-fusion-indexing``)
 share: the options ``format`` (``text``: remarks, ``json``: one JSON document per module,
-see :mod:`hlo_indexing.analysis.serialize`) and ``func`` (report only that function and
+see :mod:`hlo_indexing.analysis.results`) and ``func`` (report only that function and
 what is nested in it), and the JSON output itself.
 
 A JSON document is emitted with :meth:`~hlo_indexing.passes.base.Diagnostics.output`:

@@ -101,6 +101,6 @@ def test_dev_test_names_its_skips():
         "lit: hlo-indexing :: driver/crosscheck-iree-opt.mlir (unsupported: a REQUIRES feature is missing)"
     ]
     modules = dev.installed_modules(ROOT)
-    assert {"hlo_indexing", "hlo_indexing.passes.registry", "hlo_indexing.analysis.serialize"} <= set(modules)
+    assert {"hlo_indexing", "hlo_indexing.passes.registry", "hlo_indexing.analysis.results"} <= set(modules)
     assert modules["hlo_indexing.passes.registry"] == ROOT / "passes" / "registry.py"
     assert not any(path.is_relative_to(ROOT / "dev") for path in modules.values())

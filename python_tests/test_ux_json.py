@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import hlo_indexing
-from hlo_indexing.analysis import serialize
+from hlo_indexing.analysis import results
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.passes import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 OPT = Path(sys.executable).parent / "hlo-indexing-opt"
 EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".mlir", ".hlo"))
-SCHEMA = serialize.schema()
+SCHEMA = results.schema()
 
 TRANSPOSE = """func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
