@@ -17,13 +17,13 @@ import re
 import traceback
 from typing import Callable
 
-from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.hlo_graph import HloGraph, parse_hlo_graph
-from hlo_indexing.symbolic_tiling.propagation import propagate_to_input, propagate_to_output
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, parse_tile, tid, ts
-from hlo_indexing.symbolic_tiling.tile_expr import Expr, parse_expr
-from hlo_indexing.symbolic_tiling.tiled_hlo import TiledComputation, TiledInstruction, tile_computation
-from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace, create_tiling_space
+from hlo_indexing.errors import TilingError
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import HloGraph, parse_hlo_graph
+from hlo_indexing.symbolic_tiling.experimental.propagation import propagate_to_input, propagate_to_output
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile, parse_tile, tid, ts
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr, parse_expr
+from hlo_indexing.symbolic_tiling.experimental.tiled_hlo import TiledComputation, TiledInstruction, tile_computation
+from hlo_indexing.symbolic_tiling.experimental.tiling_space import TilingSpace, create_tiling_space
 
 Verdict = tuple[str, str]
 
@@ -75,13 +75,13 @@ def _check_space(space: TilingSpace, expected: dict) -> str | None:
 def _status(exc: TilingError, record: dict) -> Verdict:
     want = record["expected_status"]
     if want == "OK":
-        return "fail", f"expected success, got {exc.status_text()}"
-    if want != "ERROR" and exc.code != want:
-        return "fail", f"status {exc.code} != {want}: {exc.message}"
+        return "fail", f"expected success, got {exc}"
+    if want != "ERROR" and exc.status != want:
+        return "fail", f"status {exc.status} != {want}: {exc.message}"
     substring = record.get("expected_error_substring")
     if substring and substring not in exc.message:
         return "fail", f"message {exc.message!r} lacks {substring!r}"
-    return "pass", f"{exc.code} as expected"
+    return "pass", f"{exc.status} as expected"
 
 
 def _propagate(space: TilingSpace, graph, name: str, direction: str, tile: Tile, index: int) -> list[Tile]:
@@ -192,9 +192,9 @@ def check_error_message(record: dict) -> Verdict:
     try:
         out = propagate_to_output(space, graph.instruction(record["instruction"]), tile, record["input_index"])
     except TilingError as exc:
-        if _squash(exc.status_text()) == _squash(record["expected"]):
+        if _squash(str(exc)) == _squash(record["expected"]):
             return "pass", "status text as expected"
-        return "fail", f"status text {exc.status_text()!r}"
+        return "fail", f"status text {str(exc)!r}"
     return "fail", f"expected an error, got {out[0]}"
 
 

@@ -57,7 +57,7 @@ _EXPORTS = {
     "analyze_producer_consumer": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "TiledFusion": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
-    "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "TilingError": "hlo_indexing.errors",
     "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
     "tiling_footprint": "hlo_indexing.symbolic_tiling.footprint",
     "rank_tilings": "hlo_indexing.symbolic_tiling.ranking",

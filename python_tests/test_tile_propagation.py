@@ -17,11 +17,11 @@ import pathlib
 import pytest
 
 from hlo_indexing import output_to_input_indexing, parse_module
-from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.hlo_graph import parse_hlo_graph
-from hlo_indexing.symbolic_tiling.propagation import propagate_to_input, propagate_to_output
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, tid
-from hlo_indexing.symbolic_tiling.tiling_space import create_tiling_space
+from hlo_indexing.errors import TilingError
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import parse_hlo_graph
+from hlo_indexing.symbolic_tiling.experimental.propagation import propagate_to_input, propagate_to_output
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile, tid
+from hlo_indexing.symbolic_tiling.experimental.tiling_space import create_tiling_space
 
 hypothesis = pytest.importorskip("hypothesis")  # optional test dependency (test extra)
 st = hypothesis.strategies
@@ -260,7 +260,7 @@ def test_reshape_refusal_names_the_reason():
     tile = space.concretize(space.root_tiles()[0])
     with pytest.raises(TilingError) as info:
         propagate_to_output(space, graph.entry_computation.root, tile)
-    assert info.value.code == "UNIMPLEMENTED" and "partially tiled" in info.value.message
+    assert info.value.status == "UNIMPLEMENTED" and "partially tiled" in info.value.message
 
 
 def test_shared_corpus_pass_rate():

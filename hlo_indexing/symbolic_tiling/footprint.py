@@ -205,7 +205,7 @@ def tiling_footprint(
     """The :class:`Footprint` of flat ``tile_sizes`` (see the module docstring).
     ``layouts``/``output_layouts``: per parameter/output number, a Layout or its text
     (default row-major); ``exactness``: compute :attr:`Footprint.exactness` too.
-    Raises :class:`~.tiled_fusion.TilingError` when the sizes are not a valid tiling,
+    Raises :class:`~hlo_indexing.errors.TilingError` when the sizes are not a valid tiling,
     :class:`FootprintError` when counting is impossible."""
     computation = tiled_computation(fusion, list(tile_sizes))
     operands = tuple(

@@ -67,7 +67,7 @@ class PallasTiling:
 def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasTiling:
     """The grid and block specs of flat ``tile_sizes`` (see the module docstring).
     Raises :class:`NotABlockError` when a tile is not a block, or a parameter is read
-    through two different tiles; :class:`~.tiled_fusion.TilingError` for invalid sizes."""
+    through two different tiles; :class:`~hlo_indexing.errors.TilingError` for invalid sizes."""
     sizes = list(tile_sizes)
     computation = tiled_computation(fusion, sizes)
     parameters = fusion.parameters

@@ -18,6 +18,7 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import default_context
+from hlo_indexing.errors import TilingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -26,7 +27,6 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     SsaValue,
     TiledFusion,
     TiledNode,
-    TilingError,
     TilingParameter,
     defining_op,
 )

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.errors import HloIndexingError, TilingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -52,15 +52,6 @@ else:
 DOT_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "mhlo.dot_general", "mhlo.dot"})
 #: Ops that read nothing: leaves of the tiled computation besides parameters.
 LEAF_OPS = frozenset({"constant", "iota"})
-
-
-class TilingError(HloIndexingError):
-    """Tiling at concrete sizes failed; ``status`` is XLA's status code name
-    (``INVALID_ARGUMENT``, ``UNIMPLEMENTED``, ``FAILED_PRECONDITION``)."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(f"{status}: {message}")
-        self.status = status
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.hlo_graph import Instruction
-from hlo_indexing.symbolic_tiling.simplify import simplify
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile
-from hlo_indexing.symbolic_tiling.tile_expr import Expr
+from hlo_indexing.errors import TilingError
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import Instruction
+from hlo_indexing.symbolic_tiling.experimental.simplify import simplify
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr
 
 
 @dataclass(frozen=True)

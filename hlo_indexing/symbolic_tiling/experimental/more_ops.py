@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import re
 
-from hlo_indexing.symbolic_tiling.convolution import window_field
-from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.hlo_graph import Instruction
-from hlo_indexing.symbolic_tiling.simplify import simplify
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile
-from hlo_indexing.symbolic_tiling.tile_expr import Expr
+from hlo_indexing.symbolic_tiling.experimental.convolution import window_field
+from hlo_indexing.errors import TilingError
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import Instruction
+from hlo_indexing.symbolic_tiling.experimental.simplify import simplify
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr
 
 REFUSED = {
     "gather": "gather reads at data-dependent positions",

@@ -18,15 +18,15 @@ dimensions take the tile of their tiling-space dimension. Anything else raises
 
 from __future__ import annotations
 
-from hlo_indexing.symbolic_tiling.convolution import conv_labels, convolution_operand_tiles
-from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.hlo_graph import Instruction
-from hlo_indexing.symbolic_tiling.more_ops import more_ops_to_input
-from hlo_indexing.symbolic_tiling.reshape_propagation import is_multiple_of, propagate_through_reshape
-from hlo_indexing.symbolic_tiling.simplify import simplify
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, rt
-from hlo_indexing.symbolic_tiling.tile_expr import Expr
-from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace
+from hlo_indexing.symbolic_tiling.experimental.convolution import conv_labels, convolution_operand_tiles
+from hlo_indexing.errors import TilingError
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import Instruction
+from hlo_indexing.symbolic_tiling.experimental.more_ops import more_ops_to_input
+from hlo_indexing.symbolic_tiling.experimental.reshape_propagation import is_multiple_of, propagate_through_reshape
+from hlo_indexing.symbolic_tiling.experimental.simplify import simplify
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile, rt
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr
+from hlo_indexing.symbolic_tiling.experimental.tiling_space import TilingSpace
 
 ELEMENTWISE = frozenset("""
 abs add and atan2 cbrt ceil clamp compare complex convert copy cos divide erf exp exponential

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import math
 
-from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile
-from hlo_indexing.symbolic_tiling.tile_expr import Expr
+from hlo_indexing.errors import TilingError
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr
 
 
 def _groups(source: tuple[int, ...], target: tuple[int, ...]) -> list[tuple[list[int], list[int]]]:

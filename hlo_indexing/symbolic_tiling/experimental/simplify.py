@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from hlo_indexing.symbolic_tiling.tile_expr import Expr, binary
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr, binary
 
 Bounds = Mapping[str, tuple[int, int]]
 

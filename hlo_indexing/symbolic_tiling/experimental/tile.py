@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from hlo_indexing.errors import ParseError
-from hlo_indexing.symbolic_tiling.tile_expr import Expr, ExprLike, as_expr, parse_expr
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr, ExprLike, as_expr, parse_expr
 
 
 def tid(i: int) -> Expr:

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from hlo_indexing.symbolic_tiling.hlo_graph import HloGraph, Instruction
-from hlo_indexing.symbolic_tiling.propagation import propagate_to_input
-from hlo_indexing.symbolic_tiling.tile import Tile
-from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import HloGraph, Instruction
+from hlo_indexing.symbolic_tiling.experimental.propagation import propagate_to_input
+from hlo_indexing.symbolic_tiling.experimental.tile import Tile
+from hlo_indexing.symbolic_tiling.experimental.tiling_space import TilingSpace
 
 LEAVES = frozenset({"parameter", "constant", "iota"})
 

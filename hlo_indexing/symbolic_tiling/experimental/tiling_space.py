@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hlo_indexing.errors import UnsupportedError
-from hlo_indexing.symbolic_tiling.convolution import conv_labels
-from hlo_indexing.symbolic_tiling.errors import TilingError
-from hlo_indexing.symbolic_tiling.hlo_graph import Computation, HloGraph, Instruction, first_array
-from hlo_indexing.symbolic_tiling.simplify import simplify
-from hlo_indexing.symbolic_tiling.tile import DimTile, Tile, tid, ts
-from hlo_indexing.symbolic_tiling.tile_expr import Expr
+from hlo_indexing.symbolic_tiling.experimental.convolution import conv_labels
+from hlo_indexing.errors import TilingError
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import Computation, HloGraph, Instruction, first_array
+from hlo_indexing.symbolic_tiling.experimental.simplify import simplify
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile, tid, ts
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr
 
 
 @dataclass
