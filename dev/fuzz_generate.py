@@ -335,20 +335,20 @@ def layout_case(rng: random.Random, corpus: Corpus) -> str:
 # ----------------------------------------------------------------------------- CLI
 
 OPT_FLAGS = (
-    "--hlo-attach-indexing-maps", "--hlo-attach-indexing-maps=direction=input-to-output", "--hlo-fuse-indexing-maps",
-    "--hlo-print-fusion-indexing", "--hlo-print-fusion-indexing=analyses=true", "--hlo-print-indexing-maps",
+    "--hlo-attach-indexing-maps", "--hlo-attach-indexing-maps=direction=input-to-output", "--hlo-attach-fused-indexing-maps",
+    "--hlo-print-fused-indexing-maps", "--hlo-print-fused-indexing-maps=analyses=true", "--hlo-print-indexing-maps",
     "--hlo-simplify-indexing-maps", "--hlo-simplify-indexing-maps=report=true", "--hlo-lower-tiled-layouts",
     "--hlo-lower-tiled-layouts=rewrite-memrefs=true", "--canonicalize", "--cse", "-split-input-file",
     "-verify-diagnostics", "--mlir-print-local-scope", "--mlir-print-debuginfo", "--mlir-print-op-generic",
     "--mlir-print-ir-after-all", "--mlir-timing", "--allow-unregistered-dialect", "--dump-pass-pipeline",
-    "--hlo-fuse-indexing-maps=max-maps=0", "--hlo-fuse-indexing-maps=max-maps=-1", "--hlo-print-fusion-indexing=max-points=1",
+    "--hlo-attach-fused-indexing-maps=max-maps=0", "--hlo-attach-fused-indexing-maps=max-maps=-1", "--hlo-print-fused-indexing-maps=max-points=1",
     "--input-format=hlo", "--input-format=mlir", "--no-such-flag", "-j=2",
 )
 PIPELINES = (
-    "builtin.module(hlo-print-fusion-indexing, hlo-fuse-indexing-maps)",
+    "builtin.module(hlo-print-fused-indexing-maps, hlo-attach-fused-indexing-maps)",
     "builtin.module(canonicalize, hlo-attach-indexing-maps{direction=input-to-output}, cse)",
     "builtin.module(func.func(canonicalize), hlo-simplify-indexing-maps{report=true})",
-    "builtin.module(hlo-print-fusion-indexing{max-maps=3 analyses=true max-points=16})",
+    "builtin.module(hlo-print-fused-indexing-maps{max-maps=3 analyses=true max-points=16})",
     "builtin.module(hlo-lower-tiled-layouts, hlo-print-indexing-maps)",
 )
 

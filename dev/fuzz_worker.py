@@ -211,7 +211,7 @@ def run_module(text: str, hlo: bool) -> None:
 #: Our passes, run in a PassManager as a user would; a failure must be a failed run.
 PIPELINE = (
     "builtin.module(hlo-attach-indexing-maps, hlo-simplify-indexing-maps, "
-    "hlo-fuse-indexing-maps{analyses=true max-points=4096}, hlo-lower-tiled-layouts)"
+    "hlo-attach-fused-indexing-maps{analyses=true max-points=4096}, hlo-lower-tiled-layouts)"
 )
 
 

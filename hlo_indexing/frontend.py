@@ -24,7 +24,7 @@ every HLO op (:class:`OpMaps`), with a readable ``str()``.
 
 The caller's module is never modified: the analysis only reads it, and with
 ``annotate=True`` (attach the maps as ``hlo_indexing.*`` attributes, as the passes
-``hlo-attach-indexing-maps`` and ``hlo-fuse-indexing-maps`` do) it works on a clone
+``hlo-attach-indexing-maps`` and ``hlo-attach-fused-indexing-maps`` do) it works on a clone
 unless ``clone=False`` (then the caller's own module, e.g. JAX's live one, is
 annotated). ``result.module`` is the module that was analysed (and annotated).
 
@@ -89,7 +89,7 @@ def analyze(
     if annotate:
         run_pipeline(
             module,
-            f"builtin.module(hlo-attach-indexing-maps{{direction={direction}}}, hlo-fuse-indexing-maps{{max-maps={max_maps}}})",
+            f"builtin.module(hlo-attach-indexing-maps{{direction={direction}}}, hlo-attach-fused-indexing-maps{{max-maps={max_maps}}})",
         )
     return result
 

@@ -1,4 +1,4 @@
-"""What the two print passes (``hlo-print-indexing-maps``, ``hlo-print-fusion-indexing``)
+"""What the two print passes (``hlo-print-indexing-maps``, ``hlo-print-fused-indexing-maps``)
 share: the options ``format`` (``text``: remarks, ``json``: one JSON document per module,
 see :mod:`hlo_indexing.analysis.results`) and ``func`` (report only that function and
 what is nested in it), and the JSON output itself.

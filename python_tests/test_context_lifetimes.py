@@ -53,7 +53,7 @@ def _live_contexts() -> int:
 
 def test_cli_runs_in_process_keep_a_bounded_number_of_contexts() -> None:
     inputs = [str(LIT / "ops" / "ops-stablehlo.mlir"), str(LIT / "ops" / "ops-mhlo.mlir")]
-    flags = (["--hlo-attach-indexing-maps"], ["--hlo-fuse-indexing-maps", "--cse"], ["--hlo-print-indexing-maps"])
+    flags = (["--hlo-attach-indexing-maps"], ["--hlo-attach-fused-indexing-maps", "--cse"], ["--hlo-print-indexing-maps"])
     opt.main([inputs[0], *flags[0]])  # the memo tables now hold contexts of this process
     before = _live_contexts()
     runs = 3 * MAX_MEMO_CONTEXTS

@@ -138,7 +138,7 @@ def test_long_op_chain_fuses_through_the_cli(tmp_path, capsys) -> None:
     lines += [f"  return %v{n} : tensor<8xf32>", "}"]
     source = tmp_path / "chain.mlir"
     source.write_text("\n".join(lines) + "\n")
-    code = opt.main([str(source), "--pass-pipeline=builtin.module(hlo-fuse-indexing-maps)", "-o", str(tmp_path / "out.mlir")])
+    code = opt.main([str(source), "--pass-pipeline=builtin.module(hlo-attach-fused-indexing-maps)", "-o", str(tmp_path / "out.mlir")])
     err = capsys.readouterr().err
     assert code == 0, err
     assert "affine_map<(d0) -> (d0)>" in (tmp_path / "out.mlir").read_text()  # an even number of reversals

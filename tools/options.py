@@ -159,7 +159,10 @@ def list_passes_text() -> str:
     """Our passes and their options, from the registry's table: imports no pass module
     (nor the MLIR bindings)."""
     lines = ["Available Passes:"]
-    for name in registry.pass_names():
+    for name in sorted([*registry.pass_names(), *registry.ALIASES]):
+        if name in registry.ALIASES:
+            lines.append(f"  --{name:<34} - alias of --{registry.ALIASES[name]} (its old name)")
+            continue
         entry = registry.info(name)
         assert entry is not None  # a name of pass_names()
         lines.append(f"  --{name:<34} - {entry.description}")
