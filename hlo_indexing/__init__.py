@@ -72,8 +72,8 @@ _EXPORTS = {
     "pallas_blockspecs": "hlo_indexing.symbolic_tiling.pallas",
     "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
     "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
-    "module_tilings": "hlo_indexing.passes.tilings",
-    "tile_picture": "hlo_indexing.tools.tile_picture",
+    "module_tilings": "hlo_indexing.symbolic_tiling.tilings_report",
+    "tile_picture": "hlo_indexing.symbolic_tiling.tile_picture",
     "render_tile_svg": "hlo_indexing.tools.tile_view",
 }
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hlo_indexing.analysis.coalescing import LayoutLike, as_layout, declared_layouts
+from hlo_indexing.layout.attributes import LayoutLike, as_layout, declared_layouts
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan

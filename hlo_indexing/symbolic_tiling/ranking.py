@@ -56,7 +56,7 @@ from typing import overload
 
 import numpy as np
 
-from hlo_indexing.analysis.coalescing import LayoutLike
+from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import TilingError
 from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
