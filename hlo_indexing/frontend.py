@@ -50,15 +50,15 @@ from hlo_indexing.analysis.module_analysis import module_indexing
 from hlo_indexing.analysis.results import ModuleIndexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError
-from hlo_indexing.ops.analysis import DIRECTIONS
 from hlo_indexing.passes.pass_manager import run_pipeline
 
 
 def analyze(
     obj: Any,
     *,
-    direction: str = "output-to-input",
+    direction: str = Direction.OUTPUT_TO_INPUT,
     fused: bool = True,
     per_op: bool = True,
     annotate: bool = False,
@@ -78,8 +78,8 @@ def analyze(
     :class:`~hlo_indexing.errors.InputNotFoundError` (a ``FileNotFoundError``) for a
     missing file, :class:`~hlo_indexing.errors.ParseError` for text that does not parse;
     all are :class:`~hlo_indexing.errors.HloIndexingError`."""
-    if direction not in DIRECTIONS:
-        raise InvalidArgumentError(f"analyze: direction must be one of {DIRECTIONS}, not {direction!r}")
+    if direction not in tuple(Direction):
+        raise InvalidArgumentError(f"analyze: direction must be one of {tuple(d.value for d in Direction)}, not {direction!r}")
     module, owned, buffer = _module_of(obj, filename)
     if annotate and clone and not owned:
         module = module.operation.clone()

@@ -51,6 +51,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.dialect_glue.parsing import enclosing_function
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
@@ -173,7 +174,7 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
         if not selected_function(module, self.func, diagnostics):
             return
         if self.format == "json":
-            emit_json(module, diagnostics, direction="output-to-input", fused=True, function=self.func, max_maps=self.max_maps)
+            emit_json(module, diagnostics, direction=Direction.OUTPUT_TO_INPUT, fused=True, function=self.func, max_maps=self.max_maps)
             return
         for label, op in computations(module):
             if self.func and enclosing_function(op) != self.func.removeprefix("@"):

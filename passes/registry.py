@@ -21,6 +21,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from hlo_indexing.direction import Direction
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 
 if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
@@ -56,7 +57,7 @@ class PassInfo:
 
 
 _DIRECTION = OptionInfo(
-    "direction", "str", "output-to-input", "output-to-input or input-to-output", ("output-to-input", "input-to-output")
+    "direction", "str", Direction.OUTPUT_TO_INPUT, "output-to-input or input-to-output", (Direction.OUTPUT_TO_INPUT, Direction.INPUT_TO_OUTPUT)
 )
 _SIMPLIFY = OptionInfo("simplify", "bool", True, "simplify the maps")
 _FUSED_MAPS_OPTIONS = (

@@ -7,7 +7,7 @@ in ``dev/``).
 
 Layers, bottom to top (a module may import its own package and any layer below)::
 
-    errors, limits, lazy, version < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
+    errors, limits, lazy, version, direction < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
     < passes < frontend < tools
 
 ``hlo_indexing/__init__.py`` and the layout package's ``__init__`` re-export names
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Bottom to top; a module's layer is the longest prefix of its name listed here.
 LAYERS = (
-    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.lazy", "hlo_indexing.version"),
+    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.lazy", "hlo_indexing.version", "hlo_indexing.direction"),
     ("hlo_indexing.dialect_glue",),
     ("hlo_indexing.maps",),
     ("hlo_indexing.ops",),

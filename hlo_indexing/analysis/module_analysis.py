@@ -14,6 +14,7 @@ from hlo_indexing.analysis.results import ComputationMaps, ModuleIndexing, OpMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, enclosing_function, location_name, location_of
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError, SourceLocation
 from hlo_indexing.ops.result import InstructionIndexing
 
@@ -104,7 +105,7 @@ def _computation_maps(
         if function is not None and owner != function:
             continue
         try:
-            maps = computation_indexing(op, direction.replace("-", "_"), max_maps=max_maps, per_op=known, shared=shared)
+            maps = computation_indexing(op, Direction.of(direction), max_maps=max_maps, per_op=known, shared=shared)
         except (HloIndexingError, ValueError, NotImplementedError) as exc:
             yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc), op.name, owner)
             continue

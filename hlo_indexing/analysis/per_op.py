@@ -26,6 +26,7 @@ from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, is_scalar_helper
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
+from hlo_indexing.direction import Direction
 from hlo_indexing.ops import analysis as op_analysis
 from hlo_indexing.ops.result import InstructionIndexing
 
@@ -73,5 +74,4 @@ def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
 
 def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[InstructionIndexing]:
     """One indexing per result (``"output-to-input"``) or per operand (``"input-to-output"``)."""
-    which = op_analysis.OUTPUT_TO_INPUT if direction == "output-to-input" else op_analysis.INPUT_TO_OUTPUT
-    return op_analysis.all_indexings(op, which, simplify=simplify, regions=REGIONS)
+    return op_analysis.all_indexings(op, Direction.of(direction), simplify=simplify, regions=REGIONS)

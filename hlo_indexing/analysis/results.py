@@ -49,6 +49,7 @@ from importlib import resources
 from typing import Any
 
 from hlo_indexing.analysis.fusion import FusionIndexing, path_text
+from hlo_indexing.direction import Direction
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable, display_text
 from hlo_indexing.maps.text import print_expr
 from hlo_indexing.ops.result import InstructionIndexing
@@ -80,7 +81,7 @@ class ComputationMaps:
         per over-approximated result, or one error line."""
         if self.error is not None:
             return [f"{self.name}: error: {self.error}"]
-        source, target = ("result", "arg") if self.direction == "output-to-input" else ("arg", "result")
+        source, target = ("result", "arg") if self.direction == Direction.OUTPUT_TO_INPUT else ("arg", "result")
         lines = []
         for i, fused in enumerate(self.maps):
             lines += fused_map_lines(f"{self.name} {source} {i}", fused, target)
@@ -108,7 +109,7 @@ class OpMaps:
 
     def lines(self) -> list[str]:
         """The printed form: a header line per result (operand) then its maps, indented."""
-        what = "result" if self.direction == "output-to-input" else "operand"
+        what = "result" if self.direction == Direction.OUTPUT_TO_INPUT else "operand"
         lines = []
         label = f"{self.op} {self.name!r}" if self.name else self.op
         for i, indexing in enumerate(self.indexing):

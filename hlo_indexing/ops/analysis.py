@@ -28,18 +28,13 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
 from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
 from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, ELEMENTWISE_KINDS, HLO_DIALECTS, rule_for
-
-#: The two directions of per-op (and fused) maps, as pass options and API arguments spell them.
-DIRECTIONS = ("output-to-input", "input-to-output")
-
-OUTPUT_TO_INPUT = "output_to_input"
-INPUT_TO_OUTPUT = "input_to_output"
 
 #: Maximum number of cached results per context (the oldest ones are dropped first).
 CACHE_SIZE = 4096
@@ -57,7 +52,7 @@ def output_to_input_indexing(
     gives the rules of ops with a body their body's fused maps
     (:mod:`hlo_indexing.ops.regions`); the public API
     (:mod:`hlo_indexing.analysis.per_op`) always passes it."""
-    return _indexing(op, OUTPUT_TO_INPUT, result_index, simplify, regions)
+    return _indexing(op, Direction.OUTPUT_TO_INPUT, result_index, simplify, regions)
 
 
 def input_to_output_indexing(
@@ -66,7 +61,7 @@ def input_to_output_indexing(
     """For operand ``operand_index`` of ``op``, one set of maps per result: from the
     operand's index space to the result elements each operand element contributes to.
     ``regions`` as for :func:`output_to_input_indexing`."""
-    return _indexing(op, INPUT_TO_OUTPUT, operand_index, simplify, regions)
+    return _indexing(op, Direction.INPUT_TO_OUTPUT, operand_index, simplify, regions)
 
 
 def elementwise_shape(op: ir.Operation | ir.OpView) -> tuple[int, ...] | None:
@@ -96,13 +91,13 @@ def elementwise_shape(op: ir.Operation | ir.OpView) -> tuple[int, ...] | None:
 def all_indexings(
     op: ir.Operation | ir.OpView, direction: str, *, simplify: bool = True, regions: RegionIndexing | None = None
 ) -> list[InstructionIndexing]:
-    """The indexing of every result (``direction`` :data:`OUTPUT_TO_INPUT`) or of every
-    operand (:data:`INPUT_TO_OUTPUT`) of ``op``, in order: what
+    """The indexing of every result (``direction`` ``Direction.OUTPUT_TO_INPUT``) or of every
+    operand (``Direction.INPUT_TO_OUTPUT``) of ``op``, in order: what
     :func:`output_to_input_indexing` / :func:`input_to_output_indexing` give for each
     index, with the op read once."""
     operation = op if isinstance(op, ir.Operation) else op.operation
     try:
-        count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
+        count = len(operation.results) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(operation))
         key = _key(operation, direction, simplify, regions)
         return [_lookup(operation, key, direction, index, simplify, regions) for index in range(count)]
     except HloIndexingError as exc:
@@ -122,9 +117,9 @@ def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify
     rule that trips over a malformed op)."""
     operation = op if isinstance(op, ir.Operation) else op.operation
     try:
-        count = len(operation.results) if direction == OUTPUT_TO_INPUT else len(operand_values(operation))
+        count = len(operation.results) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(operation))
         if not 0 <= index < count:
-            what = "result" if direction == OUTPUT_TO_INPUT else "operand"
+            what = "result" if direction == Direction.OUTPUT_TO_INPUT else "operand"
             raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
         return _lookup(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
     except HloIndexingError as exc:
@@ -227,11 +222,11 @@ def _apply_rule(
         regions,
     )
     rule = rule_for(dialect, kind)
-    width = info.num_operands if direction == OUTPUT_TO_INPUT else info.num_results
+    width = info.num_operands if direction == Direction.OUTPUT_TO_INPUT else info.num_results
     replicas: tuple = ()
     try:
         with operation.context:
-            if direction == OUTPUT_TO_INPUT:
+            if direction == Direction.OUTPUT_TO_INPUT:
                 entries = rule.output_to_input(info, index)
                 if rule.replicas is not None:
                     replicas = tuple(
