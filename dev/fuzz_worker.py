@@ -40,7 +40,8 @@ from hlo_indexing.analysis.fusion import fusion_indexing, fusion_input_to_output
 from hlo_indexing.analysis.per_op import hlo_ops, input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.dialect_glue.parsing import location_of, parse_module
+from hlo_indexing.dialect_glue.locations import location_of
+from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError, TimeLimitError
 from hlo_indexing.frontend import analyze
 from hlo_indexing.layout import lowering, tiling

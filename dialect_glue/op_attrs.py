@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
 from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE
-from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.errors import InvalidAttributeError, LimitExceededError, UnsupportedError
 from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS
 

@@ -50,7 +50,7 @@ from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, o
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
-from hlo_indexing.dialect_glue.parsing import enclosing_function
+from hlo_indexing.dialect_glue.locations import enclosing_function
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import enclosing_function, location_name, source_order_key
+from hlo_indexing.dialect_glue.locations import enclosing_function, location_name, source_order_key
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass

@@ -17,7 +17,7 @@ from typing import Any
 
 from hlo_indexing.analysis.module_analysis import module_indexing
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import enclosing_function
+from hlo_indexing.dialect_glue.locations import enclosing_function
 from hlo_indexing.passes.base import Diagnostics
 
 FORMATS = ("text", "json")

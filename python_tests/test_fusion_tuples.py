@@ -18,8 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hlo_indexing import IndexingMap, fusion_indexing, fusion_input_to_output_indexing, parse_module
-from hlo_indexing.ops import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing import (
+    IndexingMap,
+    fusion_indexing,
+    fusion_input_to_output_indexing,
+    input_to_output_indexing,
+    output_to_input_indexing,
+    parse_module,
+)
 
 from test_op_indexing_support import relation
 

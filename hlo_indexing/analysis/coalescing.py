@@ -74,7 +74,7 @@ from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.linear_form import linearize
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.rule import value_shape
 
 #: Consecutive innermost indices that read together (a GPU warp).
 WARP_SIZE = 32

@@ -19,7 +19,7 @@ from hlo_indexing.direction import Direction
 from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.indexing_map import display_text
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.rule import value_shape
 
 #: Default cap on the number of distinct maps kept per value.
 DEFAULT_MAX_MAPS = 16

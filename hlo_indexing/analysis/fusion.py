@@ -65,13 +65,10 @@ from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, bl
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.analysis import (
-    input_to_output_indexing,
-    output_to_input_indexing,
-)
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.dispatch import operand_indexing, result_indexing
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing
+from hlo_indexing.ops.rule import value_shape
 
 #: The public names: the walks, and the result type and helpers of
 #: :mod:`hlo_indexing.analysis.fused_maps`, which users import from here.
@@ -273,7 +270,7 @@ class _Composer(SetAlgebra):
         if found is not None:
             indexing = found[result_index]
         else:
-            indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
+            indexing = result_indexing(op, result_index, regions=REGIONS)
         if not any(indexing.runtime):  # nothing to fold: the same for every op sharing the result
             cached = self.plain_maps.get(id(indexing))
             if cached is None or cached[0] is not indexing:
@@ -320,7 +317,7 @@ class _Composer(SetAlgebra):
             if found is not None:
                 indexing = found[operand_index]
             else:
-                indexing = input_to_output_indexing(op, operand_index, regions=REGIONS)
+                indexing = operand_indexing(op, operand_index, regions=REGIONS)
             for result, result_maps in zip(operation.results, indexing.maps):
                 yield result, (), self.intern(result_maps), NO_CAPS
 

@@ -32,8 +32,9 @@ from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import algebra
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.analysis import output_to_input_indexing
-from hlo_indexing.ops.builders import dims, make_map, syms, value_shape
+from hlo_indexing.ops.dispatch import result_indexing
+from hlo_indexing.ops.map_builders import dims, make_map, syms
+from hlo_indexing.ops.rule import value_shape
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.result import RuntimeSource
 
@@ -87,7 +88,7 @@ class _Walk:
             return
         if isinstance(op.results[r].type, ir.TupleType):
             raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
-        indexing = output_to_input_indexing(op, r, regions=self.regions)
+        indexing = result_indexing(op, r, regions=self.regions)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         for operand, producer_maps, sources in zip(op.operands, indexing.maps, runtime, strict=True):
             composed: set = set()

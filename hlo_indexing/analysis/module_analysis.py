@@ -13,7 +13,7 @@ from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.analysis.results import ComputationMaps, ModuleIndexing, OpMaps
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, enclosing_function, location_name, location_of
+from hlo_indexing.dialect_glue.locations import ANONYMOUS_BUFFER, enclosing_function, location_name, location_of
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError, SourceLocation
 from hlo_indexing.ops.result import InstructionIndexing

@@ -1,4 +1,7 @@
-"""Per-op indexing maps of StableHLO/MHLO/CHLO ops, in both directions.
+"""The per-op dispatch: finds an op's rule (:mod:`hlo_indexing.ops.rules`) and gives its
+maps, in both directions (:func:`result_indexing`, :func:`operand_indexing`); the public
+per-op API, which passes the fused analysis of bodies, is
+:mod:`hlo_indexing.analysis.per_op` (``hlo_indexing.output_to_input_indexing``).
 
 Example::
 
@@ -8,9 +11,9 @@ Example::
         return %0 : tensor<10x20x30xf32>
       }''')
     op = module.body.operations[0].regions[0].blocks[0].operations[0]
-    print(output_to_input_indexing(op))
+    print(result_indexing(op))
     # operand id = 0 (d0, d1, d2) -> (d1), domain: d0 in [0, 9], d1 in [0, 19], d2 in [0, 29]
-    print(input_to_output_indexing(op))
+    print(operand_indexing(op))
     # operand id = 0 (d0)[s0, s1] -> (s0, d0, s1), domain: d0 in [0, 19], s0 in [0, 9], s1 in [0, 29]
 
 Results are cached per (op name, operand and result types, attributes, direction,
@@ -27,11 +30,11 @@ from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
 from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
-from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, ELEMENTWISE_KINDS, HLO_DIALECTS, rule_for
@@ -42,7 +45,7 @@ CACHE_SIZE = 4096
 CACHE_TABLE = "per-op"
 
 
-def output_to_input_indexing(
+def result_indexing(
     op: ir.Operation | ir.OpView, result_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
 ) -> InstructionIndexing:
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
@@ -55,12 +58,12 @@ def output_to_input_indexing(
     return _indexing(op, Direction.OUTPUT_TO_INPUT, result_index, simplify, regions)
 
 
-def input_to_output_indexing(
+def operand_indexing(
     op: ir.Operation | ir.OpView, operand_index: int = 0, *, simplify: bool = True, regions: RegionIndexing | None = None
 ) -> InstructionIndexing:
     """For operand ``operand_index`` of ``op``, one set of maps per result: from the
     operand's index space to the result elements each operand element contributes to.
-    ``regions`` as for :func:`output_to_input_indexing`."""
+    ``regions`` as for :func:`result_indexing`."""
     return _indexing(op, Direction.INPUT_TO_OUTPUT, operand_index, simplify, regions)
 
 
@@ -68,7 +71,7 @@ def elementwise_shape(op: ir.Operation | ir.OpView) -> tuple[int, ...] | None:
     """The shape of an elementwise op (a StableHLO/MHLO/CHLO kind of
     ``rules.ELEMENTWISE_KINDS``) whose one result and every operand have that static,
     non-empty shape, else None: each operand of such an op is read through the identity
-    map over the shape (what :func:`output_to_input_indexing` gives, known without
+    map over the shape (what :func:`result_indexing` gives, known without
     building its cache key). Example: ``(8, 16)`` for ``stablehlo.add`` of two
     ``tensor<8x16xf32>``; None for a ``select`` with a scalar predicate."""
     operation = op if isinstance(op, ir.Operation) else op.operation
@@ -93,7 +96,7 @@ def all_indexings(
 ) -> list[InstructionIndexing]:
     """The indexing of every result (``direction`` ``Direction.OUTPUT_TO_INPUT``) or of every
     operand (``Direction.INPUT_TO_OUTPUT``) of ``op``, in order: what
-    :func:`output_to_input_indexing` / :func:`input_to_output_indexing` give for each
+    :func:`result_indexing` / :func:`operand_indexing` give for each
     index, with the op read once."""
     operation = op if isinstance(op, ir.Operation) else op.operation
     try:

@@ -40,7 +40,9 @@ from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
+from hlo_indexing.ops.inversion import invert_direct
+from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
 from hlo_indexing.ops.loop_iterations import iterated_maps
 from hlo_indexing.ops.regions import RegionIndexing
 

@@ -30,7 +30,9 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, value_shape
+from hlo_indexing.ops.inversion import invert_direct
+from hlo_indexing.ops.map_builders import dims, make_map
+from hlo_indexing.ops.rule import OpInfo, UnknownIndexing, value_shape
 
 #: Collectives: a body holding one reads other devices' shards.
 CROSS_DEVICE_KINDS = frozenset(

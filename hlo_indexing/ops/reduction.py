@@ -8,15 +8,9 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import (
-    OpInfo,
-    dims,
-    invert,
-    make_map,
-    scalar_map,
-    spread_map,
-    syms,
-)
+from hlo_indexing.ops.inversion import invert
+from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.rule import OpInfo
 
 
 def _reduced(info: OpInfo) -> tuple[int, ...]:

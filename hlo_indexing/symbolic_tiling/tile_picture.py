@@ -25,7 +25,7 @@ import numpy as np
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import location_of
+from hlo_indexing.dialect_glue.locations import location_of
 from hlo_indexing.errors import (
     EnumerationTooLargeError,
     HloIndexingError,

@@ -20,7 +20,7 @@ from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import enclosing_function, location_of
+from hlo_indexing.dialect_glue.locations import enclosing_function, location_of
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs

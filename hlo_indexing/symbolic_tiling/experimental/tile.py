@@ -149,11 +149,6 @@ def _dims_text(dims: tuple[DimTile, ...]) -> str:
             f"strides {join([d.stride for d in dims])} upper bounds {join([d.upper_bound for d in dims])}")
 
 
-def tiles_to_string(tiles: list[Tile]) -> str:
-    """XLA's ``ToString(Tiles)``: ``0) <tile>`` per line."""
-    return "".join(f"{i}) {t}\n" for i, t in enumerate(tiles))
-
-
 _HEADER = re.compile(r"^\s*\(([^)]*)\)\s*(?:\{([^}]*)\})?\s*->\s*")
 
 
