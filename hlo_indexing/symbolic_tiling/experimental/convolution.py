@@ -20,8 +20,8 @@ Base dilation, feature or batch groups are refused (``UNIMPLEMENTED``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from hlo_indexing.dialect_glue.op_attrs import ConvDimensions
 from hlo_indexing.errors import TilingError
 from hlo_indexing.symbolic_tiling.experimental.hlo_graph import Instruction
 from hlo_indexing.symbolic_tiling.experimental.simplify import simplify
@@ -29,24 +29,9 @@ from hlo_indexing.symbolic_tiling.experimental.tile import DimTile, Tile
 from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr
 
 
-@dataclass(frozen=True)
-class ConvLabels:
-    """Dimension numbers: input (batch, feature, spatial), kernel (in, out, spatial),
-    output (batch, feature, spatial)."""
-
-    lhs_batch: int
-    lhs_feature: int
-    lhs_spatial: tuple[int, ...]
-    rhs_in: int
-    rhs_out: int
-    rhs_spatial: tuple[int, ...]
-    out_batch: int
-    out_feature: int
-    out_spatial: tuple[int, ...]
-
-
-def conv_labels(hlo: Instruction) -> ConvLabels:
-    """Parse ``dim_labels=b01f_01io->b01f``."""
+def conv_labels(hlo: Instruction) -> ConvDimensions:
+    """The dimension numbers of HLO text's ``dim_labels=b01f_01io->b01f`` (the record the
+    per-op analysis reads from StableHLO, :class:`~hlo_indexing.dialect_glue.op_attrs.ConvDimensions`)."""
     match = re.fullmatch(r"(\w+)_(\w+)->(\w+)", hlo.attrs.get("dim_labels", ""))
     if match is None:
         raise TilingError("UNIMPLEMENTED", f"convolution {hlo.name} without dim_labels")
@@ -56,7 +41,7 @@ def conv_labels(hlo: Instruction) -> ConvLabels:
         digits = sorted((c, i) for i, c in enumerate(labels) if c.isdigit())
         return tuple(i for _, i in digits)
 
-    return ConvLabels(lhs.index("b"), lhs.index("f"), spatial(lhs), rhs.index("i"), rhs.index("o"),
+    return ConvDimensions(lhs.index("b"), lhs.index("f"), spatial(lhs), rhs.index("i"), rhs.index("o"),
                       spatial(rhs), out.index("b"), out.index("f"), spatial(out))
 
 
@@ -72,7 +57,7 @@ def convolution_operand_tiles(hlo: Instruction, out: Tile, kernel: list[DimTile]
     """Input and kernel tiles for the output tile ``out``, the kernel spatial tiles and
     the input-feature tile (see module doc)."""
     labels = conv_labels(hlo)
-    rank = len(labels.lhs_spatial)
+    rank = len(labels.input_spatial)
     if (any(v != 1 for v in window_field(hlo, "lhs_dilate", rank, 1))
             or int(hlo.attrs.get("feature_group_count", "1")) != 1
             or int(hlo.attrs.get("batch_group_count", "1")) != 1):
@@ -83,14 +68,14 @@ def convolution_operand_tiles(hlo: Instruction, out: Tile, kernel: list[DimTile]
     lhs_dims = hlo.operands[0].array.dims
     lhs: list[DimTile | None] = [None] * len(lhs_dims)
     rhs: list[DimTile | None] = [None] * len(hlo.operands[1].array.dims)
-    lhs[labels.lhs_batch] = out.dims[labels.out_batch]
-    lhs[labels.lhs_feature] = feature
-    rhs[labels.rhs_in] = feature
-    rhs[labels.rhs_out] = out.dims[labels.out_feature]
+    lhs[labels.input_batch] = out.dims[labels.output_batch]
+    lhs[labels.input_feature] = feature
+    rhs[labels.kernel_input_feature] = feature
+    rhs[labels.kernel_output_feature] = out.dims[labels.output_feature]
     for k in range(rank):
-        o, w = out.dims[labels.out_spatial[k]], kernel[k]
+        o, w = out.dims[labels.output_spatial[k]], kernel[k]
         offset = o.offset * strides[k] + w.offset * dilations[k] - pads[k]
         size = simplify((o.size - 1) * o.stride * strides[k] + (w.size - 1) * dilations[k] + 1, {})
-        lhs[labels.lhs_spatial[k]] = DimTile(offset, size, Expr.const(1), Expr.const(lhs_dims[labels.lhs_spatial[k]]))
-        rhs[labels.rhs_spatial[k]] = w
+        lhs[labels.input_spatial[k]] = DimTile(offset, size, Expr.const(1), Expr.const(lhs_dims[labels.input_spatial[k]]))
+        rhs[labels.kernel_spatial[k]] = w
     return [out.with_dims([t for t in lhs if t is not None]), out.with_dims([t for t in rhs if t is not None])]

@@ -268,7 +268,7 @@ def propagate_to_input(space: TilingSpace, hlo: Instruction, output_tile: Tile, 
         return _ragged_dot(space, hlo, tile)
     if op == "convolution":
         rank = len(hlo.array.dims)
-        spatial = len(conv_labels(hlo).lhs_spatial)
+        spatial = len(conv_labels(hlo).input_spatial)
         kernel = [space.dim_tile(space.dimension(hlo, rank + k)) for k in range(spatial)]
         feature = space.dim_tile(space.dimension(hlo, rank + spatial))
         return convolution_operand_tiles(hlo, tile, kernel, feature)

@@ -257,9 +257,9 @@ def _add_instruction(space: TilingSpace, inst: Instruction) -> None:
     elif inst.opcode == "convolution":
         labels = conv_labels(inst)
         kernel = inst.operands[1].array.dims
-        for k, d in enumerate(labels.rhs_spatial):
+        for k, d in enumerate(labels.kernel_spatial):
             sequential(rank + k, kernel[d])
-        sequential(rank + len(labels.rhs_spatial), kernel[labels.rhs_in])
+        sequential(rank + len(labels.kernel_spatial), kernel[labels.kernel_input_feature])
     elif inst.opcode == "dynamic-slice":
         operand = inst.operands[0].array.dims
         sizes = inst.int_list("dynamic_slice_sizes")
