@@ -77,10 +77,10 @@ def _status(exc: TilingError, record: dict) -> Verdict:
     if want == "OK":
         return "fail", f"expected success, got {exc}"
     if want != "ERROR" and exc.status != want:
-        return "fail", f"status {exc.status} != {want}: {exc.message}"
+        return "fail", f"status {exc.status} != {want}: {exc.reason}"
     substring = record.get("expected_error_substring")
-    if substring and substring not in exc.message:
-        return "fail", f"message {exc.message!r} lacks {substring!r}"
+    if substring and substring not in exc.reason:
+        return "fail", f"message {exc.reason!r} lacks {substring!r}"
     return "pass", f"{exc.status} as expected"
 
 

@@ -109,15 +109,13 @@ class TilingError(HloIndexingError):
     """Symbolic tiling failed: a fusion cannot be tiled at the given sizes, a tile cannot be
     propagated through an instruction, or a tiling space cannot be built. ``status`` is
     XLA's absl status code name (``UNIMPLEMENTED``, ``FAILED_PRECONDITION``,
-    ``INVALID_ARGUMENT``), ``message`` the explanation; ``str()`` prints both as absl
-    prints a status (``UNIMPLEMENTED: ...``)."""
+    ``INVALID_ARGUMENT``), ``reason`` the explanation; ``message`` (and ``str()``) is both,
+    as absl prints a status (``UNIMPLEMENTED: ...``)."""
 
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(f"{status}: {reason}")
         self.status = status
-
-    def __str__(self) -> str:
-        return f"{self.status}: {self.message}"
+        self.reason = reason
 
 
 class LimitExceededError(HloIndexingError):

@@ -260,7 +260,7 @@ def test_reshape_refusal_names_the_reason():
     tile = space.concretize(space.root_tiles()[0])
     with pytest.raises(TilingError) as info:
         propagate_to_output(space, graph.entry_computation.root, tile)
-    assert info.value.status == "UNIMPLEMENTED" and "partially tiled" in info.value.message
+    assert info.value.status == "UNIMPLEMENTED" and "partially tiled" in info.value.reason
 
 
 def test_shared_corpus_pass_rate():
