@@ -12,7 +12,8 @@ per fusion::
 ``format=json`` one document per module, verbatim on stderr:
 ``{"schema": "hlo-indexing/tiling-audit/1", "device": {...}, "fusions": [...]}``, each
 fusion as :func:`~hlo_indexing.cost_model.audit.audit_json` writes it
-(``hlo_indexing/schema/tiling-audit.schema.json``, :func:`audit_document`). Fusions without
+(``hlo_indexing/schema/tiling-audit.schema.json``;
+:func:`~hlo_indexing.cost_model.audit.module_audit` gives it in Python). Fusions without
 a block-level config are not XLA Triton fusions and are left out; a module with none
 gets one remark saying so.
 """
@@ -21,34 +22,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from hlo_indexing.analysis.serialize import schema
-from hlo_indexing.cost_model.audit import audit_json, audit_tilings
+from hlo_indexing.cost_model.audit import audit_document, audit_tilings
 from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.base import Diagnostics, ModulePass
-from hlo_indexing.passes.device_tilings import device_json
 from hlo_indexing.passes.report import format_field, func_field, selected_function
-
-#: The ``schema`` field of the audit document.
-AUDIT_SCHEMA_ID = "hlo-indexing/tiling-audit/1"
-#: The JSON Schema of the audit document (package data).
-AUDIT_SCHEMA_RESOURCE = "schema/tiling-audit.schema.json"
-
-
-def audit_schema() -> dict[str, Any]:
-    """The JSON Schema of the ``format=json`` audit document."""
-    return schema(AUDIT_SCHEMA_RESOURCE)
-
-
-def audit_document(module: "ir.Operation", device: str = "h100", func: str = "") -> dict[str, Any]:
-    """The ``format=json`` document of ``module`` (valid against :func:`audit_schema`)."""
-    target = select_device(device)
-    audits = audit_tilings(module, target, function=func)
-    return {"schema": AUDIT_SCHEMA_ID, "device": device_json(target), "fusions": [audit_json(a) for a in audits]}
-
 
 @dataclass(frozen=True)
 class AuditTilings(ModulePass):
@@ -76,8 +57,7 @@ class AuditTilings(ModulePass):
             diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
         if self.format == "json":
-            document = {"schema": AUDIT_SCHEMA_ID, "device": device_json(target), "fusions": [audit_json(a) for a in audits]}
-            diagnostics.output(json.dumps(document, indent=2))
+            diagnostics.output(json.dumps(audit_document(target, audits), indent=2))
             return
         if not audits:
             diagnostics.remark(module.location, "no fusion carries a block_level_fusion_config (XLA's Triton tiling)")

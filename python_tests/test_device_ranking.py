@@ -23,22 +23,22 @@ import pytest
 import hlo_indexing
 from hlo_indexing import parse_module
 from hlo_indexing.cost_model import backends
-from hlo_indexing.cost_model.audit import audit_tilings
+from hlo_indexing.cost_model.audit import audit_schema, audit_tilings, module_audit
 from hlo_indexing.cost_model.backends import NOT_EVALUATED, assess_tiling, evaluator, per_tiling
 from hlo_indexing.cost_model.block_level import BlockLevelParameters, parse_backend_config
+from hlo_indexing.cost_model.device_report import module_tilings
 from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.gpu import assess_symbolic
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, rank_tilings
 from hlo_indexing.devices import device
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, UnsupportedError
-from hlo_indexing.passes.audit_tilings import audit_document, audit_schema
-from hlo_indexing.passes.tilings import module_tilings, tilings_schema
+from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, TilingError, UnsupportedError
 from hlo_indexing.symbolic_tiling import ranking as blind
 from hlo_indexing.symbolic_tiling.footprint import tiling_footprint
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+from hlo_indexing.symbolic_tiling.tilings_report import tilings_schema
 from tiling_fixtures import hlo_fusion
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -334,13 +334,13 @@ def test_an_unreadable_backend_config_is_reported_not_raised():
 def test_the_audit_document_is_valid():
     jsonschema.Draft202012Validator.check_schema(audit_schema())
     module = parse_module(SOFTMAX_HLO, filename="audit.hlo")
-    document = audit_document(module, "a6000-test")
+    document = module_audit(module, "a6000-test")
     jsonschema.validate(document, audit_schema())
     (fusion,) = document["fusions"]
     assert fusion["legal"] is True and fusion["covers_once"] is True
     assert fusion["block_level_fusion_config"]["output_tiles"] == [{"sizes": [1, 200]}]
     gemm = (ROOT / "lit_tests" / "tiling" / "audit-tilings.hlo").read_text()
-    document = audit_document(parse_module(gemm, filename="audit-tilings.hlo"), "a6000-test")
+    document = module_audit(parse_module(gemm, filename="audit-tilings.hlo"), "a6000-test")
     jsonschema.validate(document, audit_schema())
     infinite = [f for f in document["fusions"] if f["name"] == "gemm"][0]
     assert infinite["estimate"]["exec_time_ns"] is None and infinite["legal"] is False

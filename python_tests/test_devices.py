@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from devtools import bundle_gpu_devices
+import bundle_gpu_devices
 
 from hlo_indexing.devices import GpuDevice, TpuDevice, bundled_device_names, bundled_devices, device, device_to_json
 from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError, ParseError

@@ -21,7 +21,7 @@ from hlo_indexing.cost_model.gpu import SpaceFactory, assess_symbolic, experimen
 from hlo_indexing.cost_model.ranking import rank_tilings
 from hlo_indexing.cost_model.triton_constraints import verify_experimental
 from hlo_indexing.devices import device
-from hlo_indexing.symbolic_tiling.hlo_graph import parse_hlo_graph
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import parse_hlo_graph
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 from tiling_fixtures import hlo_fusion
 

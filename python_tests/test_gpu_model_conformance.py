@@ -1,8 +1,8 @@
-"""The GPU cost-model conformance runner (tools/devtools/gpu_model_conformance.py,
+"""The GPU cost-model conformance runner (dev/gpu_model_conformance.py,
 through tiling_conformance) over ``../shared/conformance/xla_gpu_model``: at least 95%
 of the records of every file but performance_model.jsonl pass, none crashes, and the
 only skips are the non-indexing model's records, each with its reason
-(tools/devtools/README-gpu-model-conformance.md)."""
+(dev/README-gpu-model-conformance.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from devtools import tiling_conformance
+import tiling_conformance
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_gpu_model"
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"GPU cost-model corpus not found at {CORPUS}")

@@ -26,7 +26,9 @@ The dump's fusions reach the audit as ``mhlo.fusion`` ops of an imported module,
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -37,22 +39,24 @@ from hlo_indexing.cost_model.block_level import (
     parse_backend_config,
     symbolic_tiling_sizes,
 )
-from hlo_indexing.cost_model.estimate import Estimate, Rejection
+from hlo_indexing.cost_model.device_report import device_json
+from hlo_indexing.cost_model.estimate import Estimate, Rejection, time_text
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.gpu import estimate_symbolic
 from hlo_indexing.cost_model.ranking import DeviceRankingMemo
 from hlo_indexing.devices.registry import device as select_device
-from hlo_indexing.devices.types import GpuDevice, TpuDevice
+from hlo_indexing.devices.types import Device, GpuDevice, TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.hlo_import import BACKEND_CONFIG_ATTR
-from hlo_indexing.dialect_glue.parsing import location_of
-from hlo_indexing.errors import HloIndexingError, UnsupportedError
+from hlo_indexing.dialect_glue.locations import location_of
+from hlo_indexing.errors import HloIndexingError, TilingError, UnsupportedError
+from hlo_indexing.schema import load_schema
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, check_partition, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, TilingError, defining_op
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, defining_op
 
 #: Fusion kinds whose bodies may hold pads (XLA tiles pads in gemm fusions only).
 _GEMM_KINDS = ("__triton_gemm", "__triton_nested_gemm_fusion")
@@ -97,24 +101,14 @@ class FusionAudit:
         verdict = "legal" if self.legal else "not legal (" + "; ".join(str(r) for r in self.rejections) + ")"
         parts = [f"{self.name}: XLA's tiling {chosen} is {verdict}", self.coverage]
         if self.estimate is not None:
-            parts.append(f"estimated {_time(self.estimate.exec_time_ns)}")
+            parts.append(f"estimated {time_text(self.estimate.exec_time_ns)}")
         if self.best_estimate is not None and self.best_params is not None:
             ratio = self.ratio
-            parts.append(f"the best found {_params_text(self.best_params)}: {_time(self.best_estimate.exec_time_ns)}"
+            parts.append(f"the best found {_params_text(self.best_params)}: {time_text(self.best_estimate.exec_time_ns)}"
                          + (f" ({ratio:.3g}x)" if ratio is not None else ""))
         if self.difference:
             parts.append(self.difference)
         return "; ".join(p for p in parts if p)
-
-
-def _time(ns: float) -> str:
-    if ns == float("inf"):
-        return "infinite"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.3g} ms"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.3g} us"
-    return f"{ns:.3g} ns"
 
 
 def _plural(count: int, noun: str) -> str:
@@ -309,3 +303,28 @@ def audit_json(audit: FusionAudit) -> dict[str, object]:
         "difference": audit.difference,
     }
 
+
+
+#: The ``schema`` field of the audit document.
+AUDIT_SCHEMA_ID = "hlo-indexing/tiling-audit/1"
+#: The JSON Schema of the audit document (:mod:`hlo_indexing.schema`).
+AUDIT_SCHEMA_FILE = "tiling-audit.schema.json"
+
+
+def audit_schema() -> dict[str, Any]:
+    """The JSON Schema of the audit document (:func:`audit_document`)."""
+    return load_schema(AUDIT_SCHEMA_FILE)
+
+
+def audit_document(target: Device, audits: Sequence[FusionAudit]) -> dict[str, Any]:
+    """The audit document of ``audits`` made on ``target`` (what
+    ``hlo-audit-tilings{format=json}`` prints; valid against :func:`audit_schema`)."""
+    return {"schema": AUDIT_SCHEMA_ID, "device": device_json(target), "fusions": [audit_json(a) for a in audits]}
+
+
+def module_audit(module: ir.Module | ir.Operation, device: "str | Device" = "h100", *, function: str = "") -> dict[str, Any]:
+    """The audit document of every fusion of ``module`` with a block-level config (only
+    those in function ``function`` when given), on ``device`` (a bundled name, a JSON
+    description file or a device object)."""
+    target = select_device(device)
+    return audit_document(target, audit_tilings(module, target, function=function))

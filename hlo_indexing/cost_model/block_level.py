@@ -26,11 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hlo_indexing.errors import InvalidInputError
-from hlo_indexing.symbolic_tiling import errors as tiling_errors
-from hlo_indexing.symbolic_tiling.hlo_graph import Computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
-from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace
+from hlo_indexing.errors import InvalidInputError, TilingError
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import Computation
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+from hlo_indexing.symbolic_tiling.experimental.tiling_space import TilingSpace
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$.\-]*|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[{}\[\]:,]|\s+|.')
 
@@ -172,22 +171,22 @@ def tiling_space_sizes(space: TilingSpace, params: BlockLevelParameters, same_sh
     not padded); ``TilingError`` with XLA's status and message otherwise."""
     tiles = params.output_tile_sizes
     if not tiles:
-        raise tiling_errors.TilingError("INTERNAL", "the block-level parameters give no output tile sizes")
+        raise TilingError("INTERNAL", "the block-level parameters give no output tile sizes")
     if len(tiles) > 1:
         if not same_shape_multi_output:
-            raise tiling_errors.TilingError(
+            raise TilingError(
                 "UNIMPLEMENTED",
                 "Only single-result fusions are supported for now. Same-shape multi-output fusions need "
                 "xla_gpu_experimental_enable_same_shape_multi_output_fusion.",
             )
         if any(t != tiles[0] for t in tiles[1:]):
-            raise tiling_errors.TilingError(
+            raise TilingError(
                 "UNIMPLEMENTED", "Same-shape multi-output fusions must have identical tile sizes for all outputs."
             )
     output = iter(tiles[0])
     parallel = sum(1 for d in space.dimensions if d.type == "parallel")
     if parallel != len(tiles[0]):
-        raise tiling_errors.TilingError("INTERNAL", f"{len(tiles[0])} output tile sizes for {parallel} parallel dimensions")
+        raise TilingError("INTERNAL", f"{len(tiles[0])} output tile sizes for {parallel} parallel dimensions")
     sizes = []
     for dim in space.dimensions:
         if dim.type == "parallel":

@@ -22,6 +22,18 @@ from typing import Any
 import numpy as np
 
 
+def time_text(ns: float) -> str:
+    """A time in nanoseconds in words, three significant digits in its unit: ``5 us``,
+    ``37.6 ms``, ``-48.9 ns``, ``infinite``."""
+    if math.isinf(ns):
+        return "infinite"
+    if abs(ns) >= 1e6:
+        return f"{ns / 1e6:.3g} ms"
+    if abs(ns) >= 1e3:
+        return f"{ns / 1e3:.3g} us"
+    return f"{ns:.3g} ns"
+
+
 @dataclass(frozen=True)
 class Rejection:
     """One rule a tiling breaks on a device.

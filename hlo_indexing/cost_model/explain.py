@@ -6,15 +6,7 @@ warps, flops)."""
 
 from __future__ import annotations
 
-from hlo_indexing.cost_model.estimate import Estimate
-
-
-def _us(ns: float) -> str:
-    if abs(ns) >= 1e6:
-        return f"{ns / 1e6:.3g} ms"
-    if abs(ns) >= 1e3:
-        return f"{ns / 1e3:.3g} us"
-    return f"{ns:.3g} ns"
+from hlo_indexing.cost_model.estimate import Estimate, time_text
 
 
 def _ratio(a: float, b: float) -> str:
@@ -55,4 +47,4 @@ def why_slower(best: Estimate, other: Estimate) -> str:
     if not facts and other.num_blocks != best.num_blocks:
         facts.append(f"{other.num_blocks} blocks vs {best.num_blocks}")
     detail = f" ({'; '.join(facts)})" if facts else ""
-    return f"+{_us(delta)}: {part} {_us(grew)} longer{detail}"
+    return f"+{time_text(delta)}: {part} {time_text(grew)} longer{detail}"

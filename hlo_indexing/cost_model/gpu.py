@@ -13,7 +13,7 @@ tilings, one tiling at a time.
   :func:`~.gpu_model.num_warps_for` warps, infinite ones dropped, the fastest first
   (stable order);
 * :func:`estimate_experimental`, :func:`assess_experimental`, :func:`best_experimental`:
-  the same on XLA's experimental ``TilingSpace`` path (:mod:`hlo_indexing.symbolic_tiling.tiled_hlo`),
+  the same on XLA's experimental ``TilingSpace`` path (:mod:`hlo_indexing.symbolic_tiling.experimental.tiled_hlo`),
   tile sizes padded to powers of two, checked by ``VerifyTritonConstraints``.
 
 Device-wide rankings of many candidates at once are in :mod:`.gpu_ranking`.
@@ -29,18 +29,18 @@ import numpy as np
 from hlo_indexing.cost_model.block_level import BlockLevelParameters
 from hlo_indexing.cost_model.estimate import Assessment, Estimate, Rejection
 from hlo_indexing.cost_model.gpu_model import estimate
-from hlo_indexing.cost_model.tile_arrays import padded
 from hlo_indexing.cost_model.gpu_programs import experimental_program, symbolic_program
+from hlo_indexing.cost_model.tile_arrays import padded
 from hlo_indexing.cost_model.triton_constraints import rejections_at, symbolic_checks, verify_experimental
 from hlo_indexing.devices.types import GpuDevice
+from hlo_indexing.errors import TilingError
 from hlo_indexing.layout.types import Layout
-from hlo_indexing.symbolic_tiling import errors as tiling_errors
-from hlo_indexing.symbolic_tiling.hlo_graph import HloGraph
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import HloGraph
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError, flat_tilings_for_input_space
-from hlo_indexing.symbolic_tiling.tiled_hlo import TiledComputation as ExperimentalComputation
-from hlo_indexing.symbolic_tiling.tiled_hlo import tile_computation
-from hlo_indexing.symbolic_tiling.tiling_space import TilingSpace, create_tiling_space
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, flat_tilings_for_input_space
+from hlo_indexing.symbolic_tiling.experimental.tiled_hlo import TiledComputation as ExperimentalComputation
+from hlo_indexing.symbolic_tiling.experimental.tiled_hlo import tile_computation
+from hlo_indexing.symbolic_tiling.experimental.tiling_space import TilingSpace, create_tiling_space
 
 
 @dataclass(frozen=True)
@@ -213,7 +213,7 @@ def best_experimental(graph: HloGraph, make_space: SpaceFactory, device: GpuDevi
         sizes = tuple(int(s) for s in padded(np.asarray(candidate, np.int64)))
         try:
             computation = experimental_computation(graph, make_space(), sizes)
-        except tiling_errors.TilingError:
+        except TilingError:
             continue
         if verify_experimental(computation, device):
             continue
@@ -229,7 +229,7 @@ def best_experimental(graph: HloGraph, make_space: SpaceFactory, device: GpuDevi
 class SpaceFactory:
     """Makes a fresh tiling space of a graph's entry fusion each time it is called
     (assigning tile sizes changes a space); ``options`` are
-    :func:`~hlo_indexing.symbolic_tiling.tiling_space.create_tiling_space`'s flags."""
+    :func:`~hlo_indexing.symbolic_tiling.experimental.tiling_space.create_tiling_space`'s flags."""
 
     def __init__(self, graph: HloGraph, *, triton_multi_output: bool = False,
                  same_shape_multi_output: bool = False) -> None:

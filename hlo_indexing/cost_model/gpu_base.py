@@ -34,7 +34,7 @@ from hlo_indexing.cost_model.estimate import Estimate
 from hlo_indexing.cost_model.gpu_op_costs import ELEMENTWISE_OPCODES
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.errors import InvalidArgumentError
-from hlo_indexing.symbolic_tiling.hlo_graph import ArrayShape, HloGraph, Instruction, Shape
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import ArrayShape, HloGraph, Instruction, Shape
 
 #: Threads per block of XLA's fallback launch (one thread per output element).
 FALLBACK_THREADS_PER_BLOCK = 128

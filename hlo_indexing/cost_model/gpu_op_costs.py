@@ -20,7 +20,7 @@ them (``GpuPerformanceModelWithIndexingAnalysis::FlopsPerElement``).
 
 Two readers share these rules: :func:`mlir_flops_per_element` (an op of a fusion
 imported to StableHLO/MHLO) and :func:`hlo_flops_per_element` (an instruction of
-:class:`~hlo_indexing.symbolic_tiling.hlo_graph.HloGraph`).
+:class:`~hlo_indexing.symbolic_tiling.experimental.hlo_graph.HloGraph`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.ops.rules import ELEMENTWISE_KINDS
-from hlo_indexing.symbolic_tiling.hlo_graph import HloGraph, Instruction
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import HloGraph, Instruction
 
 PROFILES_FILE = Path(__file__).resolve().parent / "xla_op_profiles.json"
 #: Cost of an elementwise (opcode, type) the profile does not list.

@@ -3,7 +3,7 @@ either of the project's tilings at one tiling:
 
 * :func:`symbolic_program`: a :class:`~hlo_indexing.symbolic_tiling.tiled_computation.TiledComputation`
   (XLA's ``SymbolicTileAnalysis`` path, fusions imported to StableHLO/MHLO);
-* :func:`experimental_program`: a :class:`~hlo_indexing.symbolic_tiling.tiled_hlo.TiledComputation`
+* :func:`experimental_program`: a :class:`~hlo_indexing.symbolic_tiling.experimental.tiled_hlo.TiledComputation`
   (XLA's experimental ``TilingSpace`` path, on the HLO instruction graph).
 
 Block counts (``GetNumBlocksForRegion``): an instruction in a dot's operand region is
@@ -28,9 +28,9 @@ from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
-from hlo_indexing.symbolic_tiling import tiled_hlo
-from hlo_indexing.symbolic_tiling.tile import DimTile
-from hlo_indexing.symbolic_tiling.hlo_graph import ArrayShape, HloGraph, Instruction, first_array
+from hlo_indexing.symbolic_tiling.experimental import tiled_hlo
+from hlo_indexing.symbolic_tiling.experimental.tile import DimTile
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import ArrayShape, HloGraph, Instruction, first_array
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op
 

@@ -45,10 +45,11 @@ from hlo_indexing.cost_model.triton_constraints import symbolic_checks
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import TilingError
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, TilingError, defining_op
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op
 
 
 def _op(node: TiledNode) -> ir.Operation:

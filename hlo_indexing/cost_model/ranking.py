@@ -31,7 +31,7 @@ from typing import overload
 
 import numpy as np
 
-from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
+from hlo_indexing.layout.attributes import LayoutLike, as_layout
 from hlo_indexing.cost_model.backends import evaluator
 from hlo_indexing.cost_model.estimate import CandidateEstimates, Estimate, Rejection, renamed
 from hlo_indexing.cost_model.explain import why_slower

@@ -42,8 +42,8 @@ from hlo_indexing.cost_model.estimate import ConstraintCheck, Rejection
 from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.symbolic_tiling import tiled_hlo
-from hlo_indexing.symbolic_tiling.hlo_graph import first_array
+from hlo_indexing.symbolic_tiling.experimental import tiled_hlo
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import first_array
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, symbolic_tile
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op

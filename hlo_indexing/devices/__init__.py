@@ -15,7 +15,7 @@ Data and types only (this package sits just above :mod:`hlo_indexing.errors`); t
 models that read them are in :mod:`hlo_indexing.cost_model`. Modules: ``types`` (the
 dataclasses), ``reader`` (JSON -> device, validated), ``registry`` (names, bundled
 files, :func:`device`); figures and their sources in ``gpus.json`` (generated from
-XLA's sources by ``tools/devtools/bundle_gpu_devices.py``) and ``tpus.json``.
+XLA's sources by ``dev/bundle_gpu_devices.py``) and ``tpus.json``.
 """
 
 from hlo_indexing.lazy import lazy_exports
