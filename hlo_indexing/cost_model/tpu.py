@@ -57,14 +57,14 @@ from hlo_indexing.cost_model.element_types import byte_size, xla_name
 from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
 from hlo_indexing.devices.types import TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import LimitExceededError
+from hlo_indexing.errors import LimitExceededError, TilingError
 from hlo_indexing.limits import MAX_PALLAS_GRID_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.linear_form import single_dimension_forms
 from hlo_indexing.symbolic_tiling.pallas import BlockSpec, NotABlockError, PallasTiling, block_index_maps, pallas_blockspecs
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TilingError
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Nanoseconds of pipeline bookkeeping per grid step (see the module docstring).
 STEP_OVERHEAD_NS = 350.0

@@ -40,6 +40,7 @@ import numpy as np
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.limits import INT64_MAX, INT64_MIN
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import single_dimension_forms
@@ -117,7 +118,7 @@ def find_point(piece: IndexingMap, expr: ir.AffineExpr, interval: Interval, limi
         return Outcome(decided=False, reason=f"it depends on {', '.join(origins)}")
     if piece.num_symbols:  # unknowns that other block indices use: not this question's
         alone = ir.AffineMap.get(piece.num_dims, piece.num_symbols, [expr], piece.context)
-        piece = IndexingMap(alone, piece.dim_vars, piece.range_vars, piece.runtime_vars, piece.constraints).remove_unused_symbols()
+        piece = remove_unused_symbols(IndexingMap(alone, piece.dim_vars, piece.range_vars, piece.runtime_vars, piece.constraints))
         expr = piece.results[0]
     restricted = piece.add_constraint(expr, interval)
     if restricted.is_known_empty():

@@ -28,6 +28,7 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.pallas.calls import BLOCKED, ELEMENT, SQUEEZED, Operand, PallasCall
@@ -102,7 +103,7 @@ def operand_maps(call: PallasCall, operand: Operand, context: ir.Context) -> Ope
     for region, exprs in joint:
         piece = _piece(space, region, exprs).simplify()
         if not piece.is_known_empty():
-            piece = piece.remove_unused_symbols()
+            piece = remove_unused_symbols(piece)
             pieces.append(piece)
     for piece in pieces:
         for position, expr in enumerate(piece.results):
