@@ -21,11 +21,12 @@ import sys
 import traceback
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.tools import excerpt, output
+from hlo_indexing.tools import console, excerpt, output, reports
 from hlo_indexing.tools.options import (
     COMMAND_LINE,
     Options,
     UsageError,
+    check_show_layout_usage,
     check_usage,
     help_text,
     list_passes_text,
@@ -55,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cli_main() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point (Ctrl-C: a quiet end, see :mod:`~hlo_indexing.tools.console`)."""
+    console.run(main)
 
 
 def _print_error(location: SourceLocation | None, message: str) -> None:
@@ -88,6 +89,7 @@ def _show_layout(options: Options) -> int:
         )
     from hlo_indexing.tools import show_layout  # start-up: loaded only for --show-layout
 
+    check_show_layout_usage(options)
     if options.get("format", "text") not in ("text", "svg"):
         raise UsageError(
             f"invalid value '{options.get('format')}' for --format: expected text or svg",
@@ -105,11 +107,15 @@ def _process(options: Options) -> int:
     check_usage(options)
     if batch.is_batch(options):
         return batch.run_batch(options)
-    failed, result = driver.process_input(options, options.inputs[0] if options.inputs else "-")
+    report_destination = reports.destination(options)
+    made: list[reports.Report] | None = None if report_destination is None else []
+    failed, result = driver.process_input(options, options.inputs[0] if options.inputs else "-", made)
     destination = str(options.get("o", "-"))
-    if failed and destination != "-":
-        return 1  # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
-    output.write_output(destination, result)
+    # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
+    if not failed or destination == "-":
+        output.write_output(destination, result)
+    if made is not None and (not failed or report_destination == "-"):
+        output.write_output(report_destination, reports.render(made, reports.as_lines(options, batch=False)))
     return 1 if failed else 0
 
 

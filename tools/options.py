@@ -44,6 +44,11 @@ FLAGS: dict[str, tuple[str, str]] = {
     "mlir-timing": ("bool", "Report the time of each pass (stderr)"),
     "dump-pass-pipeline": ("bool", "Print the pass pipeline before running it (stderr)"),
     "list-passes": ("bool", "List hlo-indexing's passes with their options"),
+    "report-file": (
+        "value",
+        "Where format=json reports go: a file, or - for stdout (default: stdout when -o sends the IR elsewhere, "
+        "else stderr); JSON Lines unless one input makes one report",
+    ),
     "input-format": ("value", "Input format: mlir or hlo (default: by suffix .hlo / 'HloModule' header)"),
     "show-layout": ("value", "Show an XLA layout, e.g. 'f32[3,5]{1,0:T(2,2)}', as a grid of memory positions"),
     "format": ("value", "Format of --show-layout: text or svg"),
@@ -193,11 +198,51 @@ def check_usage(options: Options) -> None:
             f"invalid value '{input_format}' for --input-format: expected mlir or hlo",
             SourceLocation(COMMAND_LINE, 1, options.columns["input-format"]),
         )
+    if options.get("report-file") == "-" and options.get("o", "-") == "-":
+        raise UsageError(
+            "--report-file=- needs -o: the IR goes to stdout", SourceLocation(COMMAND_LINE, 1, options.columns["report-file"])
+        )
     if verify_mode(options) not in (None, "all", "only-expected"):
         raise UsageError(
             f"invalid value '{options.get('verify-diagnostics')}' for --verify-diagnostics: expected all or only-expected",
             SourceLocation(COMMAND_LINE, 1, options.columns["verify-diagnostics"]),
         )
+
+
+#: The flags --show-layout takes (the layout viewer's own options are those of ``hlo-indexing-layout``).
+SHOW_LAYOUT_FLAGS = frozenset({"show-layout", "format", "o", "debug"})
+
+
+def check_show_layout_usage(options: Options) -> None:
+    """Raise :class:`UsageError` at the first argument ``--show-layout`` does not take: an
+    input file, a pass, a misspelt flag (with the driver's suggestion) or a driver flag
+    of the pass pipeline."""
+    if options.inputs:
+        raise UsageError(
+            f"--show-layout takes no input file, got '{options.inputs[0]}'",
+            SourceLocation(COMMAND_LINE, 1, options.columns["input"]),
+        )
+    for flag in options.pass_flags:
+        name = flag.element.split("{")[0]
+        if registry.info(name) is None and name not in registry.UPSTREAM_PASS_HINTS:
+            raise UsageError(unknown_argument_message(flag.spelling), SourceLocation(COMMAND_LINE, 1, flag.column))
+        raise UsageError(
+            f"'{flag.spelling}' is a pass: --show-layout runs no pipeline", SourceLocation(COMMAND_LINE, 1, flag.column)
+        )
+    for name in options.flags:
+        if name not in SHOW_LAYOUT_FLAGS:
+            raise UsageError(
+                f"--{name} cannot be used with --show-layout (it takes --format and -o; hlo-indexing-layout has more)",
+                SourceLocation(COMMAND_LINE, 1, options.columns[name]),
+            )
+
+
+def unknown_argument_message(spelling: str) -> str:
+    """mlir-opt's message for an argument that is neither a flag nor a pass, with the
+    closest flag or pass as a suggestion."""
+    message = f"Unknown command line argument '{spelling}'.  Try: '{PROGRAM} --help'"
+    close = registry.suggestion(spelling.lstrip("-").split("=")[0], tuple(FLAGS))
+    return message + (f"  Did you mean '--{close}'?" if close is not None else "")
 
 
 def verify_mode(options: Options):

@@ -36,6 +36,7 @@ from hlo_indexing.layout.lowering import linear_offset_map, tiled_coordinates_ma
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
 from hlo_indexing.limits import MAX_VIEWER_CELLS
+from hlo_indexing.tools import console
 from hlo_indexing.tools.output import write_output
 from hlo_indexing.tools.svg_grid import PADDING_FILL, Cell, SvgCanvas
 
@@ -313,5 +314,5 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def cli_main() -> None:
     """Entry point of ``hlo-indexing-layout``: runs :func:`main` on ``sys.argv`` and exits with
-    its status."""
-    sys.exit(main(sys.argv[1:]))
+    its status (Ctrl-C: a quiet end, see :mod:`~hlo_indexing.tools.console`)."""
+    console.run(lambda: main(sys.argv[1:]))
