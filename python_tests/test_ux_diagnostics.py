@@ -62,7 +62,7 @@ def test_misspelt_flags_and_passes_get_a_suggestion_and_a_caret(tmp_path, argv, 
 
 def test_every_suggested_upstream_pass_is_accepted():
     with make_context():
-        for name in registry.UPSTREAM_PASS_HINTS:
+        for name in registry.UPSTREAM_PASSES:
             upstream_text(parse_element_list(name)[0])
 
 
