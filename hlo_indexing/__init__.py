@@ -72,6 +72,7 @@ _EXPORTS = {
     "pallas_blockspecs": "hlo_indexing.symbolic_tiling.pallas",
     "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
     "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
+    "PallasBlockSpecs": "hlo_indexing.symbolic_tiling.pallas",
     "module_tilings": "hlo_indexing.passes.tilings",
     "tile_picture": "hlo_indexing.tools.tile_picture",
     "render_tile_svg": "hlo_indexing.tools.tile_view",

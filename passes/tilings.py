@@ -231,7 +231,7 @@ def computation_tilings(
 
 def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
     try:
-        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)), "reason": None}
+        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)).text, "reason": None}
     except HloIndexingError as exc:
         return {"blockspecs": None, "reason": exc.message}
 
