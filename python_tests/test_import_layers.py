@@ -49,6 +49,7 @@ DEFERRED_IMPORTS = {
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.batch"): "start-up: as for the driver",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.show_layout"): "start-up: loaded only for --show-layout",
     ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: process pools (~15 ms) only for -j > 1",
+    ("hlo_indexing.symbolic_tiling.pallas", "jax.experimental"): "optional: only the pl.BlockSpec objects need jax",
     ("hlo_indexing.dialect_glue.parsing", "hlo_indexing.dialect_glue.hlo_import"): "start-up: the HLO importer only for HLO input",
     ("hlo_indexing.dialect_glue.parsing", "hlo_indexing.dialect_glue.isolation"): "start-up: the isolation server only for Shardy region ops",
     ("hlo_indexing.frontend", "hlo_indexing.passes.pass_manager"): "start-up: the passes only for analyze(annotate=True)",
