@@ -114,7 +114,7 @@ def _process(options: Options) -> int:
     # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
     if not failed or destination == "-":
         output.write_output(destination, result)
-    if made is not None and (not failed or report_destination == "-"):
+    if report_destination is not None and made is not None and (not failed or report_destination == "-"):
         output.write_output(report_destination, reports.render(made, reports.as_lines(options, batch=False)))
     return 1 if failed else 0
 

@@ -192,8 +192,8 @@ def _pipeline_passes_lines() -> list[str]:
         options = [(o.name, o.kind, f"(default: {o.default})") for o in pass_.options]
         lines += _pass_lines("    ", _HELP_WIDTH, name, f"upstream, on {where}", options)
     lines.append("  Pass Pipelines:")
-    for name, entry in sorted(upstream.items()):
-        if entry.pipeline:
+    for name, pipeline in sorted(upstream.items()):
+        if pipeline.pipeline:
             lines += _pass_lines("    ", _HELP_WIDTH, name, "upstream pipeline", [])
     return lines
 

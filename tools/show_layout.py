@@ -326,16 +326,17 @@ def render_overview(overview: Overview, width: int) -> str:
     columns = "".join(("..." if j is None else str(j)).rjust(cell) for j in shown[-1]) if rank else ""
     lines.append(" " * label + columns)
     for lead in itertools.product(*shown[:-2]):
-        if None in lead:
+        leading = tuple(i for i in lead if i is not None)
+        if len(leading) < len(lead):
             lines.append("...")
             continue
-        if lead:
-            lines.append(f"[{', '.join(map(str, lead))}, :, :]")
+        if leading:
+            lines.append(f"[{', '.join(map(str, leading))}, :, :]")
         for i in shown[-2] if rank >= 2 else (0,):
             if i is None:
                 lines.append("...".rjust(label))
                 continue
-            row = lead + ((i,) if rank >= 2 else ())
+            row = leading + ((i,) if rank >= 2 else ())
             cells = "".join(("..." if j is None else values[row + (j,)]).rjust(cell) for j in shown[-1])
             lines.append((f"{i}:" if rank >= 2 else "row:").rjust(label) + cells)
     return "\n".join(lines) + "\n"
