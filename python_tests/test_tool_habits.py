@@ -14,7 +14,6 @@ batch of two files.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -48,10 +47,12 @@ CHLO = """func.func @f(%a: tensor<4xf32>, %b: tensor<1xf32>) -> tensor<4xf32> {
 """
 
 
-def _run(*argv: str, umask: int = 0o022, cwd: Path | None = None, tool: Path = OPT) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(tool), *argv], capture_output=True, text=True, timeout=300, cwd=cwd, preexec_fn=lambda: os.umask(umask)
-    )
+def _run(*argv: str, umask: int | None = None, tool: Path = OPT) -> subprocess.CompletedProcess:
+    """``tool argv...``; with ``umask``, from a shell that sets it first, as a user's does."""
+    command = [str(tool), *argv]
+    if umask is not None:
+        command = ["sh", "-c", f'umask {umask:03o} && exec "$0" "$@"', *command]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
 
 
 def _inputs(tmp_path: Path, **texts: str) -> list[Path]:
@@ -126,7 +127,7 @@ def test_a_replaced_output_file_keeps_its_mode(tmp_path):
     target = tmp_path / "out.mlir"
     target.write_text("old")
     target.chmod(0o640)
-    assert _run(str(a), "-o", str(target)).returncode == 0
+    assert _run(str(a), "-o", str(target), umask=0o022).returncode == 0
     assert target.read_text().startswith("module {") and target.stat().st_mode & 0o777 == 0o640
 
 

@@ -20,7 +20,6 @@ from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_m
 from hlo_indexing.passes.pipeline_text import PIPELINE_BUFFER, PipelineError, parse_pipeline
 from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.diagnostics_check import Reported, parse_expectations, verify
-from hlo_indexing.tools.reports import Report
 from hlo_indexing.tools.options import (
     COMMAND_LINE,
     DEFAULT_SPLIT_MARKER,
@@ -30,6 +29,7 @@ from hlo_indexing.tools.options import (
     unknown_argument_message,
     verify_mode,
 )
+from hlo_indexing.tools.reports import Report
 
 OP_NOTE = "see current operation"
 
