@@ -83,7 +83,7 @@ def test_batch_json_reports_are_json_lines_on_stdout_and_the_summary_apart(tmp_p
 def test_batch_reports_in_a_named_file_leave_out_failed_files(tmp_path):
     a, bad, b = _inputs(tmp_path, a=TRANSPOSE, bad=BAD, b=REDUCE)
     report = tmp_path / "maps.jsonl"
-    done = _run(str(a), str(bad), str(b), "--hlo-print-fusion-indexing=format=json", f"--report-file={report}")
+    done = _run(str(a), str(bad), str(b), "--hlo-print-fused-indexing-maps=format=json", f"--report-file={report}")
     assert done.returncode == 1
     assert done.stdout.count("// -----") == 1  # the IR of the two good files, on stdout as before
     assert done.stderr.splitlines()[-2:] == ["3 files, 1 failed", f"  {bad}:2:3: error: custom op 'retur' is unknown (tried 'func.retur' as well)"]
@@ -94,18 +94,18 @@ def test_batch_reports_in_a_named_file_leave_out_failed_files(tmp_path):
 
 def test_one_input_one_report_is_one_document_and_report_file_needs_o(tmp_path):
     (a,) = _inputs(tmp_path, a=REDUCE)
-    done = _run(str(a), "--hlo-print-fusion-indexing=format=json", "-o", "/dev/null")
+    done = _run(str(a), "--hlo-print-fused-indexing-maps=format=json", "-o", "/dev/null")
     assert done.returncode == 0 and done.stderr == ""
     assert json.loads(done.stdout) == hlo_indexing.analyze(a, per_op=False).to_dict()
     # two reporting passes on one input: JSON Lines, one line each
-    done = _run(str(a), "--hlo-print-fusion-indexing=format=json", "--hlo-print-indexing-maps=format=json", "-o", "/dev/null")
+    done = _run(str(a), "--hlo-print-fused-indexing-maps=format=json", "--hlo-print-indexing-maps=format=json", "-o", "/dev/null")
     assert [sorted(json.loads(line)["report"]) for line in done.stdout.splitlines()] == [
         ["computations", "direction", "ops", "schema"]
     ] * 2
     # without -o the IR is on stdout: the reports stay on stderr, as mlir-opt's print passes
-    done = _run(str(a), "--hlo-print-fusion-indexing=format=json")
+    done = _run(str(a), "--hlo-print-fused-indexing-maps=format=json")
     assert done.stdout.startswith("module {") and json.loads(done.stderr)["schema"] == "hlo-indexing/indexing/1"
-    done = _run(str(a), "--hlo-print-fusion-indexing=format=json", "--report-file=-")
+    done = _run(str(a), "--hlo-print-fused-indexing-maps=format=json", "--report-file=-")
     assert done.returncode == 1 and "--report-file=- needs -o: the IR goes to stdout" in done.stderr
 
 
@@ -142,7 +142,7 @@ def test_function_pass_given_as_a_flag_is_nested_under_func(tmp_path):
     explicit = _run(str(source), "--pass-pipeline=builtin.module(func.func(chlo-legalize-to-stablehlo))")
     assert done.stdout == explicit.stdout and "chlo." not in done.stdout and "stablehlo.add" in done.stdout
     # in a pipeline too, between module passes, as mlir-opt's implicit nesting does
-    done = _run(str(source), "--pass-pipeline=builtin.module(cse, chlo-legalize-to-stablehlo, hlo-print-fusion-indexing)", "-o", "/dev/null")
+    done = _run(str(source), "--pass-pipeline=builtin.module(cse, chlo-legalize-to-stablehlo, hlo-print-fused-indexing-maps)", "-o", "/dev/null")
     assert done.returncode == 0, done.stderr
     assert "@f result 0 -> arg 1: (d0) -> (0), domain: d0 in [0, 3]" in done.stderr  # the legalized broadcast
 

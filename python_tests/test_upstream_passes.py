@@ -55,7 +55,7 @@ def test_the_upstream_table_is_what_the_installed_bindings_accept():
 
 def test_help_lists_ours_and_every_upstream_pass_and_each_is_accepted_with_its_defaults():
     listed = _listed(_help())
-    assert set(listed) == set(registry.PASSES) | set(registry.UPSTREAM_PASSES)
+    assert set(listed) == set(registry.PASSES) | set(registry.ALIASES) | set(registry.UPSTREAM_PASSES)
     with make_context():
         for name, options in listed.items():
             for option, default in options or [(None, None)]:

@@ -18,7 +18,7 @@ input only on success, in batch mode with the reports of the files that succeede
 
 Example::
 
-    hlo-indexing-opt dumps/ --hlo-print-fusion-indexing=format=json -o annotated/ > maps.jsonl
+    hlo-indexing-opt dumps/ --hlo-print-fused-indexing-maps=format=json -o annotated/ > maps.jsonl
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.parsing import bare_location_name
+from hlo_indexing.dialect_glue.locations import bare_location_name
 
 #: The result attribute JAX writes (``jax.result_info = "result['loss']"``).
 RESULT_ATTRIBUTE = "jax.result_info"
