@@ -21,7 +21,14 @@ import traceback
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
 from hlo_indexing.tools import console, excerpt
-from hlo_indexing.tools.options import COMMAND_LINE, Options, help_text, list_passes_text, parse_command_line, version_text
+from hlo_indexing.tools.options import (
+    COMMAND_LINE,
+    Options,
+    help_text,
+    list_passes_text,
+    parse_command_line,
+    version_text,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

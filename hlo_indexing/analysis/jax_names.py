@@ -107,8 +107,13 @@ def _write_strings(function: OpLike, list_name: str, key: str, values: Mapping[i
     old = list(ir.ArrayAttr(operation.attributes[list_name])) if list_name in operation.attributes else []
     entries: list[ir.Attribute] = []
     for index in range(count):
-        items = {} if index >= len(old) else {named.name: named.attr for named in ir.DictAttr(old[index])}
+        items = {} if index >= len(old) else _entries(ir.DictAttr(old[index]))
         if index in values:
             items[key] = ir.StringAttr.get(values[index], operation.context)
         entries.append(ir.DictAttr.get(items, operation.context))
     operation.attributes[list_name] = ir.ArrayAttr.get(entries, operation.context)
+
+
+def _entries(dictionary: ir.DictAttr) -> dict[str, ir.Attribute]:
+    """The name -> attribute entries of ``dictionary``."""
+    return {named.name: named.attr for named in (dictionary[k] for k in range(len(dictionary)))}
