@@ -43,6 +43,7 @@ def _listed(text: str) -> dict[str, list[tuple[str, str]]]:
     return passes
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="the scan reads /proc/self/maps (Linux)")
 def test_the_upstream_table_is_what_the_installed_bindings_accept():
     # in a fresh interpreter, as the driver's: importing jax registers more passes (Mosaic's) in this one
