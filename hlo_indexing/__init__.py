@@ -82,6 +82,7 @@ _EXPORTS = {
     "pallas_blockspecs": "hlo_indexing.symbolic_tiling.pallas",
     "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
     "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
+    "PallasBlockSpecs": "hlo_indexing.symbolic_tiling.pallas",
     "module_tilings": "hlo_indexing.cost_model.device_report",
     "tile_picture": "hlo_indexing.symbolic_tiling.tile_picture",
     "render_tile_svg": "hlo_indexing.tools.tile_view",

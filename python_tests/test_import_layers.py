@@ -46,8 +46,8 @@ LAYERS = (
 DEFERRED_IMPORTS = {
     ("hlo_indexing.dialect_glue.hlo_import", "jaxlib"): "optional: only the jaxlib bindings provider has HLO import",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.opt_work"): "start-up: --help/--version/--list-passes load no bindings",
-    ("hlo_indexing.tools.batch", "concurrent.futures"): "start-up: process pools (~15 ms) only for -j > 1",
-    ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: as for concurrent.futures",
+    ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: process pools (~15 ms) only for -j > 1",
+    ("hlo_indexing.symbolic_tiling.pallas", "jax.experimental.pallas"): "optional: only the pl.BlockSpec objects need jax",
     ("hlo_indexing.version", "importlib"): "start-up: importlib.metadata (~25 ms) only for the version",
 }
 MAX_DEFERRED_IMPORTS = 5

@@ -165,7 +165,7 @@ def pallas_tpu_text(fusion: TiledFusion, tile_sizes: Sequence[int]) -> str:
     """Python text of the tiling as a TPU Pallas kernel's grid and specs:
     :func:`~hlo_indexing.symbolic_tiling.pallas.pallas_blockspecs` (scalars in SMEM) plus
     the compiler parameters (``parallel`` output axes, ``arbitrary`` contracting axes)."""
-    text = pallas_blockspecs(fusion, tile_sizes, smem_scalars=True)
+    text = pallas_blockspecs(fusion, tile_sizes, smem_scalars=True).text
     contracting = sum(1 for p in fusion.parameters if p.contracting)
     semantics = ["parallel"] * (len(fusion.parameters) - contracting) + ["arbitrary"] * contracting
     quoted = ", ".join(f'"{s}"' for s in semantics) + ("," if len(semantics) == 1 else "")
