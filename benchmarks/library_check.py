@@ -182,8 +182,10 @@ def measure_soundness(folder: Path) -> dict[str, Any]:
     """The soundness check of one program (run in a subprocess by :func:`main`)."""
     import hlo_indexing
 
-    result = hlo_indexing.analyze((folder / "stablehlo.mlir").read_text(), per_op=False)
-    return {"soundness": soundness(folder, result.computation("main").maps)}
+    main = hlo_indexing.analyze((folder / "stablehlo.mlir").read_text(), per_op=False).computation("main")
+    if main.error:
+        return {"soundness": {"status": "n/a", "why": f"@main: {main.error}"[:200]}}
+    return {"soundness": soundness(folder, main.maps)}
 
 
 PARTS = {"analysis": measure_analysis, "soundness": measure_soundness}

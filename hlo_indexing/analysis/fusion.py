@@ -42,7 +42,9 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from hlo_indexing.analysis.fused_maps import (
     DEFAULT_MAX_EXPR_NODES,
@@ -370,7 +372,8 @@ def fusion_indexing(
     if value_shape(element_type(root.type, element)) is None:
         return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
     composer = _Composer(max_maps, max_expr_nodes)
-    found = composer.root_maps(block, "output_to_input", result_index, element, _producers(block, root))
+    with REGIONS.session():
+        found = composer.root_maps(block, "output_to_input", result_index, element, _producers(block, root))
     return _fusion_result(block.arguments, *found, "output_to_input")
 
 
@@ -389,7 +392,8 @@ def fusion_input_to_output_indexing(
     if value_shape(element_type(argument.type, element)) is None:
         return _no_index_space(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
     composer = _Composer(max_maps)
-    found = composer.root_maps(block, "input_to_output", argument_index, element, _users(block, argument))
+    with REGIONS.session():
+        found = composer.root_maps(block, "input_to_output", argument_index, element, _users(block, argument))
     return _fusion_result(results, *found, "input_to_output")
 
 
@@ -423,14 +427,15 @@ def computation_indexing(
 
     tuples = [isinstance(value.type, ir.TupleType) for value in others]
     out = []
-    for index, root in enumerate(roots):
-        if isinstance(root.type, ir.TupleType):
-            out.append(_whole_tuple(f"{what} #{index}", root, (), len(others), direction))
-        elif value_shape(root.type) is None:
-            out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
-        else:
-            per_value, capped = composer.root_maps(block, direction, index, ())
-            out.append(_fusion_result(others, per_value, capped, direction, tuples))
+    with REGIONS.session():
+        for index, root in enumerate(roots):
+            if isinstance(root.type, ir.TupleType):
+                out.append(_whole_tuple(f"{what} #{index}", root, (), len(others), direction))
+            elif value_shape(root.type) is None:
+                out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
+            else:
+                per_value, capped = composer.root_maps(block, direction, index, ())
+                out.append(_fusion_result(others, per_value, capped, direction, tuples))
     composer.tables.pop((block, direction), None)  # memos are shared, not the block's walk
     composer.blocks.pop(block, None)
     return tuple(out)
@@ -500,22 +505,70 @@ def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direc
 
 
 class _FusedRegions:
-    """The fused analysis as the region hook of per-op rules (:mod:`hlo_indexing.ops.regions`)."""
+    """The fused analysis as the region hook of per-op rules (:mod:`hlo_indexing.ops.regions`).
+
+    Inside :meth:`session` (which every public walk of this package opens; nested
+    sessions join the outer one), each region's maps are computed once: every result of
+    a block from one walk (:func:`computation_indexing`, the walks sharing their memos),
+    and the maps a rule keeps with :meth:`memo`. Outside a session nothing is kept. The
+    module must not change during a session (its blocks are the keys)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.maps: dict[tuple, Any] = {}
+        self.shared: dict = {}
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Keep region maps until the outermost session ends."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth:
+                self.maps.clear()
+                self.shared.clear()
+
+    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept under ``key`` for the rest of the session."""
+        if not self.depth:
+            return compute()
+        found = self.maps.get(key, _MISSING)
+        if found is _MISSING:
+            found = self.maps[key] = compute()
+        return found
+
+    def _block_maps(self, region: ir.Region, direction: str) -> tuple[FusionIndexing, ...]:
+        block = block_of(region)
+        return self.memo((block, direction), lambda: computation_indexing(region, direction, shared=self.shared))
 
     def output_to_input(self, region: ir.Region, result_index: int) -> MapSets:
-        return fusion_indexing(region, result_index).maps
+        if not self.depth:
+            return fusion_indexing(region, result_index).maps
+        return self._block_maps(region, "output_to_input")[result_index].maps
 
     def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
-        return fusion_input_to_output_indexing(region, argument_index).maps
+        if not self.depth:
+            return fusion_input_to_output_indexing(region, argument_index).maps
+        return self._block_maps(region, "input_to_output")[argument_index].maps
 
     def iteration_output_to_input(
         self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
     ) -> MapSets:
-        return iteration_maps(self, region, result_index, inductions, count)
+        return self.memo(
+            (block_of(region), "iteration", result_index, inductions, count),
+            lambda: iteration_maps(self, region, result_index, inductions, count),
+        )
 
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
-        return outer_value_maps(self, region, result_index, values)
+        return self.memo(
+            (block_of(region), "values", result_index, tuple(values)),
+            lambda: outer_value_maps(self, region, result_index, values),
+        )
 
+
+_MISSING = object()
 
 #: The region analysis this module hands to per-op rules of ops with a body.
-REGIONS: RegionIndexing = _FusedRegions()
+REGIONS = _FusedRegions()

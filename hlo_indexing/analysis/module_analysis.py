@@ -15,6 +15,7 @@ from typing import Any
 
 from hlo_indexing.analysis.fusion import (
     DEFAULT_MAX_MAPS,
+    REGIONS,
     FusionIndexing,
     computation_indexing,
 )
@@ -175,10 +176,11 @@ def module_indexing(
     with ``function``, only those of (or in) the ``func.func`` of that name; ``buffer``
     names the text it was parsed from (for locations)."""
     selected = _selected_ops(module, function) if per_op else []
-    found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op, _, _ in selected]
-    # The fused walks reuse the (simplified) per-op maps instead of deriving them again.
-    known = dict(found) if simplify else {}
-    computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known)) if fused else ()
+    with REGIONS.session():  # the regions' maps are computed once for the whole module
+        found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op, _, _ in selected]
+        # The fused walks reuse the (simplified) per-op maps instead of deriving them again.
+        known = dict(found) if simplify else {}
+        computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known)) if fused else ()
     ops = tuple(
         OpMaps(op.name, _located_text(where, loc, buffer), maps, direction, location_name(loc), owner)
         for (op, maps), (_, where, loc), owner in zip(found, selected, _owners(selected), strict=True)
