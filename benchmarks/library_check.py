@@ -110,25 +110,36 @@ def soundness(folder: Path, main_maps: tuple) -> dict[str, Any]:
     with np.load(folder / "args.npz") as data:
         args = [jnp.asarray(data[f"arr_{i}"]) for i in range(len(data.files))]
     outputs = [jax.ShapeDtypeStruct(r["shape"], r["dtype"]) for r in manifest["results"]]
+    return check_soundness(exported.call, args, outputs, main_maps)
+
+
+def check_soundness(fn: Any, args: list, outputs: list, main_maps: tuple, max_results: int = MAX_RESULTS,
+                    points_per_result: int = POINTS_PER_RESULT) -> dict[str, Any]:
+    """Check ``@main``'s fused maps (one :class:`FusionIndexing` per result of ``fn``)
+    against one-hot VJPs of ``fn`` at ``args`` (``outputs``: its result shapes), for
+    ``points_per_result`` random elements of at most ``max_results`` float results."""
+    import jax
+    import jax.numpy as jnp
+
     floating = [i for i, r in enumerate(outputs) if jnp.issubdtype(r.dtype, jnp.floating)]
     differentiable = [k for k, a in enumerate(args) if jnp.issubdtype(a.dtype, jnp.floating)]
     rng = np.random.default_rng(0)
-    if len(floating) > MAX_RESULTS:
-        floating = sorted(rng.choice(floating, MAX_RESULTS, replace=False).tolist())
+    if len(floating) > max_results:
+        floating = sorted(rng.choice(floating, max_results, replace=False).tolist())
 
     def zero(r: Any) -> Any:
         return jnp.zeros(r.shape, r.dtype if jnp.issubdtype(r.dtype, jnp.floating) else jax.dtypes.float0)
 
     @jax.jit
     def pullback(args: list, cotangents: list) -> Any:
-        return jax.vjp(exported.call, *args)[1](tuple(cotangents))
+        return jax.vjp(fn, *args)[1](tuple(cotangents))
 
     checked = missed = unchecked = 0
     examples: list[str] = []
     reasons: set = set()
     for r in floating:
         shape = outputs[r].shape
-        for _ in range(POINTS_PER_RESULT):
+        for _ in range(points_per_result):
             point = tuple(int(rng.integers(0, n)) for n in shape)
             cotangents = [zero(o) for o in outputs]
             cotangents[r] = cotangents[r].at[point].set(1.0)
