@@ -67,8 +67,11 @@ from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, bl
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.analysis import (
+    INPUT_TO_OUTPUT,
+    OUTPUT_TO_INPUT,
     input_to_output_indexing,
     output_to_input_indexing,
+    tuple_elements_indexing,
 )
 from hlo_indexing.ops.builders import value_shape
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
@@ -258,6 +261,9 @@ class _Composer(SetAlgebra):
             for operand, elements in zip(operation.operands, per_argument, strict=True):
                 for operand_path, maps in elements.items():
                     yield operand, operand_path, frozenset(maps), caps
+        elif len(path) == 1 and (elements := tuple_elements_indexing(operation, OUTPUT_TO_INPUT, path[0])) is not None:
+            for operand, operand_maps in zip(operand_values(operation), elements.maps, strict=True):
+                yield operand, (), self.intern(operand_maps), NO_CAPS
         elif path or kind == "tuple":
             unknown = frozenset({_untracked_element(operation, "result", result_index, path)})
             for operand in operation.operands:
@@ -311,6 +317,9 @@ class _Composer(SetAlgebra):
             for result, elements in zip(operation.results, per_result, strict=True):
                 for result_path, maps in elements.items():
                     yield result, result_path, frozenset(maps), caps
+        elif not path and (elements := tuple_elements_indexing(operation, INPUT_TO_OUTPUT, operand_index)) is not None:
+            for k, element_maps in enumerate(elements.maps):
+                yield operation.results[0], (k,), self.intern(element_maps), NO_CAPS
         elif path or kind == "get_tuple_element":
             unknown = frozenset({_untracked_element(operation, "operand", operand_index, path)})
             for result in operation.results:
