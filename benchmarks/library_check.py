@@ -214,7 +214,7 @@ def limited(command: list[str], timeout: int = TIMEOUT_S) -> tuple[int | str, fl
     return done.returncode, time.perf_counter() - start, (errors[0] if errors else done.stderr[-300:])[:300]
 
 
-def measure(folder: Path, python: str) -> dict[str, Any]:
+def measure(folder: Path, python: str, cli: bool = True) -> dict[str, Any]:
     """One program's record: the analysis and the soundness check in subprocesses of
     ``python`` (an interpreter with hlo_indexing and jax), then the CLI runs (the
     ``hlo-indexing-opt`` beside that interpreter)."""
@@ -232,7 +232,8 @@ def measure(folder: Path, python: str) -> dict[str, Any]:
             record[f"{part}_failure"] = f"{status}: {tail}"
     opt = str(Path(python).parent / "hlo-indexing-opt")
     hlo = str(folder / "compiled_cpu.hlo")
-    for key, flag in (("cli_fusion", "--hlo-print-fusion-indexing"), ("cli_tilings", "--hlo-print-tilings=format=json")):
+    runs = (("cli_fusion", "--hlo-print-fusion-indexing"), ("cli_tilings", "--hlo-print-tilings=format=json"))
+    for key, flag in runs if cli else ():
         status, seconds, tail = limited([opt, hlo, flag, "-o", "/dev/null"])
         record[key] = {"status": status, "s": round(seconds, 1), "message": tail if status != 0 else ""}
     return record
@@ -258,11 +259,13 @@ def markdown(records: list[dict[str, Any]]) -> str:
             sound = s["status"] + (f" ({s['checked']} checked, {s['missed']} missed, {s['unchecked']} unchecked)"
                                    if "checked" in s else f" ({s.get('why', '')})")
 
-        def cli(c: dict) -> str:
+        def cli(c: dict | None) -> str:
+            if c is None:
+                return "not run"
             return f"{c['status']} {c['s']}s" + (f" ({c['message'][:70]})" if c["message"] else "")
 
         lines.append("| " + " | ".join([r["name"], r["library"], str(r["ops"]), str(r["hlo_instructions"]), *analysis,
-                                         sound, cli(r["cli_fusion"]), cli(r["cli_tilings"])]) + " |")
+                                         sound, cli(r.get("cli_fusion")), cli(r.get("cli_tilings"))]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -272,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="programs to measure (default: every one)")
     parser.add_argument("--part", choices=sorted(PARTS), help="measure one part of one program in this process")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the tree to measure")
+    parser.add_argument("--no-cli", action="store_true", help="skip the CLI runs on the compiled HLO")
     parser.add_argument("--output", default="BASELINE", help="stem of the table and record written in the corpus")
     options = parser.parse_args(argv)
     if options.part:
@@ -282,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         p.parent for p in options.corpus.glob("*/manifest.json"))
     records = []
     for folder in folders:
-        records.append(measure(folder, options.python))
+        records.append(measure(folder, options.python, cli=not options.no_cli))
         print(markdown(records[-1:]).splitlines()[-1], flush=True)
         (options.corpus / f"{options.output.lower()}.json").write_text(json.dumps(records, indent=2) + "\n")
         (options.corpus / f"{options.output}.md").write_text(markdown(records))
