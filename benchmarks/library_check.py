@@ -35,8 +35,6 @@ from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 #: Address-space limit (KiB, ``ulimit -v``) and wall-clock limit (s) of each subprocess.
 MEMORY_KIB = 6_000_000

@@ -23,7 +23,7 @@ from hlo_indexing import analyze  # noqa: E402
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 if str(BENCHMARKS) not in sys.path:
-    sys.path.insert(0, str(BENCHMARKS))
+    sys.path.append(str(BENCHMARKS))  # after dev/: both folders have a run.py
 
 library_programs = importlib.import_module("library_programs")
 library_check = importlib.import_module("library_check")

@@ -368,7 +368,7 @@ def test_unused_symbols_with_detached_constraints(ranges, constraints) -> None:
         for coefficients, lo, hi in constraints
     ]
     m = IndexingMap.parse(f"(d0)[{', '.join(names)}] -> (d0), domain: d0 in [0, 3], {', '.join(domain)}")
-    reduced = m.remove_unused_symbols()
+    reduced = remove_unused_symbols(m)
     assert reduced.num_symbols == 0
     assert reduced.is_known_empty() is not detached_solutions(ranges, constraints)
 
@@ -379,5 +379,5 @@ def test_detached_constraints_over_the_enumeration_limit_are_assumed_satisfiable
     m = IndexingMap.parse(
         "(d0)[s0, s1] -> (d0), domain: d0 in [0, 3], s0 in [0, 1000], s1 in [0, 1000], s0 * 2 + s1 * 2 in [1, 1]"
     )
-    reduced = m.remove_unused_symbols()
+    reduced = remove_unused_symbols(m)
     assert reduced.num_symbols == 0 and not reduced.is_known_empty()

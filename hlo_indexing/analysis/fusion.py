@@ -42,7 +42,7 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -256,8 +256,11 @@ class _Composer(SetAlgebra):
             for operand, elements in zip(operation.operands, per_argument, strict=True):
                 for operand_path, maps in elements.items():
                     yield operand, operand_path, frozenset(maps), caps
-        elif len(path) == 1 and (elements := tuple_elements_indexing(operation, Direction.OUTPUT_TO_INPUT, path[0])) is not None:
-            for operand, operand_maps in zip(operand_values(operation), elements.maps, strict=True):
+        elif (
+            len(path) == 1
+            and (by_element := tuple_elements_indexing(operation, Direction.OUTPUT_TO_INPUT, path[0])) is not None
+        ):
+            for operand, operand_maps in zip(operand_values(operation), by_element.maps, strict=True):
                 yield operand, (), self.intern(operand_maps), NO_CAPS
         elif path or kind == "tuple":
             unknown = frozenset({_untracked_element(operation, "result", result_index, path)})
@@ -312,8 +315,11 @@ class _Composer(SetAlgebra):
             for result, elements in zip(operation.results, per_result, strict=True):
                 for result_path, maps in elements.items():
                     yield result, result_path, frozenset(maps), caps
-        elif not path and (elements := tuple_elements_indexing(operation, Direction.INPUT_TO_OUTPUT, operand_index)) is not None:
-            for k, element_maps in enumerate(elements.maps):
+        elif (
+            not path
+            and (by_element := tuple_elements_indexing(operation, Direction.INPUT_TO_OUTPUT, operand_index)) is not None
+        ):
+            for k, element_maps in enumerate(by_element.maps):
                 yield operation.results[0], (k,), self.intern(element_maps), NO_CAPS
         elif path or kind == "get_tuple_element":
             unknown = frozenset({_untracked_element(operation, "operand", operand_index, path)})
@@ -519,7 +525,7 @@ class _FusedRegions:
 
     def __init__(self) -> None:
         self.depth = 0
-        self.maps: dict[tuple, Any] = {}
+        self.maps: dict[Hashable, Any] = {}
         self.shared: dict = {}
 
     @contextmanager
@@ -534,7 +540,7 @@ class _FusedRegions:
                 self.maps.clear()
                 self.shared.clear()
 
-    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """``compute()``, kept under ``key`` for the rest of the session."""
         if not self.depth:
             return compute()
