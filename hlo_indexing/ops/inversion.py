@@ -19,7 +19,7 @@ from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, Shape
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, Shape
 
 
 def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
@@ -55,7 +55,7 @@ def inverse_rule(forward: Any) -> Any:
     maps exactly (:func:`invert`): operand ``k`` -> result ``r`` is the inverse of
     result ``r`` -> operand ``k``. For rules whose maps have no runtime variables."""
 
-    def inverse(info: OpInfo, operand_index: int) -> list:
+    def inverse(info: OpInfo, operand_index: int) -> RuleResult:
         out = []
         for r in range(info.num_results):
             entry = forward(info, r)[operand_index]

@@ -40,7 +40,7 @@ from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_u
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.rule import OpInfo
+from hlo_indexing.ops.rule import OpInfo, RuleResult
 
 #: Cap on the maps kept per carry and init (then: the whole init).
 MAX_MAPS = 16
@@ -88,7 +88,7 @@ def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
     return remove_unused_symbols(compose(first, then).simplify())
 
 
-def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
+def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> RuleResult | None:
     """Output -> input maps of result ``result_index`` of a counted loop (module
     docstring), one list per operand; None when the loop is not of the handled form."""
     op, context, n, regions = info.op.operation, info.context, counted.count, info.regions

@@ -42,7 +42,7 @@ from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_u
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing
 from hlo_indexing.ops.loop_iterations import iterated_maps
 from hlo_indexing.ops.regions import RegionIndexing
 
@@ -280,13 +280,13 @@ def _reaching(body_maps: _BodyMaps, start: int) -> set[int]:
     return found
 
 
-def while_output_to_input(info: OpInfo, result_index: int) -> list:
+def while_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input maps of a ``while`` result (see the module docstring)."""
     maps, note = _while_maps(info, result_index)
     return [Entry(tuple(per_operand), note=note) for per_operand in maps]
 
 
-def while_input_to_output(info: OpInfo, operand_index: int) -> list:
+def while_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input -> output: the inverses of every result's output -> input maps."""
     target = info.operand(operand_index)
     out = []
@@ -296,7 +296,7 @@ def while_input_to_output(info: OpInfo, operand_index: int) -> list:
     return out
 
 
-def case_output_to_input(info: OpInfo, result_index: int) -> list:
+def case_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """A result reads the branch index (predicate) and, in each captured value, the
     union of what the branches read (module docstring)."""
     op = info.op.operation
@@ -318,7 +318,7 @@ def case_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
 
 
-def case_input_to_output(info: OpInfo, operand_index: int) -> list:
+def case_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """The branch index reaches every result element; a captured value the inverses of
     :func:`case_output_to_input`'s maps."""
     if operand_index == 0:

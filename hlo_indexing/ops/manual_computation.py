@@ -32,7 +32,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map
-from hlo_indexing.ops.rule import OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.ops.rule import OpInfo, RuleResult, UnknownIndexing, value_shape
 
 #: Collectives: a body holding one reads other devices' shards.
 CROSS_DEVICE_KINDS = frozenset(
@@ -102,7 +102,7 @@ def _result_side(manual: ManualComputation, result_index: int, space: tuple, loc
     return local, constraints
 
 
-def manual_output_to_input(info: OpInfo, result_index: int) -> list:
+def manual_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Global result ``result_index`` -> each global operand (module docstring)."""
     op = info.op.operation
     manual = manual_computation(op)
@@ -154,7 +154,7 @@ def _lifted(m: IndexingMap, sides: tuple, axes: tuple, argument: tuple, global_s
     return eliminate_equal_symbols(remove_unused_symbols(lifted.simplify()))
 
 
-def manual_input_to_output(info: OpInfo, operand_index: int) -> list:
+def manual_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Global operand -> each global result: the inverses of the output -> input maps."""
     target = info.operand(operand_index)
     return [

@@ -46,7 +46,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.rule import OpInfo, Shape, UnknownIndexing
+from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, UnknownIndexing
 from hlo_indexing.ops.regions import RegionIndexing
 
 
@@ -234,7 +234,7 @@ def _known(maps: list) -> list:
     return [m for m in maps if m is not None and not m.is_known_empty()]
 
 
-def _output_to_input(info: OpInfo, layout: _Layout, body: _Body, result_index: int) -> list:
+def _output_to_input(info: OpInfo, layout: _Layout, body: _Body, result_index: int) -> RuleResult:
     n, dim, context = layout.steps, layout.dimension, info.context
     space = info.result(result_index)
     d = dims(len(space), context)
@@ -261,11 +261,11 @@ def _output_to_input(info: OpInfo, layout: _Layout, body: _Body, result_index: i
     return out
 
 
-def _input_to_output(info: OpInfo, layout: _Layout, body: _Body, operand_index: int) -> list:
+def _input_to_output(info: OpInfo, layout: _Layout, body: _Body, operand_index: int) -> RuleResult:
     return [_known(_operand_to_result(info, layout, body, operand_index, r)) for r in range(info.num_results)]
 
 
-def _operand_to_result(info: OpInfo, layout: _Layout, body: _Body, operand_index: int, r: int) -> list:
+def _operand_to_result(info: OpInfo, layout: _Layout, body: _Body, operand_index: int, r: int) -> RuleResult:
     n, dim, context = layout.steps, layout.dimension, info.context
     space, target, per_step = info.operand(operand_index), info.result(r), r < layout.outputs
     d = dims(len(space), context)
@@ -311,7 +311,7 @@ def _body_independent(info: OpInfo, layout: _Layout, result_index: int, operand_
     return make_map(info.context, space, s, target, constraints={s[layout.dimension] - d[layout.dimension]: reach})
 
 
-def scan_output_to_input(info: OpInfo, result_index: int) -> list:
+def scan_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input maps of result ``result_index``: one list per operand."""
     layout = _layout(info)
     body = _body(info, layout)
@@ -320,7 +320,7 @@ def scan_output_to_input(info: OpInfo, result_index: int) -> list:
     return _output_to_input(info, layout, body, result_index)
 
 
-def scan_input_to_output(info: OpInfo, operand_index: int) -> list:
+def scan_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input -> output maps of operand ``operand_index``: one list per result."""
     layout = _layout(info)
     body = _body(info, layout)
