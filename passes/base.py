@@ -126,7 +126,7 @@ class ModulePass:
         """Build from textual options (``{"max-maps": "8"}``); raises
         :class:`PassOptionError` naming the bad option."""
         known = {f.name.replace("_", "-"): f for f in cls.options()}
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for key, text in options.items():
             option = known.get(key)
             if option is None:

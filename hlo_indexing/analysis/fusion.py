@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from hlo_indexing.analysis.fused_maps import (
     DEFAULT_MAX_EXPR_NODES,
@@ -71,6 +71,8 @@ from hlo_indexing.ops.dispatch import operand_indexing, result_indexing, tuple_e
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.ops.rule import value_shape
+
+_T = TypeVar("_T")
 
 #: The public names: the walks, and the result type and helpers of
 #: :mod:`hlo_indexing.analysis.fused_maps`, which users import from here.
@@ -540,7 +542,7 @@ class _FusedRegions:
                 self.maps.clear()
                 self.shared.clear()
 
-    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()``, kept under ``key`` for the rest of the session."""
         if not self.depth:
             return compute()

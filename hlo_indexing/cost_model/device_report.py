@@ -27,7 +27,6 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
 
 from hlo_indexing.cost_model.estimate import Estimate, time_text
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
@@ -45,7 +44,7 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 def module_tilings(
     module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = "",
     device: "str | Device | None" = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation; only function ``function`` and the fusions in it when given), as
     ``hlo-print-tilings{format=json}`` prints it; valid against
@@ -63,7 +62,7 @@ def module_tilings(
     return device_document(budget_bytes, target, entries)
 
 
-def device_document(budget_bytes: int, target: Device, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
+def device_document(budget_bytes: int, target: Device, computations_json: list[dict[str, object]]) -> dict[str, object]:
     """The tilings document of computations ranked for ``target``."""
     document = tilings_report.tilings_document(budget_bytes, computations_json)
     document["device"] = device_json(target)
@@ -73,7 +72,7 @@ def device_document(budget_bytes: int, target: Device, computations_json: list[d
 def device_computation_tilings(
     label: str, op: "ir.Operation", target: Device, top: int, *, memo: DeviceRankingMemo | None = None,
     blockspecs: bool = True,
-) -> tuple[dict[str, Any], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+) -> tuple[dict[str, object], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
     """One computation's entry of the tilings document ranked for ``target`` (module
     docstring), its ranking and its best ``top`` tilings with their footprints;
     ``failure``/``error`` as
@@ -93,12 +92,14 @@ def device_computation_tilings(
     entry["fitting"] = len(ranking.tilings)
     entry["capped"] = ranking.capped
     entry["device_ranking"] = ranking_json(ranking)
-    entry["tilings"] = entry.pop("tilings")  # after the ranking's counts
+    tilings: list[dict[str, object]] = []
     for index, (tiling, footprint) in enumerate(ranked_tilings):
-        item: dict[str, Any] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
+        item: dict[str, object] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
         if blockspecs:
             item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target)
-        entry["tilings"].append(item)
+        tilings.append(item)
+    del entry["tilings"]
+    entry["tilings"] = tilings  # after the ranking's counts
     return entry, ranking, ranked_tilings
 
 
@@ -125,7 +126,7 @@ def estimate_text(estimate: Estimate) -> str:
             f"write {time_text(estimate.write_time_ns)}, compute {time_text(estimate.compute_time_ns)}; {launch})")
 
 
-def device_json(device: Device) -> dict[str, Any]:
+def device_json(device: Device) -> dict[str, object]:
     """The device a document was made for."""
     return {"name": device.name, "kind": device.kind, "description": device.description}
 
@@ -153,7 +154,7 @@ def rejections_text(label: str, ranking: DeviceRanking) -> str:
     return f"{label}: {ranking.note}" + (f"; {examples}" if examples else "")
 
 
-def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
+def ranking_json(ranking: DeviceRanking) -> dict[str, object]:
     """The computation's ``device_ranking`` entry."""
     return {
         "considered": ranking.considered,
@@ -166,6 +167,6 @@ def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
     }
 
 
-def tiling_json(ranking: DeviceRanking, index: int, tiling: RankedTiling) -> dict[str, Any]:
+def tiling_json(ranking: DeviceRanking, index: int, tiling: RankedTiling) -> dict[str, object]:
     """The device fields of one tiling entry."""
     return {"estimate": tiling.estimate.to_json(), "legal": True, "loses": ranking.loses(index) or None}

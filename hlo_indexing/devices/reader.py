@@ -65,7 +65,7 @@ class _Fields:
     """Typed access to one description's fields; every complaint names ``origin`` (the
     file, or the bundled device) and the field."""
 
-    def __init__(self, origin: str, data: Mapping[str, Any]):
+    def __init__(self, origin: str, data: Mapping[str, object]):
         self.origin, self.data = origin, data
 
     def error(self, field: str, problem: str) -> InvalidArgumentError:
@@ -111,7 +111,7 @@ class _Fields:
             raise self.error(field, f"expected one of {', '.join(choices)}, got {value!r}")
         return value
 
-    def table(self, field: str) -> Mapping[str, Any]:
+    def table(self, field: str) -> Mapping[str, object]:
         value = self._get(field, True)
         if value is None:
             return {}
@@ -254,9 +254,9 @@ def device_from_mapping(data: Any, origin: str, base: Device | None = None) -> D
     return build(fields)
 
 
-def _as_mapping(device: Device) -> dict[str, Any]:
+def _as_mapping(device: Device) -> dict[str, object]:
     """A device's fields in the JSON form :func:`device_from_mapping` reads."""
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
     for field in dataclasses.fields(device):
         value = getattr(device, field.name)
         if field.name in ("scalar_units", "matrix_units"):
@@ -272,7 +272,7 @@ def _as_mapping(device: Device) -> dict[str, Any]:
     return result
 
 
-def device_to_json(device: Device) -> dict[str, Any]:
+def device_to_json(device: Device) -> dict[str, object]:
     """A device as a JSON object that :func:`device_from_mapping` reads back unchanged
     (``kind`` included): a starting point for a user's own description."""
     return {"kind": device.kind, **_as_mapping(device)}

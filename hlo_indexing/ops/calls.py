@@ -12,14 +12,14 @@ Example: ``%0 = func.call @f(%x)`` where ``@f`` transposes gives ``operand id = 
 
 from __future__ import annotations
 
-from typing import Any
+from hlo_indexing.dialect_glue.bindings import ir
 
 from hlo_indexing.dialect_glue.call_like import callee_region
 from hlo_indexing.ops.rule import OpInfo, RuleResult, UnknownIndexing
 from hlo_indexing.ops.regions import RegionIndexing
 
 
-def _region(info: OpInfo) -> tuple[Any, RegionIndexing]:
+def _region(info: OpInfo) -> tuple[ir.Region, RegionIndexing]:
     region = callee_region(info.op)
     if region is None:
         raise UnknownIndexing("the called computation is not in the module")

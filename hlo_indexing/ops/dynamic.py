@@ -16,7 +16,7 @@ from __future__ import annotations
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.indexing_map import Variable
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.inversion import invert
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
@@ -86,7 +86,7 @@ def dynamic_slice_input_to_output(info: OpInfo, operand_index: int) -> RuleResul
     return [_inverted(_dynamic_slice_map(info), info.operand(0))]
 
 
-def _update_map(info: OpInfo, space) -> Entry:
+def _update_map(info: OpInfo, space: Shape) -> Entry:
     """output -> update: ``d - rt`` where the update covers ``d``."""
     operand, update = info.operand(0), info.operand(1)
     variables, sources = _offsets(info, 2, operand, update, space)
@@ -100,7 +100,8 @@ def dynamic_update_slice_output_to_input(info: OpInfo, result_index: int) -> Rul
     """Operand: identity (over-approximation: the updated window does not read it)."""
     result = info.result(0)
     identity = make_map(info.context, result, dims(len(result), info.context))
-    return [[identity], _update_map(info, result)] + [[scalar_map(info.context, result)]] * (info.num_operands - 2)
+    starts: list[list[IndexingMap]] = [[scalar_map(info.context, result)]] * (info.num_operands - 2)
+    return [[identity], _update_map(info, result), *starts]
 
 
 def dynamic_update_slice_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:

@@ -89,6 +89,11 @@ class Entry:
 RuleResult = Sequence[Sequence[IndexingMap] | Entry]
 
 
+def entry_maps(entry: Sequence[IndexingMap] | Entry) -> Sequence[IndexingMap]:
+    """The maps of one entry of a :data:`RuleResult`."""
+    return entry.maps if isinstance(entry, Entry) else entry
+
+
 def unknown(reason: str) -> tuple[Callable[[OpInfo, int], RuleResult], Callable[[OpInfo, int], RuleResult]]:
     """The two functions (output to input, input to output) of a rule giving ``unknown
     indexing`` for every operand/result, with ``reason``."""

@@ -4,6 +4,7 @@ reverse, slice, reshape, bitcast (with layouts), concatenate, pad, tuples."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -12,7 +13,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, filled, make_map, reshape_exprs, syms
-from hlo_indexing.ops.rule import OpInfo, RuleResult, UnknownIndexing, value_shape
+from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, UnknownIndexing, value_shape
 from hlo_indexing.ops.elementwise import (
     broadcast_operand_map,
     broadcast_result_map,
@@ -272,7 +273,9 @@ def pad_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     return [[operand_map], _padding_value_maps(info, result, low, interior, operand, scalar=True)]
 
 
-def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar: bool) -> RuleResult:
+def _padding_value_maps(
+    info: OpInfo, result: Shape, low: Sequence[int], interior: Sequence[int], operand: Shape, *, scalar: bool
+) -> list[IndexingMap]:
     """Output positions holding the padding value, as maps from the output (``scalar``:
     output -> padding value) or from the padding value (-> output)."""
     maps = []

@@ -14,7 +14,6 @@ Example: ``chlo.top_k(tensor<3x5xf32>, k = 2)`` gives, for both results,
 
 from __future__ import annotations
 
-from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -24,7 +23,7 @@ from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
 from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, UnknownIndexing
 
 
-def row_map(context: Any, space: Shape, target: Shape, dimension: int) -> IndexingMap:
+def row_map(context: ir.Context, space: Shape, target: Shape, dimension: int) -> IndexingMap:
     """``(d...)[s] -> (d with d[dimension] replaced by s)``, ``s`` over ``target``'s
     ``dimension``: the whole row of ``target`` along ``dimension``."""
     d = dims(len(space), context)

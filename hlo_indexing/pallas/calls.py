@@ -150,7 +150,7 @@ def _pallas_equations(jaxpr: Any, jax: Jax) -> Iterator[Any]:
             stack.append(iter(inner.eqns))
 
 
-def _nested_jaxprs(params: dict[str, Any], jax: Jax) -> Iterator[Any]:
+def _nested_jaxprs(params: dict[str, object], jax: Jax) -> Iterator[Any]:
     for value in params.values():
         for item in value if isinstance(value, (tuple, list)) else (value,):
             if isinstance(item, jax.core.ClosedJaxpr):

@@ -219,7 +219,7 @@ class PallasBlockSpecs:
         specs = [_pallas_block_spec(s, m, self.smem_scalars) for s, m in zip(self.tiling.out_specs, self.out_index_maps)]
         return specs[0] if len(specs) == 1 else specs
 
-    def pallas_call_arguments(self) -> dict[str, Any]:
+    def pallas_call_arguments(self) -> dict[str, object]:
         """``grid``, ``in_specs`` and ``out_specs``, the keyword arguments of
         ``pl.pallas_call`` they fill."""
         return {"grid": self.grid, "in_specs": self.in_specs, "out_specs": self.out_specs}

@@ -14,7 +14,6 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
@@ -39,12 +38,12 @@ TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
 TILINGS_SCHEMA_FILE = "tilings.schema.json"
 
 
-def tilings_schema() -> dict[str, Any]:
+def tilings_schema() -> dict[str, object]:
     """The JSON Schema of the tilings document (shipped as package data, :mod:`hlo_indexing.schema`)."""
     return load_schema(TILINGS_SCHEMA_FILE)
 
 
-def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
+def tilings_document(budget_bytes: int, computations_json: list[dict[str, object]]) -> dict[str, object]:
     """The JSON document of ``hlo-print-tilings{format=json}``: the schema id, the
     budget and one entry per computation (:func:`computation_tilings`)."""
     return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "computations": computations_json}
@@ -52,7 +51,7 @@ def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]])
 
 def module_tilings(
     module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = ""
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation; only function ``function`` and the fusions in it when given), as
     ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`."""
@@ -73,12 +72,12 @@ def selected_computations(module: "ir.Operation", function: str) -> list[tuple[s
     return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
 
 
-def computation_entry(label: str, op: "ir.Operation", memo: TilingMemo) -> tuple[dict[str, Any], TiledFusion | None]:
+def computation_entry(label: str, op: "ir.Operation", memo: TilingMemo) -> tuple[dict[str, object], TiledFusion | None]:
     """A computation's entry of the tilings document without its tilings, and its
     analysis (None, with ``failure`` or ``error`` set, when it cannot be tiled). The
     device-ranked report (:mod:`hlo_indexing.cost_model.device_report`) starts from it too."""
     where = location_of(op.location)
-    entry: dict[str, Any] = {
+    entry: dict[str, object] = {
         "name": label,
         "kind": op.name,
         "location": str(where) if where is not None else str(op.location),
@@ -109,7 +108,7 @@ def computation_entry(label: str, op: "ir.Operation", memo: TilingMemo) -> tuple
 def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
     memo: TilingMemo | None = None,
-) -> tuple[dict[str, Any], list[Footprint], str]:
+) -> tuple[dict[str, object], list[Footprint], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     footprints (with their exactness) and what the ranking left out, in words
     (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
@@ -133,11 +132,13 @@ def computation_tilings(
     entry["fitting"] = len(ranking.tilings)
     entry["skipped"] = ranking.skipped
     entry["capped"] = ranking.capped
+    tilings: list[dict[str, object]] = []
     for rank, footprint in enumerate(ranked, 1):
-        tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
+        tiling: dict[str, object] = {"rank": rank, **footprint.to_json()}
         if blockspecs:
             tiling["pallas"] = pallas_json(fusion, footprint.tile_sizes)
-        entry["tilings"].append(tiling)
+        tilings.append(tiling)
+    entry["tilings"] = tilings
     return entry, ranked, ranking.note
 
 
