@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar, cast
 
 from hlo_indexing.analysis.fused_maps import (
     DEFAULT_MAX_EXPR_NODES,
@@ -527,7 +527,7 @@ class _FusedRegions:
 
     def __init__(self) -> None:
         self.depth = 0
-        self.maps: dict[Hashable, Any] = {}
+        self.maps: dict[Hashable, object] = {}  # each key's value of the type its caller computes
         self.shared: dict = {}
 
     @contextmanager
@@ -548,8 +548,9 @@ class _FusedRegions:
             return compute()
         found = self.maps.get(key, _MISSING)
         if found is _MISSING:
-            found = self.maps[key] = compute()
-        return found
+            computed = self.maps[key] = compute()
+            return computed
+        return cast(_T, found)
 
     def _block_maps(self, region: ir.Region, direction: str) -> tuple[FusionIndexing, ...]:
         block = block_of(region)

@@ -48,9 +48,9 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from hlo_indexing.analysis.fusion import FusionIndexing, path_text
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.direction import Direction
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable, display_text
 from hlo_indexing.maps.text import print_expr
@@ -139,7 +139,7 @@ class ModuleIndexing:
     computations: tuple[ComputationMaps, ...]
     ops: tuple[OpMaps, ...]
     direction: str
-    module: Any
+    module: ir.Operation
     source: str = ""
 
     def computation(self, name: str) -> ComputationMaps:
