@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from hlo_indexing.errors import HloIndexingError
 
@@ -46,7 +46,7 @@ class Diagnostic:
     or ``output`` for a report printed verbatim (location None)."""
 
     severity: str
-    location: Any  # ir.Location
+    location: ir.Location | None
     message: str
 
 
@@ -148,7 +148,7 @@ class ModulePass:
         return "{" + " ".join(parts) + "}" if parts else ""
 
 
-def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> Any:
+def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> bool | int | str:
     kind = option.type if isinstance(option.type, str) else getattr(option.type, "__name__", str(option.type))
     choices = option.metadata.get("choices")
     if choices is not None and text not in choices:

@@ -74,6 +74,7 @@ class PythonPass:
             self.sink.items.extend(diagnostics.items)
         errors = [d for d in diagnostics.items if d.severity == "error"]
         for error in errors:
+            assert error.location is not None, "errors are located"
             error.location.emit_error(error.message)
         if errors:
             pass_handle.signal_pass_failure()

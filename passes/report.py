@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Any
 
 from hlo_indexing.analysis.module_analysis import module_indexing
 from hlo_indexing.dialect_glue.bindings import ir
@@ -24,14 +23,14 @@ from hlo_indexing.passes.base import Diagnostics
 FORMATS = ("text", "json")
 
 
-def format_field() -> Any:
+def format_field() -> str:
     """The ``format`` option of a print pass."""
     return dataclasses.field(
         default="text", metadata={"help": "text (remarks) or json (one JSON document per module)", "choices": FORMATS}
     )
 
 
-def func_field() -> Any:
+def func_field() -> str:
     """The ``func`` option of a print pass."""
     return dataclasses.field(
         default="", metadata={"help": "report only this function and what is nested in it; empty: all"}

@@ -233,7 +233,7 @@ def coalescing(
     results = list(fused) if fused is not None else fused_per_result(region_or_func, max_maps)
     block = block_of(region_or_func)
     if layouts is None or result_layouts is None:
-        declared = declared_layouts(region_or_func) if hasattr(region_or_func, "operation") else None
+        declared = None if isinstance(region_or_func, ir.Region) else declared_layouts(region_or_func)
         if declared is None:
             declared = ([None] * len(block.arguments), [None] * len(results))
         layouts = declared[0] if layouts is None else layouts
