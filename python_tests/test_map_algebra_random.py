@@ -17,6 +17,7 @@ import pytest
 from hlo_indexing import IndexingMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps.algebra import compose, convert_range_variables_to_dims, eliminate_equal_symbols, remove_unused_dims, remove_unused_symbols
+from helpers import evaluate_affine
 
 # ----------------------------------------------------------------- oracle
 
@@ -50,32 +51,13 @@ def to_text(tree) -> str:
     return f"({to_text(tree[1])} {kind} {to_text(tree[2])})"
 
 
-def map_eval(expr, dims, symbols) -> int:
-    """An evaluator of ``ir.AffineExpr`` written for the tests (not the library's)."""
-    expr = expr.maybe_downcast()
-    if isinstance(expr, ir.AffineConstantExpr):
-        return expr.value
-    if isinstance(expr, ir.AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return symbols[expr.position]
-    a, b = map_eval(expr.lhs, dims, symbols), map_eval(expr.rhs, dims, symbols)
-    if isinstance(expr, ir.AffineAddExpr):
-        return a + b
-    if isinstance(expr, ir.AffineMulExpr):
-        return a * b
-    if isinstance(expr, ir.AffineFloorDivExpr):
-        return a // b
-    if isinstance(expr, ir.AffineCeilDivExpr):
-        return -((-a) // b)
-    return a % b
 
 
 def feasible(m: IndexingMap, dims, symbols) -> bool:
     for value, var in zip(list(dims) + list(symbols), m.dim_vars + m.symbol_vars):
         if not var.bounds.lower <= value <= var.bounds.upper:
             return False
-    return all(c.lower <= map_eval(e, dims, symbols) <= c.upper for e, c in m.constraints.items())
+    return all(c.lower <= evaluate_affine(e, dims, symbols) <= c.upper for e, c in m.constraints.items())
 
 
 def image_sets(m: IndexingMap, dim_box, symbol_box) -> dict:
@@ -86,7 +68,7 @@ def image_sets(m: IndexingMap, dim_box, symbol_box) -> dict:
     for dims in itertools.product(*dim_box):
         for symbols in itertools.product(*symbol_box):
             if feasible(m, dims, symbols):
-                out.setdefault(dims, set()).add(tuple(map_eval(e, dims, symbols) for e in m.results))
+                out.setdefault(dims, set()).add(tuple(evaluate_affine(e, dims, symbols) for e in m.results))
     return out
 
 

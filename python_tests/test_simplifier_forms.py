@@ -20,6 +20,7 @@ from hlo_indexing import IndexingMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
+from helpers import evaluate_affine
 
 # ----------------------------------------------------------------- oracle
 
@@ -42,26 +43,6 @@ def tree_eval(tree, dims: list[np.ndarray], symbols: list[np.ndarray]) -> np.nda
     return quotient if kind == "floordiv" else a - b * quotient
 
 
-def expr_eval(expr, dims: list[np.ndarray], symbols: list[np.ndarray]) -> np.ndarray:
-    """numpy value of an ``ir.AffineExpr`` with positive constant divisors (test-local)."""
-    expr = expr.maybe_downcast()
-    if isinstance(expr, ir.AffineConstantExpr):
-        return np.full(dims[0].shape, expr.value, dtype=np.int64)
-    if isinstance(expr, ir.AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return symbols[expr.position]
-    a, b = expr_eval(expr.lhs, dims, symbols), expr_eval(expr.rhs, dims, symbols)
-    if isinstance(expr, ir.AffineAddExpr):
-        return a + b
-    if isinstance(expr, ir.AffineMulExpr):
-        return a * b
-    assert np.all(b > 0), f"non-positive divisor in {expr}"
-    if isinstance(expr, ir.AffineFloorDivExpr):
-        return np.floor_divide(a, b)
-    if isinstance(expr, ir.AffineCeilDivExpr):
-        return -np.floor_divide(-a, b)
-    return a - b * np.floor_divide(a, b)
 
 
 def tree_text(tree) -> str:
@@ -86,7 +67,7 @@ def feasible(m: IndexingMap, dims: list[np.ndarray], symbols: list[np.ndarray]) 
     for values, var in zip(dims + symbols, m.dim_vars + m.symbol_vars):
         keep &= (values >= var.bounds.lower) & (values <= var.bounds.upper)
     for expr, interval in m.constraints.items():
-        values = expr_eval(expr, dims, symbols)
+        values = evaluate_affine(expr, dims, symbols)
         keep &= (values >= interval.lower) & (values <= interval.upper)
     return keep
 
@@ -180,7 +161,7 @@ def test_simplified_forms_are_equal_and_no_larger(seed: int) -> None:
         simplified = parsed.simplify()
         assert np.array_equal(feasible(simplified, dims, symbols), keep), f"{text}\n-> {simplified}"
         for tree, expr in zip(results, simplified.results):
-            assert np.array_equal(tree_eval(tree, dims, symbols)[keep], expr_eval(expr, dims, symbols)[keep]), (
+            assert np.array_equal(tree_eval(tree, dims, symbols)[keep], np.broadcast_to(evaluate_affine(expr, dims, symbols), keep.shape)[keep]), (
                 f"{text}\n-> {simplified}"
             )
         assert map_nodes(simplified) <= map_nodes(parsed), f"{text}\n-> {simplified}"
