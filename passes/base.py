@@ -137,16 +137,6 @@ class ModulePass:
             values[option.name] = _convert(cls.name, key, option, text)
         return cls(**values)
 
-    def option_text(self) -> str:
-        """The options in pipeline syntax, e.g. ``{direction=input-to-output simplify=false}``."""
-        parts = []
-        for option in self.options():
-            value = getattr(self, option.name)
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            parts.append(f"{option.name.replace('_', '-')}={value}")
-        return "{" + " ".join(parts) + "}" if parts else ""
-
 
 def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> bool | int | str:
     kind = option.type if isinstance(option.type, str) else getattr(option.type, "__name__", str(option.type))
