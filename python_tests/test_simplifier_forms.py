@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from hlo_indexing import IndexingMap
-from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from helpers import evaluate_affine

@@ -68,7 +68,7 @@ from hlo_indexing.direction import Direction
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.dispatch import operand_indexing, result_indexing, tuple_elements_indexing
-from hlo_indexing.ops.regions import MapSets, RegionIndexing
+from hlo_indexing.ops.regions import MapSets
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.ops.rule import value_shape
 
