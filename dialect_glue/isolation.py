@@ -35,10 +35,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TypeVar, cast
 
 from hlo_indexing import limits
 from hlo_indexing.errors import SourceLocation, TimeLimitError
+
+_T = TypeVar("_T")
 
 _HEADER = struct.Struct("<Q")
 
@@ -94,7 +96,7 @@ def _address_space() -> int | None:
         return None
 
 
-def _child(function: Callable[..., Any], args: tuple, write_fd: int, log_fd: int) -> None:
+def _child(function: Callable[..., object], args: tuple, write_fd: int, log_fd: int) -> None:
     """Body of the forked child: never returns."""
     code = 0
     try:
@@ -210,7 +212,7 @@ class _Server:
 _SERVER = _Server()
 
 
-def run_isolated(function: Callable[..., Any], *args: Any, what: str, location: SourceLocation | None = None) -> Any:
+def run_isolated(function: Callable[..., _T], *args: object, what: str, location: SourceLocation | None = None) -> _T:
     """``function(*args)`` in a child of the isolation server; its result (or the
     exception it raised, re-raised here). ``what`` names the step in errors; ``location``
     is where a :class:`TimeLimitError` points."""
@@ -241,7 +243,7 @@ def run_isolated(function: Callable[..., Any], *args: Any, what: str, location: 
         raise value
     if kind == "died":
         raise ChildDied(*value)
-    return value
+    return cast(_T, value)  # what function returned, through pickle
 
 
 if __name__ == "__main__":
