@@ -43,3 +43,41 @@ def evaluate_affine(expr: ir.AffineExpr, dims: list[Value] | tuple[Value, ...], 
         return -((-a) // b)
     assert isinstance(expr, ir.AffineModExpr), f"unknown affine expression kind: {expr}"
     return a - b * quotient
+
+
+#: A test-built expression tree: ``("d", i)``, ``("s", j)``, ``("c", value)`` or
+#: ``(op, lhs, rhs)`` with ``op`` one of ``+ * floordiv mod`` (the random-map tests build
+#: them, print them as map text and evaluate them as the oracle).
+Tree = tuple
+
+
+def evaluate_tree(tree: Tree, dims: list[Value] | tuple[Value, ...], symbols: list[Value] | tuple[Value, ...]) -> Value:
+    """The value of ``tree`` with ``d_i = dims[i]`` and ``s_j = symbols[j]`` (floor
+    semantics for ``floordiv`` and ``mod``); a constant is a Python int."""
+    kind = tree[0]
+    if kind == "d":
+        return dims[tree[1]]
+    if kind == "s":
+        return symbols[tree[1]]
+    if kind == "c":
+        return tree[1]
+    a, b = evaluate_tree(tree[1], dims, symbols), evaluate_tree(tree[2], dims, symbols)
+    if kind == "+":
+        return a + b
+    if kind == "*":
+        return a * b
+    quotient = a // b
+    if kind == "floordiv":
+        return quotient
+    assert kind == "mod", f"unknown tree operation: {kind}"
+    return a - b * quotient
+
+
+def tree_text(tree: Tree) -> str:
+    """``tree`` in the map text syntax (parenthesised at every operation)."""
+    kind = tree[0]
+    if kind in ("d", "s"):
+        return f"{kind}{tree[1]}"
+    if kind == "c":
+        return str(tree[1])
+    return f"({tree_text(tree[1])} {kind} {tree_text(tree[2])})"

@@ -19,38 +19,7 @@ import pytest
 from hlo_indexing import IndexingMap
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
-from helpers import evaluate_affine
-
-# ----------------------------------------------------------------- oracle
-
-
-def tree_eval(tree, dims: list[np.ndarray], symbols: list[np.ndarray]) -> np.ndarray:
-    """numpy value of a tuple tree (divisors are positive constants)."""
-    kind = tree[0]
-    if kind == "d":
-        return dims[tree[1]]
-    if kind == "s":
-        return symbols[tree[1]]
-    if kind == "c":
-        return np.full(dims[0].shape, tree[1], dtype=np.int64)
-    a, b = tree_eval(tree[1], dims, symbols), tree_eval(tree[2], dims, symbols)
-    if kind == "+":
-        return a + b
-    if kind == "*":
-        return a * b
-    quotient = np.floor_divide(a, b)
-    return quotient if kind == "floordiv" else a - b * quotient
-
-
-
-
-def tree_text(tree) -> str:
-    kind = tree[0]
-    if kind in ("d", "s"):
-        return f"{kind}{tree[1]}"
-    if kind == "c":
-        return str(tree[1])
-    return f"({tree_text(tree[1])} {kind} {tree_text(tree[2])})"
+from helpers import evaluate_affine, evaluate_tree, tree_text
 
 
 def box_columns(ranges: list[tuple[int, int]]) -> list[np.ndarray]:
@@ -126,7 +95,7 @@ def random_map(rng: random.Random):
     if rng.random() < 0.3:  # bounds around the value at a random point: rarely infeasible
         tree = division_tree(rng, n_dims, n_symbols, 0)
         columns = box_columns(ranges)
-        values = tree_eval(tree, columns[:n_dims], columns[n_dims:])
+        values = np.broadcast_to(evaluate_tree(tree, columns[:n_dims], columns[n_dims:]), columns[0].shape)
         lower = int(values[rng.randrange(len(values))]) - rng.randint(0, 2)
         constraints.append((tree, (lower, lower + rng.randint(0, 4))))
     names = [f"d{i}" for i in range(n_dims)] + [f"s{i}" for i in range(n_symbols)]
@@ -154,13 +123,13 @@ def test_simplified_forms_are_equal_and_no_larger(seed: int) -> None:
         dims, symbols = columns[:n_dims], columns[n_dims:]
         keep = np.ones(dims[0].shape, dtype=bool)
         for tree, (lo, hi) in constraints:
-            values = tree_eval(tree, dims, symbols)
+            values = evaluate_tree(tree, dims, symbols)
             keep &= (values >= lo) & (values <= hi)
         parsed = IndexingMap.parse(text)
         simplified = parsed.simplify()
         assert np.array_equal(feasible(simplified, dims, symbols), keep), f"{text}\n-> {simplified}"
         for tree, expr in zip(results, simplified.results):
-            assert np.array_equal(tree_eval(tree, dims, symbols)[keep], np.broadcast_to(evaluate_affine(expr, dims, symbols), keep.shape)[keep]), (
+            assert np.array_equal(np.broadcast_to(evaluate_tree(tree, dims, symbols), keep.shape)[keep], np.broadcast_to(evaluate_affine(expr, dims, symbols), keep.shape)[keep]), (
                 f"{text}\n-> {simplified}"
             )
         assert map_nodes(simplified) <= map_nodes(parsed), f"{text}\n-> {simplified}"
