@@ -38,8 +38,9 @@ limit                     error                       what it bounds
                                                       operand read through several tiles
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
-``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
-                                                      allocate above its parent
+``ISOLATED_MEMORY_BYTES``  ``MemoryLimitError``    memory the isolated HLO parser may
+                                                      allocate above its parent (a lower
+                                                      ``ulimit -v`` of the user's wins)
 ========================  ==========================  =====================================
 
 Expressions built by composition may nest deeper than any text we parse: the expression
