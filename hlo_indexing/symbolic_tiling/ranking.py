@@ -274,16 +274,17 @@ def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
 
 def _constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:
     """``constraints.is_satisfied_by`` at every candidate (a division by zero fails)."""
-    if not constraints.conjunctions:
-        return np.full(total, constraints.satisfiable)
-    mask = np.zeros(total, bool)
-    for conjunction in constraints.conjunctions:
-        holds = np.ones(total, bool)
-        for expr, interval in conjunction:
-            defined = np.ones(total, bool)
-            values = ax.evaluate_array(expr, flat_sizes, [], defined)
-            holds &= defined & (values >= interval.lower) & (values <= interval.upper)
-        mask |= holds
+    mask = np.full(total, constraints.satisfiable)
+    for factor in constraints.factors:
+        either = np.zeros(total, bool)
+        for conjunction in factor:
+            holds = np.ones(total, bool)
+            for expr, interval in conjunction:
+                defined = np.ones(total, bool)
+                values = ax.evaluate_array(expr, flat_sizes, [], defined)
+                holds &= defined & (values >= interval.lower) & (values <= interval.upper)
+            either |= holds
+        mask &= either
     return mask
 
 

@@ -388,8 +388,8 @@ class _Builder:
         except _Failure as failure:
             return AnalysisFailure(str(failure))
         constraints = ConstraintExpression.always()
-        for node in self.order:
-            constraints = constraints & node.tile.constraints
+        for tile_constraints in {id(node.tile.constraints): node.tile.constraints for node in self.order}.values():
+            constraints = constraints & tile_constraints  # each distinct tile's once
         return TiledFusion(
             self.parameters, roots, self.order, constraints.simplify(), len(root_shape), self.runtime_sources
         )
