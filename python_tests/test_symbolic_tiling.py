@@ -162,3 +162,35 @@ def test_constraint_expressions_combine_as_disjunctions_of_conjunctions() -> Non
     assert not (small & ConstraintExpression.of(d0, Interval(5, 6))).satisfiable
     assert (even | ConstraintExpression.always()).is_always_satisfied
     assert str(either) == "d0 in [1, 3] || d0 mod 2 in [0, 0]"
+
+
+def test_constraint_conjunctions_stay_factored() -> None:
+    # A fusion's constraints are the conjunction of its tiles' disjunctions; multiplied
+    # out they grow as 2**k (issue #28). Kept factored: linear, and the same truth table.
+    from hlo_indexing.dialect_glue.context import default_context
+    from hlo_indexing.maps import affine_expr as ax
+    from hlo_indexing.maps.interval import Interval
+
+    ctx = default_context()
+    d = [ax.dim(i, ctx) for i in range(3)]
+    zero = Interval(0, 0)
+
+    def divides_or_multiple(size: object, n: int) -> ConstraintExpression:
+        return ConstraintExpression.of(ax.mod(ax.constant(n, ctx), size), zero) | ConstraintExpression.of(ax.mod(size, n), zero)
+
+    factors = [divides_or_multiple(d[i % 3], n) for i, n in enumerate([2, 3, 4, 6, 8, 12, 16, 24, 32])]
+    combined = ConstraintExpression.always()
+    for factor in factors + factors:  # each twice: kept once
+        combined = combined & factor
+    assert combined.size == sum(f.size for f in factors)
+    for sizes in itertools.product(range(1, 13), repeat=3):
+        assert combined.is_satisfied_by(list(sizes)) == all(f.is_satisfied_by(list(sizes)) for f in factors)
+    # A bound implying one alternative drops the factor; one contradicting an
+    # alternative removes it (a factor left with one alternative becomes a bound).
+    small = ConstraintExpression.of(d[0], Interval(1, 4))
+    implied = small & (ConstraintExpression.of(d[0], Interval(1, 8)) | ConstraintExpression.of(d[1], Interval(2, 2)))
+    assert str(implied) == "d0 in [1, 4]"
+    pruned = small & (ConstraintExpression.of(d[0], Interval(6, 8)) | ConstraintExpression.of(d[1], Interval(2, 2)))
+    assert str(pruned) == "d0 in [1, 4] && d1 in [2, 2]"
+    assert not (small & (ConstraintExpression.of(d[0], Interval(6, 8)) | ConstraintExpression.of(d[0], Interval(9, 9)))).satisfiable
+    assert str(small & factors[0]) == "d0 in [1, 4] && (2 mod d0 in [0, 0] || d0 mod 2 in [0, 0])"
