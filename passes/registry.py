@@ -21,7 +21,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from hlo_indexing.limits import MAX_ENUMERATION_POINTS
+from hlo_indexing.limits import FUSION_SECONDS, MAX_ENUMERATION_POINTS, MAX_PROGRAMS, MAX_TILED_NODES
 
 if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
     from hlo_indexing.passes.base import ModulePass
@@ -116,14 +116,28 @@ PASSES: dict[str, PassInfo] = {
             (
                 OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB)"),
                 OptionInfo("max", "int", 5, "tilings printed per computation"),
-            )
-            + _REPORT_OPTIONS,
+                OptionInfo(
+                    "format", "str", "text",
+                    "text (remarks), json (one JSON document per module) or jsonl (one JSON line per computation, as each is done)",
+                    ("text", "json", "jsonl"),
+                ),
+                _REPORT_OPTIONS[1],
+                OptionInfo("max-programs", "int", MAX_PROGRAMS, "tilings with more programs are not evaluated", minimum=1),
+                OptionInfo("max-nodes", "int", MAX_TILED_NODES, "a fusion with more tiled instructions is not tiled", minimum=1),
+                OptionInfo("fusion-seconds", "str", f"{FUSION_SECONDS:g}", "seconds spent tiling one computation at most (0: no limit)"),
+            ),
         ),
         PassInfo(
             "hlo-attach-tiles",
             "Attach each op's tile (pid->offsets map, sizes, strides) for the given tile sizes",
             "tilings:AttachTiles",
-            (OptionInfo("tile-sizes", "str", "", "flat tile sizes, one per tiling parameter (e.g. 8,128)"),),
+            (
+                OptionInfo(
+                    "tile-sizes", "str", "",
+                    "flat tile sizes, one per tiling parameter (e.g. 8,128), or per fusion (ynn_fusion.6:16,32,128;fusion.2:8)",
+                ),
+                _REPORT_OPTIONS[1],
+            ),
         ),
     )
 }

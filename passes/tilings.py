@@ -43,7 +43,9 @@ naming the reason.
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,17 +54,19 @@ from typing import Any, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import enclosing_function, location_of
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.dialect_glue.parsing import enclosing_function, location_of, parse_module
+from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
+from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
-from hlo_indexing.passes.report import format_field, func_field, selected_function
+from hlo_indexing.passes.report import func_field
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, defining_op
+from hlo_indexing.symbolic_tiling.time_budget import fusion_time_budget
 
 TILE_ATTRIBUTE = "hlo_indexing.tile"
 TILING_ATTRIBUTE = "hlo_indexing.tiling"
@@ -86,6 +90,10 @@ def _parameters_text(fusion: TiledFusion) -> list[str]:
     ]
 
 
+#: ``format`` values of ``hlo-print-tilings``.
+TILINGS_FORMATS = ("text", "json", "jsonl")
+
+
 @dataclass(frozen=True)
 class PrintTilings(ModulePass):
     """See the module docstring."""
@@ -95,39 +103,76 @@ class PrintTilings(ModulePass):
 
     budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
-    format: str = format_field()
+    format: str = field(
+        default="text",
+        metadata={
+            "help": "text (remarks), json (one JSON document per module) or jsonl (one JSON line per computation, as each is done)",
+            "choices": TILINGS_FORMATS,
+        },
+    )
     func: str = func_field()
+    max_programs: int = field(
+        default=MAX_PROGRAMS, metadata={"help": "tilings with more programs are not evaluated", "min": 1}
+    )
+    max_nodes: int = field(
+        default=MAX_TILED_NODES, metadata={"help": "a fusion with more tiled instructions is not tiled", "min": 1}
+    )
+    fusion_seconds: str = field(
+        default=f"{FUSION_SECONDS:g}", metadata={"help": "seconds spent tiling one computation at most (0: no limit)"}
+    )
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
-        """Emit the ranked tilings of every computation (see the module docstring); an
-        invalid budget is an error, a computation that cannot be tiled a warning (text)
-        or a ``failure`` entry (json)."""
+        """Emit the ranked tilings of every computation as each is done (see the module
+        docstring); an invalid option is an error, a computation that cannot be tiled a
+        warning (text) or a ``failure``/``error`` entry (json, jsonl)."""
         try:
             budget = parse_bytes(self.budget)
+            seconds = parse_seconds(self.fusion_seconds)
         except HloIndexingError as exc:
             diagnostics.error(module.location, exc.message)
             return
-        if not selected_function(module, self.func, diagnostics):
+        selected = selected_computations(module, self.func, diagnostics)
+        if selected is None:
             return
         text = self.format == "text"
         entries = []
         memo = TilingMemo()
-        for label, op in _selected(module, self.func):
-            entry, ranked, note = computation_tilings(label, op, budget, self.max, blockspecs=not text, memo=memo)
+        for label, op in selected:
+            entry, ranked, note = computation_tilings(
+                label, op, budget, self.max, blockspecs=not text, memo=memo, max_programs=self.max_programs,
+                max_nodes=self.max_nodes, seconds=seconds,
+            )
             entries.append(entry)
-            if entry["error"] is not None:
-                diagnostics.error(op.location, f"{label}: {entry['error']}")
-            elif entry["failure"] is not None and text:
-                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
-            elif text:
-                if not ranked:
-                    diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
-                for k, footprint in enumerate(ranked):
-                    diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
-                if note:
-                    diagnostics.remark(op.location, f"{label}: {note}")
-        if not text:
+            if self.format == "jsonl":
+                diagnostics.output(json.dumps(entry))
+            if not text:
+                continue
+            problem = entry["failure"] or entry["error"]
+            if problem is not None:
+                diagnostics.warning(op.location, f"{label}: cannot tile: {problem.removeprefix('cannot tile: ')}")
+                continue
+            if not ranked:
+                fits = f"no valid tiling fits the budget of {budget} bytes"
+                if entry["skipped"]:
+                    fits += f" among those with at most {self.max_programs} programs (max-programs)"
+                diagnostics.remark(op.location, f"{label}: {fits}")
+            for k, footprint in enumerate(ranked):
+                diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
+            if note:
+                diagnostics.remark(op.location, f"{label}: {note}")
+        if self.format == "json":
             diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
+
+
+def parse_seconds(text: str) -> float:
+    """Seconds from ``30``, ``2.5`` (``0``: no limit). Raises :class:`HloIndexingError`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise HloIndexingError(f"invalid fusion-seconds '{text}': expected a number of seconds, 0 for no limit")
+    return value
 
 
 #: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
@@ -149,31 +194,102 @@ def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]])
 
 
 def module_tilings(
-    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = ""
+    module: "ir.Operation | ir.Module | str | os.PathLike[str]",
+    budget_bytes: "int | str" = 48 * 1024,
+    max_tilings: int = 5,
+    *,
+    function: str = "",
+    max_programs: int = MAX_PROGRAMS,
+    max_nodes: int = MAX_TILED_NODES,
+    fusion_seconds: float = FUSION_SECONDS,
 ) -> dict[str, Any]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
-    operation; only function ``function`` and the fusions in it when given), as
-    ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`."""
+    operation or ``ir.Module``, or what :func:`~hlo_indexing.dialect_glue.parsing.parse_module`
+    reads: MLIR or HLO text, a path), as ``hlo-print-tilings{format=json}`` prints it; valid
+    against :func:`tilings_schema`. ``budget_bytes``: bytes, or text with a unit
+    (``'48KiB'``); ``function``: only that function (and the fusions in it) or that HLO
+    instruction (``ynn_fusion.6``); the limits as the pass options of the same names.
+    Raises :class:`~hlo_indexing.errors.InvalidArgumentError` for an argument of the
+    wrong type or value."""
+    operation = _module_operation(module)
+    budget = _argument_bytes(budget_bytes)
+    for name, value in (("max_tilings", max_tilings), ("max_programs", max_programs), ("max_nodes", max_nodes)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < (0 if name == "max_tilings" else 1):
+            raise InvalidArgumentError(f"module_tilings: {name} must be a positive integer, got {value!r}")
+    if not isinstance(function, str):
+        raise InvalidArgumentError(f"module_tilings: function must be a name (str), got {type(function).__name__}")
+    if isinstance(fusion_seconds, bool) or not isinstance(fusion_seconds, (int, float)) or not fusion_seconds >= 0:
+        raise InvalidArgumentError(f"module_tilings: fusion_seconds must be a number >= 0, got {fusion_seconds!r}")
+    diagnostics = Diagnostics()
+    selected = selected_computations(operation, function, diagnostics)
+    if selected is None:
+        raise InvalidArgumentError(f"module_tilings: {diagnostics.items[0].message}")
     memo = TilingMemo()
-    entries = [computation_tilings(label, op, budget_bytes, max_tilings, memo=memo)[0] for label, op in _selected(module, function)]
-    return tilings_document(budget_bytes, entries)
+    entries = [
+        computation_tilings(label, op, budget, max_tilings, memo=memo, max_programs=max_programs, max_nodes=max_nodes,
+                            seconds=float(fusion_seconds))[0]
+        for label, op in selected
+    ]
+    return tilings_document(budget, entries)
 
 
-def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Operation"]]:
-    """The computations of ``module`` in function ``function``; when empty, every
+def _module_operation(module: object) -> "ir.Operation":
+    """The ``builtin.module`` operation of what :func:`module_tilings` accepts."""
+    if isinstance(module, ir.Module):
+        return module.operation
+    if isinstance(module, ir.Operation) or (hasattr(module, "operation") and isinstance(getattr(module, "operation"), ir.Operation)):
+        operation = module if isinstance(module, ir.Operation) else module.operation  # type: ignore[attr-defined]
+        if operation.name != "builtin.module":
+            raise InvalidArgumentError(f"module_tilings: expected a builtin.module, got the operation {operation.name}")
+        return operation
+    if isinstance(module, (str, os.PathLike)):
+        return parse_module(module).operation
+    raise InvalidArgumentError(
+        f"module_tilings: expected a module (ir.Module, its operation), MLIR or HLO text or a path, got {type(module).__name__}"
+    )
+
+
+def _argument_bytes(value: object) -> int:
+    """A byte count given as an ``int`` or as text with a unit (``'48KiB'``)."""
+    if isinstance(value, str):
+        try:
+            return parse_bytes(value)
+        except HloIndexingError as exc:
+            raise InvalidArgumentError(f"module_tilings: {exc.message}") from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"module_tilings: budget_bytes must be a byte count (int >= 0 or text such as '48KiB'), got {value!r}")
+    return value
+
+
+def selected_computations(
+    module: "ir.Operation", function: str, diagnostics: Diagnostics
+) -> list[tuple[str, "ir.Operation"]] | None:
+    """The computations of ``module`` that ``function`` selects: when empty, every
     computation, or only the ``mhlo.fusion`` ops when there are some (compiled HLO: each
     fusion once, not also its computation imported beside it as a private function, nor
-    the ENTRY, which is not a fusion)."""
+    the ENTRY, which is not a fusion); the computation labelled ``function`` (an HLO
+    instruction name as the remarks print it, ``ynn_fusion.6``); else the function
+    ``function`` (``@`` optional) and the computations nested in it. None, with an error
+    at the module naming the closest names, when nothing is selected."""
     name = function.removeprefix("@")
     found = list(computations(module))
-    if name:
-        return [(label, op) for label, op in found if enclosing_function(op) == name]
-    return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
+    if not name:
+        return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
+    labelled = [(label, op) for label, op in found if label.removeprefix("@") == name and op.name == "mhlo.fusion"]
+    selected = labelled or [(label, op) for label, op in found if enclosing_function(op) == name]
+    if selected:
+        return selected
+    names = sorted({label.removeprefix("@") for label, _ in found})
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else f"; computations: {', '.join(names) or 'none'}"
+    diagnostics.error(module.location, f"option func: no function or fusion '{function}' in the module{hint}")
+    return None
 
 
 def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
-    memo: TilingMemo | None = None,
+    memo: TilingMemo | None = None, max_programs: int = MAX_PROGRAMS, max_nodes: int = MAX_TILED_NODES,
+    seconds: float = FUSION_SECONDS,
 ) -> tuple[dict[str, Any], list[Footprint], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     footprints (with their exactness) and what the ranking left out, in words
@@ -182,7 +298,17 @@ def computation_tilings(
     parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
     reason there are none, when ``blockspecs``). ``memo``: the run's
     :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
-    the same body are analysed and ranked once)."""
+    the same body are analysed and ranked once); ``max_programs``, ``max_nodes``,
+    ``seconds``: the pass options of the same names (a computation past ``seconds`` gets
+    an ``error`` naming the budget)."""
+    with fusion_time_budget(seconds):
+        return _computation_tilings(label, op, budget_bytes, max_tilings, blockspecs, memo, max_programs, max_nodes)
+
+
+def _computation_tilings(
+    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo | None,
+    max_programs: int, max_nodes: int,
+) -> tuple[dict[str, Any], list[Footprint], str]:
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -199,7 +325,7 @@ def computation_tilings(
     }
     memo = memo or TilingMemo()
     try:
-        fusion = memo.analyze(op)
+        fusion = memo.analyze(op, max_nodes=max_nodes)
     except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
         entry["error"] = f"cannot tile: {exc.message}"
         return entry, [], ""
@@ -212,7 +338,7 @@ def computation_tilings(
     ]
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
-        ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
+        ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
         ranked = [with_exactness(fusion, f) for f in ranking.tilings[:max_tilings]]
     except HloIndexingError as exc:
         entry["error"] = exc.message
@@ -244,6 +370,21 @@ def parse_tile_sizes(text: str) -> list[int]:
     return [int(p) for p in parts]
 
 
+def parse_tile_sizes_per_computation(text: str) -> dict[str, list[int]]:
+    """``{computation: sizes}`` from ``ynn_fusion.6:16,32,128;fusion.2:8`` (a
+    computation is an HLO instruction name or a function, ``@`` optional), or ``{"": sizes}``
+    from plain ``8,128`` (every computation). Raises :class:`HloIndexingError`."""
+    if ":" not in text:
+        return {"": parse_tile_sizes(text)}
+    out: dict[str, list[int]] = {}
+    for entry in (e.strip() for e in text.split(";") if e.strip()):
+        name, colon, sizes = entry.rpartition(":")
+        if not colon or not name.strip():
+            raise HloIndexingError(f"invalid tile sizes '{entry}': expected NAME:SIZES (e.g. ynn_fusion.6:16,32,128)")
+        out[name.strip().removeprefix("@")] = parse_tile_sizes(sizes)
+    return out
+
+
 def tile_attribute(inst: TiledInstruction, context: "ir.Context") -> "ir.Attribute":
     """``{offsets = <pid_0 -> offsets map>, sizes = array<i64>, strides = array<i64>}``."""
     return ir.DictAttr.get(
@@ -263,18 +404,38 @@ class AttachTiles(ModulePass):
     name: ClassVar[str] = "hlo-attach-tiles"
     description: ClassVar[str] = "Attach each op's tile (pid->offsets map, sizes, strides) for the given tile sizes"
 
-    tile_sizes: str = field(default="", metadata={"help": "flat tile sizes, one per tiling parameter (e.g. 8,128)"})
+    tile_sizes: str = field(
+        default="",
+        metadata={
+            "help": "flat tile sizes, one per tiling parameter (e.g. 8,128), or per fusion (ynn_fusion.6:16,32,128;fusion.2:8)"
+        },
+    )
+    func: str = func_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
-        """Attach the tiles of every computation at :attr:`tile_sizes` (see the module
-        docstring); an error names the computation and the reason when it cannot."""
+        """Attach the tiles of every computation selected (``func``, and the names of
+        per-computation sizes) at its sizes (see the module docstring); an error names
+        the computation and the reason when it cannot."""
         try:
-            sizes = parse_tile_sizes(self.tile_sizes)
+            per_computation = parse_tile_sizes_per_computation(self.tile_sizes)
         except HloIndexingError as exc:
             diagnostics.error(module.location, exc.message)
             return
+        selected = selected_computations(module, self.func, diagnostics)
+        if selected is None:
+            return
+        if "" not in per_computation:
+            named = {}
+            for name in per_computation:
+                found = selected_computations(module, name, diagnostics)
+                if found is None:
+                    return
+                named.update({op: (label, per_computation[name]) for label, op in found})
+            targets = [(label, op, named[op][1]) for label, op in selected if op in named]
+        else:
+            targets = [(label, op, per_computation[""]) for label, op in selected]
         memo = TilingMemo()
-        for label, op in computations(module):
+        for label, op, sizes in targets:
             fusion = memo.analyze(op)
             if isinstance(fusion, AnalysisFailure):
                 diagnostics.error(op.location, f"{label}: {fusion}")

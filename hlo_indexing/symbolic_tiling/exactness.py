@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import TimeLimitError
 from hlo_indexing.limits import MAX_EXACTNESS_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -61,6 +62,7 @@ from hlo_indexing.symbolic_tiling.tiled_computation import (
     tiled_computation,
 )
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode
+from hlo_indexing.symbolic_tiling.time_budget import check_time
 
 COUNTED, ENUMERATED, NOT_COMPUTED = "counted", "enumerated", "not computed"
 
@@ -299,6 +301,10 @@ class _Operand:
         return OperandExactness(number, self.name, method, read, covered)
 
     def _spend(self, points: int, what: str) -> None:
+        try:
+            check_time(f"the exactness of {what}")
+        except TimeLimitError as exc:
+            raise _NotComputed(exc.message) from None
         self.spent += points
         if self.spent > self.limit:
             raise _NotComputed(f"{what}: more than {self.limit} points to enumerate (limits.MAX_EXACTNESS_POINTS)")

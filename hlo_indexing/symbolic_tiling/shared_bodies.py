@@ -39,6 +39,7 @@ from hlo_indexing.analysis.coalescing import LayoutLike
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import attribute_key
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.limits import MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.symbolic_tiling.ranking import Ranking, rank_tilings
 from hlo_indexing.symbolic_tiling.tile_counts import CountsCache
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
@@ -147,9 +148,12 @@ class TilingMemo:
         self._map_results = MapResults()
         self._counts = CountsCache()
 
-    def analyze(self, computation: ir.Operation | ir.Region, *, allow_pad: bool = False) -> TiledFusion | AnalysisFailure:
+    def analyze(
+        self, computation: ir.Operation | ir.Region, *, allow_pad: bool = False, max_nodes: int = MAX_TILED_NODES
+    ) -> TiledFusion | AnalysisFailure:
         """:func:`~.tiled_fusion.analyze_fusion` of ``computation``, shared with the
-        computations analysed before with the same body."""
+        computations analysed before with the same body (``max_nodes`` as
+        :func:`~.tiled_fusion.analyze_fusion`'s)."""
         analysed = self._analysed.setdefault((outline(computation), allow_pad), [])
         key: BodyKey | None = None
         values: list[SsaValue] | None = None
@@ -164,7 +168,7 @@ class TilingMemo:
                     fusion, nodes = rebound
                     self._origins[id(fusion)] = (fusion, shared, nodes)
                     return fusion
-        fusion_or_failure = analyze_fusion(computation, allow_pad=allow_pad, map_results=self._map_results)
+        fusion_or_failure = analyze_fusion(computation, allow_pad=allow_pad, map_results=self._map_results, max_nodes=max_nodes)
         if isinstance(fusion_or_failure, TiledFusion):
             entry = _Shared(computation, fusion_or_failure, key, values)
             analysed.append(entry)
@@ -178,7 +182,7 @@ class TilingMemo:
         *,
         layouts: Mapping[int, LayoutLike] | None = None,
         output_layouts: Mapping[int, LayoutLike] | None = None,
-        max_programs: int = 1 << 16,
+        max_programs: int = MAX_PROGRAMS,
     ) -> Ranking:
         """:func:`~.ranking.rank_tilings` of ``fusion`` (an analysis from
         :meth:`analyze`; any other is ranked by itself), shared with the fusions of the
