@@ -50,6 +50,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
@@ -242,6 +243,8 @@ def _module_operation(module: object) -> "ir.Operation":
         if operation.name != "builtin.module":
             raise InvalidArgumentError(f"module_tilings: expected a builtin.module, got the operation {operation.name}")
         return operation
+    if isinstance(module, str) and "\n" not in module and os.path.isfile(module):
+        return parse_module(Path(module)).operation  # a str naming a file is its path
     if isinstance(module, (str, os.PathLike)):
         return parse_module(module).operation
     raise InvalidArgumentError(

@@ -303,7 +303,7 @@ def _name_buffer(report: str, name: str) -> str:
                 rename(value)
 
     rename(document)
-    return json.dumps(document, indent=2)
+    return json.dumps(document, indent=2 if "\n" in report else None)  # a JSON line stays one line
 
 
 @dataclass(frozen=True)
