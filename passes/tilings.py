@@ -138,16 +138,19 @@ class PrintTilings(ModulePass):
         text = self.format == "text"
         entries = []
         memo = TilingMemo()
+        uses = body_uses(module)
         for label, op in selected:
             entry, ranked, note = computation_tilings(
                 label, op, budget, self.max, blockspecs=not text, memo=memo, max_programs=self.max_programs,
-                max_nodes=self.max_nodes, seconds=seconds,
+                max_nodes=self.max_nodes, seconds=seconds, used_in=uses.get(str(op.location), ()),
             )
             entries.append(entry)
             if self.format == "jsonl":
                 diagnostics.output(json.dumps(entry))
             if not text:
                 continue
+            if entry["used_in"]:
+                diagnostics.remark(op.location, f"{label}: in @{enclosing_function(op)}, also used by {', '.join(entry['used_in'])}")
             problem = entry["failure"] or entry["error"]
             if problem is not None:
                 diagnostics.warning(op.location, f"{label}: cannot tile: {problem.removeprefix('cannot tile: ')}")
@@ -226,9 +229,10 @@ def module_tilings(
     if selected is None:
         raise InvalidArgumentError(f"module_tilings: {diagnostics.items[0].message}")
     memo = TilingMemo()
+    uses = body_uses(operation)
     entries = [
         computation_tilings(label, op, budget, max_tilings, memo=memo, max_programs=max_programs, max_nodes=max_nodes,
-                            seconds=float(fusion_seconds))[0]
+                            seconds=float(fusion_seconds), used_in=uses.get(str(op.location), ()))[0]
         for label, op in selected
     ]
     return tilings_document(budget, entries)
@@ -277,7 +281,7 @@ def selected_computations(
     name = function.removeprefix("@")
     found = list(computations(module))
     if not name:
-        return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
+        return _once([(label, op) for label, op in found if op.name == "mhlo.fusion"]) or found
     labelled = [(label, op) for label, op in found if label.removeprefix("@") == name and op.name == "mhlo.fusion"]
     selected = labelled or [(label, op) for label, op in found if enclosing_function(op) == name]
     if selected:
@@ -289,10 +293,42 @@ def selected_computations(
     return None
 
 
+def _once(fusions: list[tuple[str, "ir.Operation"]]) -> list[tuple[str, "ir.Operation"]]:
+    """``fusions`` with each HLO instruction once: the HLO importer keeps a ``while`` or
+    ``call`` body as a private function and also inlines it where it is used, so the
+    body's fusions appear twice at one location. The copy in the body's function is
+    kept (:func:`body_uses` says where the others lie)."""
+    return [copies[0] for copies in _copies(fusions).values()]
+
+
+def _copies(fusions: list[tuple[str, "ir.Operation"]]) -> dict[str, list[tuple[str, "ir.Operation"]]]:
+    """The fusions by location, the copy directly in a function first."""
+    by_location: dict[str, list[tuple[str, "ir.Operation"]]] = {}
+    for label, op in fusions:
+        by_location.setdefault(str(op.location), []).append((label, op))
+    for copies in by_location.values():
+        copies.sort(key=lambda c: not (c[1].parent is not None and c[1].parent.name == "func.func"))
+    return by_location
+
+
+def body_uses(module: "ir.Operation") -> dict[str, list[str]]:
+    """Per location of a fusion kept by :func:`_once`, where its other copies lie
+    (``stablehlo.while in @main``); fusions with one copy are not listed."""
+    fusions = [(label, op) for label, op in computations(module) if op.name == "mhlo.fusion"]
+    out = {}
+    for location, copies in _copies(fusions).items():
+        if len(copies) > 1:
+            out[location] = [
+                f"{op.parent.name if op.parent is not None else 'module'} in @{enclosing_function(op) or '?'}"
+                for _, op in copies[1:]
+            ]
+    return out
+
+
 def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
     memo: TilingMemo | None = None, max_programs: int = MAX_PROGRAMS, max_nodes: int = MAX_TILED_NODES,
-    seconds: float = FUSION_SECONDS,
+    seconds: float = FUSION_SECONDS, used_in: Sequence[str] = (),
 ) -> tuple[dict[str, Any], list[Footprint], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     footprints (with their exactness) and what the ranking left out, in words
@@ -303,20 +339,22 @@ def computation_tilings(
     :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
     the same body are analysed and ranked once); ``max_programs``, ``max_nodes``,
     ``seconds``: the pass options of the same names (a computation past ``seconds`` gets
-    an ``error`` naming the budget)."""
+    an ``error`` naming the budget); ``used_in``: where else the computation is used
+    (:func:`body_uses`)."""
     with fusion_time_budget(seconds):
-        return _computation_tilings(label, op, budget_bytes, max_tilings, blockspecs, memo, max_programs, max_nodes)
+        return _computation_tilings(label, op, budget_bytes, max_tilings, blockspecs, memo, max_programs, max_nodes, used_in)
 
 
 def _computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo | None,
-    max_programs: int, max_nodes: int,
+    max_programs: int, max_nodes: int, used_in: Sequence[str],
 ) -> tuple[dict[str, Any], list[Footprint], str]:
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
         "kind": op.name,
         "location": str(where) if where is not None else str(op.location),
+        "used_in": list(used_in),
         "failure": None,
         "error": None,
         "parameters": [],

@@ -177,3 +177,25 @@ def test_module_tilings_accepts_what_users_pass_and_refuses_the_rest() -> None:
         tilings.module_tilings(42)
     with pytest.raises(InvalidArgumentError, match="no function or fusion 'nothing'"):
         tilings.module_tilings(module, function="nothing")
+
+
+def test_a_while_body_is_reported_once_with_where_it_is_used(tmp_path: Path) -> None:
+    jax = pytest.importorskip("jax")  # test dependency (pyproject's test extra)
+    jnp = jax.numpy
+
+    def rnn(h0, xs, w):
+        return jax.lax.scan(lambda h, x: (jnp.tanh(h @ w + x),) * 2, h0, xs)[1]
+
+    shapes = [jax.ShapeDtypeStruct(s, jnp.float32) for s in ((4, 8), (6, 4, 8), (8, 8))]
+    source = tmp_path / "rnn.hlo"
+    source.write_text(jax.jit(rnn).lower(*shapes).compile().as_text())
+    result = _run(str(source), "--hlo-print-tilings=format=jsonl max=1", "-o", "/dev/null")
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    names = [line["name"] for line in lines]
+    assert len(names) == len(set(names))  # each fusion once (the body was also inlined in the loop)
+    in_body = [line for line in lines if line["used_in"]]
+    assert in_body and all(line["used_in"] == ["stablehlo.while in @main"] for line in in_body)
+    text = _run(str(source), "--hlo-print-tilings=max=1", "-o", "/dev/null").stderr
+    assert text.count("tiling #1") + text.count("cannot tile") == len(names)
+    assert "also used by stablehlo.while in @main" in text
