@@ -476,8 +476,8 @@ class _Operand:
         grid = [-(-p.size // s) for p, s in zip(self.fusion.parameters, self.sizes)]
         self._spend(math.prod(grid), "tile grid")
         lookup = np.full(math.prod(grid), -1, np.int64)
-        lookup[np.ravel_multi_index(tuple((self.offsets // sizes).T), grid)] = np.arange(self.programs)
-        pid = lookup[np.ravel_multi_index(tuple((points[:, : m.num_dims] // sizes).T), grid)]
+        lookup[self._grid_index(self.offsets, sizes, grid)] = np.arange(self.programs)
+        pid = lookup[self._grid_index(points[:, : m.num_dims], sizes, grid)]
         keep = (pid >= 0) & ((images >= 0) & (images < np.array(self.shape, np.int64))).all(axis=1)
         tile = pid
         first = m.num_dims + len(m.range_vars)
@@ -490,6 +490,15 @@ class _Operand:
                 keep &= points[:, other] == value
             tile = tile * bounds.size + (value - bounds.lower)
         found: np.ndarray = (tile * self.elements + self._linear(list(images.T)))[keep]
+        return found
+
+    @staticmethod
+    def _grid_index(index: np.ndarray, sizes: np.ndarray, grid: list[int]) -> np.ndarray:
+        """The row-major number, in ``grid``, of the box holding each row of ``index``
+        (boxes of ``sizes``); all 0 for a scalar output (no tiling parameter)."""
+        if not grid:
+            return np.zeros(len(index), np.int64)
+        found: np.ndarray = np.ravel_multi_index(tuple((index // sizes).T), grid)
         return found
 
     def _tile_keys(self, inst: TiledInstruction, offsets: np.ndarray, present: np.ndarray) -> np.ndarray:
