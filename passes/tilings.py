@@ -48,7 +48,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
@@ -62,8 +62,7 @@ from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
 from hlo_indexing.passes.report import func_field
-from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
-from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, defining_op
@@ -380,7 +379,7 @@ def _computation_tilings(
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
-        ranked = [with_exactness(fusion, f) for f in ranking.tilings[:max_tilings]]
+        ranked = [replace(f, exactness=memo.exactness(fusion, f.tile_sizes)) for f in ranking.tilings[:max_tilings]]
     except HloIndexingError as exc:
         entry["error"] = exc.message
         return entry, [], ""
@@ -391,14 +390,14 @@ def _computation_tilings(
     for rank, footprint in enumerate(ranked, 1):
         tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
         if blockspecs:
-            tiling["pallas"] = _pallas_json(fusion, footprint.tile_sizes)
+            tiling["pallas"] = _pallas_json(memo, fusion, footprint.tile_sizes)
         entry["tilings"].append(tiling)
     return entry, ranked, ranking.note
 
 
-def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
+def _pallas_json(memo: TilingMemo, fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
     try:
-        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)), "reason": None}
+        return {"blockspecs": memo.blockspecs(fusion, sizes), "reason": None}
     except HloIndexingError as exc:
         return {"blockspecs": None, "reason": exc.message}
 

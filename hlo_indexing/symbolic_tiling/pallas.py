@@ -31,7 +31,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Names of the grid indices in the generated lambdas (``g6``, ``g7``, ... after these).
@@ -63,12 +63,18 @@ class PallasTiling:
     out_specs: tuple[BlockSpec, ...]
 
 
-def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasTiling:
-    """The grid and block specs of flat ``tile_sizes`` (see the module docstring).
+def block_index_maps(
+    fusion: TiledFusion, tile_sizes: Sequence[int], computation: TiledComputation | None = None
+) -> PallasTiling:
+    """The grid and block specs of flat ``tile_sizes`` (see the module docstring);
+    ``computation``: the tiled computation at those sizes when the caller has it.
     Raises :class:`NotABlockError` when a tile is not a block, or a parameter is read
-    through two different tiles; :class:`~.tiled_fusion.TilingError` for invalid sizes."""
+    through two different tiles (the message names the operand by its number only, so
+    it holds for every computation of the same body); :class:`~.tiled_fusion.TilingError`
+    for invalid sizes."""
     sizes = list(tile_sizes)
-    computation = tiled_computation(fusion, sizes)
+    if computation is None:
+        computation = tiled_computation(fusion, sizes)
     parameters = fusion.parameters
     axes = [i for i, p in enumerate(parameters) if not p.contracting] + [i for i, p in enumerate(parameters) if p.contracting]
     counts = [-(-parameters[i].size // sizes[i]) for i in axes]
@@ -89,7 +95,7 @@ def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasTi
 
 
 def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts: list[int], n_outputs: int) -> BlockSpec:
-    label = f"{kind} {index} ({inst.name})"
+    label = f"{kind} {index}"
     offsets_map = inst.tile_offsets_indexing
     if offsets_map.runtime_vars:
         raise NotABlockError(f"{label}: its offsets depend on runtime values")
@@ -125,11 +131,14 @@ def python_expr(expr: ir.AffineExpr, names: Sequence[str]) -> str:
     return re.sub(r"\bd(\d+)\b", lambda m: names[int(m.group(1))], text)
 
 
-def pallas_blockspecs(fusion: TiledFusion, tile_sizes: Sequence[int]) -> str:
+def pallas_blockspecs(
+    fusion: TiledFusion, tile_sizes: Sequence[int], computation: TiledComputation | None = None
+) -> str:
     """Python text: ``grid = (...)``, ``in_specs = [pl.BlockSpec(...), ...]`` (one per
     fusion parameter read, in parameter order) and ``out_specs`` (one spec, or a list
-    for several outputs); see :func:`block_index_maps` for when it raises."""
-    tiling = block_index_maps(fusion, tile_sizes)
+    for several outputs); see :func:`block_index_maps` for ``computation`` and when it
+    raises."""
+    tiling = block_index_maps(fusion, tile_sizes, computation)
     names = [_name(k) for k in range(len(tiling.grid))]
     args = ", ".join(names) if names else "*_"
 
