@@ -214,9 +214,9 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
     counted = counted_loop(op)
     steps = None if counted is None else counted.count
     if counted is not None and counted.count > 0:
-        exact = iterated_maps(info, result_index, counted)
-        if exact is not None:
-            return exact, ""
+        iterated = iterated_maps(info, result_index, counted)
+        if iterated is not None:
+            return iterated
     body_maps = _BodyMaps(info, regions)
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
