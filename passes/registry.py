@@ -123,7 +123,7 @@ PASSES: dict[str, PassInfo] = {
                 _FUNC,
                 OptionInfo("max-programs", "int", MAX_PROGRAMS, "tilings with more programs are not evaluated", minimum=1),
                 OptionInfo("max-nodes", "int", MAX_TILED_NODES, "a fusion with more tiled instructions is not tiled", minimum=1),
-                OptionInfo("fusion-seconds", "str", f"{FUSION_SECONDS:g}", "seconds spent tiling one computation at most (0: no limit)"),
+                OptionInfo("fusion-seconds", "str", f"{FUSION_SECONDS:g}", "CPU seconds spent tiling one computation at most (0: no limit)"),
             ),
         ),
         PassInfo(

@@ -118,7 +118,7 @@ class PrintTilings(ModulePass):
         default=MAX_TILED_NODES, metadata={"help": "a fusion with more tiled instructions is not tiled", "min": 1}
     )
     fusion_seconds: str = field(
-        default=f"{FUSION_SECONDS:g}", metadata={"help": "seconds spent tiling one computation at most (0: no limit)"}
+        default=f"{FUSION_SECONDS:g}", metadata={"help": "CPU seconds spent tiling one computation at most (0: no limit)"}
     )
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
