@@ -65,6 +65,8 @@ TERMS = [
     "d{i} floordiv {k}",
     "d{i} mod {k}",
     "(d{i} floordiv {k}) mod {m}",
+    "(d{i} mod {km}) floordiv {k}",
+    "(d{i} mod {m}) floordiv {k}",
     "{c}",
     "(d{i} + {c}) floordiv {k}",
 ]
@@ -79,13 +81,15 @@ def small_maps(draw: st.DrawFn) -> IndexingMap:
         terms = []
         for _ in range(draw(st.integers(1, 2))):
             template = draw(st.sampled_from(TERMS))
+            k, m = draw(st.sampled_from([2, 3, 4])), draw(st.sampled_from([2, 3]))
             terms.append(
                 template.format(
                     i=draw(st.integers(0, n_dims - 1)),
                     j=draw(st.integers(0, n_dims - 1)),
                     c=draw(st.sampled_from([1, 2, 3, 4, -1])),
-                    k=draw(st.sampled_from([2, 3, 4])),
-                    m=draw(st.sampled_from([2, 3])),
+                    k=k,
+                    m=m,
+                    km=k * m,
                 )
             )
         results.append(" + ".join(terms))
@@ -127,6 +131,13 @@ def test_runtime_offsets_are_sound_and_exact_at_every_runtime_value(size: int, t
         "(d0, d1) -> (d0 + d1), domain: d0 in [0, 7], d1 in [0, 0]",
         "(d0, d1, d2) -> (d0 * 4 + d1 + d2), domain: d0 in [0, 2], d1 in [0, 3], d2 in [0, 0]",
         "(d0, d1)[s0] -> (d1 * 3 + d0 + s0), domain: d0 in [0, 0], d1 in [0, 4], s0 in [0, 2]",
+        # Issue #28: a split of a split as the simplifier writes it, (d mod 32) floordiv 16
+        # = (d floordiv 16) mod 2 (reshape chains), and a unit dimension under a mod or a
+        # floordiv (XLA:CPU's bitcasts in diffrax and jax-md programs).
+        "(d0) -> ((d0 mod 32) floordiv 16, d0 mod 16), domain: d0 in [0, 63]",
+        "(d0) -> ((d0 mod 12) floordiv 4), domain: d0 in [0, 23]",
+        "(d0, d1) -> (0, (d0 + d1) mod 2), domain: d0 in [0, 1], d1 in [0, 0]",
+        "(d0, d1) -> ((d0 + d1 * 5) floordiv 4, (d0 + d1) mod 4), domain: d0 in [0, 15], d1 in [0, 0]",
     ],
 )
 def test_tiles_of_reshape_like_maps(text: str) -> None:
