@@ -3,7 +3,7 @@
 Inputs: the ``simplify`` records of XLA's conformance corpus (``input`` texts that parse)
 and seeded random maps (sums, products, floordiv and mod by constants over 1-3 dims and
 0-2 symbols, half of them with a constraint). The simplifier itself
-(:func:`hlo_indexing.maps.simplifier.simplify`) is timed cold (the map memo cleared first). Example::
+(``IndexingMap.simplify``) is timed cold (the map memo cleared first). Example::
 
     record = measure(random_map_texts(200, seed=0), repeat=3)
     record["maps_per_s"], record["ratio"]     # ratio: simplify time / parse time
@@ -21,7 +21,6 @@ from bench_analysis import best_of, clear_caches
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.simplifier import simplify
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing" / "cases.jsonl"  # ../shared beside the clone
 
@@ -79,7 +78,7 @@ def measure(texts: list[str], repeat: int = 3) -> dict[str, Any]:
     with make_context():
         maps: list[IndexingMap] = []
         parse_s = best_of(lambda: maps.__setitem__(slice(None), [IndexingMap.parse(t) for t in texts]), repeat)
-        simplify_s = best_of(lambda: (clear_caches(), [simplify(m) for m in maps]), repeat)
+        simplify_s = best_of(lambda: (clear_caches(), [m.simplify() for m in maps]), repeat)
     return {
         "maps": len(texts),
         "parse_s": parse_s,

@@ -1,6 +1,6 @@
-"""What the two print passes (``hlo-print-indexing-maps``, ``hlo-print-fusion-indexing``)
+"""What the two print passes (``hlo-print-indexing-maps``, ``hlo-print-fused-indexing-maps``)
 share: the options ``format`` (``text``: remarks, ``json``: one JSON document per module,
-see :mod:`hlo_indexing.analysis.serialize`) and the JSON output itself (``func``, which
+see :mod:`hlo_indexing.analysis.results`) and the JSON output itself (``func``, which
 every pass has, is :mod:`hlo_indexing.passes.selection`).
 
 A JSON document is emitted with :meth:`~hlo_indexing.passes.base.Diagnostics.output`:

@@ -20,7 +20,7 @@ import difflib
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import enclosing_function, location_name
+from hlo_indexing.dialect_glue.locations import enclosing_function, location_name
 from hlo_indexing.passes.base import Diagnostics
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import location_of, parse_module
+from hlo_indexing.dialect_glue.locations import location_of
+from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.passes.pass_manager import run_pipeline
 from hlo_indexing.passes.registry import PASSES
 
@@ -57,7 +58,7 @@ def test_every_pass_has_func() -> None:
     "pipeline",
     [
         "hlo-attach-indexing-maps{func=%s}",
-        "hlo-fuse-indexing-maps{func=%s}",
+        "hlo-attach-fused-indexing-maps{func=%s}",
         "hlo-lower-tiled-layouts{func=%s}",
     ],
 )
@@ -95,7 +96,7 @@ def test_simplify_simplifies_only_the_function_named() -> None:
     "pipeline",
     [
         "hlo-print-indexing-maps{func=%s}",
-        "hlo-print-fusion-indexing{func=%s}",
+        "hlo-print-fused-indexing-maps{func=%s}",
         "hlo-print-tilings{func=%s}",
     ],
 )
@@ -108,7 +109,7 @@ def test_a_printing_pass_reports_only_the_instruction_named(pipeline: str) -> No
 
 def test_a_function_name_still_selects_the_function() -> None:
     module = parse_module(HLO)
-    remarks = run_pipeline(module, "builtin.module(hlo-print-fusion-indexing{func=fused_computation.2})").items
+    remarks = run_pipeline(module, "builtin.module(hlo-print-fused-indexing-maps{func=fused_computation.2})").items
     assert remarks and all(d.message.startswith("@fused_computation.2 ") for d in remarks)
 
 

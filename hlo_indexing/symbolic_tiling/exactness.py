@@ -156,7 +156,7 @@ class TilingExactness:
 
 def tiling_exactness(fusion: TiledFusion, tile_sizes: Sequence[int], *, max_points: int = MAX_EXACTNESS_POINTS) -> TilingExactness:
     """The exactness of flat ``tile_sizes`` (see the module docstring). Raises
-    :class:`~.tiled_fusion.TilingError` when they are not a valid tiling."""
+    :class:`~hlo_indexing.errors.TilingError` when they are not a valid tiling."""
     return computation_exactness(fusion, tiled_computation(fusion, list(tile_sizes)), max_points=max_points)
 
 
