@@ -267,7 +267,8 @@ def run_isolated(function: Callable[..., Any], *args: Any, what: str, location: 
     if kind == "died":
         raise ChildDied(*value)
     if kind == "memory":
-        raise _memory_error(what, *value, location)
+        cap, by_user = value
+        raise _memory_error(what, cap, by_user, location)
     return value
 
 

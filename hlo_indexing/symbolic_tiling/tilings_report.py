@@ -25,6 +25,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ def _module_operation(module: object) -> "ir.Operation":
     if isinstance(module, ir.Module):
         return module.operation
     if isinstance(module, ir.Operation) or (hasattr(module, "operation") and isinstance(getattr(module, "operation"), ir.Operation)):
-        operation = module if isinstance(module, ir.Operation) else module.operation  # type: ignore[attr-defined]
+        operation = module if isinstance(module, ir.Operation) else module.operation
         if operation.name != "builtin.module":
             raise InvalidArgumentError(f"module_tilings: expected a builtin.module, got the operation {operation.name}")
         return operation
