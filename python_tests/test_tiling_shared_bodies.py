@@ -18,7 +18,7 @@ from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
 from hlo_indexing.symbolic_tiling import hlo_source, shared_bodies
-from hlo_indexing.symbolic_tiling.exactness import tiling_exactness
+from hlo_indexing.symbolic_tiling.exactness import computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.ranking import rank_tilings
@@ -270,6 +270,38 @@ def test_exactness_and_blockspecs_are_computed_once_per_body_and_sizes(monkeypat
     assert tiled == [(1, 4)]  # fa and fb share their body: one tiled computation for both
     with pytest.raises(InvalidArgumentError, match="not analysed by this memo"):
         memo.exactness(analyze_fusion(fusions["fa"]), [1, 4])
+
+
+def test_operands_read_through_the_same_maps_and_tiles_are_counted_once() -> None:
+    # An optimizer's fusion reads dozens of weights the same way: one count per kind.
+    module = hlo_source.import_hlo("""
+HloModule pair
+
+%fused_pair (p0: f32[8,16], p1: f32[8,16], p2: f32[16]) -> f32[8,16] {
+  %p0 = f32[8,16]{1,0} parameter(0)
+  %p1 = f32[8,16]{1,0} parameter(1)
+  %p2 = f32[16]{0} parameter(2)
+  %b = f32[8,16]{1,0} broadcast(%p2), dimensions={1}
+  %s = f32[8,16]{1,0} add(%p0, %p1)
+  ROOT %t = f32[8,16]{1,0} multiply(%s, %b)
+}
+
+ENTRY %main (x: f32[8,16], y: f32[16]) -> f32[8,16] {
+  %x = f32[8,16]{1,0} parameter(0)
+  %y = f32[16]{0} parameter(1)
+  ROOT %f = f32[8,16]{1,0} fusion(%x, %x, %y), kind=kLoop, calls=%fused_pair
+}
+""")
+    fusion = analyze_fusion(fusions_by_name(module)["f"])
+    assert isinstance(fusion, TiledFusion)
+    counts: dict = {}
+    for sizes in fusion.valid_tilings():
+        computation = tiled_computation(fusion, list(sizes))
+        shared = computation_exactness(fusion, computation, counts=counts)
+        direct = computation_exactness(fusion, computation)
+        assert shared == direct and shared.to_json() == direct.to_json()
+    # parameters 0 and 1 share their counts at every tiling; parameter 2 has its own
+    assert len(counts) == 2 * len(fusion.valid_tilings())
 
 
 def test_names_that_cannot_be_carried_over_fall_back_to_the_direct_analysis() -> None:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -160,22 +160,57 @@ def tiling_exactness(fusion: TiledFusion, tile_sizes: Sequence[int], *, max_poin
     return computation_exactness(fusion, tiled_computation(fusion, list(tile_sizes)), max_points=max_points)
 
 
+#: What the counts of one operand depend on (see :func:`operand_key`).
+OperandKey = tuple[object, ...]
+
+
 def computation_exactness(
-    fusion: TiledFusion, computation: TiledComputation, *, max_points: int = MAX_EXACTNESS_POINTS
+    fusion: TiledFusion,
+    computation: TiledComputation,
+    *,
+    max_points: int = MAX_EXACTNESS_POINTS,
+    counts: dict[OperandKey, OperandExactness] | None = None,
 ) -> TilingExactness:
     """The exactness of a tiled computation of ``fusion`` (made by
-    :func:`~.tiled_computation.tiled_computation`, which records its sizes)."""
+    :func:`~.tiled_computation.tiled_computation`, which records its sizes). ``counts``:
+    the counts of operands met before, by :func:`operand_key` (a compiled optimizer's
+    fusion reads dozens of weights through the same maps and tiles: each is counted
+    once), filled in."""
     nodes: dict[int, list[TiledNode]] = {}
     for node in fusion.nodes:
         number = node.parameter_number
         if number is not None:
             nodes.setdefault(number, []).append(node)
     insts = computation.by_parameter()
-    operands = tuple(
-        _Operand(fusion, computation, nodes[number], insts[number], max_points).exactness(number)
-        for number in sorted(insts)
+    operands = []
+    for number in sorted(insts):
+        key = operand_key(fusion, computation, nodes[number], insts[number], max_points) if counts is not None else None
+        found = counts.get(key) if counts is not None and key is not None else None
+        if found is None:
+            found = _Operand(fusion, computation, nodes[number], insts[number], max_points).exactness(number)
+            if counts is not None and key is not None and found.computed:  # a spent time budget is this fusion's
+                counts[key] = found
+        operands.append(replace(found, index=number, name=insts[number][0].name))
+    return TilingExactness(computation.tile_sizes, tuple(operands))
+
+
+def operand_key(
+    fusion: TiledFusion, computation: TiledComputation, nodes: list[TiledNode], insts: list[TiledInstruction], max_points: int
+) -> OperandKey | None:
+    """Everything the counts of one operand read (its maps from the tiling parameters,
+    the programs of their dots, its tiles, its shape, the grid and its order, the
+    limit), or None when it reads runtime values (their grouping is the fusion's)."""
+    if any(node.indexing_map.runtime_vars for node in nodes) or any(i.tile_offsets_indexing.runtime_vars for i in insts):
+        return None
+    return (
+        tuple((node.indexing_map, node.hidden) for node in nodes),
+        tuple((i.tile_offsets_indexing, i.tile_sizes, i.tile_strides) for i in insts),
+        str(insts[0].node.value.type),
+        tuple((p.size, p.contracting) for p in fusion.parameters),
+        tuple(computation.tile_sizes),
+        computation.schedule,
+        max_points,
     )
-    return TilingExactness(computation.tile_sizes, operands)
 
 
 class _NotComputed(Exception):

@@ -44,7 +44,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import attribute_key
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
 from hlo_indexing.limits import MAX_PROGRAMS, MAX_TILED_NODES
-from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness
+from hlo_indexing.symbolic_tiling.exactness import OperandExactness, OperandKey, TilingExactness, computation_exactness
 from hlo_indexing.symbolic_tiling.pallas import NotABlockError, pallas_blockspecs
 from hlo_indexing.symbolic_tiling.ranking import Ranking, rank_tilings
 from hlo_indexing.symbolic_tiling.tile_counts import CountsCache
@@ -158,6 +158,8 @@ class TilingMemo:
         self._tiled: dict[tuple[int, tuple[int, ...]], TiledComputation] = {}
         self._exactness: dict[tuple[int, tuple[int, ...]], TilingExactness] = {}
         self._blockspecs: dict[tuple[int, tuple[int, ...]], str | NotABlockError] = {}
+        # The counts of one operand, shared by every operand read through the same maps and tiles.
+        self._operand_counts: dict[OperandKey, OperandExactness] = {}
 
     def analyze(
         self, computation: ir.Operation | ir.Region, *, allow_pad: bool = False, max_nodes: int = MAX_TILED_NODES
@@ -224,7 +226,9 @@ class TilingMemo:
         key = (id(shared), tuple(tile_sizes))
         found = self._exactness.get(key)
         if found is None:
-            found = self._exactness[key] = computation_exactness(shared, self._tiled_computation(shared, key))
+            found = self._exactness[key] = computation_exactness(
+                shared, self._tiled_computation(shared, key), counts=self._operand_counts
+            )
         if names is None:
             return found
         return replace(found, operands=tuple(replace(o, name=names.get(o.name, o.name)) for o in found.operands))
