@@ -8,6 +8,8 @@ Usage (``python3 dev/run.py bench [options]`` runs this with the repository's ve
     python benchmarks/run.py --update-readme     # also refresh README.md's table
     python benchmarks/run.py --training-only     # only the JAX training steps (issue #17)
     python benchmarks/run.py --tiling-only       # only the tiling of the compiled steps (issues #19, #28)
+    python benchmarks/run.py --tiling-only --device h100   # ... ranked by a device's cost model (issue #26)
+    python benchmarks/run.py --library-only      # only the programs of JAX's libraries (issue #31)
 
 Every figure is a ratio against a baseline measured in the same process on the same
 input (see each ``bench_*`` module). The record goes to ``benchmarks/results/latest.json``
@@ -34,9 +36,12 @@ import bench_cli  # noqa: E402
 import bench_generate as generate  # noqa: E402
 import bench_hlo_import  # noqa: E402
 import bench_layout_pack  # noqa: E402
+import bench_library  # noqa: E402
 import bench_simplifier  # noqa: E402
 import bench_tiling  # noqa: E402
 import bench_training  # noqa: E402
+
+from hlo_indexing.devices import device as select_device  # noqa: E402
 
 from hlo_indexing.analysis.fusion import fusion_indexing  # noqa: E402
 from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
@@ -142,13 +147,47 @@ def run_training(quick: bool) -> list[dict]:
     return bench_training.measure(layers, repeat=2 if quick else 3)
 
 
-def run_tiling(quick: bool) -> list[dict]:
+def run_library(quick: bool) -> list[dict]:
+    if not generate.jax_available():
+        print("bench: jax is not installed: skipping the library programs", flush=True)
+        return []
+    print("bench: programs of JAX's libraries (the 'programs' extra)", flush=True)
+    import library_programs  # imports jax, present here
+
+    names = list(bench_library.QUICK) if quick else list(library_programs.PROGRAMS)
+    return bench_library.measure(names, repeat=2 if quick else 3)
+
+
+def library_table(rows: list[dict]) -> str:
+    measured = [r for r in rows if "skipped" not in r]
+    lines = [table(["program", "ops", "CPU: parse+print ms", "analysis s", "ratio"],
+                   [[r["program"], r["ops"], 1000 * r["parse_print_cpu_s"], r["analysis_cpu_s"], r["cpu_ratio"]]
+                    for r in measured])]
+    lines += [f"skipped: {r['program']} ({r['skipped']})" for r in rows if "skipped" in r]
+    return "\n".join(lines)
+
+
+def library_targets(rows: list[dict]) -> list[dict]:
+    measured = [r for r in rows if "skipped" not in r]
+    if not measured:
+        return []
+    worst = max(measured, key=lambda r: r["cpu_ratio"])
+    return [{"target": "library programs <= 10x parse+print (issue #31; CPU time)",
+             "value": f"{worst['cpu_ratio']:.1f}x (worst: {worst['program']})", "met": worst["cpu_ratio"] <= 10}]
+
+
+#: The device of the cost-model line of the tiling benchmark (issue #26).
+TILING_DEVICE = "h100"
+
+
+def run_tiling(quick: bool, device: str | None = None) -> list[dict]:
     if not generate.jax_available():
         print("bench: jax is not installed: skipping the tiling of the compiled training steps", flush=True)
         return []
-    print("bench: tiling of the compiled JAX training steps", flush=True)
+    target = select_device(device) if device else None
+    print("bench: tiling of the compiled JAX training steps" + (f", ranked on {target.name}" if target else ""), flush=True)
     layers = [1, 2] if quick else list(bench_training.jax_training_step.LAYERS)
-    return bench_tiling.measure(layers, repeat=2 if quick else 7)  # best of 7, as its baseline
+    return bench_tiling.measure(layers, repeat=2 if quick else 7, device=target)  # best of 7, as its baseline
 
 
 def run_tiling_issue28(quick: bool) -> list[dict]:
@@ -168,6 +207,9 @@ def tiling_targets(rows: list[dict], what: str = "compiled training steps", issu
     worst_cpu = max(r["cpu_ratio"] for r in rows)
     # CPU time, as for the training steps: on a shared machine the wall-clock steps swing by 2x.
     growth = [r["cpu_growth_per_doubling_of_ops"] for r in rows if "cpu_growth_per_doubling_of_ops" in r]
+    device = rows[0].get("device")
+    if device:
+        what, issue = f"{what} ranked by the {device} cost model", "#26"
     out = [{"target": f"tiling of {what} up to {rows[-1]['layers']} layers <= 10x parse+print "
                       f"(CPU time, issue {issue})",
             "value": f"{worst_cpu:.1f}x (worst; wall clock {worst:.1f}x)", "met": worst_cpu <= 10}]
@@ -197,6 +239,11 @@ def tiling_table(rows: list[dict]) -> str:
           f"{r['cpu_growth_per_doubling_of_ops']:.2f}x" if "cpu_growth_per_doubling_of_ops" in r else "-"] for r in rows],
     )
     reasons = rows[-1]["reasons"] if rows else {}
+    if rows and rows[0].get("device"):
+        rejected = rows[-1].get("rejected") or {}
+        main += (f"\n\nOn {rows[0]['device']}: {rows[-1]['ranked_tilings']} of {rows[-1]['valid_tilings']} valid tilings "
+                 "legal at the largest step" + (" (rejected: " + ", ".join(f"{k} {v}" for k, v in rejected.items()) + ")"
+                                                if rejected else "") + ".")
     if not reasons:
         return main
     top = table(["why not tileable (largest step)", "fusions"], [[k.replace("|", "\\|"), v] for k, v in list(reasons.items())[:5]])
@@ -234,6 +281,7 @@ def targets(record: dict) -> list[dict]:
     out = (
         training_targets(record["training"]) + tiling_targets(record["tiling"])
         + tiling_targets(record.get("tiling_issue28", []), ISSUE_28_STEPS, "#28")
+        + tiling_targets(record.get("device_tiling", [])) + library_targets(record.get("library", []))
     )
     at_target = [r for r in record["analysis"] if r["n_ops"] == TARGET_SIZE]
     if at_target:
@@ -267,6 +315,10 @@ def markdown(record: dict) -> str:
         parts.append("JAX training steps (`benchmarks/jax_training_step.py`: L-layer transformer, MSE loss, "
                      "`jax.grad`, Adam; `hlo_indexing.analyze(text)` against parse+print):")
         parts.append(training_table(record["training"]))
+    if record.get("library"):
+        parts.append("Programs of JAX's libraries (`benchmarks/library_programs.py`, the `programs` extra; "
+                     "`hlo_indexing.analyze(text)` against parse+print, CPU time):")
+        parts.append(library_table(record["library"]))
     if record["tiling"]:
         parts.append("Tiling of the compiled steps (`.lower(...).compile().as_text()`; every `mhlo.fusion` analysed "
                      "and its valid tilings ranked under 48KiB, as `hlo-print-tilings`, against parse+print of the "
@@ -278,6 +330,11 @@ def markdown(record: dict) -> str:
                      "sequences of 16, width 32, MLP 128; XLA fuses their layer-norm backward passes into fusions "
                      "whose root bitcasts a transposed `f32[2,16,32]` into `f32[32,32]`):")
         parts.append(tiling_table(record["tiling_issue28"]))
+    if record.get("device_tiling"):
+        parts.append(f"The same, every fusion's tilings judged by the {record['device_tiling'][0]['device']} cost model "
+                     "(`rank_tilings(fusion, device=...)`, as `hlo-print-tilings{device=}`: Triton's constraints, "
+                     "XLA's register rule and time estimate per candidate):")
+        parts.append(tiling_table(record["device_tiling"]))
     parts.append(
         table(
             ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "CPU: parse+print s", "analysis s",
@@ -374,8 +431,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="JSON record path")
     parser.add_argument("--update-readme", action="store_true", help="replace README.md's benchmark table")
     parser.add_argument("--training-only", action="store_true", help="only the JAX training steps (no JSON, no README)")
+    parser.add_argument("--library-only", action="store_true",
+                        help="only the programs of JAX's libraries (no JSON, no README)")
     parser.add_argument("--tiling-only", action="store_true",
                         help="only the tiling of the compiled training steps (no JSON, no README)")
+    parser.add_argument("--device", help="with --tiling-only: rank by this device's cost model (e.g. h100); a full "
+                                         f"run measures both, the cost model on {TILING_DEVICE}")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(QUICK_SIZES if args.quick else FULL_SIZES)
     output = args.output or HERE / "results" / ("quick.json" if args.quick else "latest.json")
@@ -397,8 +458,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + training_table(rows) + "\n")
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in training_targets(rows)]))
         return 0
+    if args.library_only:
+        rows = run_library(args.quick)
+        print("\n" + library_table(rows) + "\n")
+        print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in library_targets(rows)]))
+        return 0
     if args.tiling_only:
-        rows, issue_rows = run_tiling(args.quick), run_tiling_issue28(args.quick)
+        rows, issue_rows = run_tiling(args.quick, args.device), run_tiling_issue28(args.quick)
         print("\n" + tiling_table(rows) + "\n\n" + tiling_table(issue_rows) + "\n")
         found = tiling_targets(rows) + tiling_targets(issue_rows, ISSUE_28_STEPS, "#28")
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in found]))
@@ -406,6 +472,8 @@ def main(argv: list[str] | None = None) -> int:
     record["training"] = run_training(args.quick)
     record["tiling"] = run_tiling(args.quick)
     record["tiling_issue28"] = run_tiling_issue28(args.quick)
+    record["device_tiling"] = run_tiling(args.quick, TILING_DEVICE)
+    record["library"] = run_library(args.quick)
     record["analysis"], record["module_shapes"] = run_analysis(sizes, memory=not args.no_memory)
     record["scaling"] = scaling_rows(record["analysis"])
     print("bench: deep fusion chain", flush=True)

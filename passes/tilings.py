@@ -16,7 +16,7 @@ per parameter, the fraction of the tile elements the fused maps read over the wh
 output, with the worst tile's when lower, or ``not computed (reason)``).
 
 ``format=json`` prints instead one JSON document per module, verbatim (no remark
-wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.report`):
+wrapper), as the other print passes do (:mod:`hlo_indexing.passes.report`):
 ``{"schema": "hlo-indexing/tilings/1", "budget_bytes": ..., "computations": [{"name":
 "@softmax", "parameters": [...], "tilings": [...]}]}``, each tiling with its rank, its
 footprint, its ``exactness`` (one entry per parameter, ``{index, name, method, exactness,
@@ -30,6 +30,13 @@ says why a computation cannot be tiled. The schema ships in the package
 :mod:`hlo_indexing.symbolic_tiling.tilings_report` (:func:`~hlo_indexing.symbolic_tiling.tilings_report.module_tilings`
 gives it in Python). The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
+
+``hlo-print-tilings{device=NAME top=N}`` ranks instead the tilings legal on a device
+(a bundled name such as ``h100`` or ``tpu-v5e``, or a JSON description file), fastest
+first by its cost model, each with its time split and, for the runners-up, why they lose
+to the first (:mod:`hlo_indexing.cost_model.device_report`, which also makes the JSON
+document, with ``device``, ``device_ranking`` and per tiling ``estimate``/``legal``/``loses``);
+``top`` tilings per computation (0: ``max``); the budget is not used.
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
 per tiling parameter, as ``valid_tilings`` lists them) and attaches to each op of the
@@ -48,6 +55,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from hlo_indexing.cost_model.device_report import (
+    device_computation_tilings,
+    device_document,
+    module_tilings,
+    rejections_text,
+    tiling_text,
+)
+from hlo_indexing.cost_model.ranking import DeviceRankingMemo
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.locations import enclosing_function
 from hlo_indexing.errors import HloIndexingError
@@ -62,7 +79,6 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, defining_
 from hlo_indexing.symbolic_tiling.tilings_report import (
     body_uses,
     computation_tilings,
-    module_tilings,
     parameters_text,
     parse_bytes,
     selected_computations,
@@ -89,9 +105,9 @@ class PrintTilings(ModulePass):
     """See the module docstring."""
 
     name: ClassVar[str] = "hlo-print-tilings"
-    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget"
+    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget or by time on a device"
 
-    budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
+    budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB); not used with a device"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
     format: str = field(
         default="text",
@@ -110,6 +126,10 @@ class PrintTilings(ModulePass):
     fusion_seconds: str = field(
         default=f"{FUSION_SECONDS:g}", metadata={"help": "CPU seconds spent tiling one computation at most (0: no limit)"}
     )
+    device: str = field(default="", metadata={
+        "help": "rank the tilings legal on this device by estimated time (a bundled name such as h100 or tpu-v5e, or a "
+                "JSON description file); empty: by bytes moved under the budget"})
+    top: int = field(default=0, metadata={"help": "with a device: tilings printed per computation (0: max)", "min": 0})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation as each is done (see the module
@@ -119,13 +139,17 @@ class PrintTilings(ModulePass):
             budget = parse_bytes(self.budget)
             seconds = parse_seconds(self.fusion_seconds)
             selected = selected_computations(module, self.func)
+            target = select_device(self.device) if self.device else None
         except HloIndexingError as exc:
-            diagnostics.error(module.location, exc.message)
+            diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
         text = self.format == "text"
         entries = []
         memo = TilingMemo()
         uses = body_uses(module)
+        if target is not None:
+            self._run_for_device(selected, target, budget, memo, diagnostics)
+            return
         for label, op in selected:
             entry, ranked, note = computation_tilings(
                 label, op, budget, self.max, blockspecs=not text, memo=memo, max_programs=self.max_programs,
@@ -153,6 +177,33 @@ class PrintTilings(ModulePass):
                 diagnostics.remark(op.location, f"{label}: {note}")
         if self.format == "json":
             diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
+
+    def _run_for_device(self, selected: list[tuple[str, "ir.Operation"]], target: Device, budget: int, memo: TilingMemo,
+                        diagnostics: Diagnostics) -> None:
+        text = self.format == "text"
+        top = self.top or self.max
+        device_memo = DeviceRankingMemo(memo)
+        entries = []
+        for label, op in selected:
+            entry, ranking, ranked_tilings = device_computation_tilings(label, op, target, top, memo=device_memo,
+                                                                        blockspecs=not text)
+            entries.append(entry)
+            if self.format == "jsonl":
+                diagnostics.output(json.dumps(entry))
+            if entry["error"] is not None:
+                diagnostics.error(op.location, f"{label}: {entry['error']}")
+            elif entry["failure"] is not None and text:
+                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
+            elif text and ranking is not None:
+                if not ranked_tilings:
+                    diagnostics.remark(op.location, f"{label}: no tiling is legal on {target.name}")
+                for k, (tiling, footprint) in enumerate(ranked_tilings):
+                    diagnostics.remark(op.location, tiling_text(label, ranking, k, tiling, footprint))
+                note = rejections_text(label, ranking)
+                if note:
+                    diagnostics.remark(op.location, note)
+        if self.format == "json":
+            diagnostics.output(json.dumps(device_document(budget, target, entries), indent=2))
 
 
 def parse_seconds(text: str) -> float:

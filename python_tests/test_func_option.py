@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.hlo_import import BACKEND_CONFIG_ATTR
 from hlo_indexing.dialect_glue.locations import location_of
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.passes.pass_manager import run_pipeline
@@ -32,13 +33,14 @@ def nested_ops(op: ir.Operation) -> list[ir.Operation]:
 
 
 def annotated(module: ir.Module) -> list[ir.Operation]:
-    """The ops (and functions) carrying an ``hlo_indexing.*`` attribute the passes write."""
+    """The ops (and functions) carrying an ``hlo_indexing.*`` attribute the passes write
+    (not those the HLO importer writes: layouts, backend configs)."""
     out = []
     for op in nested_ops(module.operation):
         names = {op.attributes[i].name for i in range(len(op.attributes))}
         if "arg_attrs" in names:  # a function's argument attributes (the importer writes layouts there)
             names |= set(re.findall(r"hlo_indexing\.\w+", str(op.attributes["arg_attrs"])))
-        if any(name.startswith("hlo_indexing.") for name in names - {"hlo_indexing.layout"}):
+        if any(name.startswith("hlo_indexing.") for name in names - {"hlo_indexing.layout", BACKEND_CONFIG_ATTR}):
             out.append(op)
     return out
 

@@ -53,7 +53,7 @@ def test_each_computation_is_reported_when_it_is_done(monkeypatch: pytest.Monkey
 def test_jsonl_is_one_line_per_computation() -> None:
     result = _run(str(EXAMPLE), "--hlo-print-tilings=format=jsonl max=1", "-o", "/dev/null")
     assert result.returncode == 0, result.stderr
-    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    lines = [json.loads(line)["report"] for line in result.stdout.splitlines()]
     assert [line["name"] for line in lines] == [label for label, op in computations(parse_module(EXAMPLE).operation)
                                                if op.name == "mhlo.fusion"]
     assert all(line["location"].startswith(f"{EXAMPLE}:") for line in lines)
@@ -191,7 +191,7 @@ def test_a_while_body_is_reported_once_with_where_it_is_used(tmp_path: Path) -> 
     source.write_text(jax.jit(rnn).lower(*shapes).compile().as_text())
     result = _run(str(source), "--hlo-print-tilings=format=jsonl max=1", "-o", "/dev/null")
     assert result.returncode == 0, result.stderr
-    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    lines = [json.loads(line)["report"] for line in result.stdout.splitlines()]
     names = [line["name"] for line in lines]
     assert len(names) == len(set(names))  # each fusion once (the body was also inlined in the loop)
     in_body = [line for line in lines if line["used_in"]]

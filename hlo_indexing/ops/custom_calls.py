@@ -22,6 +22,11 @@ known ones, by kind:
 ``selection``
     ``ApproxTopK``, ``PartialReduce`` and ``TopK``: whole rows along the reduction
     dimension (:mod:`hlo_indexing.ops.sorting`).
+``callback``
+    JAX's host callbacks (``jax.pure_callback``, ``jax.debug.callback``, equinox's
+    runtime checks: ``xla_ffi_python_cpu_callback`` and its GPU and older variants):
+    Python code the analysis cannot read, but which sees only its operands, so every
+    result element reads every element of every operand (sound, not exact).
 
 Example: ``lapack_spotrf_ffi`` of ``tensor<2x3x3xf32>`` with ``num_batch_dims = "1"``
 gives ``(d0, d1, d2)[s0, s1] -> (d0, s0, s1)``.
@@ -35,7 +40,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.ops import sorting
 from hlo_indexing.ops.inversion import inverse_rule
 from hlo_indexing.ops.map_builders import dims, make_map, whole_map
-from hlo_indexing.ops.rule import OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
 
 _LAPACK_NAMES = """potrf getrf geqrf geqp3 orgqr ungqr syevd heevd gesdd gesvd geev gees gehrd sytrd hetrd
 trsm gtsv""".split()
@@ -55,6 +60,7 @@ TARGETS: dict[str, str] = {
     **{name: "marker" for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost",
                                    "MoveToDevice", "annotate_device_placement", "LayoutConstraint")},
     **{name: "selection" for name in ("ApproxTopK", "PartialReduce", "TopK")},
+    **{f"xla{ffi}_python_{device}_callback": "callback" for ffi in ("", "_ffi") for device in ("cpu", "gpu")},
 }
 
 
@@ -128,6 +134,10 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> list:
         return _matrix(info, result_index)
     if kind == "marker":
         return _marker(info, result_index)
+    if kind == "callback":
+        space = info.result(result_index)
+        note = f"{target_name(info)}: a host callback: Python the analysis cannot read, taken to read every operand element"
+        return [Entry((whole_map(info.context, space, info.operand(k), 0),), note=note) for k in range(info.num_operands)]
     return sorting.selection_maps(info, result_index, sorting.approx_top_k_dimension(info))
 
 

@@ -45,7 +45,7 @@ from hlo_indexing.dialect_glue.op_attrs import attribute_key
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
 from hlo_indexing.limits import MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.symbolic_tiling.exactness import OperandExactness, OperandKey, TilingExactness, computation_exactness
-from hlo_indexing.symbolic_tiling.pallas import NotABlockError, pallas_blockspecs
+from hlo_indexing.symbolic_tiling.pallas import NotABlockError, PallasBlockSpecs, pallas_blockspecs
 from hlo_indexing.symbolic_tiling.ranking import Ranking, rank_tilings
 from hlo_indexing.symbolic_tiling.tile_counts import CountsCache
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
@@ -157,7 +157,7 @@ class TilingMemo:
         # Per body and tile sizes: its tiled computation, exactness, BlockSpecs (or why not).
         self._tiled: dict[tuple[int, tuple[int, ...]], TiledComputation] = {}
         self._exactness: dict[tuple[int, tuple[int, ...]], TilingExactness] = {}
-        self._blockspecs: dict[tuple[int, tuple[int, ...]], str | NotABlockError] = {}
+        self._blockspecs: dict[tuple[int, tuple[int, ...]], PallasBlockSpecs | NotABlockError] = {}
         # The counts of one operand, shared by every operand read through the same maps and tiles.
         self._operand_counts: dict[OperandKey, OperandExactness] = {}
 
@@ -187,6 +187,16 @@ class TilingMemo:
             analysed.append(entry)
             self._origins[id(fusion_or_failure)] = (fusion_or_failure, entry, {node: node for node in fusion_or_failure.nodes})
         return fusion_or_failure
+
+    def origin(self, fusion: TiledFusion) -> tuple[TiledFusion, dict[TiledNode, TiledNode]] | None:
+        """For an analysis from :meth:`analyze`: the first analysis of its body and each
+        of that analysis's nodes mapped to ``fusion``'s (identity for the first itself);
+        None for any other analysis. Lets other per-body results be shared the way
+        :meth:`rank` shares rankings."""
+        origin = self._origins.get(id(fusion))
+        if origin is None or origin[0] is not fusion:
+            return None
+        return origin[1].fusion, origin[2]
 
     def rank(
         self,
@@ -233,7 +243,7 @@ class TilingMemo:
             return found
         return replace(found, operands=tuple(replace(o, name=names.get(o.name, o.name)) for o in found.operands))
 
-    def blockspecs(self, fusion: TiledFusion, tile_sizes: Sequence[int]) -> str:
+    def blockspecs(self, fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasBlockSpecs:
         """:func:`~.pallas.pallas_blockspecs` of ``fusion`` (as :meth:`exactness`:
         once per body and tile sizes; its text and errors name no instruction). Raises
         :class:`~.pallas.NotABlockError` as it does."""

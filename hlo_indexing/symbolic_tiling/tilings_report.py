@@ -21,12 +21,10 @@ Example::
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import replace
-from importlib import resources
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +34,9 @@ from hlo_indexing.dialect_glue.locations import enclosing_function, location_of
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
 from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
+from hlo_indexing.schema import load_schema
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts
+from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
 from hlo_indexing.symbolic_tiling.time_budget import fusion_time_budget
@@ -63,14 +63,12 @@ def parameters_text(fusion: TiledFusion) -> list[str]:
 
 #: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
 TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
-TILINGS_SCHEMA_RESOURCE = "schema/tilings.schema.json"
+TILINGS_SCHEMA_FILE = "tilings.schema.json"
 
 
 def tilings_schema() -> dict[str, Any]:
-    """The JSON Schema of the tilings document (shipped as package data)."""
-    text = resources.files("hlo_indexing").joinpath(TILINGS_SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    """The JSON Schema of the tilings document (shipped as package data, :mod:`hlo_indexing.schema`)."""
+    return load_schema(TILINGS_SCHEMA_FILE)
 
 
 def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
@@ -97,6 +95,39 @@ def module_tilings(
     instruction (``ynn_fusion.6``); the limits as the pass options of the same names.
     Raises :class:`~hlo_indexing.errors.InvalidArgumentError` for an argument of the
     wrong type or value."""
+    request = tilings_request(module, budget_bytes, max_tilings, function, max_programs, max_nodes, fusion_seconds)
+    memo = TilingMemo()
+    entries = [
+        computation_tilings(label, op, request.budget_bytes, max_tilings, memo=memo, max_programs=max_programs,
+                            max_nodes=max_nodes, seconds=request.seconds, used_in=request.used_in(op))[0]
+        for label, op in request.selected
+    ]
+    return tilings_document(request.budget_bytes, entries)
+
+
+@dataclass(frozen=True)
+class TilingsRequest:
+    """What :func:`module_tilings` was asked, checked: the module, the budget in bytes,
+    the computations selected, the CPU seconds per computation and where else each
+    ``while``/``call`` body's fusion is used."""
+
+    module: "ir.Operation"
+    budget_bytes: int
+    selected: list[tuple[str, "ir.Operation"]]
+    seconds: float
+    uses: dict[str, list[str]]
+
+    def used_in(self, op: "ir.Operation") -> list[str]:
+        """Where else ``op`` is used (:func:`body_uses`)."""
+        return self.uses.get(str(op.location), [])
+
+
+def tilings_request(
+    module: object, budget_bytes: object, max_tilings: object, function: object, max_programs: object,
+    max_nodes: object, fusion_seconds: object,
+) -> TilingsRequest:
+    """The arguments of :func:`module_tilings` (also the device-ranked one's) checked and
+    read. Raises :class:`~hlo_indexing.errors.InvalidArgumentError` naming the wrong one."""
     operation = _module_operation(module)
     budget = _argument_bytes(budget_bytes)
     for name, value in (("max_tilings", max_tilings), ("max_programs", max_programs), ("max_nodes", max_nodes)):
@@ -110,14 +141,7 @@ def module_tilings(
         selected = selected_computations(operation, function)
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(f"module_tilings: {exc.message}") from None
-    memo = TilingMemo()
-    uses = body_uses(operation)
-    entries = [
-        computation_tilings(label, op, budget, max_tilings, memo=memo, max_programs=max_programs, max_nodes=max_nodes,
-                            seconds=float(fusion_seconds), used_in=uses.get(str(op.location), ()))[0]
-        for label, op in selected
-    ]
-    return tilings_document(budget, entries)
+    return TilingsRequest(operation, budget, selected, float(fusion_seconds), body_uses(operation))
 
 
 def _module_operation(module: object) -> "ir.Operation":
@@ -222,13 +246,17 @@ def computation_tilings(
     an ``error`` naming the budget); ``used_in``: where else the computation is used
     (:func:`body_uses`)."""
     with fusion_time_budget(seconds):
-        return _computation_tilings(label, op, budget_bytes, max_tilings, blockspecs, memo, max_programs, max_nodes, used_in)
+        return _computation_tilings(label, op, budget_bytes, max_tilings, blockspecs, memo or TilingMemo(), max_programs,
+                                    max_nodes, used_in)
 
 
-def _computation_tilings(
-    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo | None,
-    max_programs: int, max_nodes: int, used_in: Sequence[str],
-) -> tuple[dict[str, Any], list[Footprint], str]:
+def computation_entry(
+    label: str, op: "ir.Operation", memo: TilingMemo, *, max_nodes: int = MAX_TILED_NODES, used_in: Sequence[str] = (),
+) -> tuple[dict[str, Any], TiledFusion | None]:
+    """A computation's entry of the tilings document without its tilings, and its
+    analysis (None, with ``failure`` or ``error`` set, when it cannot be tiled);
+    ``max_nodes`` and ``used_in`` as :func:`computation_tilings`. The device-ranked
+    report (:mod:`hlo_indexing.cost_model.device_report`) starts from it too."""
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -244,19 +272,28 @@ def _computation_tilings(
         "capped": 0,
         "tilings": [],
     }
-    memo = memo or TilingMemo()
     try:
         fusion = memo.analyze(op, max_nodes=max_nodes)
     except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
         entry["error"] = f"cannot tile: {exc.message}"
-        return entry, [], ""
+        return entry, None
     if isinstance(fusion, AnalysisFailure):
         entry["failure"] = fusion.reason
-        return entry, [], ""
+        return entry, None
     entry["parameters"] = [
         {"owner": p.owner, "dim": p.dim, "size": p.size, "contracting": p.contracting, "text": text}
         for p, text in zip(fusion.parameters, parameters_text(fusion))
     ]
+    return entry, fusion
+
+
+def _computation_tilings(
+    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo,
+    max_programs: int, max_nodes: int, used_in: Sequence[str],
+) -> tuple[dict[str, Any], list[Footprint], str]:
+    entry, fusion = computation_entry(label, op, memo, max_nodes=max_nodes, used_in=used_in)
+    if fusion is None:
+        return entry, [], ""
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
@@ -271,14 +308,16 @@ def _computation_tilings(
     for rank, footprint in enumerate(ranked, 1):
         tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
         if blockspecs:
-            tiling["pallas"] = _pallas_json(memo, fusion, footprint.tile_sizes)
+            tiling["pallas"] = pallas_json(fusion, footprint.tile_sizes, memo)
         entry["tilings"].append(tiling)
     return entry, ranked, ranking.note
 
 
-def _pallas_json(memo: TilingMemo, fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
+def pallas_json(fusion: TiledFusion, sizes: Sequence[int], memo: TilingMemo | None = None) -> dict[str, str | None]:
+    """A tiling's ``pallas`` field: its BlockSpecs, or why its tiles are not blocks
+    (``memo``: the one that analysed ``fusion``, which computes them once per body)."""
     try:
-        return {"blockspecs": memo.blockspecs(fusion, sizes), "reason": None}
+        specs = memo.blockspecs(fusion, sizes) if memo is not None else pallas_blockspecs(fusion, list(sizes))
+        return {"blockspecs": specs.text, "reason": None}
     except HloIndexingError as exc:
         return {"blockspecs": None, "reason": exc.message}
-
