@@ -23,7 +23,6 @@ iteration ``d2 = d0`` reads row ``d2`` of ``xs``).
 
 from __future__ import annotations
 
-
 from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values

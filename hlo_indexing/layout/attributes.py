@@ -11,7 +11,6 @@ Example::
 
 from __future__ import annotations
 
-
 from hlo_indexing.dialect_glue.bindings import OpLike, SsaValue, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE

@@ -14,7 +14,6 @@ Example: ``chlo.top_k(tensor<3x5xf32>, k = 2)`` gives, for both results,
 
 from __future__ import annotations
 
-
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
