@@ -4,7 +4,7 @@
     .venv/bin/python dev/bundle_gpu_devices.py ../shared/conformance/xla_gpu_model/devices.json
 
 The bundled file is the package's copy of those facts (the corpus is not shipped);
-``python_tests/test_devices.py`` checks that it still agrees with the corpus. Names:
+``python_tests/devices/test_devices.py`` checks that it still agrees with the corpus. Names:
 test devices ``<part>-test`` (``a6000-test``), target specs by their spec file name with
 dashes (``h100-sxm``, alias ``h100``). XLA's dtype-class rate rows (``FillExecutionUnitDesc``:
 every element type uses the row of its bit width and float-ness) are expanded to element

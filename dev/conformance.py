@@ -304,13 +304,13 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, int], KnownDifference] = {
     ("pad", "output_to_input", 1): KnownDifference(
         "ours_inside",
         "XLA reads the padding value at every output element; ours only where no operand "
-        "element lands (exact: test_op_indexing_shape_ops.py::test_pad brute-forces it)",
+        "element lands (exact: test_ops_shape.py::test_pad brute-forces it)",
     ),
     ("convolution", "output_to_input", 0): KnownDifference(
         "ours_inside",
         "with batch_group_count > 1 XLA reads every batch group; output feature f reads only "
         "group f floordiv (output features / batch_group_count): the StableHLO spec's split, "
-        "brute-forced by test_op_indexing_compute.py::test_convolution; XLA:CPU's jacobian "
+        "brute-forced by test_ops_compute.py::test_convolution; XLA:CPU's jacobian "
         "(through JAX) has the same dependence on this case",
     ),
     ("convolution", "output_to_input", 1): KnownDifference(
@@ -318,7 +318,7 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, int], KnownDifference] = {
         "XLA's kernel map reads every kernel element at every output element; ours only "
         "where the kernel element meets a real input element (not padding, not a hole of "
         "lhs_dilation), as XLA's own input map does: the jacobian's dependence "
-        "(test_op_indexing_compute.py::test_convolution brute-forces it)",
+        "(test_ops_compute.py::test_convolution brute-forces it)",
     ),
     **{
         key: KnownDifference(

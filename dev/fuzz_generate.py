@@ -68,7 +68,7 @@ def load_corpus(root: Path) -> Corpus:
         for p in sorted((root / "lit_tests" / "hlo").glob("*.hlo")) + sorted((root / "examples").glob("*.hlo"))
     ]
     texts = []
-    for path in sorted((root / "lit_tests").rglob("*")) + sorted((root / "python_tests").glob("*.py")):
+    for path in sorted((root / "lit_tests").rglob("*")) + sorted((root / "python_tests").rglob("*.py")):
         if path.is_file() and path.suffix in (".mlir", ".test", ".py", ".hlo"):
             texts.append(path.read_text(encoding="utf-8", errors="replace"))
     maps = sorted({m.group(0).rstrip("\"' ,)") for t in texts for m in _MAP_TEXT.finditer(t) if len(m.group(0)) < 400})

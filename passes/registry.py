@@ -4,7 +4,7 @@ The pass modules import the MLIR bindings (jaxlib, numpy: ~0.2 s), so ``--help``
 ``--list-passes`` read the declarative table :data:`PASSES` instead, and :func:`lookup`
 imports a pass's module only when the pass is used. The table is derived data: each
 entry must equal :func:`describe` of its class (name, description, module, options with
-their kinds, defaults, help and choices); ``python_tests/test_driver_help.py`` checks it.
+their kinds, defaults, help and choices); ``python_tests/tools/test_driver_help.py`` checks it.
 
 Example::
 

@@ -1,7 +1,9 @@
 """Shared pytest fixtures. Tests import the installed ``hlo_indexing`` package only (the
 repository root is never on their path); the shared test helpers next to this file
-(``tiling_fixtures``, ``test_op_indexing_support``) and the developer tools of ``dev/``
-import by their names (pytest's configuration in ``pyproject.toml``)."""
+(``helpers``, ``tiling_fixtures``, ``op_fixtures``, ``pallas_harness``) and the developer
+tools of ``dev/`` import by their names from the tests of every subfolder (pytest's
+default import mode puts this file's folder on the path; its configuration in
+``pyproject.toml``)."""
 
 from __future__ import annotations
 

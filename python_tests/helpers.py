@@ -7,11 +7,24 @@ comparing a map with a brute-force evaluation does not check the library against
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
+
+
+#: The repository's root (``python_tests/`` is one of its folders); test files in the
+#: folders below read paths from these constants, not from their own ``__file__``.
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: ``python_tests/``: the shared helpers and data files (``conformance_baseline.json``, ...).
+TESTS = REPO_ROOT / "python_tests"
+EXAMPLES = REPO_ROOT / "examples"
+LIT_TESTS = REPO_ROOT / "lit_tests"
+BENCHMARKS = REPO_ROOT / "benchmarks"
+#: The conformance corpora, in ``../shared`` beside the clone (as CI sees it).
+CONFORMANCE = REPO_ROOT.parent / "shared" / "conformance"
 
 #: Python ints, or numpy integer arrays (evaluated elementwise, broadcasting).
 Value = TypeVar("Value", int, np.ndarray)
