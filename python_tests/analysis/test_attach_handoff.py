@@ -5,7 +5,6 @@ table holds each HLO op's per-op maps as the per-op API gives them, and
 
 from __future__ import annotations
 
-
 import pytest
 
 from hlo_indexing.analysis.fusion import computation_indexing
@@ -16,7 +15,6 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.attach_indexing_maps import AttachIndexingMaps, attach_per_op_maps
 from hlo_indexing.passes.base import Diagnostics
 from helpers import LIT_TESTS
-
 
 
 def _parses(text: str) -> bool:

@@ -34,7 +34,6 @@ from hlo_indexing.frontend import gc_paused
 from helpers import LIT_TESTS
 
 
-
 def _chunks() -> list[tuple[str, str]]:
     found = []
     for path in sorted(LIT_TESTS.rglob("*.mlir")):

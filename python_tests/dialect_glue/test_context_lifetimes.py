@@ -23,7 +23,6 @@ from hlo_indexing.tools import opt
 from helpers import LIT_TESTS
 
 
-
 def test_a_memo_hit_stays_in_the_callers_context() -> None:
     first, second = make_context(), make_context()
     empty_first = IndexingMap.known_empty(2, 0, 1, first)

@@ -17,7 +17,6 @@ from package_layout import installed_modules
 from helpers import REPO_ROOT
 
 
-
 def _installed_files() -> list[Path]:
     """The source files of the installed package (where pyproject's layout says)."""
     return sorted(installed_modules(REPO_ROOT).values())

@@ -22,7 +22,6 @@ from pathlib import Path
 from package_layout import installed_modules
 from helpers import REPO_ROOT
 
-
 #: Bottom to top; a module's layer is the longest prefix of its name listed here.
 LAYERS = (
     ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.lazy", "hlo_indexing.version", "hlo_indexing.direction",

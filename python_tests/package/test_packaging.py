@@ -14,7 +14,6 @@ from package_layout import installed_modules
 from helpers import REPO_ROOT
 
 
-
 def _source_modules() -> set[str]:
     """Wheel paths of every module that pyproject's layout installs."""
     found = set()
