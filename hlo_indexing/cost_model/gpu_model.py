@@ -26,6 +26,7 @@ operand region, times an operand's share inside a concatenate's region. Per cand
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -238,7 +239,7 @@ def estimate(
         else:
             totals[key], rates[key] = tile_bytes, visit_rate
         names.setdefault(key, visit.name)
-        sizes_of[key] = int(np.prod(visit.shape, dtype=np.int64)) * visit.element_bytes
+        sizes_of[key] = math.prod(visit.shape) * visit.element_bytes
     read = np.zeros(n)
     operand_reads = {}
     for key, total in totals.items():

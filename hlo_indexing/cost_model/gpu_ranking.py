@@ -22,9 +22,10 @@ rule: XLA's own search drops them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 
@@ -124,8 +125,7 @@ def _same_offsets(first: TiledNode, second: TiledNode, single: np.ndarray) -> np
     return result
 
 
-@dataclass(frozen=True)
-class _Static:
+class _Static(NamedTuple):
     """What a node's visit needs that does not depend on the tiling."""
 
     number: int | None
@@ -135,9 +135,11 @@ class _Static:
     op: ir.Operation | None
 
 
-def _type_facts(value_type: ir.Type) -> tuple[tuple[int, ...], str]:
+def _type_facts(value_type: ir.Type) -> tuple[tuple[int, ...], str, int]:
+    """(shape, XLA element type name, bytes per element)."""
     ranked = ir.RankedTensorType(value_type)
-    return tuple(ranked.shape), xla_name(ranked.element_type)
+    element = xla_name(ranked.element_type)
+    return tuple(ranked.shape), element, byte_size(element)
 
 
 def _static(node: TiledNode, device: GpuDevice, tiles: TileArrays) -> _Static:
@@ -146,7 +148,7 @@ def _static(node: TiledNode, device: GpuDevice, tiles: TileArrays) -> _Static:
     per ``tiles`` (fusions of one grid share their types)."""
     number = node.parameter_number
     value_type = node.value.type
-    shape, element = tiles.memo(("type", value_type), lambda: _type_facts(value_type))
+    shape, element, element_bytes = tiles.memo(("type", value_type), lambda: _type_facts(value_type))
     opcode = XLA_OPCODE_OF_NODE.get(node.opcode, node.opcode)
     op = None
     if number is not None or opcode in ZERO_COST_OPCODES:
@@ -158,7 +160,7 @@ def _static(node: TiledNode, device: GpuDevice, tiles: TileArrays) -> _Static:
         flops = mlir_flops_per_element(op, device)
     if op is None and opcode in ("concatenate", "dot"):
         op = _op(node)
-    return _Static(number, shape, byte_size(element), flops, op)
+    return _Static(number, shape, element_bytes, flops, op)
 
 
 def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
@@ -169,19 +171,17 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
     per element summed."""
     count = tiles.count
     flat = tiles.flat
-    num_blocks = np.ones(count, np.int64)
-    for p, parameter in enumerate(fusion.parameters):
-        if not parameter.contracting:
-            num_blocks = num_blocks * -(-parameter.size // flat[p])
+    contracting = tuple(p.contracting for p in fusion.parameters)
+    num_blocks = tiles.memo(("output tiles", contracting), lambda: _output_tiles(fusion, flat, count))
     by_serial = {node.serial: node for node in fusion.nodes}
     statics = {id(node): _static(node, device, tiles) for node in fusion.nodes}
-    contracting = tuple(p.contracting for p in fusion.parameters)
     root = fusion.root_candidates[0][0]
     implemented = np.ones(count, bool)
     for node in fusion.nodes:
-        constant = [ax.constant_value(e) for e in node.tile.strides]
-        if any(c is None or c < 0 for c in constant):
-            implemented &= np.all(tiles.columns(node.tile.strides) >= 0, axis=1)
+        strides = tuple(node.tile.strides)
+        nonnegative = tiles.memo(("strides >= 0", strides), lambda: _nonnegative(strides, tiles))
+        if nonnegative is not None:
+            implemented &= nonnegative
         op = statics[id(node)].op
         if node.opcode == "concatenate" and op is not None:
             implemented &= _concatenate_aligned(op, tiles.columns(node.tile.sizes))
@@ -235,8 +235,27 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
                 lhs_k = op_attrs.dot_dimensions(op, _shape(op.operands[0]), _shape(op.operands[1])).lhs_contracting[0]
                 visits[id(node)].dot = DotVisit(problem, lhs[:, lhs_k])
     root_info = statics[id(root)]
-    root_bytes = int(np.prod(root_info.shape, dtype=np.int64)) * root_info.element_bytes
+    root_bytes = math.prod(root_info.shape) * root_info.element_bytes
     return TiledProgram(num_blocks, kept, [(visits[id(root)], root_bytes)]), implemented
+
+
+def _output_tiles(fusion: TiledFusion, flat: Sequence[np.ndarray], count: int) -> np.ndarray:
+    """Per candidate, the programs of the grid: the tiles of the non-contracting parameters."""
+    num_blocks = np.ones(count, np.int64)
+    for p, parameter in enumerate(fusion.parameters):
+        if not parameter.contracting:
+            num_blocks = num_blocks * -(-parameter.size // flat[p])
+    return num_blocks
+
+
+def _nonnegative(strides: tuple[ir.AffineExpr, ...], tiles: TileArrays) -> np.ndarray | None:
+    """Per candidate, whether every stride is nonnegative; None when all are everywhere
+    (constant strides, read without evaluating them)."""
+    constants = [ax.constant_value(e) for e in strides]
+    if all(c is not None and c >= 0 for c in constants):
+        return None
+    ok = np.all(tiles.columns(strides) >= 0, axis=1)
+    return None if ok.all() else ok
 
 
 def _transposed_downstream(fusion: TiledFusion, dot: TiledNode) -> bool:
@@ -275,12 +294,11 @@ def _present(fusion: TiledFusion, tiles: TileArrays) -> dict[int, np.ndarray]:
     for node in fusion.nodes:
         groups.setdefault(node.value, []).append(node)
     count = tiles.count
-    single = np.stack([tiles.flat[p] >= parameter.size for p, parameter in enumerate(fusion.parameters)], axis=1) \
-        if fusion.parameters else np.ones((count, 0), bool)
     present: dict[int, np.ndarray] = {}
     for nodes in groups.values():
         if len(nodes) < 2:
             continue
+        single = tiles.memo("single tile", lambda: _single_tile(fusion, tiles))
         for node in nodes:
             present[id(node)] = np.ones(count, bool)
         for first, second in combinations(nodes, 2):
@@ -297,6 +315,13 @@ def _present(fusion: TiledFusion, tiles: TileArrays) -> dict[int, np.ndarray]:
                 same &= _same_offsets(first, second, single)
             present[id(second)] = present[id(second)] & ~same
     return present
+
+
+def _single_tile(fusion: TiledFusion, tiles: TileArrays) -> np.ndarray:
+    """``[candidates, parameters]``: True where a parameter has a single tile."""
+    if not fusion.parameters:
+        return np.ones((tiles.count, 0), bool)
+    return np.stack([tiles.flat[p] >= parameter.size for p, parameter in enumerate(fusion.parameters)], axis=1)
 
 
 def evaluate_candidates(

@@ -244,11 +244,13 @@ def rank_for_device(
     constraints are left out here). ``counts_cache``: shared by the footprints' tables
     (:class:`Footprints`)."""
     sizes_key = tuple(p.size for p in fusion.parameters)
-    grid = Grid.over(sizes_key)
     shared = tiles if tiles is not None else {}
     arrays = shared.get(sizes_key)
     if arrays is None:
+        grid = Grid.over(sizes_key)
         arrays = shared[sizes_key] = TileArrays(list(grid.flat_sizes) if fusion.parameters else [])
+        arrays.memo("grid", lambda: grid)
+    grid = arrays.memo("grid", lambda: Grid.over(sizes_key))
     valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
     judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts))
     legal = np.flatnonzero(valid & judged.legal())

@@ -60,14 +60,16 @@ def _is_power_of_two(values: np.ndarray) -> np.ndarray:
 def symbolic_checks(
     fusion: TiledFusion, flat_sizes: Sequence[np.ndarray] | TileArrays, device: GpuDevice, *, tiled_only: bool = False
 ) -> list[ConstraintCheck]:
-    """Every rule on every subject (module docstring) for the candidates ``flat_sizes``
-    (per tiling parameter, its size at each candidate; or their :class:`TileArrays`)."""
+    """Every rule on every subject (module docstring) that some of the candidates
+    ``flat_sizes`` break (per tiling parameter, its size at each candidate; or their
+    :class:`TileArrays`, whose memo then shares the rules' verdicts on the same tiles
+    between fusions): a check every candidate passes rejects nothing and is left out."""
     tiles = flat_sizes if isinstance(flat_sizes, TileArrays) else TileArrays(flat_sizes)
     padded_tiles: TileArrays = tiles.memo("padded parameters", lambda: TileArrays([padded(sizes) for sizes in tiles.flat]))
     checks: list[ConstraintCheck] = []
     if not tiled_only:
         checks += _tile_element_checks(fusion, tiles)
-        checks.append(_grid_check(fusion, tiles, device))
+        checks += _grid_checks(fusion, tiles, device)
         checks += _dot_checks(fusion, padded_tiles)
         checks += _root_checks(fusion, tiles)
     checks += _tiled_checks(fusion, padded_tiles)
@@ -82,29 +84,39 @@ def _tile_element_checks(fusion: TiledFusion, tiles: TileArrays) -> list[Constra
         if key in seen:
             continue
         seen.add(key)
-        sizes = tiles.padded_columns(key)
         elements = tiles.padded_elements(key)
+        ok = tiles.memo(("tile elements ok", key), lambda: elements <= constants.MAX_TENSOR_ELEMENTS)
+        if ok.all():
+            continue
+        sizes = tiles.padded_columns(key)
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, elements: np.ndarray = elements) -> str:
             return (f"{node.name}: padded tile {_text(sizes, i)} has {int(elements[i])} elements, more than Triton's "
                     f"{constants.MAX_TENSOR_ELEMENTS}")
 
-        checks.append(ConstraintCheck("triton.tile-elements", node.name, elements <= constants.MAX_TENSOR_ELEMENTS, describe))
+        checks.append(ConstraintCheck("triton.tile-elements", node.name, ok, describe))
     return checks
 
 
-def _grid_check(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice) -> ConstraintCheck:
+def _grid_checks(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice) -> list[ConstraintCheck]:
     root = fusion.root_candidates[0][0]
-    shape = list(ir.RankedTensorType(root.value.type).shape)
-    blocks = np.ones(tiles.count, np.int64)
-    for dim, sizes in zip(shape, tiles.flat):
-        blocks = blocks * (-(-dim // sizes))
+    shape = tuple(ir.RankedTensorType(root.value.type).shape)
     limit = device.block_dim_limit_x
+
+    def grid() -> tuple[np.ndarray, np.ndarray]:
+        blocks = np.ones(tiles.count, np.int64)
+        for dim, sizes in zip(shape, tiles.flat):
+            blocks = blocks * (-(-dim // sizes))
+        return blocks, blocks < limit
+
+    blocks, ok = tiles.memo(("grid", shape, limit), grid)
+    if ok.all():
+        return []
 
     def describe(i: int) -> str:
         return f"{int(blocks[i])} blocks, the device's grid holds fewer than {limit}"
 
-    return ConstraintCheck("triton.grid", root.name, blocks < limit, describe)
+    return [ConstraintCheck("triton.grid", root.name, ok, describe)]
 
 
 def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
@@ -114,7 +126,10 @@ def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[Constrain
             continue
         for operand in node.operands:
             sizes = padded_tiles.columns(operand.tile.sizes)
-            ok = np.all((sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)
+            ok = padded_tiles.memo(("dot operand ok", tuple(operand.tile.sizes)), lambda: np.all(
+                (sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1))
+            if ok.all():
+                continue
 
             def describe(i: int, node: TiledNode = node, operand: TiledNode = operand, sizes: np.ndarray = sizes) -> str:
                 return (f"{node.name}: operand {operand.name} has the tile {_text(sizes, i)} at padded tile sizes; "
@@ -130,9 +145,13 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
     for node in fusion.nodes:
         if node.value not in root_values:
             continue
-        shape = np.asarray(ir.RankedTensorType(node.value.type).shape, np.int64)
+        dims = tuple(ir.RankedTensorType(node.value.type).shape)
+        shape = np.asarray(dims, np.int64)
         sizes = tiles.columns(node.tile.sizes)
-        ok = np.all(_is_power_of_two(sizes) | (sizes == shape), axis=1)
+        ok = tiles.memo(("root tile ok", tuple(node.tile.sizes), dims), lambda: np.all(
+            _is_power_of_two(sizes) | (sizes == shape), axis=1))
+        if ok.all():
+            continue
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, shape: np.ndarray = shape) -> str:
             bad = [k for k in range(len(shape)) if not (sizes[i, k] == shape[k] or _is_power_of_two(sizes[i, k:k + 1])[0])]
@@ -147,7 +166,7 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
 def _tiled_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     checks: list[ConstraintCheck] = []
     for node in fusion.nodes:
-        if node.parameter_number is not None:
+        if node.parameter_number is not None or node.opcode not in ("reshape", "bitcast", "concatenate"):
             continue
         op = defining_op(node.value)
         if op is None:
@@ -172,6 +191,8 @@ def _reshape_check(node: TiledNode, op: ir.Operation, padded_tiles: TileArrays) 
     sizes = padded_tiles.padded_columns(node.tile.sizes)
     ok = padded_tiles.memo(("reshape ok", shapes, tuple(node.tile.sizes)), lambda: np.array(
         [constraints.is_satisfied_by([int(v) for v in row]) for row in sizes], bool))
+    if ok.all():
+        return []
     own = constraints
 
     def describe(i: int) -> str:
@@ -202,11 +223,12 @@ def _concatenate_checks(node: TiledNode, op: ir.Operation, padded_tiles: TileArr
     def stride_text(i: int) -> str:
         return f"{node.name}: its tile has stride {int(stride[i])} along the concatenated dimension {axis}, not 1"
 
-    return [
+    checks = [
         ConstraintCheck("tiled.concatenate-divisibility", node.name, divisible, divisibility),
         ConstraintCheck("tiled.concatenate-offset", node.name, offset == 0, offset_text),
         ConstraintCheck("tiled.concatenate-stride", node.name, stride == 1, stride_text),
     ]
+    return [check for check in checks if not check.ok.all()]
 
 
 def rejections_at(checks: Sequence[ConstraintCheck], index: int) -> tuple[Rejection, ...]:

@@ -23,6 +23,7 @@ feeding a dot is one node, read through its fused maps); tiling at concrete size
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -99,9 +100,10 @@ class TiledNode:
     def __repr__(self) -> str:
         return f"TiledNode({self.name}: {self.opcode}, {self.indexing_map})"
 
-    @property
+    @functools.cached_property
     def parameter_number(self) -> int | None:
-        """The fusion parameter number of a parameter node, else None."""
+        """The fusion parameter number of a parameter node, else None (read once: the
+        cost models ask for it at every node)."""
         value = self.value
         return int(value.arg_number) if isinstance(value, ir.BlockArgument) else None
 
