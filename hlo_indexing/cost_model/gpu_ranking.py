@@ -142,13 +142,16 @@ def _type_facts(value_type: ir.Type) -> tuple[tuple[int, ...], str, int]:
     return tuple(ranked.shape), element, byte_size(element)
 
 
-def _static(node: TiledNode, device: GpuDevice, tiles: TileArrays) -> _Static:
+def _static(node: TiledNode, device: GpuDevice, types: dict[ir.Type, tuple[tuple[int, ...], str, int]]) -> _Static:
     """A node's static facts; the op itself is read only when its flops or the dot
     model need more than its opcode and element type. Facts of a type are read once
-    per ``tiles`` (fusions of one grid share their types)."""
+    (``types``, shared by the fusions of one grid)."""
     number = node.parameter_number
     value_type = node.value.type
-    shape, element, element_bytes = tiles.memo(("type", value_type), lambda: _type_facts(value_type))
+    facts = types.get(value_type)
+    if facts is None:
+        facts = types[value_type] = _type_facts(value_type)
+    shape, element, element_bytes = facts
     opcode = XLA_OPCODE_OF_NODE.get(node.opcode, node.opcode)
     op = None
     if number is not None or opcode in ZERO_COST_OPCODES:
@@ -174,7 +177,8 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
     contracting = tuple(p.contracting for p in fusion.parameters)
     num_blocks = tiles.memo(("output tiles", contracting), lambda: _output_tiles(fusion, flat, count))
     by_serial = {node.serial: node for node in fusion.nodes}
-    statics = {id(node): _static(node, device, tiles) for node in fusion.nodes}
+    types = tiles.memo("type facts", dict)
+    statics = {id(node): _static(node, device, types) for node in fusion.nodes}
     root = fusion.root_candidates[0][0]
     implemented = np.ones(count, bool)
     for node in fusion.nodes:

@@ -222,6 +222,8 @@ def _renamed_label(label: str, names: Mapping[str, str]) -> str:
 def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None) -> dict[int, Layout]:
     """Per fusion parameter number, its layout as the backends take it."""
     found: dict[int, Layout] = {}
+    if not layouts:
+        return found
     for node in fusion.nodes:
         number = node.parameter_number
         if number is not None and layouts and layouts.get(number) is not None and number not in found:
