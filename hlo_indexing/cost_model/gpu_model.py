@@ -190,12 +190,14 @@ def estimate(
     num_stages: int = 1,
     tma: bool = False,
     cache: TileArrays | None = None,
+    fits: np.ndarray | None = None,
 ) -> ProgramEstimates:
     """The model's figures for every candidate of ``program`` (module docstring).
     ``num_warps`` per candidate defaults to :func:`num_warps_for` (what XLA's tiling
     search uses); ``num_stages`` and ``tma`` only matter to dots. ``cache``: the
     :class:`~.tile_arrays.TileArrays` of the candidates, where the memory figures of
-    visits with a ``key`` are shared with other fusions."""
+    visits with a ``key`` are shared with other fusions. ``fits``: per candidate,
+    :func:`fits_in_registers` when the caller has it already."""
     n = program.candidates
     warps = num_warps_for(program) if num_warps is None else np.broadcast_to(np.asarray(num_warps, np.int64), (n,))
     num_blocks = program.num_blocks
@@ -258,7 +260,7 @@ def estimate(
     compute = compute_time_ns(flops, effective_flops_per_ns(device, num_blocks, warps * device.threads_per_warp))
     compute = compute + dot_compute
     exec_time = np.maximum(combine_ns(compute, read + write), dot_exec)
-    spills = ~fits_in_registers(program, device)
+    spills = ~(fits_in_registers(program, device) if fits is None else fits)
     if spills.any():
         exec_time, read, write, compute = (np.where(spills, np.inf, x) for x in (exec_time, read, write, compute))
     return ProgramEstimates(

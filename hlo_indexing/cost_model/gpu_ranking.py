@@ -339,16 +339,21 @@ def evaluate_candidates(
     count = tiles.count
     checks = list(symbolic_checks(fusion, tiles, device))
     program = None
+    register_checks: list[ConstraintCheck] = []
     if needs_per_candidate(fusion):
         figures, implemented = _per_candidate(fusion, tiles.flat, device, layouts or {})
     else:
         program, implemented = _program(fusion, tiles, device, layouts or {})
-        figures = estimate(program, device, cache=tiles)
+        register_checks = _register_checks(program, device)
+        fits = np.ones(count, bool)
+        for check in register_checks:
+            fits &= check.ok
+        figures = estimate(program, device, cache=tiles, fits=fits)
     checks.append(ConstraintCheck("tiling.unimplemented", "", implemented, lambda i: (
         "the tiled computation cannot be built: a negative stride, a concatenate tile across two operands, or an "
         "extra output its tiles do not partition")))
     if program is not None:
-        checks += _register_checks(program, device)
+        checks += register_checks
     else:
         spills = figures.spills & implemented
         checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
