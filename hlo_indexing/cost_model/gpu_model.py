@@ -242,15 +242,12 @@ def estimate(
             totals[key], rates[key] = tile_bytes, visit_rate
         names.setdefault(key, visit.name)
         sizes_of[key] = math.prod(visit.shape) * visit.element_bytes
+    times = _operand_read_times(device, num_blocks, totals, rates, sizes_of, shared_keys, cache)
     read = np.zeros(n)
     operand_reads = {}
     for key, total in totals.items():
-        keys = tuple(shared_keys[key])
-        time = _shared(cache, ("operand read", id(device), keys) if None not in keys else None,
-                       functools.partial(read_time_ns, device, num_blocks, np.minimum(sizes_of[key], total), total,
-                                         rates[key]))
-        operand_reads[key] = (names[key], time, total)
-        read = read + time
+        operand_reads[key] = (names[key], times[key], total)
+        read = read + times[key]
     write = np.zeros(n)
     bytes_written = 0
     for root, root_bytes in program.roots:
@@ -277,6 +274,35 @@ def estimate(
         operand_reads=operand_reads,
         dot_exec_ns=dot_exec,
     )
+
+
+def _operand_read_times(device: GpuDevice, num_blocks: np.ndarray, totals: dict[int, np.ndarray],
+                        rates: dict[int, np.ndarray], sizes_of: dict[int, int], shared_keys: dict[int, list[object]],
+                        cache: TileArrays | None) -> dict[int, np.ndarray]:
+    """Per operand, its read time (:func:`~.gpu_rates.read_time_ns` of its bytes at its
+    worst tile's rate). Operands whose tiles all have keys are shared through ``cache``;
+    the others are computed in one call, stacked (the arithmetic is elementwise)."""
+    times: dict[int, np.ndarray] = {}
+    pending: list[tuple[int, object]] = []
+    for key in totals:
+        keys = tuple(shared_keys[key])
+        memo_key = ("operand read", id(device), keys) if cache is not None and None not in keys else None
+        found = cache.get(memo_key) if cache is not None and memo_key is not None else None
+        if found is None:
+            pending.append((key, memo_key))
+        else:
+            times[key] = found
+    if pending:
+        net = [np.minimum(sizes_of[key], totals[key]) for key, _ in pending]
+        total = [totals[key] for key, _ in pending]
+        rate = [rates[key] for key, _ in pending]
+        computed = (read_time_ns(device, num_blocks, np.stack(net), np.stack(total), np.stack(rate)) if len(pending) > 1
+                    else read_time_ns(device, num_blocks, net[0], total[0], rate[0])[np.newaxis])
+        for (key, memo_key), time in zip(pending, computed):
+            times[key] = time
+            if cache is not None and memo_key is not None:
+                cache.put(memo_key, time)
+    return times
 
 
 def _root_write(device: GpuDevice, root: TiledVisit, root_bytes: int) -> np.ndarray:

@@ -45,6 +45,14 @@ class TileArrays:
         found = self._memo[key] = compute()
         return found
 
+    def get(self, key: object) -> Any:
+        """What :meth:`memo` or :meth:`put` keeps under ``key``, or None."""
+        return self._memo.get(key)
+
+    def put(self, key: object, value: Any) -> None:
+        """Keep ``value`` under ``key`` (figures computed several at once)."""
+        self._memo[key] = value
+
     def value(self, expr: ir.AffineExpr) -> np.ndarray:
         """``expr`` at every candidate."""
         found = self._exprs.get(expr)
