@@ -211,6 +211,7 @@ def estimate(
     names: dict[int, str] = {}
     sizes_of: dict[int, int] = {}
     shared_keys: dict[int, list[object]] = {}
+    reads = _tile_reads(device, [visit for visit in program.visits if visit.operand is not None], cache)
     for visit in program.visits:
         always = bool(visit.always)
         if visit.operand is None:
@@ -229,8 +230,7 @@ def estimate(
                 flops = flops + contribution
             continue
         shared = visit.key if always else None
-        tile_bytes, rate = _shared(cache, None if shared is None else ("tile read", id(device), shared),
-                                   functools.partial(_tile_read, device, visit))
+        tile_bytes, rate = reads[id(visit)]
         bytes_read = bytes_read + tile_bytes
         key = visit.operand
         shared_keys.setdefault(key, []).append(shared)
@@ -310,13 +310,37 @@ def _root_write(device: GpuDevice, root: TiledVisit, root_bytes: int) -> np.ndar
     return write_time_ns(device, root_bytes, rate)
 
 
-def _tile_read(device: GpuDevice, visit: TiledVisit) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes read, bandwidth utilization) of a fusion-parameter visit, per candidate:
-    blocks x the tile's elements clipped to the operand's shape."""
-    clipped = np.prod(np.minimum(visit.sizes, np.asarray(visit.shape, np.int64)), axis=1, dtype=np.int64)
-    tile_bytes = np.where(visit.present, visit.blocks * clipped * visit.element_bytes, 0)
-    rate = tiled_utilization(device, visit.shape, visit.minor_to_major, visit.element_bytes, visit.sizes, visit.strides)
-    return tile_bytes, rate
+def _tile_reads(device: GpuDevice, visits: list[TiledVisit],
+                cache: TileArrays | None) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per fusion-parameter visit (by ``id``), its (bytes read, bandwidth utilization) per
+    candidate: blocks x the tile's elements clipped to the operand's shape. A visit with
+    a ``key`` present everywhere is shared through ``cache``; the others are computed
+    together, stacked per rank and layout (the arithmetic is elementwise)."""
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    pending: dict[tuple[int, tuple[int, ...]], list[tuple[TiledVisit, object]]] = {}
+    for visit in visits:
+        memo_key = ("tile read", id(device), visit.key) if cache is not None and visit.always and visit.key is not None \
+            else None
+        cached = cache.get(memo_key) if cache is not None and memo_key is not None else None
+        if cached is not None:
+            found[id(visit)] = cached
+        else:
+            pending.setdefault((len(visit.shape), visit.minor_to_major), []).append((visit, memo_key))
+    for (_, minor_to_major), group in pending.items():
+        stacked = [visit for visit, _ in group]
+        shape = np.asarray([visit.shape for visit in stacked], np.int64)[:, np.newaxis, :]
+        element_bytes = np.asarray([visit.element_bytes for visit in stacked], np.int64)[:, np.newaxis]
+        sizes = np.stack([visit.sizes for visit in stacked])
+        strides = np.stack([visit.strides for visit in stacked])
+        clipped = np.prod(np.minimum(sizes, shape), axis=2, dtype=np.int64)
+        present = np.stack([visit.present for visit in stacked])
+        tile_bytes = np.where(present, np.stack([visit.blocks for visit in stacked]) * clipped * element_bytes, 0)
+        rate = tiled_utilization(device, shape, minor_to_major, element_bytes, sizes, strides)
+        for row, (visit, memo_key) in enumerate(group):
+            found[id(visit)] = (tile_bytes[row], rate[row])
+            if cache is not None and memo_key is not None:
+                cache.put(memo_key, found[id(visit)])
+    return found
 
 
 def _dot_tile(visit: TiledVisit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
