@@ -16,7 +16,7 @@ per parameter, the fraction of the tile elements the fused maps read over the wh
 output, with the worst tile's when lower, or ``not computed (reason)``).
 
 ``format=json`` prints instead one JSON document per module, verbatim (no remark
-wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.report`):
+wrapper), as the other print passes do (:mod:`hlo_indexing.passes.report`):
 ``{"schema": "hlo-indexing/tilings/1", "budget_bytes": ..., "computations": [{"name":
 "@softmax", "parameters": [...], "tilings": [...]}]}``, each tiling with its rank, its
 footprint, its ``exactness`` (one entry per parameter, ``{index, name, method, exactness,

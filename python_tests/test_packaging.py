@@ -10,6 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from package_layout import installed_modules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +30,7 @@ def _developer_files() -> set[str]:
     return {path.name for folder in ("dev", "benchmarks", "python_tests") for path in (ROOT / folder).rglob("*.py")}
 
 
+@pytest.mark.slow
 def test_wheel_holds_every_module_and_no_developer_tool(tmp_path):
     # Build from a copy: setuptools leaves build/ behind, and stale files there would end up in later wheels.
     source = tmp_path / "source"

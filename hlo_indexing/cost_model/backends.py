@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from hlo_indexing.cost_model import gpu_ranking
+from hlo_indexing.cost_model import gpu_ranking, tpu_ranking
+from hlo_indexing.cost_model.tpu import assess_tpu
 from hlo_indexing.cost_model.estimate import Assessment, CandidateEstimates, ConstraintCheck, Estimate, Rejection
 from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices.types import Device
@@ -32,12 +33,6 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 #: A backend (module docstring).
 Evaluate = Callable[[TiledFusion, TileArrays, Device, Mapping[int, Layout] | None], CandidateEstimates]
 
-#: Device kind -> its backend.
-EVALUATORS: dict[str, Evaluate] = {
-    "gpu": gpu_ranking.evaluate_candidates,  # type: ignore[dict-item]  # takes a GpuDevice
-}
-
-
 #: Rule id of the candidates a per-tiling backend was not asked about (past the limit).
 NOT_EVALUATED = "ranking.not-evaluated"
 
@@ -46,20 +41,32 @@ def _message(found: Mapping[int, Rejection], index: int) -> str:
     return found[index].message
 
 
-def per_tiling(assess: Callable[[TiledFusion, Sequence[int], Device], Assessment]) -> Evaluate:
+#: Rules a backend checks over all candidates at once (:func:`per_tiling`'s ``vectorized``).
+VectorizedChecks = Callable[[TiledFusion, TileArrays, Device], Sequence[ConstraintCheck]]
+
+
+def per_tiling(assess: Callable[[TiledFusion, Sequence[int], Device], Assessment],
+               vectorized: VectorizedChecks | None = None) -> Evaluate:
     """A backend from a function judging one tiling: it is asked about the candidates
-    that satisfy the fusion's own constraints, the fewest programs first, at most
-    ``limits.MAX_FOOTPRINTS_PER_FUSION`` (the others break :data:`NOT_EVALUATED`); each
-    rule it reports becomes one check, with the message it gave."""
+    that satisfy the fusion's own constraints (and pass the ``vectorized`` checks, rules
+    the backend evaluates over all candidates at once, when given), the fewest programs
+    first, at most ``limits.MAX_FOOTPRINTS_PER_FUSION`` (the others break
+    :data:`NOT_EVALUATED`); each rule it reports becomes one check, with the message it
+    gave."""
 
     def evaluate(fusion: TiledFusion, tiles: TileArrays, device: Device,
                  layouts: Mapping[int, Layout] | None = None) -> CandidateEstimates:
         count = tiles.count
+        early = list(vectorized(fusion, tiles, device)) if vectorized is not None else []
+        passing = np.ones(count, bool)
+        for check in early:
+            passing &= check.ok
         sizes = [tuple(int(column[i]) for column in tiles.flat) for i in range(count)]
         programs = np.ones(count, np.int64)
         for column, parameter in zip(tiles.flat, fusion.parameters):
             programs = programs * -(-parameter.size // column)
-        asked = [i for i in np.argsort(programs, kind="stable").tolist() if fusion.satisfies_constraints(list(sizes[i]))]
+        asked = [i for i in np.argsort(programs, kind="stable").tolist()
+                 if passing[i] and fusion.satisfies_constraints(list(sizes[i]))]
         asked = asked[:MAX_FOOTPRINTS_PER_FUSION]
         fields = {name: np.full(count, np.inf) for name in ("exec", "read", "write", "compute")}
         counts = {name: np.zeros(count, np.int64) for name in ("bytes_read", "bytes_written", "flops", "num_blocks")}
@@ -78,9 +85,9 @@ def per_tiling(assess: Callable[[TiledFusion, Sequence[int], Device], Assessment
                 for name in counts:
                     counts[name][i] = getattr(found, name)
                 warps[i] = found.num_warps or 0
-        checks = [ConstraintCheck(rule, "", np.asarray([i not in found for i in range(count)], bool),
-                                  functools.partial(_message, found)) for rule, found in messages.items()]
-        evaluated = np.zeros(count, bool)
+        checks = early + [ConstraintCheck(rule, "", np.asarray([i not in found for i in range(count)], bool),
+                                          functools.partial(_message, found)) for rule, found in messages.items()]
+        evaluated = ~passing
         evaluated[asked] = True
         checks.append(ConstraintCheck(NOT_EVALUATED, "", evaluated, lambda i: (
             f"not judged: only the {MAX_FOOTPRINTS_PER_FUSION} valid tilings with the fewest programs are "
@@ -94,6 +101,13 @@ def per_tiling(assess: Callable[[TiledFusion, Sequence[int], Device], Assessment
         )
 
     return evaluate
+
+
+#: Device kind -> its backend.
+EVALUATORS: dict[str, Evaluate] = {
+    "gpu": gpu_ranking.evaluate_candidates,  # type: ignore[dict-item]  # takes a GpuDevice
+    "tpu": per_tiling(assess_tpu, tpu_ranking.shape_checks),  # type: ignore[arg-type]  # takes a TpuDevice
+}
 
 
 def evaluator(device: Device) -> Evaluate:

@@ -32,7 +32,8 @@ from typing import Any
 from hlo_indexing.cost_model.estimate import Estimate, time_text
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
 from hlo_indexing.devices.registry import device as select_device
-from hlo_indexing.devices.types import Device
+from hlo_indexing.cost_model.tpu import pallas_tpu_text
+from hlo_indexing.devices.types import Device, TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.symbolic_tiling import tilings_report
@@ -96,9 +97,20 @@ def device_computation_tilings(
     for index, (tiling, footprint) in enumerate(ranked_tilings):
         item: dict[str, Any] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
         if blockspecs:
-            item["pallas"] = tilings_report.pallas_json(fusion, tiling.tile_sizes)
+            item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target)
         entry["tilings"].append(item)
     return entry, ranking, ranked_tilings
+
+
+def _pallas_json(fusion: TiledFusion, sizes: tuple[int, ...], target: Device) -> dict[str, str | None]:
+    """A ranked tiling's ``pallas`` field; on a TPU, the kernel's text as Mosaic takes it
+    (scalars in SMEM, the dimension semantics: :func:`~.tpu.pallas_tpu_text`)."""
+    if not isinstance(target, TpuDevice):
+        return tilings_report.pallas_json(fusion, sizes)
+    try:
+        return {"blockspecs": pallas_tpu_text(fusion, sizes), "reason": None}
+    except HloIndexingError as exc:
+        return {"blockspecs": None, "reason": exc.message}
 
 
 def _per_element(value: float) -> str:

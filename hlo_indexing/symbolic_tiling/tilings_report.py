@@ -144,6 +144,6 @@ def computation_tilings(
 def pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
     """A tiling's ``pallas`` field: its BlockSpecs, or why its tiles are not blocks."""
     try:
-        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)), "reason": None}
+        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)).text, "reason": None}
     except HloIndexingError as exc:
         return {"blockspecs": None, "reason": exc.message}
