@@ -97,15 +97,25 @@ class TiledVisit:
 @dataclass
 class TiledProgram:
     """A tiled fusion at every candidate: ``num_blocks`` (output tiles) per candidate,
-    every visit, and the root visits with their outputs' byte sizes."""
+    every visit, and the root visits with their outputs' byte sizes. ``blocks_key``: what
+    ``num_blocks`` depends on, when figures derived from it may be shared with other
+    fusions through :meth:`~.tile_arrays.TileArrays.memo` (None: not shared)."""
 
     num_blocks: np.ndarray
     visits: list[TiledVisit]
     roots: list[tuple[TiledVisit, int]]
+    blocks_key: object = None
     candidates: int = field(init=False)
 
     def __post_init__(self) -> None:
         self.candidates = len(self.num_blocks)
+
+
+#: ``EstimateNumWarps``'s table as arrays: tile element limits and the warps up to each
+#: (then :data:`~.gpu_constants.LARGEST_NUM_WARPS`).
+_WARP_LIMITS = np.asarray([limit for limit, _ in constants.WARPS_BY_TILE_ELEMENTS], np.int64)
+_WARP_COUNTS = np.asarray([count for _, count in constants.WARPS_BY_TILE_ELEMENTS] + [constants.LARGEST_NUM_WARPS],
+                          np.int64)
 
 
 def num_warps_for(program: TiledProgram) -> np.ndarray:
@@ -113,9 +123,7 @@ def num_warps_for(program: TiledProgram) -> np.ndarray:
     elements = [v.padded_elements if v.always else np.where(v.present, v.padded_elements, 1)
                 for v in program.visits]
     largest = np.maximum.reduce(elements) if elements else np.ones(program.candidates, np.int64)
-    limits = np.asarray([limit for limit, _ in constants.WARPS_BY_TILE_ELEMENTS], np.int64)
-    counts = np.asarray([count for _, count in constants.WARPS_BY_TILE_ELEMENTS] + [constants.LARGEST_NUM_WARPS], np.int64)
-    return counts[np.searchsorted(limits, largest, side="left")]
+    return _WARP_COUNTS[np.searchsorted(_WARP_LIMITS, largest, side="left")]
 
 
 def fits_in_registers(program: TiledProgram, device: GpuDevice) -> np.ndarray:
@@ -201,11 +209,12 @@ def estimate(
     n = program.candidates
     warps = num_warps_for(program) if num_warps is None else np.broadcast_to(np.asarray(num_warps, np.int64), (n,))
     num_blocks = program.num_blocks
-    flops = np.zeros(n, np.int64)
-    dot_flops = np.zeros(n, np.int64)
-    dot_compute = np.zeros(n)
+    # Sums start as Python zeros (a fusion without dots or flops allocates nothing for them).
+    flops: np.ndarray | int = 0
+    dot_flops: np.ndarray | int = 0
+    dot_compute: np.ndarray | float = 0.0
     dot_exec = np.zeros(n)
-    bytes_read = np.zeros(n, np.int64)
+    bytes_read: np.ndarray | int = 0
     totals: dict[int, np.ndarray] = {}
     rates: dict[int, np.ndarray] = {}
     names: dict[int, str] = {}
@@ -243,37 +252,53 @@ def estimate(
         names.setdefault(key, visit.name)
         sizes_of[key] = math.prod(visit.shape) * visit.element_bytes
     times = _operand_read_times(device, num_blocks, totals, rates, sizes_of, shared_keys, cache)
-    read = np.zeros(n)
+    read: np.ndarray | float = 0.0
     operand_reads = {}
     for key, total in totals.items():
         operand_reads[key] = (names[key], times[key], total)
         read = read + times[key]
-    write = np.zeros(n)
+    write: np.ndarray | float = 0.0
     bytes_written = 0
     for root, root_bytes in program.roots:
         write = write + _shared(cache, None if root.key is None else ("write", id(device), root.key, root_bytes),
                                 functools.partial(_root_write, device, root, root_bytes))
         bytes_written += root_bytes
-    compute = compute_time_ns(flops, effective_flops_per_ns(device, num_blocks, warps * device.threads_per_warp))
-    compute = compute + dot_compute
-    exec_time = np.maximum(combine_ns(compute, read + write), dot_exec)
+    read, write = _array(read, n), _array(write, n)
+    if isinstance(flops, np.ndarray):
+        rate_key = None if program.blocks_key is None else ("flops rate", id(device), program.blocks_key, warps.tobytes())
+        rate = _shared(cache, rate_key,
+                       lambda: effective_flops_per_ns(device, num_blocks, warps * device.threads_per_warp))
+        compute = compute_time_ns(flops, rate)
+    else:
+        compute = np.zeros(n)  # no flops: no time, whatever the rate
+    if isinstance(dot_compute, np.ndarray):
+        compute = compute + dot_compute
+        exec_time = np.maximum(combine_ns(compute, read + write), dot_exec)
+    else:
+        exec_time = combine_ns(compute, read + write)  # no dot: nothing to wait for beyond it
     spills = ~(fits_in_registers(program, device) if fits is None else fits)
-    if spills.any():
+    if np.count_nonzero(spills):
         exec_time, read, write, compute = (np.where(spills, np.inf, x) for x in (exec_time, read, write, compute))
+    total_flops = flops + dot_flops
     return ProgramEstimates(
         exec_ns=exec_time,
         read_ns=read,
         write_ns=write,
         compute_ns=compute,
-        bytes_read=bytes_read,
+        bytes_read=_array(bytes_read, n, np.int64),
         bytes_written=bytes_written,
-        flops=flops + dot_flops,
+        flops=total_flops if isinstance(total_flops, np.ndarray) else np.zeros(n, np.int64),
         num_blocks=num_blocks,
         num_warps=warps,
         spills=spills,
         operand_reads=operand_reads,
         dot_exec_ns=dot_exec,
     )
+
+
+def _array(total: np.ndarray | float, n: int, dtype: type = np.float64) -> np.ndarray:
+    """``total`` when it is an array, else ``n`` zeros (a sum over nothing)."""
+    return total if isinstance(total, np.ndarray) else np.zeros(n, dtype)
 
 
 def _operand_read_times(device: GpuDevice, num_blocks: np.ndarray, totals: dict[int, np.ndarray],
@@ -296,7 +321,7 @@ def _operand_read_times(device: GpuDevice, num_blocks: np.ndarray, totals: dict[
         net = [np.minimum(sizes_of[key], totals[key]) for key, _ in pending]
         total = [totals[key] for key, _ in pending]
         rate = [rates[key] for key, _ in pending]
-        computed = (read_time_ns(device, num_blocks, np.stack(net), np.stack(total), np.stack(rate)) if len(pending) > 1
+        computed = (read_time_ns(device, num_blocks, np.array(net), np.array(total), np.array(rate)) if len(pending) > 1
                     else read_time_ns(device, num_blocks, net[0], total[0], rate[0])[np.newaxis])
         for (key, memo_key), time in zip(pending, computed):
             times[key] = time
@@ -330,11 +355,12 @@ def _tile_reads(device: GpuDevice, visits: list[TiledVisit],
         stacked = [visit for visit, _ in group]
         shape = np.asarray([visit.shape for visit in stacked], np.int64)[:, np.newaxis, :]
         element_bytes = np.asarray([visit.element_bytes for visit in stacked], np.int64)[:, np.newaxis]
-        sizes = np.stack([visit.sizes for visit in stacked])
-        strides = np.stack([visit.strides for visit in stacked])
+        sizes = np.array([visit.sizes for visit in stacked])
+        strides = np.array([visit.strides for visit in stacked])
         clipped = np.prod(np.minimum(sizes, shape), axis=2, dtype=np.int64)
-        present = np.stack([visit.present for visit in stacked])
-        tile_bytes = np.where(present, np.stack([visit.blocks for visit in stacked]) * clipped * element_bytes, 0)
+        tile_bytes = np.array([visit.blocks for visit in stacked]) * clipped * element_bytes
+        if not all(visit.always for visit in stacked):
+            tile_bytes = np.where(np.array([visit.present for visit in stacked]), tile_bytes, 0)
         rate = tiled_utilization(device, shape, minor_to_major, element_bytes, sizes, strides)
         for row, (visit, memo_key) in enumerate(group):
             found[id(visit)] = (tile_bytes[row], rate[row])

@@ -41,7 +41,7 @@ from hlo_indexing.cost_model.gpu_op_costs import (
     mlir_flops_per_element,
 )
 from hlo_indexing.cost_model.gpu_programs import dot_problem, symbolic_program
-from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
+from hlo_indexing.cost_model.tile_arrays import TileArrays, failing, padded
 from hlo_indexing.cost_model.triton_constraints import symbolic_checks
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue import op_attrs
@@ -145,7 +145,7 @@ def _type_facts(value_type: ir.Type) -> tuple[tuple[int, ...], str, int]:
 def _static(node: TiledNode, device: GpuDevice, types: dict[ir.Type, tuple[tuple[int, ...], str, int]]) -> _Static:
     """A node's static facts; the op itself is read only when its flops or the dot
     model need more than its opcode and element type. Facts of a type are read once
-    (``types``, shared by the fusions of one grid)."""
+    (``types``, shared by the fusions of a module)."""
     number = node.parameter_number
     value_type = node.value.type
     facts = types.get(value_type)
@@ -177,20 +177,20 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
     contracting = tuple(p.contracting for p in fusion.parameters)
     num_blocks = tiles.memo(("output tiles", contracting), lambda: _output_tiles(fusion, flat, count))
     by_serial = {node.serial: node for node in fusion.nodes}
-    types = tiles.memo("type facts", dict)
+    types = tiles.fact("type facts", dict)
     statics = {id(node): _static(node, device, types) for node in fusion.nodes}
     root = fusion.root_candidates[0][0]
-    implemented = np.ones(count, bool)
+    everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
+    implemented = everywhere
     for node in fusion.nodes:
         strides = tuple(node.tile.strides)
         nonnegative = tiles.memo(("strides >= 0", strides), lambda: _nonnegative(strides, tiles))
         if nonnegative is not None:
-            implemented &= nonnegative
+            implemented = implemented & nonnegative
         op = statics[id(node)].op
         if node.opcode == "concatenate" and op is not None:
-            implemented &= _concatenate_aligned(op, tiles.columns(node.tile.sizes))
+            implemented = implemented & _concatenate_aligned(op, tiles.columns(node.tile.sizes))
     present = _present(fusion, tiles)
-    everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
     blocks_of: dict[tuple[object, ...], np.ndarray] = {}
     visits: dict[int, TiledVisit] = {}
     kept: list[TiledVisit] = []
@@ -240,7 +240,7 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
                 visits[id(node)].dot = DotVisit(problem, lhs[:, lhs_k])
     root_info = statics[id(root)]
     root_bytes = math.prod(root_info.shape) * root_info.element_bytes
-    return TiledProgram(num_blocks, kept, [(visits[id(root)], root_bytes)]), implemented
+    return TiledProgram(num_blocks, kept, [(visits[id(root)], root_bytes)], ("output tiles", contracting)), implemented
 
 
 def _output_tiles(fusion: TiledFusion, flat: Sequence[np.ndarray], count: int) -> np.ndarray:
@@ -345,9 +345,9 @@ def evaluate_candidates(
     else:
         program, implemented = _program(fusion, tiles, device, layouts or {})
         register_checks = _register_checks(program, device)
-        fits = np.ones(count, bool)
+        fits = tiles.memo("all candidates", lambda: np.ones(count, bool))
         for check in register_checks:
-            fits &= check.ok
+            fits = fits & check.ok
         figures = estimate(program, device, cache=tiles, fits=fits)
     checks.append(ConstraintCheck("tiling.unimplemented", "", implemented, lambda i: (
         "the tiled computation cannot be built: a negative stride, a concatenate tile across two operands, or an "
@@ -359,7 +359,7 @@ def evaluate_candidates(
         checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
             f"a root, parameter or iota tile has more padded elements than {constants.REGISTER_FRACTION_FOR_TILES:.0%} "
             f"of the {device.registers_per_block_limit} registers of a block (XLA estimates it as infinite)")))
-    checks = [check for check in checks if not check.ok.all()]  # only the rules some candidate breaks
+    checks = [check for check in checks if failing(check.ok) is not None]  # only the rules some candidate breaks
     return CandidateEstimates(
         checks=checks,
         exec_time_ns=figures.exec_ns,
@@ -381,11 +381,13 @@ def _register_checks(program: TiledProgram, device: GpuDevice) -> list[Constrain
         return []
     limit = constants.REGISTER_FRACTION_FOR_TILES * device.registers_per_block_limit
     checked = [root for root, _ in program.roots]
-    checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and v not in checked]
+    roots = {id(root) for root in checked}
+    checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and id(v) not in roots]
     checks = []
     for visit in checked:
-        ok = ~visit.present | (visit.padded_elements <= limit)
-        if ok.all():
+        fits = visit.padded_elements <= limit
+        ok = failing(fits if visit.always else ~visit.present | fits)
+        if ok is None:
             continue
 
         def describe(i: int, visit: TiledVisit = visit) -> str:

@@ -72,10 +72,9 @@ def read_time_ns(
     by :func:`adjust_bandwidth`."""
     bandwidth = np.float64(device.memory_bandwidth_bytes_per_second)
     dram = (bandwidth * utilization).astype(np.float32)
-    rest = np.full(net_bytes.shape, np.float32(bandwidth), np.float32)
     fits_l2 = net_bytes < device.l2_cache_size_bytes
     fits_l1 = net_bytes < device.l1_cache_size_per_sm_bytes * device.core_count
-    rest = np.where(fits_l2, rest * np.float32(constants.L2_CACHE_SPEEDUP), (np.float64(bandwidth) * utilization).astype(np.float32))
+    rest = np.where(fits_l2, np.float32(bandwidth) * np.float32(constants.L2_CACHE_SPEEDUP), dram)
     rest = np.where(fits_l2 & fits_l1, rest * np.float32(constants.L1_CACHE_SPEEDUP), rest)
     dram = adjust_bandwidth(device, dram, num_blocks)
     rest = adjust_bandwidth(device, rest, num_blocks)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import overload
+from typing import Any, overload
 
 import numpy as np
 
@@ -219,15 +219,24 @@ def _renamed_label(label: str, names: Mapping[str, str]) -> str:
     return f"{head} {names.get(name, name)}" if name else label
 
 
-def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None) -> dict[int, Layout]:
-    """Per fusion parameter number, its layout as the backends take it."""
+def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None,
+             parsed: dict[object, Any]) -> dict[int, Layout]:
+    """Per fusion parameter number, its layout as the backends take it (each layout text
+    parsed once per rank, ``parsed`` keeping them)."""
     found: dict[int, Layout] = {}
     if not layouts:
         return found
     for node in fusion.nodes:
         number = node.parameter_number
-        if number is not None and layouts and layouts.get(number) is not None and number not in found:
-            found[number] = as_layout(layouts[number], len(ir.RankedTensorType(node.value.type).shape))
+        if number is not None and layouts.get(number) is not None and number not in found:
+            layout, rank = layouts[number], len(ir.RankedTensorType(node.value.type).shape)
+            if not isinstance(layout, str):
+                found[number] = as_layout(layout, rank)
+                continue
+            key = ("layout", layout, rank)
+            if key not in parsed:
+                parsed[key] = as_layout(layout, rank)
+            found[number] = parsed[key]
     return found
 
 
@@ -239,22 +248,24 @@ def rank_for_device(
     output_layouts: Mapping[int, LayoutLike] | None = None,
     tiles: MutableMapping[tuple[int, ...], TileArrays] | None = None,
     counts_cache: CountsCache | None = None,
+    facts: dict[object, Any] | None = None,
 ) -> DeviceRanking:
     """The device ranking of ``fusion`` (module docstring). ``tiles``: the candidates'
     :class:`~.tile_arrays.TileArrays` by parameter sizes, shared with other rankings
     (the backend judges every candidate of the grid; those breaking the fusion's own
-    constraints are left out here). ``counts_cache``: shared by the footprints' tables
-    (:class:`Footprints`)."""
+    constraints are left out here). ``facts``: the facts new TileArrays share
+    (:meth:`~.tile_arrays.TileArrays.fact`; pass the same dict with the same ``tiles``).
+    ``counts_cache``: shared by the footprints' tables (:class:`Footprints`)."""
     sizes_key = tuple(p.size for p in fusion.parameters)
     shared = tiles if tiles is not None else {}
     arrays = shared.get(sizes_key)
     if arrays is None:
         grid = Grid.over(sizes_key)
-        arrays = shared[sizes_key] = TileArrays(list(grid.flat_sizes) if fusion.parameters else [])
+        arrays = shared[sizes_key] = TileArrays(list(grid.flat_sizes) if fusion.parameters else [], facts)
         arrays.memo("grid", lambda: grid)
     grid = arrays.memo("grid", lambda: Grid.over(sizes_key))
     valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
-    judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts))
+    judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts, arrays.facts))
     legal = np.flatnonzero(valid & judged.legal())
     order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
     broken_by_rule: dict[str, np.ndarray] = {}
@@ -309,6 +320,7 @@ class DeviceRankingMemo:
         self.tiling_memo = tiling_memo
         self._rankings: dict[tuple[object, ...], DeviceRanking] = {}
         self._tiles: dict[tuple[int, ...], TileArrays] = {}
+        self._facts: dict[object, Any] = {}
         self._counts = CountsCache()
 
     def rank(self, fusion: TiledFusion, device: Device, *, layouts: Mapping[int, LayoutLike] | None = None,
@@ -317,13 +329,13 @@ class DeviceRankingMemo:
         origin = self.tiling_memo.origin(fusion)
         if origin is None:
             return rank_for_device(fusion, device, layouts=layouts, output_layouts=output_layouts, tiles=self._tiles,
-                                   counts_cache=self._counts)
+                                   counts_cache=self._counts, facts=self._facts)
         first, nodes = origin
         key = (id(first), device, _layouts_key(layouts), _layouts_key(output_layouts))
         ranking = self._rankings.get(key)
         if ranking is None:
             ranking = self._rankings[key] = rank_for_device(first, device, layouts=layouts, output_layouts=output_layouts,
-                                                            tiles=self._tiles, counts_cache=self._counts)
+                                                            tiles=self._tiles, counts_cache=self._counts, facts=self._facts)
         if fusion is first:
             return ranking
         return ranking.rebound(fusion, {node.name: other.name for node, other in nodes.items()}, nodes)

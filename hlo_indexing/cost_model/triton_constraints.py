@@ -39,12 +39,13 @@ import numpy as np
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.cost_model import gpu_constants as constants
 from hlo_indexing.cost_model.estimate import ConstraintCheck, Rejection
-from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
+from hlo_indexing.cost_model.tile_arrays import TileArrays, failing, padded
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.symbolic_tiling.experimental import tiled_hlo
 from hlo_indexing.symbolic_tiling.experimental.hlo_graph import first_array
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
+from hlo_indexing.symbolic_tiling.ranking import constraint_mask
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, symbolic_tile
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op
 
@@ -65,7 +66,8 @@ def symbolic_checks(
     :class:`TileArrays`, whose memo then shares the rules' verdicts on the same tiles
     between fusions): a check every candidate passes rejects nothing and is left out."""
     tiles = flat_sizes if isinstance(flat_sizes, TileArrays) else TileArrays(flat_sizes)
-    padded_tiles: TileArrays = tiles.memo("padded parameters", lambda: TileArrays([padded(sizes) for sizes in tiles.flat]))
+    padded_tiles: TileArrays = tiles.memo("padded parameters",
+                                          lambda: TileArrays([padded(sizes) for sizes in tiles.flat], tiles.facts))
     checks: list[ConstraintCheck] = []
     if not tiled_only:
         checks += _tile_element_checks(fusion, tiles)
@@ -84,10 +86,11 @@ def _tile_element_checks(fusion: TiledFusion, tiles: TileArrays) -> list[Constra
         if key in seen:
             continue
         seen.add(key)
-        elements = tiles.padded_elements(key)
-        ok = tiles.memo(("tile elements ok", key), lambda: elements <= constants.MAX_TENSOR_ELEMENTS)
-        if ok.all():
+        ok = tiles.memo(("tile elements ok", key),
+                        lambda: failing(tiles.padded_elements(key) <= constants.MAX_TENSOR_ELEMENTS))
+        if ok is None:
             continue
+        elements = tiles.padded_elements(key)
         sizes = tiles.padded_columns(key)
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, elements: np.ndarray = elements) -> str:
@@ -103,14 +106,14 @@ def _grid_checks(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice) -> l
     shape = tuple(ir.RankedTensorType(root.value.type).shape)
     limit = device.block_dim_limit_x
 
-    def grid() -> tuple[np.ndarray, np.ndarray]:
+    def grid() -> tuple[np.ndarray, np.ndarray | None]:
         blocks = np.ones(tiles.count, np.int64)
         for dim, sizes in zip(shape, tiles.flat):
             blocks = blocks * (-(-dim // sizes))
-        return blocks, blocks < limit
+        return blocks, failing(blocks < limit)
 
     blocks, ok = tiles.memo(("grid", shape, limit), grid)
-    if ok.all():
+    if ok is None:
         return []
 
     def describe(i: int) -> str:
@@ -126,9 +129,9 @@ def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[Constrain
             continue
         for operand in node.operands:
             sizes = padded_tiles.columns(operand.tile.sizes)
-            ok = padded_tiles.memo(("dot operand ok", tuple(operand.tile.sizes)), lambda: np.all(
-                (sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1))
-            if ok.all():
+            ok = padded_tiles.memo(("dot operand ok", tuple(operand.tile.sizes)), lambda: failing(np.all(
+                (sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)))
+            if ok is None:
                 continue
 
             def describe(i: int, node: TiledNode = node, operand: TiledNode = operand, sizes: np.ndarray = sizes) -> str:
@@ -148,9 +151,9 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
         dims = tuple(ir.RankedTensorType(node.value.type).shape)
         shape = np.asarray(dims, np.int64)
         sizes = tiles.columns(node.tile.sizes)
-        ok = tiles.memo(("root tile ok", tuple(node.tile.sizes), dims), lambda: np.all(
-            _is_power_of_two(sizes) | (sizes == shape), axis=1))
-        if ok.all():
+        ok = tiles.memo(("root tile ok", tuple(node.tile.sizes), dims), lambda: failing(np.all(
+            _is_power_of_two(sizes) | (sizes == shape), axis=1)))
+        if ok is None:
             continue
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, shape: np.ndarray = shape) -> str:
@@ -185,13 +188,13 @@ def _reshape_constraints(op: ir.Operation) -> ConstraintExpression | None:
 
 def _reshape_check(node: TiledNode, op: ir.Operation, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     shapes = (node.operands[0].value.type, node.value.type) if node.operands else (op.operands[0].type, node.value.type)
-    constraints: ConstraintExpression | None = padded_tiles.memo(("reshape", shapes), lambda: _reshape_constraints(op))
+    constraints: ConstraintExpression | None = padded_tiles.fact(("reshape", shapes), lambda: _reshape_constraints(op))
     if constraints is None:
         return []
     sizes = padded_tiles.padded_columns(node.tile.sizes)
-    ok = padded_tiles.memo(("reshape ok", shapes, tuple(node.tile.sizes)), lambda: np.array(
-        [constraints.is_satisfied_by([int(v) for v in row]) for row in sizes], bool))
-    if ok.all():
+    ok = padded_tiles.memo(("reshape ok", shapes, tuple(node.tile.sizes)), lambda: failing(constraint_mask(
+        constraints, [padded_tiles.padded_value(e) for e in node.tile.sizes], padded_tiles.count)))
+    if ok is None:
         return []
     own = constraints
 
