@@ -120,9 +120,16 @@ _WARP_COUNTS = np.asarray([count for _, count in constants.WARPS_BY_TILE_ELEMENT
 
 def num_warps_for(program: TiledProgram) -> np.ndarray:
     """``EstimateNumWarps``: by the largest padded tile of any visit, per candidate."""
-    elements = [v.padded_elements if v.always else np.where(v.present, v.padded_elements, 1)
-                for v in program.visits]
-    largest = np.maximum.reduce(elements) if elements else np.ones(program.candidates, np.int64)
+    largest: np.ndarray | None = None
+    seen: set[int] = set()
+    for v in program.visits:
+        if v.always and id(v.padded_elements) in seen:
+            continue  # tiles of the same sizes: one array
+        seen.add(id(v.padded_elements))
+        elements = v.padded_elements if v.always else np.where(v.present, v.padded_elements, 1)
+        largest = elements if largest is None else np.maximum(largest, elements)
+    if largest is None:
+        largest = np.ones(program.candidates, np.int64)
     return _WARP_COUNTS[np.searchsorted(_WARP_LIMITS, largest, side="left")]
 
 

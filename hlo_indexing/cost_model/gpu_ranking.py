@@ -176,27 +176,25 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
     flat = tiles.flat
     contracting = tuple(p.contracting for p in fusion.parameters)
     num_blocks = tiles.memo(("output tiles", contracting), lambda: _output_tiles(fusion, flat, count))
-    by_serial = {node.serial: node for node in fusion.nodes}
+    by_serial: dict[int, TiledNode] = {}
     types = tiles.fact("type facts", dict)
-    statics = {id(node): _static(node, device, types) for node in fusion.nodes}
     root = fusion.root_candidates[0][0]
     everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
     implemented = everywhere
+    present = _present(fusion, tiles)
+    blocks_of: dict[tuple[object, ...], np.ndarray] = {}
+    root_visit: TiledVisit | None = None
+    root_bytes = 0
+    kept: list[TiledVisit] = []
+    groups: dict[tuple[object, ...], TiledVisit] = {}
     for node in fusion.nodes:
+        info = _static(node, device, types)
         strides = tuple(node.tile.strides)
         nonnegative = tiles.memo(("strides >= 0", strides), lambda: _nonnegative(strides, tiles))
         if nonnegative is not None:
             implemented = implemented & nonnegative
-        op = statics[id(node)].op
-        if node.opcode == "concatenate" and op is not None:
-            implemented = implemented & _concatenate_aligned(op, tiles.columns(node.tile.sizes))
-    present = _present(fusion, tiles)
-    blocks_of: dict[tuple[object, ...], np.ndarray] = {}
-    visits: dict[int, TiledVisit] = {}
-    kept: list[TiledVisit] = []
-    groups: dict[tuple[object, ...], TiledVisit] = {}
-    for node in fusion.nodes:
-        info = statics[id(node)]
+        if node.opcode == "concatenate" and info.op is not None:
+            implemented = implemented & _concatenate_aligned(info.op, tiles.columns(node.tile.sizes))
         mask = present.get(id(node))
         lone = info.number is not None or node is root or node.opcode in ("dot", "iota") or mask is not None
         group_key = (tuple(node.tile.sizes), node.region, node.hidden)
@@ -205,6 +203,8 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             continue
         block_key = (node.region, node.hidden)
         if block_key not in blocks_of:
+            if node.region and not by_serial:
+                by_serial.update((other.serial, other) for other in fusion.nodes)
             blocks_of[block_key] = _blocks(fusion, node, by_serial, flat, num_blocks)
         layout = layouts.get(info.number) if info.number is not None else None
         rank = len(info.shape)
@@ -216,7 +216,7 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             element_bytes=info.element_bytes,
             minor_to_major=layout.minor_to_major if layout is not None else tuple(range(rank - 1, -1, -1)),
             sizes=tiles.columns(node.tile.sizes),
-            strides=tiles.columns(node.tile.strides),
+            strides=tiles.columns(strides),
             blocks=blocks_of[block_key],
             present=mask if mask is not None else everywhere,
             flops_per_element=info.flops_per_element,
@@ -225,22 +225,21 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
         )
         if (info.number is not None or node is root) and not node.region:
             visit.key = (contracting, info.shape, visit.minor_to_major, info.element_bytes, tuple(node.tile.sizes),
-                         tuple(node.tile.strides))
-        visits[id(node)] = visit
+                         strides)
+        if node.opcode == "dot" and info.op is not None:
+            problem = dot_problem(info.op, _transposed_downstream(fusion, node))
+            if problem is not None:
+                lhs = tiles.columns(node.operands[0].tile.sizes)
+                lhs_k = op_attrs.dot_dimensions(info.op, _shape(info.op.operands[0]),
+                                                _shape(info.op.operands[1])).lhs_contracting[0]
+                visit.dot = DotVisit(problem, lhs[:, lhs_k])
+        if node is root:
+            root_visit, root_bytes = visit, math.prod(info.shape) * info.element_bytes
         kept.append(visit)
         if not lone:
             groups[group_key] = visit
-    for node in fusion.nodes:
-        op = statics[id(node)].op
-        if node.opcode == "dot" and op is not None:
-            problem = dot_problem(op, _transposed_downstream(fusion, node))
-            if problem is not None:
-                lhs = tiles.columns(node.operands[0].tile.sizes)
-                lhs_k = op_attrs.dot_dimensions(op, _shape(op.operands[0]), _shape(op.operands[1])).lhs_contracting[0]
-                visits[id(node)].dot = DotVisit(problem, lhs[:, lhs_k])
-    root_info = statics[id(root)]
-    root_bytes = math.prod(root_info.shape) * root_info.element_bytes
-    return TiledProgram(num_blocks, kept, [(visits[id(root)], root_bytes)], ("output tiles", contracting)), implemented
+    assert root_visit is not None, "the root is a lone node: it has its own visit"
+    return TiledProgram(num_blocks, kept, [(root_visit, root_bytes)], ("output tiles", contracting)), implemented
 
 
 def _output_tiles(fusion: TiledFusion, flat: Sequence[np.ndarray], count: int) -> np.ndarray:

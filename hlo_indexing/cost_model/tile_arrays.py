@@ -24,6 +24,10 @@ def padded(sizes: np.ndarray) -> np.ndarray:
     return np.where(mantissa == 0.5, sizes, np.left_shift(np.int64(1), exponent.astype(np.int64)) * (sizes > 0))
 
 
+#: What :meth:`TileArrays.memo` finds under a key it does not hold (None is a value).
+_MISSING = object()
+
+
 def failing(ok: np.ndarray) -> np.ndarray | None:
     """``ok`` (per candidate, whether it passes a check) when some candidate fails, else
     None: what a memo keeps of a check, so that a check every candidate passes costs a
@@ -51,9 +55,9 @@ class TileArrays:
     def memo(self, key: object, compute: Callable[[], Any]) -> Any:
         """``compute()``, computed once per ``key`` for these candidates (a backend's
         figures that depend only on tiles and on what ``key`` names)."""
-        if key in self._memo:
-            return self._memo[key]
-        found = self._memo[key] = compute()
+        found = self._memo.get(key, _MISSING)
+        if found is _MISSING:
+            found = self._memo[key] = compute()
         return found
 
     def fact(self, key: object, compute: Callable[[], Any]) -> Any:
