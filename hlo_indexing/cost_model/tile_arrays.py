@@ -129,8 +129,8 @@ class TileArrays:
         key = tuple(exprs)
         found = self._elements.get(key)
         if found is None:
-            found = np.ones(self.count, np.int64)
-            for expr in key:
+            found = self.padded_value(key[0]) if key else np.ones(self.count, np.int64)
+            for expr in key[1:]:
                 found = found * self.padded_value(expr)
             self._elements[key] = found
         return found

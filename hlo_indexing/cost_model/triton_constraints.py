@@ -149,12 +149,12 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
         if node.value not in root_values:
             continue
         dims = tuple(ir.RankedTensorType(node.value.type).shape)
-        shape = np.asarray(dims, np.int64)
         sizes = tiles.columns(node.tile.sizes)
         ok = tiles.memo(("root tile ok", tuple(node.tile.sizes), dims), lambda: failing(np.all(
-            _is_power_of_two(sizes) | (sizes == shape), axis=1)))
+            _is_power_of_two(sizes) | (sizes == np.asarray(dims, np.int64)), axis=1)))
         if ok is None:
             continue
+        shape = np.asarray(dims, np.int64)
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, shape: np.ndarray = shape) -> str:
             bad = [k for k in range(len(shape)) if not (sizes[i, k] == shape[k] or _is_power_of_two(sizes[i, k:k + 1])[0])]
