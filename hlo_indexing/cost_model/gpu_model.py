@@ -238,9 +238,9 @@ def estimate(
             if not always:
                 contribution = np.where(visit.present, contribution, 0)
             if visit.dot is not None:
-                times = dot_times(device, visit.dot.problem, *_dot_tile(visit), visit.dot.block_k, warps, num_stages, tma)
-                dot_compute = dot_compute + np.where(visit.present, times.compute_ns, 0.0)
-                dot_exec = np.maximum(dot_exec, np.where(visit.present, times.exec_ns, 0.0))
+                timed = dot_times(device, visit.dot.problem, *_dot_tile(visit), visit.dot.block_k, warps, num_stages, tma)
+                dot_compute = dot_compute + np.where(visit.present, timed.compute_ns, 0.0)
+                dot_exec = np.maximum(dot_exec, np.where(visit.present, timed.exec_ns, 0.0))
                 dot_flops = dot_flops + contribution
             else:
                 flops = flops + contribution
@@ -318,7 +318,7 @@ def _operand_read_times(device: GpuDevice, num_blocks: np.ndarray, totals: dict[
     pending: list[tuple[int, object]] = []
     for key in totals:
         keys = tuple(shared_keys[key])
-        memo_key = ("operand read", id(device), keys) if cache is not None and None not in keys else None
+        memo_key: object = ("operand read", id(device), keys) if cache is not None and None not in keys else None
         found = cache.get(memo_key) if cache is not None and memo_key is not None else None
         if found is None:
             pending.append((key, memo_key))
@@ -351,8 +351,8 @@ def _tile_reads(device: GpuDevice, visits: list[TiledVisit],
     found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     pending: dict[tuple[int, tuple[int, ...]], list[tuple[TiledVisit, object]]] = {}
     for visit in visits:
-        memo_key = ("tile read", id(device), visit.key) if cache is not None and visit.always and visit.key is not None \
-            else None
+        memo_key: object = ("tile read", id(device), visit.key) if cache is not None and visit.always \
+            and visit.key is not None else None
         cached = cache.get(memo_key) if cache is not None and memo_key is not None else None
         if cached is not None:
             found[id(visit)] = cached
