@@ -226,7 +226,10 @@ def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None,
     found: dict[int, Layout] = {}
     if not layouts:
         return found
+    wanted = sum(1 for layout in layouts.values() if layout is not None)
     for node in fusion.nodes:
+        if len(found) == wanted:
+            break  # every declared layout found (those of numbers the fusion lacks are never)
         number = node.parameter_number
         if number is not None and layouts.get(number) is not None and number not in found:
             layout, rank = layouts[number], len(ir.RankedTensorType(node.value.type).shape)
