@@ -29,7 +29,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -46,6 +46,8 @@ from hlo_indexing.cost_model.gpu_rates import (
 )
 from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
 from hlo_indexing.devices.types import GpuDevice
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -194,7 +196,7 @@ class ProgramEstimates:
         )
 
 
-def _shared(cache: TileArrays | None, key: object, compute: Callable[[], Any]) -> Any:
+def _shared(cache: TileArrays | None, key: object, compute: Callable[[], _T]) -> _T:
     return compute() if cache is None or key is None else cache.memo(key, compute)
 
 

@@ -177,7 +177,7 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
     contracting = tuple(p.contracting for p in fusion.parameters)
     num_blocks = tiles.memo(("output tiles", contracting), lambda: _output_tiles(fusion, flat, count))
     by_serial: dict[int, TiledNode] = {}
-    types = tiles.fact("type facts", dict)
+    types: dict[ir.Type, tuple[tuple[int, ...], str, int]] = tiles.fact("type facts", dict)
     root = fusion.root_candidates[0][0]
     everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
     implemented = everywhere

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 
@@ -219,10 +219,9 @@ def _renamed_label(label: str, names: Mapping[str, str]) -> str:
     return f"{head} {names.get(name, name)}" if name else label
 
 
-def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None,
-             parsed: dict[object, Any]) -> dict[int, Layout]:
+def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays) -> dict[int, Layout]:
     """Per fusion parameter number, its layout as the backends take it (each layout text
-    parsed once per rank, ``parsed`` keeping them)."""
+    parsed once per rank, kept with the facts of ``tiles``)."""
     found: dict[int, Layout] = {}
     if not layouts:
         return found
@@ -233,13 +232,8 @@ def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None,
         number = node.parameter_number
         if number is not None and layouts.get(number) is not None and number not in found:
             layout, rank = layouts[number], len(ir.RankedTensorType(node.value.type).shape)
-            if not isinstance(layout, str):
-                found[number] = as_layout(layout, rank)
-                continue
-            key = ("layout", layout, rank)
-            if key not in parsed:
-                parsed[key] = as_layout(layout, rank)
-            found[number] = parsed[key]
+            found[number] = (as_layout(layout, rank) if not isinstance(layout, str) else
+                             tiles.fact(("layout", layout, rank), lambda: as_layout(layout, rank)))
     return found
 
 
@@ -251,7 +245,7 @@ def rank_for_device(
     output_layouts: Mapping[int, LayoutLike] | None = None,
     tiles: MutableMapping[tuple[int, ...], TileArrays] | None = None,
     counts_cache: CountsCache | None = None,
-    facts: dict[object, Any] | None = None,
+    facts: dict[object, object] | None = None,
 ) -> DeviceRanking:
     """The device ranking of ``fusion`` (module docstring). ``tiles``: the candidates'
     :class:`~.tile_arrays.TileArrays` by parameter sizes, shared with other rankings
@@ -268,7 +262,7 @@ def rank_for_device(
         arrays.memo("grid", lambda: grid)
     grid = arrays.memo("grid", lambda: Grid.over(sizes_key))
     valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
-    judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts, arrays.facts))
+    judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts, arrays))
     legal = np.flatnonzero(valid & judged.legal())
     order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
     broken_by_rule: dict[str, np.ndarray] = {}
@@ -323,7 +317,7 @@ class DeviceRankingMemo:
         self.tiling_memo = tiling_memo
         self._rankings: dict[tuple[object, ...], DeviceRanking] = {}
         self._tiles: dict[tuple[int, ...], TileArrays] = {}
-        self._facts: dict[object, Any] = {}
+        self._facts: dict[object, object] = {}
         self._counts = CountsCache()
 
     def rank(self, fusion: TiledFusion, device: Device, *, layouts: Mapping[int, LayoutLike] | None = None,

@@ -9,12 +9,14 @@ the fusion's constraints and are never ranked)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
+
+_T = TypeVar("_T")
 
 
 def padded(sizes: np.ndarray) -> np.ndarray:
@@ -41,33 +43,33 @@ class TileArrays:
     backends derive from fusions whatever the candidates (:meth:`fact`), shared by the
     TileArrays of every grid of one module when they are given the same dict."""
 
-    def __init__(self, flat_sizes: Sequence[np.ndarray], facts: dict[object, Any] | None = None):
+    def __init__(self, flat_sizes: Sequence[np.ndarray], facts: dict[object, object] | None = None):
         self.flat = [np.asarray(sizes, np.int64) for sizes in flat_sizes]
-        self.facts: dict[object, Any] = facts if facts is not None else {}
+        self.facts: dict[object, object] = facts if facts is not None else {}
         self.count = len(self.flat[0]) if self.flat else 1
         self._exprs: dict[ir.AffineExpr, np.ndarray] = {}
         self._columns: dict[tuple[ir.AffineExpr, ...], np.ndarray] = {}
         self._padded: dict[tuple[ir.AffineExpr, ...], np.ndarray] = {}
         self._padded_exprs: dict[ir.AffineExpr, np.ndarray] = {}
         self._elements: dict[tuple[ir.AffineExpr, ...], np.ndarray] = {}
-        self._memo: dict[object, Any] = {}
+        self._memo: dict[object, object] = {}  # each key's value of the type its caller computes
 
-    def memo(self, key: object, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: object, compute: Callable[[], _T]) -> _T:
         """``compute()``, computed once per ``key`` for these candidates (a backend's
         figures that depend only on tiles and on what ``key`` names)."""
         found = self._memo.get(key, _MISSING)
         if found is _MISSING:
             found = self._memo[key] = compute()
-        return found
+        return cast(_T, found)
 
-    def fact(self, key: object, compute: Callable[[], Any]) -> Any:
+    def fact(self, key: object, compute: Callable[[], _T]) -> _T:
         """``compute()``, computed once per ``key`` for every TileArrays sharing these
         facts (what does not depend on the candidates: element types, a reshape's own
         tile constraints)."""
-        if key in self.facts:
-            return self.facts[key]
-        found = self.facts[key] = compute()
-        return found
+        found = self.facts.get(key, _MISSING)
+        if found is _MISSING:
+            found = self.facts[key] = compute()
+        return cast(_T, found)
 
     def get(self, key: object) -> Any:
         """What :meth:`memo` or :meth:`put` keeps under ``key``, or None."""
