@@ -58,9 +58,11 @@ def layout_of_value(value: Any) -> str | None:
             return _value_attr(parent, "arg_attrs", ir.BlockArgument(value).arg_number)
         return None
     op = owner.operation if hasattr(owner, "operation") else owner
-    if LAYOUT_ATTRIBUTE not in op.attributes:
+    try:
+        attribute = op.attributes[LAYOUT_ATTRIBUTE]  # one read of the attributes through the bindings
+    except KeyError:
         return None
-    return _layout_attr(op.attributes[LAYOUT_ATTRIBUTE], ir.OpResult(value).result_number)
+    return _layout_attr(attribute, ir.OpResult(value).result_number)
 
 
 def declared_layouts(op: Any) -> tuple[list[str | None], list[str | None]]:
