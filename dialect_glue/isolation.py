@@ -39,10 +39,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TypeVar, cast
 
 from hlo_indexing import limits
 from hlo_indexing.errors import MemoryLimitError, SourceLocation, TimeLimitError
+
+_T = TypeVar("_T")
 
 _HEADER = struct.Struct("<Q")
 
@@ -111,7 +113,7 @@ def memory_cap(current: int | None) -> tuple[int | None, bool]:
     return ours, False
 
 
-def _child(function: Callable[..., Any], args: tuple, write_fd: int, log_fd: int, cap: int | None, by_user: bool) -> None:
+def _child(function: Callable[..., object], args: tuple, write_fd: int, log_fd: int, cap: int | None, by_user: bool) -> None:
     """Body of the forked child: never returns."""
     code = 0
     try:
@@ -235,7 +237,7 @@ class _Server:
 _SERVER = _Server()
 
 
-def run_isolated(function: Callable[..., Any], *args: Any, what: str, location: SourceLocation | None = None) -> Any:
+def run_isolated(function: Callable[..., _T], *args: object, what: str, location: SourceLocation | None = None) -> _T:
     """``function(*args)`` in a child of the isolation server; its result (or the
     exception it raised, re-raised here). ``what`` names the step in errors; ``location``
     is where a :class:`TimeLimitError` points."""
@@ -269,7 +271,7 @@ def run_isolated(function: Callable[..., Any], *args: Any, what: str, location: 
     if kind == "memory":
         cap, by_user = value
         raise _memory_error(what, cap, by_user, location)
-    return value
+    return cast(_T, value)  # what function returned, through pickle
 
 
 def _memory_error(what: str, cap: int | None, by_user: bool, location: SourceLocation | None) -> MemoryLimitError:

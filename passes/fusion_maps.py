@@ -42,7 +42,7 @@ enumeration take gigabytes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, tensor_elements
@@ -66,7 +66,7 @@ UTILIZATION_EXACT_ATTRIBUTE = "hlo_indexing.utilization_exact"
 COALESCED_ATTRIBUTE = "hlo_indexing.coalesced"
 
 
-def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
+def _fused(op: ir.Operation, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
     block = op.regions[0].blocks[0]
     terminator = list(block.operations)[-1]
     try:
@@ -77,7 +77,7 @@ def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndex
 
 
 def _analyses(
-    op: Any, fused: list[FusionIndexing], max_points: int, diagnostics: Diagnostics
+    op: ir.Operation, fused: list[FusionIndexing], max_points: int, diagnostics: Diagnostics
 ) -> tuple[tuple[Utilization, ...], tuple[Coalescing, ...]] | None:
     try:
         return (
@@ -149,7 +149,7 @@ class AttachFusedIndexingMaps(_FusedMapsPass):
                         op.attributes[key] = ir.ArrayAttr.get(values, context=context)
 
 
-def set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute"]]) -> None:
+def set_argument_attributes(func: ir.Operation, attributes: dict[str, list["ir.Attribute"]]) -> None:
     """Set ``attributes[key][i]`` on argument ``i`` of ``func`` (kept: other entries)."""
     context = func.context
     old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
@@ -206,7 +206,7 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
                 diagnostics.remark(op.location, f"{label} arg {a}: coalesced = {coalesced}")
 
     def _remark(
-        self, location: Any, result: str, fused: FusionIndexing, arguments: tuple[str | None, ...], diagnostics: Diagnostics
+        self, location: ir.Location, result: str, fused: FusionIndexing, arguments: tuple[str | None, ...], diagnostics: Diagnostics
     ) -> None:
         """One remark per map of each argument (of each element read of a tuple argument),
         named as JAX named it where ``arguments`` has its name."""

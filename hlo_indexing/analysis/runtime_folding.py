@@ -31,9 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import callee_block
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
@@ -50,7 +49,7 @@ _CLAMPING_OPS = frozenset({"dynamic_slice", "dynamic_update_slice", "gather"})
 _MOVING_OPS = frozenset({"reshape", "transpose", "broadcast_in_dim", "broadcast", "reverse", "slice", "bitcast", "copy"})
 
 
-def _integer_range(value_type: Any) -> Interval | None:
+def _integer_range(value_type: ir.Type) -> Interval | None:
     """The values of the element type of ``value_type``, if it is an integer type (not
     ``i1``: a predicate's ``true`` reads as -1 in a signless attribute but converts to 1)."""
     try:
@@ -67,7 +66,7 @@ def _integer_range(value_type: Any) -> Interval | None:
     return Interval(-(1 << (integer.width - 1)), (1 << (integer.width - 1)) - 1)
 
 
-def _constant_element(op: Any, index_map: IndexingMap) -> int | None:
+def _constant_element(op: OpLike, index_map: IndexingMap) -> int | None:
     attribute = op.attributes["value"] if "value" in op.attributes else None
     if not isinstance(attribute, ir.DenseIntElementsAttr):
         return None
@@ -94,7 +93,7 @@ class Known:
     """The value of a block argument given as an affine expression of the variables of
     the maps it is read through (a loop's induction variable: ``start + step * t``)."""
 
-    expr: Any
+    expr: ir.AffineExpr
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,7 @@ class Scope:
 
 
 def runtime_value(
-    value: Any, index_map: IndexingMap, scope: Scope | None = None, budget: list[int] | None = None
+    value: ir.Value, index_map: IndexingMap, scope: Scope | None = None, budget: list[int] | None = None
 ) -> ir.AffineExpr | None:
     """The element ``index_map(d, s)`` of ``value`` as an affine expression of
     ``index_map``'s dimensions ``d`` and symbols ``s``, when ``value`` is computed in its
@@ -122,17 +121,17 @@ def runtime_value(
     value_range = _integer_range(value.type)
     if value_range is None or budget[0] < 0:
         return None
-    if isinstance(value, ir.BlockArgument):
+    op = value.owner
+    if isinstance(op, ir.Block):  # a block argument
         if scope is None or value not in scope.arguments:
             return None
         bound = scope.arguments[value]
         if not isinstance(bound, Known):
             return runtime_value(bound, index_map, scope.parent, budget)
-        expr = bound.expr
-        return expr if value_range.contains(ax.bounds(expr, index_map.dim_ranges, index_map.symbol_ranges)) else None
-    op = value.owner
+        known = bound.expr
+        return known if value_range.contains(ax.bounds(known, index_map.dim_ranges, index_map.symbol_ranges)) else None
     name = op.name.split(".", 1)[-1]
-    expr = None
+    expr: ir.AffineExpr | None = None
     callee = callee_block(op)
     if callee is not None:
         returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
@@ -183,14 +182,14 @@ _COMPARISONS = {
 }
 
 
-def _decided(predicate: Any, index_map: IndexingMap, scope: Scope | None, budget: list[int]) -> bool | None:
+def _decided(predicate: ir.Value, index_map: IndexingMap, scope: Scope | None, budget: list[int]) -> bool | None:
     """The value of a scalar-per-element ``compare`` of two known integer values when the
     same at every point of ``index_map``'s domain (JAX's ``i < 0 ? i + n : i``), else None."""
     while isinstance(predicate, ir.BlockArgument) and scope is not None and predicate in scope.arguments:
         predicate, scope = scope.arguments[predicate], scope.parent
-    if isinstance(predicate, ir.BlockArgument) or predicate.owner.name.split(".", 1)[-1] != "compare":
-        return None
     op = predicate.owner
+    if isinstance(op, ir.Block) or op.name.split(".", 1)[-1] != "compare":
+        return None
     direction = str(op.attributes["comparison_direction"]).rstrip(">").split()[-1]
     lhs = runtime_value(op.operands[0], index_map, scope, budget)
     rhs = runtime_value(op.operands[1], index_map, scope, budget) if lhs is not None else None
@@ -200,7 +199,7 @@ def _decided(predicate: Any, index_map: IndexingMap, scope: Scope | None, budget
     return _COMPARISONS[direction](difference)
 
 
-def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
+def _substitute(m: IndexingMap, position: int, expr: ir.AffineExpr) -> IndexingMap:
     """``m`` with symbol ``position`` replaced by ``expr`` (the symbol stays, unused)."""
     context = m.context
     dims = [ax.dim(i, context) for i in range(m.num_dims)]
@@ -216,7 +215,7 @@ def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
 
 
 def fold_runtime_variables(
-    m: IndexingMap, sources: Sequence[RuntimeSource], op: Any, scope: Scope | None = None
+    m: IndexingMap, sources: Sequence[RuntimeSource], op: OpLike, scope: Scope | None = None
 ) -> list[IndexingMap]:
     """The maps replacing ``m`` (an output -> input map of ``op`` whose runtime variables
     ``sources`` describe, in order, by the ``RuntimeSource`` contract) once every runtime

@@ -12,7 +12,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.inversion import invert
 from hlo_indexing.ops.map_builders import dims, filled, make_map, syms
-from hlo_indexing.ops.rule import OpInfo
+from hlo_indexing.ops.rule import OpInfo, RuleResult
 from hlo_indexing.ops.reduction import window_map
 
 
@@ -25,7 +25,7 @@ def _dot_layout(info: OpInfo):
     return dn, lhs_free, rhs_free
 
 
-def dot_output_to_input(info: OpInfo, result_index: int) -> list:
+def dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Contracting dims become range variables shared by both operands."""
     lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
     dn, lhs_free, rhs_free = _dot_layout(info)
@@ -48,7 +48,7 @@ def dot_output_to_input(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def dot_input_to_output(info: OpInfo, operand_index: int) -> list:
+def dot_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """An lhs element reaches every output with its batch and free indices; the rhs's
     free dims are range variables (and symmetrically for the rhs)."""
     shape = info.operand(operand_index)
@@ -151,14 +151,14 @@ def _window_symbol(window: Window, position: int) -> int:
     return sum(1 for size in window.sizes[:position] if size > 1)
 
 
-def convolution_output_to_input(info: OpInfo, result_index: int) -> list:
+def convolution_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input and kernel: each output element reads the window of input positions
     (range variables over the kernel's spatial positions and the input features of its
     group) and the kernel elements of its output feature."""
     return [[m] for m in _conv_maps(info)]
 
 
-def convolution_input_to_output(info: OpInfo, operand_index: int) -> list:
+def convolution_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input or kernel -> output: the inverse relation of the output -> operand map, over the
     operand's index space."""
     maps = _conv_maps(info)

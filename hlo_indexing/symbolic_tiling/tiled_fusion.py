@@ -27,11 +27,10 @@ import itertools
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.analysis.per_op import output_to_input_indexing
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import SsaArgument, SsaValue, ir
 from hlo_indexing.errors import HloIndexingError, TilingError
 from hlo_indexing.limits import MAX_TILED_NODES
 from hlo_indexing.maps import affine_expr as ax
@@ -44,11 +43,6 @@ from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
 from hlo_indexing.symbolic_tiling.time_budget import check_time
 
-# An SSA value of any type (generic in the bindings' stubs, not at run time).
-if TYPE_CHECKING:
-    SsaValue = ir.Value[Any]
-else:
-    SsaValue = ir.Value
 
 #: Dot ops (their contracting dimensions become tiling parameters).
 DOT_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "mhlo.dot_general", "mhlo.dot"})
@@ -134,7 +128,7 @@ def _name_of(value: SsaValue) -> str:
 def _name(value: SsaValue, owner: ir.Operation | None) -> str:
     """The instruction name of ``value``, whose :func:`defining_op` is ``owner``."""
     if owner is None:
-        argument: "ir.BlockArgument[Any]" = ir.BlockArgument(value)
+        argument: SsaArgument = ir.BlockArgument(value)
         name = instruction_name(argument)
         fusion = argument.owner.owner
         if name and fusion is not None and fusion.name == "mhlo.fusion" and name == instruction_name(fusion):
