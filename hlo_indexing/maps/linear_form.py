@@ -138,6 +138,46 @@ def _left_associated(expr: AffineExpr) -> AffineExpr:
     return expr
 
 
+class LinearForms:
+    """Linear forms of expressions and expressions of linear forms, remembered: a memo
+    for work that rewrites the same expressions again and again (the rounds of one map's
+    simplification). Both are independent of variable ranges. Example::
+
+        forms = LinearForms()
+        forms.of(d0 * 4 + d1 * 2)          # Linear({d0: 4, d1: 2}); shared, do not modify
+        forms.build(Linear({d0: 4}), ctx)  # d0 * 4, linear form remembered
+    """
+
+    __slots__ = ("_forms", "_exprs")
+
+    def __init__(self) -> None:
+        self._forms: dict[AffineExpr, Linear] = {}
+        self._exprs: dict[tuple[frozenset, int], AffineExpr] = {}
+
+    def of(self, expr: AffineExpr) -> Linear:
+        """:func:`linearize` of ``expr``, remembered (the object is shared: copy it before
+        changing it)."""
+        found = self._forms.get(expr)
+        if found is None:
+            found = self._forms[expr] = linearize(expr)
+        return found
+
+    def build(self, linear: Linear, context: Context) -> AffineExpr:
+        """:func:`build` of ``linear``, remembered, and the result's linear form with it."""
+        key = (frozenset(linear.terms.items()), linear.constant)
+        found = self._exprs.get(key)
+        if found is None:
+            found = self._exprs[key] = build(linear, context)
+            self._forms.setdefault(found, linear.copy())
+        return found
+
+
+def is_variable_sum(linear: Linear) -> bool:
+    """Whether every atom of ``linear`` is a dimension or a symbol (the expression it
+    came from holds no ``mod``, division or product of variables)."""
+    return all(type(atom) is ax.Dim or type(atom) is ax.Sym for atom in linear.terms)
+
+
 def single_dimension_forms(results: Sequence[AffineExpr]) -> list[tuple[int | None, int, int]] | None:
     """``(d, a, c)`` per expression when each is ``a * d<d> + c`` of one dimension (``d``
     None: the constant ``c``) and no two use the same dimension; else None. Such a map
