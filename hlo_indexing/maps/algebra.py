@@ -380,7 +380,14 @@ def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
     in which the variable appears once, with coefficient ``+-1``) by its value, keeping
     its range as a constraint on that value: ``(d0)[s0] -> (s0), d0 - s0 in [0, 0]``
     becomes ``(d0) -> (d0)``. The relation is unchanged. One variable at a time, until
-    none is fixed (a loop: there may be many)."""
+    none is fixed (a loop: there may be many). Remembered in the maps' memo (loops ask
+    for the same maps at every iteration and for every result)."""
+    if m.is_undefined:
+        return m
+    return memoized(m.context, ("eliminate_equal_symbols", m.memo_key()), lambda: _eliminate_equal_symbols(m))
+
+
+def _eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
     while True:
         out = _eliminate_one_equal_symbol(m)
         if out is None:

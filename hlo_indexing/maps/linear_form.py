@@ -111,7 +111,10 @@ def build(linear: Linear, context: Context) -> AffineExpr:
         expr = term if expr is None else expr + term
     if expr is None:
         return ax.constant(linear.constant, context)
-    return _left_associated(ax.typed(expr + linear.constant if linear.constant else expr))
+    built = ax.typed(expr + linear.constant if linear.constant else expr)
+    # Distinct variables times non-zero factors, the constant last: MLIR folds nothing
+    # while adding them up, so the sum is already the left-associated tree.
+    return built if is_variable_sum(linear) else _left_associated(built)
 
 
 def _left_associated(expr: AffineExpr) -> AffineExpr:

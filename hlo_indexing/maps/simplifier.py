@@ -206,8 +206,8 @@ class _MapState:
             g = math.gcd(g, coeff)
         candidates = sorted({abs(c) for c in linear.terms.values()}, reverse=True)
         for k in candidates:
-            if interval.lower % k != 0 or interval.upper % k != k - 1:
-                continue
+            if k == 1 or interval.lower % k != 0 or interval.upper % k != k - 1:
+                continue  # (k = 1 leaves no remainder to split off)
             big, small = Linear(), Linear()
             for atom, coeff in linear.terms.items():
                 if coeff % k == 0:
