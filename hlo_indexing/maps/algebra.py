@@ -136,6 +136,8 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
     keep_symbols: set[int] = set(range(m.num_symbols)) if not removable_symbols else set()
     for e in m.results:
         ax.used_variables(e, keep_dims, keep_symbols)
+    if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
+        return m  # the results use every variable
     constraint_vars = {e: _variables(e) for e in m.constraints}
     changed = True
     while changed:
