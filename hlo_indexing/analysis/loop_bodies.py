@@ -80,7 +80,7 @@ class _Walk:
     def op(self, op: Any, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
         callee = callee_block(op)
         if callee is not None:
-            inner = {list(callee.operations)[-1].operands[r]: set(consumer_maps)}
+            inner = {callee.operations[-1].operands[r]: set(consumer_maps)}
             arguments = self.block(callee, inner, Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope))
             for operand, maps in zip(op.operands, arguments, strict=True):
                 if maps:
@@ -119,7 +119,7 @@ def iteration_maps(
     1]``, with body argument ``k`` equal to ``start + step * t`` for each ``(k, start,
     step)`` of ``inductions`` (module docstring)."""
     block = block_of(region)
-    root = list(block.operations)[-1].operands[result_index]
+    root = block.operations[-1].operands[result_index]
     space = _shape(root)
     context = root.context
     d = dims(len(space) + 1, context)
@@ -135,7 +135,7 @@ def outer_value_maps(regions: RegionIndexing, region: Any, result_index: int, va
     """For region result ``result_index``, one map set per value of ``values`` (values
     defined outside the region that it reads: a ``case`` branch's captures)."""
     block = block_of(region)
-    root = list(block.operations)[-1].operands[result_index]
+    root = block.operations[-1].operands[result_index]
     domain = IndexingMap.identity(_shape(root), context=root.context)
     table: dict = {root: {domain}}
     _Walk(regions, domain).block(block, table, Scope({}, None))

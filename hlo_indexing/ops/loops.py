@@ -63,7 +63,7 @@ def _constant(value: Any) -> int | None:
 
 
 def _terminator(region: Any) -> Any:
-    return list(region.blocks[0].operations)[-1]
+    return region.blocks[0].operations[-1]
 
 
 def _increment(value: Any, argument: Any) -> int | None:
@@ -74,7 +74,7 @@ def _increment(value: Any, argument: Any) -> int | None:
     op = value.owner
     callee = callee_block(op)
     if callee is not None:
-        returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
+        returned = callee.operations[-1].operands[ir.OpResult(value).result_number]
         inner = [a for a, v in zip(callee.arguments, op.operands, strict=True) if v == argument]
         return next((c for a in inner if (c := _increment(returned, a)) is not None), None)
     if not op.name.endswith(".add"):

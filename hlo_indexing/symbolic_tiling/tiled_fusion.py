@@ -333,7 +333,7 @@ def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
 
 
 def _outputs(block: ir.Block) -> list[SsaValue]:
-    terminator = list(block.operations)[-1]
+    terminator = block.operations[-1]
     return list(terminator.operands)
 
 
