@@ -13,7 +13,7 @@ from typing import Any, TypeGuard, cast
 from hlo_indexing.dialect_glue.bindings import AffineExpr, Context, ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.maps.linear_form import Linear, LinearForms, atom_order, build, is_variable_sum, linearize
+from hlo_indexing.maps.linear_form import Linear, LinearForms, atom_order, build, linearize
 
 BinaryExpr = ir.AffineBinaryExpr
 
@@ -78,9 +78,10 @@ class ExprSimplifier:
             return self.const(interval.lower) if interval.is_point else cast(AffineExpr, expr)
         is_sum = kind is ax.Add or (kind is ax.Mul and _has_constant_factor(expr))
         if is_sum:
+            variables = self.forms.variable_sum(expr)
+            if variables is not None:
+                return self._simplify_variable_sum(variables)
             linear = self.forms.of(expr)
-            if is_variable_sum(linear):
-                return self._simplify_variable_sum(linear)
         interval = self.bounds(expr)
         if interval.is_point:
             return self.const(interval.lower)
@@ -206,7 +207,7 @@ class ExprSimplifier:
         remembered with its linear form); a sum of variables has its bounds noted
         (exactly what :meth:`bounds` finds on the built sum of scaled variables)."""
         expr = self.forms.build(linear, self.context)
-        if expr not in self._bounds_memo and is_variable_sum(linear):
+        if expr not in self._bounds_memo and self.forms.variable_sum(expr) is not None:
             self._bounds_memo[expr] = self.linear_bounds(linear)
         return expr
 

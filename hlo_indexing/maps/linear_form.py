@@ -105,16 +105,18 @@ def build(linear: Linear, context: Context) -> AffineExpr:
     """The ``ir.AffineExpr`` of a linear form, terms in a deterministic order."""
     expr: AffineExpr | None = None
     check_int64(linear.constant, "constant of a simplified expression")
+    variables_only = True
     for atom in sorted(linear.terms, key=atom_order):
         coeff = check_int64(linear.terms[atom], "coefficient of a simplified expression")
         term = atom if coeff == 1 else atom * coeff
         expr = term if expr is None else expr + term
+        variables_only = variables_only and (type(atom) is ax.Dim or type(atom) is ax.Sym)
     if expr is None:
         return ax.constant(linear.constant, context)
     built = ax.typed(expr + linear.constant if linear.constant else expr)
     # Distinct variables times non-zero factors, the constant last: MLIR folds nothing
     # while adding them up, so the sum is already the left-associated tree.
-    return built if is_variable_sum(linear) else _left_associated(built)
+    return built if variables_only else _left_associated(built)
 
 
 def _left_associated(expr: AffineExpr) -> AffineExpr:
@@ -151,11 +153,12 @@ class LinearForms:
         forms.build(Linear({d0: 4}), ctx)  # d0 * 4, linear form remembered
     """
 
-    __slots__ = ("_forms", "_exprs")
+    __slots__ = ("_forms", "_exprs", "_variable_sums")
 
     def __init__(self) -> None:
         self._forms: dict[AffineExpr, Linear] = {}
         self._exprs: dict[tuple[frozenset, int], AffineExpr] = {}
+        self._variable_sums: dict[AffineExpr, Linear | None] = {}
 
     def of(self, expr: AffineExpr) -> Linear:
         """:func:`linearize` of ``expr``, remembered (the object is shared: copy it before
@@ -164,6 +167,15 @@ class LinearForms:
         if found is None:
             found = self._forms[expr] = linearize(expr)
         return found
+
+    def variable_sum(self, expr: AffineExpr) -> Linear | None:
+        """:meth:`of` ``expr`` when it is a sum of variables (:func:`is_variable_sum`), else
+        None; remembered."""
+        found = self._variable_sums.get(expr, False)
+        if found is False:
+            form = self.of(expr)
+            found = self._variable_sums[expr] = form if is_variable_sum(form) else None
+        return found  # type: ignore[return-value]  # False is the memo's "not yet"
 
     def build(self, linear: Linear, context: Context) -> AffineExpr:
         """:func:`build` of ``linear``, remembered, and the result's linear form with it."""

@@ -48,7 +48,7 @@ from hlo_indexing.errors import IntegerOverflowError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.maps.linear_form import Linear, LinearForms, is_variable_sum
+from hlo_indexing.maps.linear_form import Linear, LinearForms
 from hlo_indexing.maps.variables import MapParts, Variable
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
@@ -118,9 +118,9 @@ class _MapState:
                 previous = updated.get(expr)
                 updated[expr] = interval if previous is None else previous.intersect(interval)
                 continue
-            linear = simplify.forms.of(expr)
-            if is_variable_sum(linear):  # what simplify(expr) gives, without building it
-                new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(linear), interval, simplify)
+            variables = simplify.forms.variable_sum(expr)
+            if variables is not None:  # what simplify(expr) gives, without building it
+                new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
             else:
                 new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
             changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
@@ -288,7 +288,7 @@ class _MapState:
 def _may_divide_by_zero(expr: AffineExpr, simplify: ExprSimplifier) -> bool:
     """Whether a ``floordiv``/``ceildiv``/``mod`` of ``expr`` has a divisor that is not a
     constant and may be 0 over the ranges (a semi-affine expression undefined somewhere)."""
-    if is_variable_sum(simplify.forms.of(expr)):
+    if simplify.forms.variable_sum(expr) is not None:
         return False  # no division at all
     found = False
 
