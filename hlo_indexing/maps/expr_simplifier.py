@@ -47,6 +47,7 @@ class ExprSimplifier:
         """An interval holding every value of the linear form ``linear`` over the ranges."""
         lower = upper = linear.constant
         dims, symbols = self.dim_ranges, self.symbol_ranges
+        atom: Any  # typed by the bindings: dispatch on its class
         for atom, coeff in linear.terms.items():
             kind = type(atom)
             bounds = dims[atom.position] if kind is ax.Dim else symbols[atom.position] if kind is ax.Sym else self.bounds(atom)
@@ -224,6 +225,7 @@ class ExprSimplifier:
         the linear form (exact for distinct variables), so a sum of one value is that
         constant, as :meth:`_simplify` folds any expression of a point range."""
         out = Linear(constant=linear.constant)
+        atom: Any  # a dimension or a symbol (typed by the bindings)
         for atom, coeff in linear.terms.items():
             interval = self.dim_ranges[atom.position] if type(atom) is ax.Dim else self.symbol_ranges[atom.position]
             if interval.is_point:

@@ -157,7 +157,7 @@ class LinearForms:
 
     def __init__(self) -> None:
         self._forms: dict[AffineExpr, Linear] = {}
-        self._exprs: dict[tuple[frozenset, int], AffineExpr] = {}
+        self._exprs: dict[tuple[frozenset[tuple[AffineExpr, int]], int], AffineExpr] = {}
         self._variable_sums: dict[AffineExpr, Linear | None] = {}
 
     def of(self, expr: AffineExpr) -> Linear:

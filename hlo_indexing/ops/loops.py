@@ -263,8 +263,8 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
                         if a not in whole_carries and then_maps:
                             per_carry.setdefault(a, set()).update(_compose(first, then) for then in then_maps)
                 found = contributions[b] = (key, per_carry)
-            for a, maps in found[1].items():
-                composed[a] |= maps
+            for a, contributed in found[1].items():
+                composed[a] |= contributed
         following = [_capped(info, space, a, s) for a, s in enumerate(composed)]
         if following == current:
             break
