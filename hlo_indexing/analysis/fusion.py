@@ -356,7 +356,8 @@ def _approximated(operation: ir.Operation, what: str, index: int, indexing: Inst
     does (a ``while`` in a scan's body: its maps are the body's), else no name."""
     notes = list(indexing.notes)
     if len(operation.regions) and op_attrs.op_kind(operation)[1] in NOTED_REGION_KINDS:
-        notes += [note for note in _nested_loop_notes(operation) if note not in notes]
+        nested = REGIONS.memo(("nested loop notes", operation), lambda: tuple(_nested_loop_notes(operation)))
+        notes += [note for note in nested if note not in notes]
     if not notes:
         return NO_CAPS
     where = location_of(operation.location)
@@ -371,7 +372,8 @@ NOTED_REGION_KINDS = frozenset({"while", "case", "if"})
 def _nested_loop_notes(operation: ir.Operation) -> list[str]:
     """The notes of the loops nested in ``operation``'s regions and in the functions
     they call, each block once (their per-op maps are memoized: the walk of the regions
-    asked for them already)."""
+    asked for them already). :func:`_approximated` keeps them for the session: it asks
+    for every result and operand of an op, and the walk covers every nested block."""
     notes: list[str] = []
     pending = [block for region in operation.regions for block in region.blocks]
     seen = set(pending)
