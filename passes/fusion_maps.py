@@ -68,7 +68,7 @@ COALESCED_ATTRIBUTE = "hlo_indexing.coalesced"
 
 def _fused(op: ir.Operation, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
     block = op.regions[0].blocks[0]
-    terminator = list(block.operations)[-1]
+    terminator = block.operations[-1]
     try:
         return [fusion_indexing(op, r, max_maps=max_maps) for r in range(len(terminator.operands))]
     except (HloIndexingError, ValueError, NotImplementedError) as exc:
@@ -189,7 +189,7 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
             if not chosen.contains(op):
                 continue
             results = _fused(op, self.max_maps, diagnostics)
-            terminator = list(op.regions[0].blocks[0].operations)[-1]
+            terminator = op.regions[0].blocks[0].operations[-1]
             names, arguments = result_names(op), argument_names(op)
             for r, fused in enumerate(results or []):
                 for path in tensor_elements(terminator.operands[r].type):

@@ -134,7 +134,7 @@ def runtime_value(
     expr: ir.AffineExpr | None = None
     callee = callee_block(op)
     if callee is not None:
-        returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
+        returned = callee.operations[-1].operands[ir.OpResult(value).result_number]
         callee_scope = Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope)
         expr = runtime_value(returned, index_map, callee_scope, budget)
     elif name == "constant":

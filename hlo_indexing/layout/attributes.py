@@ -70,7 +70,7 @@ def declared_layouts(op: OpLike) -> tuple[list[str | None], list[str | None]]:
     if operation.name == "mhlo.fusion":
         return [layout_of_value(v) for v in operation.operands], [layout_of_value(v) for v in operation.results]
     n_args = len(block_of(operation).arguments)
-    n_results = len(list(block_of(operation).operations)[-1].operands)
+    n_results = len(block_of(operation).operations[-1].operands)
     if operation.name == "func.func":
         return (
             [_value_attr(operation, "arg_attrs", i) for i in range(n_args)],

@@ -111,7 +111,7 @@ def iterated_maps(
         return None
     body = op.regions[1]
     carries = info.num_operands
-    terminator = list(body.blocks[0].operations)[-1]
+    terminator = body.blocks[0].operations[-1]
     passing = {a for a in range(carries) if terminator.operands[a] == body.blocks[0].arguments[a]}
     fixed = passing | {k for k, _start, _step in inductions}
     maps: dict[int, MapSets] = {}

@@ -334,8 +334,8 @@ def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
 
 
 def _outputs(block: ir.Block) -> list[SsaValue]:
-    operations = block.operations
-    return list(operations[len(operations) - 1].operands)
+    terminator = block.operations[-1]
+    return list(terminator.operands)
 
 
 class _Failure(Exception):
