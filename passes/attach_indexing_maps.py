@@ -12,6 +12,9 @@ apply to each element (reducer computations). Options:
 * ``direction=input-to-output``: attribute ``hlo_indexing.input_to_output``, one entry
   per *operand*, each with one entry per result, each an ``ArrayAttr`` of maps.
 * ``simplify=false`` keeps the maps as built.
+* ``physical=coordinates|offset`` maps physical indices instead of logical ones: the
+  maps composed with the layouts of the values (:mod:`hlo_indexing.analysis.physical`;
+  always simplified); ``none`` (default) keeps logical indices.
 
 Example (output-to-input)::
 
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
+from hlo_indexing.analysis.physical import FORMS, physical_indexings
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
@@ -43,6 +47,17 @@ class PerOpMapsPass(ModulePass):
         default="output-to-input", metadata={"help": "output-to-input or input-to-output", "choices": DIRECTIONS}
     )
     simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
+    physical: str = field(
+        default="none", metadata={"help": "map physical indices through the layouts: none, coordinates or offset", "choices": ("none", *FORMS)}
+    )
+
+
+def per_op_maps(op: "ir.Operation", direction: str, simplify: bool, physical: str = "none") -> list[InstructionIndexing]:
+    """The maps of ``op`` the per-op passes' options ask for, one indexing per result
+    (output-to-input) or operand (input-to-output)."""
+    if physical != "none":
+        return physical_indexings(op, direction, physical)
+    return indexings(op, direction, simplify)
 
 
 @dataclass(frozen=True)
@@ -55,11 +70,11 @@ class AttachIndexingMaps(PerOpMapsPass):
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Attach each HLO op's per-op maps as an attribute (see the module docstring); ops
         whose analysis fails get an error diagnostic."""
-        attach_per_op_maps(module, self.direction, self.simplify, diagnostics)
+        attach_per_op_maps(module, self.direction, self.simplify, diagnostics, self.physical)
 
 
 def attach_per_op_maps(
-    module: "ir.Operation", direction: str, simplify: bool, diagnostics: Diagnostics
+    module: "ir.Operation", direction: str, simplify: bool, diagnostics: Diagnostics, physical: str = "none"
 ) -> dict["ir.Operation", list[InstructionIndexing]]:
     """What :class:`AttachIndexingMaps` does, returning the per-op maps it attached, by
     op, so that a fused analysis of the same module (``computation_indexing(...,
@@ -73,7 +88,7 @@ def attach_per_op_maps(
     attached: dict[ir.Operation, list[InstructionIndexing]] = {}
     for op in list(hlo_ops(module)):
         try:
-            per_index = indexings(op, direction, simplify)
+            per_index = per_op_maps(op, direction, simplify, physical)
         except HloIndexingError as exc:
             diagnostics.failure(op.location, exc)
             continue

@@ -23,6 +23,10 @@ Both take ``max-maps`` (the per-value cap beyond which a set is over-approximate
 one whole-value map; a remark says so). A computation the analysis cannot handle
 (e.g. dynamic shapes) gets an error at its location.
 
+``hlo-print-fusion-indexing`` takes ``physical=coordinates|offset``: the maps go from
+the result's physical index to the arguments' physical indices, through the layouts
+written on them (:mod:`hlo_indexing.analysis.physical`).
+
 With ``analyses=true`` both also give, per argument, the operand utilisation
 (:mod:`hlo_indexing.analysis.utilization`) and the coalescing hint
 (:mod:`hlo_indexing.analysis.coalescing`, layouts from ``hlo_indexing.layout`` attributes):
@@ -43,6 +47,7 @@ from typing import Any, ClassVar
 
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
+from hlo_indexing.analysis.physical import FORMS, physical_fusion_indexing
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
@@ -163,12 +168,19 @@ class PrintFusionIndexing(_FusedMapsPass):
 
     format: str = format_field()
     func: str = func_field()
+    physical: str = field(
+        default="none",
+        metadata={"help": "map physical indices through the layouts: none, coordinates or offset", "choices": ("none", *FORMS)},
+    )
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit remarks with the fused maps of every computation (per tensor element of a
         tuple result) and, when asked, its analyses, at the computation's location; or,
         with ``format=json``, the JSON document of the fused maps."""
         if not selected_function(module, self.func, diagnostics):
+            return
+        if self.physical != "none" and self.format == "json":
+            diagnostics.error(module.location, "format=json prints logical maps only: drop physical= or use text")
             return
         if self.format == "json":
             emit_json(module, diagnostics, direction="output-to-input", fused=True, function=self.func, max_maps=self.max_maps)
@@ -182,6 +194,11 @@ class PrintFusionIndexing(_FusedMapsPass):
                 for path in tensor_elements(terminator.operands[r].type):
                     if path:  # a tuple result: one set of remarks per tensor element
                         fused = fusion_indexing(op, r, element=path, max_maps=self.max_maps)
+                    elif self.physical != "none":
+                        physical = self._physical(op, r, fused, diagnostics)
+                        if physical is None:
+                            break
+                        fused = physical
                     self._remark(op.location, f"{label} result {path_text((r,) + path)}", fused, diagnostics)
 
             if results is None or not self.analyses:
@@ -190,6 +207,15 @@ class PrintFusionIndexing(_FusedMapsPass):
             for a, (utilization, coalesced) in enumerate(zip(*found) if found else ()):
                 diagnostics.remark(op.location, f"{label} arg {a}: utilization {utilization}")
                 diagnostics.remark(op.location, f"{label} arg {a}: coalesced = {coalesced}")
+
+    def _physical(self, op: Any, result: int, fused: FusionIndexing, diagnostics: Diagnostics) -> FusionIndexing | None:
+        """The fused maps of ``result`` between physical indices; None (and an error at
+        the computation) when they cannot be built."""
+        try:
+            return physical_fusion_indexing(op, result, form=self.physical, fused=fused)
+        except (HloIndexingError, ValueError) as exc:
+            diagnostics.failure(op.location, exc, "while composing the fused maps with the layouts")
+            return None
 
     def _remark(self, location: Any, result: str, fused: FusionIndexing, diagnostics: Diagnostics) -> None:
         """One remark per map of each argument (of each element read of a tuple argument)."""

@@ -59,6 +59,9 @@ _DIRECTION = OptionInfo(
     "direction", "str", "output-to-input", "output-to-input or input-to-output", ("output-to-input", "input-to-output")
 )
 _SIMPLIFY = OptionInfo("simplify", "bool", True, "simplify the maps")
+_PHYSICAL = OptionInfo(
+    "physical", "str", "none", "map physical indices through the layouts: none, coordinates or offset", ("none", "coordinates", "offset")
+)
 _FUSED_MAPS_OPTIONS = (
     OptionInfo("max-maps", "int", 16, "cap on distinct maps per value", minimum=1),
     OptionInfo("analyses", "bool", False, "also compute operand utilization and coalescing"),
@@ -83,13 +86,13 @@ PASSES: dict[str, PassInfo] = {
             "hlo-attach-indexing-maps",
             "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes",
             "attach_indexing_maps:AttachIndexingMaps",
-            (_DIRECTION, _SIMPLIFY),
+            (_DIRECTION, _SIMPLIFY, _PHYSICAL),
         ),
         PassInfo(
             "hlo-print-indexing-maps",
             "Emit a remark with each HLO op's per-op indexing maps (XLA text)",
             "print_indexing_maps:PrintIndexingMaps",
-            (_DIRECTION, _SIMPLIFY) + _REPORT_OPTIONS,
+            (_DIRECTION, _SIMPLIFY, _PHYSICAL) + _REPORT_OPTIONS,
         ),
         PassInfo(
             "hlo-simplify-indexing-maps",
@@ -107,7 +110,7 @@ PASSES: dict[str, PassInfo] = {
             "hlo-print-fusion-indexing",
             "Print fused result->argument indexing maps as remarks",
             "fusion_maps:PrintFusionIndexing",
-            _FUSED_MAPS_OPTIONS + _REPORT_OPTIONS,
+            _FUSED_MAPS_OPTIONS + _REPORT_OPTIONS + (_PHYSICAL,),
         ),
         PassInfo(
             "hlo-print-tilings",

@@ -245,13 +245,16 @@ def _value_attr(func: Any, key: str, index: int) -> str | None:
     return _layout_attr(entry[LAYOUT_ATTRIBUTE]) if LAYOUT_ATTRIBUTE in entry else None
 
 
-def _layout_of_value(value: Any) -> str | None:
-    """The ``hlo_indexing.layout`` of a func argument or an op result, if written."""
+def value_layout(value: Any) -> str | None:
+    """The ``hlo_indexing.layout`` of a func argument or an op result, if written (for an
+    argument of an ``mhlo.fusion`` region: its operand's)."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         parent = owner.owner.operation
         if parent.name == "func.func":
             return _value_attr(parent, "arg_attrs", ir.BlockArgument(value).arg_number)
+        if parent.name == "mhlo.fusion":
+            return value_layout(parent.operands[ir.BlockArgument(value).arg_number])
         return None
     op = owner.operation if hasattr(owner, "operation") else owner
     if LAYOUT_ATTRIBUTE not in op.attributes:
@@ -264,7 +267,7 @@ def declared_layouts(op: Any) -> tuple[list[str | None], list[str | None]]:
     ``mhlo.fusion``'s operands (their producers or function arguments) and results."""
     operation = op.operation
     if operation.name == "mhlo.fusion":
-        return [_layout_of_value(v) for v in operation.operands], [_layout_of_value(v) for v in operation.results]
+        return [value_layout(v) for v in operation.operands], [value_layout(v) for v in operation.results]
     n_args = len(block_of(operation).arguments)
     n_results = len(list(block_of(operation).operations)[-1].operands)
     if operation.name == "func.func":

@@ -454,11 +454,12 @@ def _documented_differences(record: dict, op: Any, maps: list, expected: list, r
 
 def run_per_op(record: dict, rng: random.Random) -> None:
     _module, op = _root_op(record)
+    physical = "physical_" if record.get("physical_layout") else ""  # maps between physical indices
     if record["kind"] == "output_to_input":
-        result = _api("output_to_input_indexing")(op, record.get("root_output") or 0)
+        result = _api(f"{physical}output_to_input_indexing")(op, record.get("root_output") or 0)
         what = "operand"
     else:
-        result = _api("input_to_output_indexing")(op, record.get("operand") or 0)
+        result = _api(f"{physical}input_to_output_indexing")(op, record.get("operand") or 0)
         what = "result"
     maps, expected = list(result.maps), _expected_texts(record)
     try:
@@ -607,8 +608,6 @@ def skip_reason(record: dict) -> str:
     subkind = record.get("subkind")
     if subkind == "docs_example":
         return "docs example: hand-written, not tested by XLA (README caveats)"
-    if record.get("physical_layout"):
-        return "physical-layout test: XLA composes the maps with layout permutations"
     if record["kind"] == "other" and not subkind and record.get("input") is None:
         return "no map text: XLA checks a C++ object the corpus does not model"
     return ""
