@@ -20,6 +20,7 @@ from hlo_indexing import IndexingMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
+from proofs import assert_proven_equal
 
 # ----------------------------------------------------------------- oracle
 
@@ -179,6 +180,7 @@ def test_simplified_forms_are_equal_and_no_larger(seed: int) -> None:
         parsed = IndexingMap.parse(text)
         simplified = parsed.simplify()
         assert np.array_equal(feasible(simplified, dims, symbols), keep), f"{text}\n-> {simplified}"
+        assert_proven_equal(parsed, simplified, text)
         for tree, expr in zip(results, simplified.results):
             assert np.array_equal(tree_eval(tree, dims, symbols)[keep], expr_eval(expr, dims, symbols)[keep]), (
                 f"{text}\n-> {simplified}"

@@ -47,7 +47,10 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 
+from hlo_indexing.maps.exact import isl_available
+
 from .map_compare import (
+    METHODS,
     PER_POINT_LIMIT,
     SAMPLED_POINTS,
     CaseFailure,
@@ -685,6 +688,13 @@ def summary(outcomes: Sequence[Outcome]) -> str:
     return line + (f", {count[DIFF]} documented differences" if count[DIFF] else "")
 
 
+def methods_line() -> str:
+    """How the relations compared so far were decided (:data:`map_compare.METHODS`)."""
+    counts = ", ".join(f"{METHODS[m]} {m}" for m in ("isl", "enumeration", "sampled"))
+    note = "" if isl_available() else " (islpy is not installed: no relation was proven by isl)"
+    return f"relations compared: {counts}{note}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 tools/devtools/conformance.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", type=Path, help="conformance .jsonl files")
@@ -698,6 +708,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{path}: error: {exc}", file=sys.stderr)
             return 1
     print(format_table(outcomes))
+    print(methods_line())
     print(summary(outcomes))
     return 1 if any(o.status == FAIL for o in outcomes) else 0
 
