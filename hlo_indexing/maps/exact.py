@@ -62,6 +62,20 @@ class NotPresburger(Exception):
     """A map isl cannot represent (the message says why)."""
 
 
+#: isl's operation budget per proof (isl counts its elementary steps): a proof that
+#: needs more gives up (not proven) instead of running for minutes on maps with many
+#: divisions over large ranges.
+MAX_OPERATIONS = 2_000_000
+
+
+@functools.cache
+def _context() -> Any:
+    """The isl context of every proof, with the :data:`MAX_OPERATIONS` budget."""
+    context = _isl().Context()
+    context.set_max_operations(MAX_OPERATIONS)
+    return context
+
+
 @functools.cache
 def _isl() -> Any:
     """The ``islpy`` module, or None when it is not installed (an optional dependency:
@@ -156,7 +170,7 @@ def isl_relation(maps: IndexingMap | Iterable[IndexingMap]) -> Any:
         raise NotPresburger(f"maps of different arities {sorted(arity)}")
     relation = None
     for m in items:
-        one = isl.Map(_map_text(m))
+        one = isl.Map.read_from_str(_context(), _map_text(m))
         relation = one if relation is None else relation.union(one)
     return relation
 
@@ -186,10 +200,28 @@ def _relations(*sides: IndexingMap | Iterable[IndexingMap]) -> tuple[list[Any], 
     return relations, None
 
 
+def _decide(decide: Any) -> Proof:
+    """``decide()`` within isl's operation budget; a proof beyond it is not run."""
+    context = _context()
+    context.reset_operations()
+    try:
+        proof: Proof = decide()
+    except _isl().Error as exc:
+        text = str(exc).lower()
+        if "quota" in text or "operations" in text:
+            return Proof(None, f"isl gave up after {MAX_OPERATIONS} operations")
+        raise
+    return proof
+
+
 def prove_includes(outer: IndexingMap | Iterable[IndexingMap], inner: IndexingMap | Iterable[IndexingMap]) -> Proof:
     """Whether the relation of ``inner`` is inside the relation of ``outer`` (each one
     map or a set of maps, their union); the witness of a disproof is a pair of
     ``inner`` that ``outer`` lacks."""
+    return _decide(lambda: _includes(outer, inner))
+
+
+def _includes(outer: IndexingMap | Iterable[IndexingMap], inner: IndexingMap | Iterable[IndexingMap]) -> Proof:
     relations, failed = _relations(outer, inner)
     if failed is not None:
         return failed
@@ -202,6 +234,10 @@ def prove_includes(outer: IndexingMap | Iterable[IndexingMap], inner: IndexingMa
 def prove_equal(a: IndexingMap | Iterable[IndexingMap], b: IndexingMap | Iterable[IndexingMap]) -> Proof:
     """Whether ``a`` and ``b`` (each one map or a set of maps, their union) have the same
     relation; the witness of a disproof is a pair of one that the other lacks."""
+    return _decide(lambda: _equal(a, b))
+
+
+def _equal(a: IndexingMap | Iterable[IndexingMap], b: IndexingMap | Iterable[IndexingMap]) -> Proof:
     relations, failed = _relations(a, b)
     if failed is not None:
         return failed
@@ -218,6 +254,10 @@ def prove_equal(a: IndexingMap | Iterable[IndexingMap], b: IndexingMap | Iterabl
 def prove_empty(maps: IndexingMap | Iterable[IndexingMap]) -> Proof:
     """Whether the relation of ``maps`` is empty (no point of the domain satisfies the
     constraints); the witness of a disproof is one of its pairs."""
+    return _decide(lambda: _empty(maps))
+
+
+def _empty(maps: IndexingMap | Iterable[IndexingMap]) -> Proof:
     relations, failed = _relations(maps)
     if failed is not None:
         return failed
