@@ -120,7 +120,10 @@ def _target_value(target: ir.Value | OpLike, result_index: int) -> ir.Value:
 
 def _block(value: ir.Value) -> ir.Block:
     """The block ``value`` is defined in."""
-    return value.owner if isinstance(value, ir.BlockArgument) else value.owner.operation.block
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return owner
+    return owner.operation.block
 
 
 def _position(block: ir.Block, value: ir.Value, what: str) -> int:
@@ -129,7 +132,7 @@ def _position(block: ir.Block, value: ir.Value, what: str) -> int:
     if isinstance(value, ir.BlockArgument):
         if value.owner == block:
             return -1
-    else:
+    elif not isinstance(value.owner, ir.Block):
         owner = value.owner.operation
         for index, op in enumerate(block.operations):
             if op.operation == owner:

@@ -77,14 +77,14 @@ def verify_module(module: ir.Operation) -> list[Check]:
     for op in hlo_ops(module):
         for direction in ("output-to-input", "input-to-output"):
             try:
-                shown, built = indexings(op, direction, True), indexings(op, direction, False)
+                simplified, unsimplified_all = indexings(op, direction, True), indexings(op, direction, False)
             except HloIndexingError:
                 continue  # the passes report it
-            for k, (a, b) in enumerate(zip(shown, built, strict=True)):
-                for j, (maps, raw) in enumerate(zip(a.maps, b.maps, strict=True)):
-                    if any(m.is_undefined for m in list(maps) + list(raw)):
+            for k, (shown_sets, built_sets) in enumerate(zip(simplified, unsimplified_all, strict=True)):
+                for j, (maps, unsimplified) in enumerate(zip(shown_sets.maps, built_sets.maps, strict=True)):
+                    if any(m.is_undefined for m in list(maps) + list(unsimplified)):
                         continue
-                    record(_proof(maps, raw), op.location, f"{op.name} {direction} map set {k}->{j}")
+                    record(_proof(maps, unsimplified), op.location, f"{op.name} {direction} map set {k}->{j}")
     for label, op in computations(module):
         block = op.regions[0].blocks[0]
         for r, root in enumerate(list(block.operations)[-1].operands):
@@ -92,15 +92,15 @@ def verify_module(module: ir.Operation) -> list[Check]:
                 continue
             try:
                 fused = fusion_indexing(op, r)
-                raw = grouped_output_to_input_indexing(root, simplify=False)
+                composed = grouped_output_to_input_indexing(root, simplify=False)
             except HloIndexingError:
                 continue
-            for a, argument in enumerate(block.arguments):
-                maps = fused.maps[a]
-                built = raw.get(argument, frozenset())
-                if any(m.is_undefined for m in list(maps) + list(built)):
+            for position, argument in enumerate(block.arguments):
+                shown = fused.maps[position]
+                built = composed.get(argument, frozenset())
+                if any(m.is_undefined for m in list(shown) + list(built)):
                     continue
-                record(_proof(maps, built, bool(fused.over_approximated)), op.location, f"{label} result {r} -> arg {a}")
+                record(_proof(shown, built, bool(fused.over_approximated)), op.location, f"{label} result {r} -> arg {position}")
     summary = f"hlo-verify-exact: {counts['proven']} map sets proven equal to their unsimplified forms"
     if counts["not run"]:
         summary += f", {counts['not run']} not proven (" + ", ".join(f"{n}: {why}" for why, n in sorted(reasons.items())) + ")"
