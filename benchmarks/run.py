@@ -294,11 +294,8 @@ def markdown(record: dict) -> str:
     )
     parts.append(
         table(
-            ["simplifier inputs", "maps", "maps simplified / s", "parse s", "simplify s", "ratio simplify/parse",
-             "isl proof ms / map", "ratio proof/parse"],
-            [[r["inputs"], r["maps"], r["maps_per_s"], r["parse_s"], r["simplify_s"], r["ratio"],
-              "-" if r.get("prove_ms_per_map") is None else r["prove_ms_per_map"],
-              "-" if r.get("prove_ratio") is None else r["prove_ratio"]] for r in record["simplifier"]],
+            ["simplifier inputs", "maps", "maps simplified / s", "parse s", "simplify s", "ratio simplify/parse"],
+            [[r["inputs"], r["maps"], r["maps_per_s"], r["parse_s"], r["simplify_s"], r["ratio"]] for r in record["simplifier"]],
         )
     )
     parts.append(
