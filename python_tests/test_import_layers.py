@@ -45,7 +45,7 @@ LAYERS = (
 DEFERRED_IMPORTS = {
     ("hlo_indexing.dialect_glue.hlo_import", "jaxlib"): "optional: only the jaxlib bindings provider has it",
     ("hlo_indexing.dialect_glue.context", "jaxlib.mlir._mlir_libs"): "optional: only the jaxlib bindings provider",
-    ("hlo_indexing.maps.exact", "islpy"): "optional: the 'exact' extra (proofs say they were not run without it)",
+    ("hlo_indexing.maps.isl_decision", "islpy"): "optional: the 'exact' extra (proofs say they were not run without it)",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.driver"): "start-up: --help/--version/--list-passes load no bindings",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.batch"): "start-up: as for the driver",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.show_layout"): "start-up: loaded only for --show-layout",

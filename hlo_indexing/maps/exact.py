@@ -10,10 +10,22 @@ exactly, whatever the domain's size: ``floordiv``, ``ceildiv`` and ``mod`` by co
 are existentially quantified divisions. Maps isl cannot hold give no proof: a product
 of two variables or a division by a variable (semi-affine), or an undefined map.
 
+How: each side goes to isl as its relation *before* projection, ``(d, s) -> f(d, s)``
+(every map of a set padded to the same symbols, a symbol no expression uses fixed at
+0). Equal (included) lifted relations have equal (included) projections, and isl
+decides that in a fraction of a millisecond; only when the lifted relations differ
+(the simplifier dropped, narrowed or renumbered a symbol) are the symbols projected
+out, which isl does without a bound of its own (one corpus map took minutes). So isl
+runs in the isolation server (:mod:`hlo_indexing.dialect_glue.isolation`, the server
+process itself: ~0.1 ms per call) under ``limits.PROOF_SECONDS`` of wall-clock time
+and ``limits.ISL_MAX_OPERATIONS`` of isl's operation budget
+(:mod:`hlo_indexing.maps.isl_decision`); past either the proof says it was not run.
+Where ``os.fork`` does not exist (Windows) isl runs in-process, without the time bound.
+
 Every answer is a :class:`Proof`: ``holds`` is True (proven), False (disproven, with a
 ``witness`` pair in one relation and not in the other) or None (not run, ``reason``
-says why: islpy is not installed, or a map is outside Presburger arithmetic). Without
-islpy nothing fails: every proof says it was not run.
+says why: islpy is not installed, a map is outside Presburger arithmetic, or isl went
+past its bound). Without islpy nothing fails: every proof says it was not run.
 
 Example::
 
@@ -25,14 +37,19 @@ Example::
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from hlo_indexing import limits
+from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
+from hlo_indexing.errors import TimeLimitError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.isl_decision import Answer, decide
 
-__all__ = ["NotPresburger", "Proof", "isl_available", "isl_relation", "prove_empty", "prove_equal", "prove_includes"]
+__all__ = ["NotPresburger", "Proof", "isl_available", "isl_relation_text", "prove_empty", "prove_equal", "prove_includes"]
 
 
 @dataclass(frozen=True)
@@ -62,34 +79,14 @@ class NotPresburger(Exception):
     """A map isl cannot represent (the message says why)."""
 
 
-#: isl's operation budget per proof (isl counts its elementary steps): a proof that
-#: needs more gives up (not proven) instead of running for minutes on maps with many
-#: divisions over large ranges.
-MAX_OPERATIONS = 2_000_000
-
-
 @functools.cache
-def _context() -> Any:
-    """The isl context of every proof, with the :data:`MAX_OPERATIONS` budget."""
-    context = _isl().Context()
-    context.set_max_operations(MAX_OPERATIONS)
-    return context
-
-
-@functools.cache
-def _isl() -> Any:
-    """The ``islpy`` module, or None when it is not installed (an optional dependency:
-    imported here, on first use)."""
-    try:
-        import islpy  # optional dependency (the 'exact' extra)
-    except ImportError:
-        return None
-    return islpy
+def _installed() -> bool:
+    return importlib.util.find_spec("islpy") is not None
 
 
 def isl_available() -> bool:
     """Whether ``islpy`` is installed (proofs run)."""
-    return _isl() is not None
+    return _installed()
 
 
 _NOT_INSTALLED = "islpy is not installed (pip install hlo-indexing[exact]): the proof was not run"
@@ -131,34 +128,38 @@ def _expr_text(expr: ax.AffineExpr) -> str:
     return str(ax.fold(ax.typed(expr), leaf, combine))
 
 
-def _map_text(m: IndexingMap) -> str:
-    """The isl text of ``m``'s relation (symbols existentially quantified)."""
-    dims = [f"d{i}" for i in range(m.num_dims)]
-    outs = [f"o{i}" for i in range(m.num_results)]
-    head = f"[{', '.join(dims)}] -> [{', '.join(outs)}]"
+def _conditions(m: IndexingMap, num_symbols: int) -> str:
+    """The conditions of ``m``'s lifted relation over ``d<i>``, ``s<j>`` (``num_symbols``
+    of them: those ``m`` lacks, and those no expression of ``m`` uses, are 0) and
+    ``o<k>``."""
     if m.is_known_empty():
-        return "{ " + head + " : 1 = 0 }"
+        return "1 = 0"
+    used_dims: set[int] = set()
+    used_symbols: set[int] = set()
+    for expr in [*m.results, *m.constraints]:
+        ax.used_variables(expr, used_dims, used_symbols)
     conditions = [f"{v.bounds.lower} <= d{i} <= {v.bounds.upper}" for i, v in enumerate(m.dim_vars)]
-    conditions += [f"{v.bounds.lower} <= s{i} <= {v.bounds.upper}" for i, v in enumerate(m.symbol_vars)]
+    for j in range(num_symbols):
+        bounds = m.symbol_vars[j].bounds if j < m.num_symbols else None
+        if bounds is not None and (j in used_symbols or bounds.lower > bounds.upper):
+            conditions.append(f"{bounds.lower} <= s{j} <= {bounds.upper}")
+        else:
+            conditions.append(f"s{j} = 0")
     conditions += [f"{c.lower} <= {_expr_text(e)} <= {c.upper}" for e, c in m.constraints.items()]
     conditions += [f"o{i} = {_expr_text(e)}" for i, e in enumerate(m.results)]
-    body = " and ".join(conditions) or "1 = 1"
-    if m.num_symbols:
-        body = f"exists ({', '.join(f's{j}' for j in range(m.num_symbols))} : {body})"
-    return "{ " + head + " : " + body + " }"
+    return " and ".join(conditions)
 
 
 def _maps(maps: IndexingMap | Iterable[IndexingMap]) -> list[IndexingMap]:
     return [maps] if isinstance(maps, IndexingMap) else list(maps)
 
 
-def isl_relation(maps: IndexingMap | Iterable[IndexingMap]) -> Any:
-    """The ``islpy.Map`` of the union of the relations of ``maps`` (one map or several of
-    the same arity). :class:`NotPresburger` for an undefined or semi-affine map, or maps
-    of different arities; ``ModuleNotFoundError`` without islpy."""
-    isl = _isl()
-    if isl is None:
-        raise ModuleNotFoundError(_NOT_INSTALLED)
+def isl_relation_text(maps: IndexingMap | Iterable[IndexingMap], num_symbols: int | None = None) -> str:
+    """isl's text of the union of the lifted relations of ``maps`` (one map or several
+    of the same arity): ``{ [d0, .., s0, ..] -> [o0, ..] : ... ; ... }`` over
+    ``num_symbols`` symbols (default: the most any of them has); projecting the ``s``
+    out gives the relation of the maps. :class:`NotPresburger` for an undefined or
+    semi-affine map, or maps of different arities."""
     items = _maps(maps)
     if not items:
         raise NotPresburger("no map: the arity of an empty set is unknown")
@@ -168,100 +169,54 @@ def isl_relation(maps: IndexingMap | Iterable[IndexingMap]) -> Any:
     arity = {(m.num_dims, m.num_results) for m in items}
     if len(arity) > 1:
         raise NotPresburger(f"maps of different arities {sorted(arity)}")
-    relation = None
-    for m in items:
-        one = isl.Map.read_from_str(_context(), _map_text(m))
-        relation = one if relation is None else relation.union(one)
-    return relation
+    ((num_dims, num_results),) = arity
+    symbols = max(m.num_symbols for m in items) if num_symbols is None else num_symbols
+    inputs = [f"d{i}" for i in range(num_dims)] + [f"s{j}" for j in range(symbols)]
+    head = f"[{', '.join(inputs)}] -> [{', '.join(f'o{k}' for k in range(num_results))}]"
+    return "{ " + " ; ".join(f"{head} : {_conditions(m, symbols)}" for m in items) + " }"
 
 
-def _witness(difference: Any, n_dims: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """One pair of the non-empty isl relation ``difference``."""
-    isl = _isl()
-    point = difference.wrap().sample_point()
-    if point.is_void():
-        return None
-    size = difference.wrap().dim(isl.dim_type.set)
-    values = [point.get_coordinate_val(isl.dim_type.set, i).to_python() for i in range(size)]
-    return tuple(values[:n_dims]), tuple(values[n_dims:])
-
-
-def _relations(*sides: IndexingMap | Iterable[IndexingMap]) -> tuple[list[Any], Proof | None]:
-    """The isl relations of ``sides``, or the :class:`Proof` saying why there are none."""
+def _ask(question: str, *sides: IndexingMap | Iterable[IndexingMap]) -> Proof:
+    """``question`` (``equal``, ``includes`` or ``empty``, see
+    :func:`~hlo_indexing.maps.isl_decision.decide`) on ``sides``, within the bounds."""
     if not isl_available():
-        return [], Proof(None, _NOT_INSTALLED)
+        return Proof(None, _NOT_INSTALLED)
+    items = [_maps(side) for side in sides]
     try:
-        relations = [isl_relation(side) for side in sides]
+        symbols = max((m.num_symbols for side in items for m in side if not m.is_undefined), default=0)
+        texts = [isl_relation_text(side, symbols) for side in items]
     except NotPresburger as exc:
-        return [], Proof(None, f"isl cannot hold the map: {exc}")
-    spaces = {(r.dim(_isl().dim_type.in_), r.dim(_isl().dim_type.out)) for r in relations}
-    if len(spaces) > 1:
-        return [], Proof(False, f"arities differ: {sorted(spaces)}")
-    return relations, None
-
-
-def _decide(decide: Any) -> Proof:
-    """``decide()`` within isl's operation budget; a proof beyond it is not run."""
-    context = _context()
-    context.reset_operations()
+        return Proof(None, f"isl cannot hold the map: {exc}")
+    shapes = {(m.num_dims, m.num_results) for side in items for m in side}
+    if len(shapes) > 1:
+        return Proof(False, f"arities differ: {sorted(shapes)}")
+    num_dims = items[0][0].num_dims
     try:
-        proof: Proof = decide()
-    except _isl().Error as exc:
-        text = str(exc).lower()
-        if "quota" in text or "operations" in text:
-            return Proof(None, f"isl gave up after {MAX_OPERATIONS} operations")
-        raise
-    return proof
+        answer: Answer = run_isolated(
+            decide, question, texts, num_dims, symbols, what="an isl proof", limit="PROOF_SECONDS", fork=False
+        )
+    except TimeLimitError:
+        return Proof(None, f"isl did not finish within {limits.PROOF_SECONDS:g} s (limits.PROOF_SECONDS)")
+    except ChildDied as exc:
+        return Proof(None, f"the isl server stopped ({exc.how})")
+    holds, reason, witness = answer
+    return Proof(holds, reason, witness)
 
 
 def prove_includes(outer: IndexingMap | Iterable[IndexingMap], inner: IndexingMap | Iterable[IndexingMap]) -> Proof:
     """Whether the relation of ``inner`` is inside the relation of ``outer`` (each one
     map or a set of maps, their union); the witness of a disproof is a pair of
     ``inner`` that ``outer`` lacks."""
-    return _decide(lambda: _includes(outer, inner))
-
-
-def _includes(outer: IndexingMap | Iterable[IndexingMap], inner: IndexingMap | Iterable[IndexingMap]) -> Proof:
-    relations, failed = _relations(outer, inner)
-    if failed is not None:
-        return failed
-    big, small = relations
-    if small.is_subset(big):
-        return Proof(True)
-    return Proof(False, "not included", _witness(small.subtract(big), small.dim(_isl().dim_type.in_)))
+    return _ask("includes", outer, inner)
 
 
 def prove_equal(a: IndexingMap | Iterable[IndexingMap], b: IndexingMap | Iterable[IndexingMap]) -> Proof:
     """Whether ``a`` and ``b`` (each one map or a set of maps, their union) have the same
     relation; the witness of a disproof is a pair of one that the other lacks."""
-    return _decide(lambda: _equal(a, b))
-
-
-def _equal(a: IndexingMap | Iterable[IndexingMap], b: IndexingMap | Iterable[IndexingMap]) -> Proof:
-    relations, failed = _relations(a, b)
-    if failed is not None:
-        return failed
-    first, second = relations
-    if first.is_equal(second):
-        return Proof(True)
-    n_dims = first.dim(_isl().dim_type.in_)
-    extra = first.subtract(second)
-    if not extra.is_empty():
-        return Proof(False, "the first has a pair the second lacks", _witness(extra, n_dims))
-    return Proof(False, "the second has a pair the first lacks", _witness(second.subtract(first), n_dims))
+    return _ask("equal", a, b)
 
 
 def prove_empty(maps: IndexingMap | Iterable[IndexingMap]) -> Proof:
     """Whether the relation of ``maps`` is empty (no point of the domain satisfies the
     constraints); the witness of a disproof is one of its pairs."""
-    return _decide(lambda: _empty(maps))
-
-
-def _empty(maps: IndexingMap | Iterable[IndexingMap]) -> Proof:
-    relations, failed = _relations(maps)
-    if failed is not None:
-        return failed
-    (relation,) = relations
-    if relation.is_empty():
-        return Proof(True)
-    return Proof(False, "not empty", _witness(relation, relation.dim(_isl().dim_type.in_)))
+    return _ask("empty", maps)
