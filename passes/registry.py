@@ -120,7 +120,8 @@ PASSES: dict[str, PassInfo] = {
                 OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB)"),
                 OptionInfo("max", "int", 5, "tilings printed per computation"),
             )
-            + _REPORT_OPTIONS,
+            + _REPORT_OPTIONS
+            + (OptionInfo("prove", "bool", False, "prove each printed exactness by isl (needs islpy)"),),
         ),
         PassInfo(
             "hlo-attach-tiles",

@@ -13,7 +13,10 @@ HLO does)::
 
 each with the exactness of its operand tiles (:mod:`~hlo_indexing.symbolic_tiling.exactness`:
 per parameter, the fraction of the tile elements the fused maps read over the whole
-output, with the worst tile's when lower, or ``not computed (reason)``).
+output, with the worst tile's when lower, or ``not computed (reason)``). ``prove=true``
+has isl prove each printed exactness (``1 (proven by isl)``, ``... (below 1, proven by
+isl)``; an exactness too large to count but proven 1 is printed ``1 (proven by isl)``),
+with ``islpy`` installed (else each says the proof was not run).
 
 ``format=json`` prints instead one JSON document per module, verbatim (no remark
 wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.report`):
@@ -97,6 +100,7 @@ class PrintTilings(ModulePass):
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
     format: str = format_field()
     func: str = func_field()
+    prove: bool = field(default=False, metadata={"help": "prove each printed exactness by isl (needs islpy)"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation (see the module docstring); an
@@ -113,7 +117,9 @@ class PrintTilings(ModulePass):
         entries = []
         memo = TilingMemo()
         for label, op in _selected(module, self.func):
-            entry, ranked, note = computation_tilings(label, op, budget, self.max, blockspecs=not text, memo=memo)
+            entry, ranked, note = computation_tilings(
+                label, op, budget, self.max, blockspecs=not text, memo=memo, prove=self.prove
+            )
             entries.append(entry)
             if entry["error"] is not None:
                 diagnostics.error(op.location, f"{label}: {entry['error']}")
@@ -149,13 +155,17 @@ def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]])
 
 
 def module_tilings(
-    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = ""
+    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = "", prove: bool = False
 ) -> dict[str, Any]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation; only function ``function`` and the fusions in it when given), as
-    ``hlo-print-tilings{format=json}`` prints it; valid against :func:`tilings_schema`."""
+    ``hlo-print-tilings{format=json}`` prints it (``prove``: as ``prove=true``); valid
+    against :func:`tilings_schema`."""
     memo = TilingMemo()
-    entries = [computation_tilings(label, op, budget_bytes, max_tilings, memo=memo)[0] for label, op in _selected(module, function)]
+    entries = [
+        computation_tilings(label, op, budget_bytes, max_tilings, memo=memo, prove=prove)[0]
+        for label, op in _selected(module, function)
+    ]
     return tilings_document(budget_bytes, entries)
 
 
@@ -173,7 +183,7 @@ def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Oper
 
 def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
-    memo: TilingMemo | None = None,
+    memo: TilingMemo | None = None, prove: bool = False,
 ) -> tuple[dict[str, Any], list[Footprint], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     footprints (with their exactness) and what the ranking left out, in words
@@ -182,7 +192,8 @@ def computation_tilings(
     parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
     reason there are none, when ``blockspecs``). ``memo``: the run's
     :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
-    the same body are analysed and ranked once)."""
+    the same body are analysed and ranked once). ``prove``: isl proves each exactness
+    too."""
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -213,7 +224,7 @@ def computation_tilings(
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
-        ranked = [with_exactness(fusion, f) for f in ranking.tilings[:max_tilings]]
+        ranked = [with_exactness(fusion, f, prove=prove) for f in ranking.tilings[:max_tilings]]
     except HloIndexingError as exc:
         entry["error"] = exc.message
         return entry, [], ""
