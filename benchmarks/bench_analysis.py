@@ -31,8 +31,8 @@ from bench_generate import Generated
 from hlo_indexing.analysis.fusion import computation_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.maps.indexing_map import clear_memo
-from hlo_indexing.ops.analysis import clear_cache
+from hlo_indexing.maps.memo import clear_memo
+from hlo_indexing.ops.dispatch import clear_cache
 from hlo_indexing.passes.attach_indexing_maps import attach_per_op_maps
 from hlo_indexing.passes.base import Diagnostics
 

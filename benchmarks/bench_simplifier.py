@@ -3,7 +3,7 @@
 Inputs: the ``simplify`` records of XLA's conformance corpus (``input`` texts that parse)
 and seeded random maps (sums, products, floordiv and mod by constants over 1-3 dims and
 0-2 symbols, half of them with a constraint). The simplifier itself
-(:func:`hlo_indexing.maps.simplifier.simplify`) is timed cold (the map memo cleared first).
+(``IndexingMap.simplify``) is timed cold (the map memo cleared first).
 With ``islpy`` installed, so is the proof that each simplified map has its input's
 relation (:func:`hlo_indexing.maps.exact.prove_equal`, wall-clock: isl runs in the
 isolation server, warmed up first): ``prove_ms_per_map``, ``prove_ratio`` (proof time /
@@ -27,7 +27,6 @@ from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.exact import isl_available, prove_equal
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.simplifier import simplify
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing" / "cases.jsonl"  # ../shared beside the clone
 
@@ -85,10 +84,10 @@ def measure(texts: list[str], repeat: int = 3) -> dict[str, Any]:
     with make_context():
         maps: list[IndexingMap] = []
         parse_s = best_of(lambda: maps.__setitem__(slice(None), [IndexingMap.parse(t) for t in texts]), repeat)
-        simplify_s = best_of(lambda: (clear_caches(), [simplify(m) for m in maps]), repeat)
+        simplify_s = best_of(lambda: (clear_caches(), [m.simplify() for m in maps]), repeat)
         proven = prove_s = None
         if isl_available() and maps:
-            pairs = [(m, simplify(m)) for m in maps]
+            pairs = [(m, m.simplify()) for m in maps]
             proofs = [prove_equal(m, simplified) for m, simplified in pairs]  # starts isl's server
             proven = sum(bool(p.holds) for p in proofs)
             prove_s = best_of(lambda: [prove_equal(m, simplified) for m, simplified in pairs], repeat)

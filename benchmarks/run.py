@@ -1,6 +1,6 @@
 """Run every benchmark, print Markdown tables and write a JSON record.
 
-Usage (``python3 tools/dev.py bench [options]`` runs this with the repository's venv)::
+Usage (``python3 dev/run.py bench [options]`` runs this with the repository's venv)::
 
     python benchmarks/run.py                     # 1k/10k/50k ops, 64M-element layouts
     python benchmarks/run.py --quick             # small sizes (a smoke run, ~1 min)

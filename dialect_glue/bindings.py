@@ -78,6 +78,10 @@ def _dialect(name: str) -> ModuleType | None:
     return found if found is not None else _optional(f"{_root}.{public}")
 
 
+#: jaxlib's native extension that registers every dialect jaxlib ships
+#: (``register_dialects(registry)``); None for the other providers, which have no such hook.
+dialect_registrar = _optional(f"{_root}._mlir_libs._jax_mlir_ext") if PROVIDER == "jaxlib" else None
+
 stablehlo = _dialect("stablehlo")
 mhlo = _dialect("mhlo")
 chlo = _dialect("chlo")
@@ -105,6 +109,7 @@ __all__ = [
     "PROVIDER",
     "ir",
     "passmanager",
+    "dialect_registrar",
     "stablehlo",
     "mhlo",
     "chlo",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.parsing import located, location_name, source_order_key
+from hlo_indexing.dialect_glue.locations import located, location_name, source_order_key
 from hlo_indexing.errors import InvalidInputError
 
 #: Ops that run a nested computation, and the attribute naming it (None: their own region).
@@ -95,11 +95,6 @@ def callee_block(op: OpLike) -> ir.Block | None:
     """The single block of :func:`callee_region` (None when there is none)."""
     region = callee_region(op)
     return None if region is None else _check_signature(op, block_of(region))
-
-
-def is_call_like(op: OpLike) -> bool:
-    """True for the ops of :data:`CALL_LIKE_OPS` (whether or not the callee is found)."""
-    return op.operation.name in CALL_LIKE_OPS
 
 
 def computations(module: ir.Operation) -> Iterator[tuple[str, ir.Operation]]:

@@ -10,7 +10,7 @@ import functools
 from collections import OrderedDict
 from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import PROVIDER, chlo, ir, mhlo, sdy, stablehlo
+from hlo_indexing.dialect_glue.bindings import chlo, dialect_registrar, ir, mhlo, sdy, stablehlo
 
 
 @functools.cache
@@ -24,13 +24,11 @@ def register_passes() -> None:
 
 def _upstream_registry() -> ir.DialectRegistry | None:
     """A registry with every dialect the provider ships, or None if it has no such hook."""
-    if PROVIDER == "jaxlib":
-        from jaxlib.mlir._mlir_libs import _jax_mlir_ext  # optional (jaxlib provider only); private: kept here
-
-        registry = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(registry)
-        return registry
-    return None
+    if dialect_registrar is None:
+        return None
+    registry = ir.DialectRegistry()
+    dialect_registrar.register_dialects(registry)
+    return registry
 
 
 def make_context(*, allow_unregistered_dialects: bool = False) -> ir.Context:

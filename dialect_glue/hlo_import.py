@@ -33,6 +33,7 @@ import contextlib
 import functools
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -50,7 +51,9 @@ from hlo_indexing.dialect_glue.hlo_text import (
 from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
 from hlo_indexing.errors import HloIndexingError, InvalidInputError, ParseError, SourceLocation, UnsupportedError
 
-LAYOUT_ATTR = "hlo_indexing.layout"
+#: The attribute that holds a value's layout (XLA's layout text): on ``func.func`` arguments
+#: and results, and on ops (one per result); read by :mod:`hlo_indexing.layout.attributes`.
+LAYOUT_ATTRIBUTE = "hlo_indexing.layout"
 
 _XLA_POSITION = re.compile(r"(\d+):(\d+): error: ")
 _NAME_LOC = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\)$')
@@ -65,12 +68,10 @@ class _EntryPoints:
 
 
 def _jaxlib_version() -> str:
-    try:
-        import jaxlib  # optional: the bindings may come from another provider (upstream mlir, IREE)
-
-        return str(getattr(jaxlib, "__version__", "unknown"))
-    except ImportError:
-        return "not installed"
+    """jaxlib's version, if the process has loaded it (the bindings may come from another
+    provider: upstream mlir, IREE)."""
+    jaxlib = sys.modules.get("jaxlib")
+    return "not loaded" if jaxlib is None else str(getattr(jaxlib, "__version__", "unknown"))
 
 
 @functools.cache
@@ -368,7 +369,7 @@ def _set_value_attrs(func_op: "ir.Operation", key: str, attrs: dict[int, "ir.Att
     existing = func_op.attributes[key] if key in func_op.attributes else None
     current = list(ir.ArrayAttr(existing)) if existing is not None else [None] * count
     updated = [
-        _with_attr(current[i], LAYOUT_ATTR, attrs[i]) if i in attrs else (current[i] or ir.DictAttr.get({}))
+        _with_attr(current[i], LAYOUT_ATTRIBUTE, attrs[i]) if i in attrs else (current[i] or ir.DictAttr.get({}))
         for i in range(count)
     ]
     func_op.attributes[key] = ir.ArrayAttr.get(updated)
@@ -441,7 +442,7 @@ def _annotate_op(
         op.location = _text_location(instruction.name, instruction.line, instruction.column, filename)
         layout = _layout_attr(instruction, [r.type for r in op.results])
         if layout is not None:
-            op.attributes[LAYOUT_ATTR] = layout
+            op.attributes[LAYOUT_ATTRIBUTE] = layout
     elif '":' not in str(op.location):
         op.location = _text_location(name or op.name, fallback[0], fallback[1], filename)
     for region in op.regions:

@@ -133,10 +133,16 @@ def _log_tail(log: IO[bytes]) -> str:
     return " ".join((checks or lines)[-2:])[:500]
 
 
+def _resolve(target: str) -> Callable[..., Any]:
+    """The function named ``module:qualname`` (imported on first use)."""
+    module, _, name = target.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return function
+
+
 def _serve_one(target: str, args: tuple) -> bytes:
     """Fork a child for ``target(*args)``; the pickled ``(kind, value)`` it ends with."""
-    module, _, name = target.partition(":")
-    function = getattr(importlib.import_module(module), name)
+    function = _resolve(target)
     read_fd, write_fd = os.pipe()
     with tempfile.TemporaryFile() as log:
         pid = os.fork()
@@ -163,8 +169,7 @@ def _serve_one(target: str, args: tuple) -> bytes:
 def _serve_in_server(target: str, args: tuple, seconds: float) -> bytes:
     """``target(*args)`` in the server itself, its CPU time capped at ``seconds`` (and a
     second) past what the server has used: beyond it SIGXCPU ends the server."""
-    module, _, name = target.partition(":")
-    function = getattr(importlib.import_module(module), name)
+    function = _resolve(target)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
     cap = int(usage.ru_utime + usage.ru_stime + seconds) + 2
@@ -240,7 +245,7 @@ _SERVER = _Server()
 
 
 def run_isolated(
-    function: Callable[..., Any],
+    function: Callable[..., Any] | str,
     *args: Any,
     what: str,
     location: SourceLocation | None = None,
@@ -249,13 +254,14 @@ def run_isolated(
 ) -> Any:
     """``function(*args)`` in a child of the isolation server (in the server itself
     when not ``fork``); its result (or the exception it raised, re-raised here).
-    ``what`` names the step in errors; past ``limits.<limit>`` seconds a
-    :class:`TimeLimitError` pointing at ``location``."""
+    ``function`` may be named ``"module:qualname"``: only the server imports its module
+    (one with a dependency the host should not load). ``what`` names the step in errors;
+    past ``limits.<limit>`` seconds a :class:`TimeLimitError` pointing at ``location``."""
+    target = function if isinstance(function, str) else f"{function.__module__}:{function.__qualname__}"
     if not hasattr(os, "fork"):
-        return function(*args)
+        return _resolve(target)(*args)
     seconds = float(getattr(limits, limit))
-    target = f"{function.__module__}:{function.__qualname__}"
-    process = _SERVER.start(function.__module__)
+    process = _SERVER.start(target.partition(":")[0])
     deadline = time.monotonic() + seconds
     assert process.stdin is not None and process.stdout is not None
     try:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
-from hlo_indexing.dialect_glue.parsing import located
+from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE
+from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.errors import InvalidAttributeError, LimitExceededError, UnsupportedError
 from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS
 
@@ -538,5 +539,5 @@ def attribute_key(op: OpLike) -> tuple:
         items = named_attributes(attributes)
     for name, _ in items:
         if name.startswith("hlo_indexing."):
-            return tuple([item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == "hlo_indexing.layout"])
+            return tuple([item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == LAYOUT_ATTRIBUTE])
     return tuple(items)

@@ -18,10 +18,10 @@ maps, utilisation, coalescing, JSON), ``layout``, ``passes`` (MLIR passes),
 
 from __future__ import annotations
 
-import functools as _functools
 from typing import Any as _Any
 
 from hlo_indexing.lazy import lazy_exports as _lazy_exports
+from hlo_indexing.version import installed_version as _installed_version
 
 _EXPORTS = {
     "parse_module": "hlo_indexing.dialect_glue.parsing",
@@ -39,7 +39,7 @@ _EXPORTS = {
     "output_to_input_indexing": "hlo_indexing.analysis.per_op",
     "fusion_indexing": "hlo_indexing.analysis.fusion",
     "analyze": "hlo_indexing.frontend",
-    "ModuleIndexing": "hlo_indexing.analysis.module_analysis",
+    "ModuleIndexing": "hlo_indexing.analysis.results",
     "fusion_input_to_output_indexing": "hlo_indexing.analysis.fusion",
     "grouped_output_to_input_indexing": "hlo_indexing.analysis.grouped",
     "group_indexing_maps_by_producers": "hlo_indexing.analysis.grouped",
@@ -64,7 +64,7 @@ _EXPORTS = {
     "analyze_producer_consumer": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "TiledFusion": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
-    "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "TilingError": "hlo_indexing.errors",
     "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
     "tiling_footprint": "hlo_indexing.symbolic_tiling.footprint",
     "rank_tilings": "hlo_indexing.symbolic_tiling.ranking",
@@ -79,8 +79,8 @@ _EXPORTS = {
     "pallas_blockspecs": "hlo_indexing.symbolic_tiling.pallas",
     "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
     "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
-    "module_tilings": "hlo_indexing.passes.tilings",
-    "tile_picture": "hlo_indexing.tools.tile_picture",
+    "module_tilings": "hlo_indexing.symbolic_tiling.tilings_report",
+    "tile_picture": "hlo_indexing.symbolic_tiling.tile_picture",
     "render_tile_svg": "hlo_indexing.tools.tile_view",
 }
 
@@ -88,21 +88,10 @@ __all__ = sorted(_EXPORTS)
 _exported, _listed = _lazy_exports(__name__, _EXPORTS)
 
 
-@_functools.cache
-def _version() -> str:
-    # Deferred: importlib.metadata costs ~25 ms of start-up, and only __version__ needs it.
-    from importlib import metadata
-
-    try:
-        return metadata.version("hlo-indexing")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "0+unknown"
-
-
 def __getattr__(name: str) -> _Any:
     """The lazy public names, and ``__version__`` (read from the installed metadata once)."""
     if name == "__version__":
-        return _version()
+        return _installed_version() or "0+unknown"  # 0+unknown: a source tree never installed
     return _exported(name)
 
 

@@ -15,6 +15,7 @@ built-in exception a Python user would expect (``ValueError``, ``IndexError``,
     +-- IndexOutOfRangeError (IndexError)    an index or offset outside a shape/buffer
     +-- UndefinedDivisionError (ValueError)  a divisor that is (or evaluates to) zero
     +-- UnsupportedError                     valid input this project cannot handle
+    +-- TilingError                          a fusion not tileable at given sizes, a tile not propagated
     +-- LimitExceededError                   a resource limit of hlo_indexing.limits
         +-- NestingTooDeepError               nesting depth (parentheses, expressions)
         +-- DomainTooLargeError               points of a domain to enumerate
@@ -102,6 +103,19 @@ class UndefinedDivisionError(HloIndexingError, ValueError):
 
 class UnsupportedError(HloIndexingError):
     """Valid input that this project cannot handle (e.g. a missing binding entry point)."""
+
+
+class TilingError(HloIndexingError):
+    """Symbolic tiling failed: a fusion cannot be tiled at the given sizes, a tile cannot be
+    propagated through an instruction, or a tiling space cannot be built. ``status`` is
+    XLA's absl status code name (``UNIMPLEMENTED``, ``FAILED_PRECONDITION``,
+    ``INVALID_ARGUMENT``), ``reason`` the explanation; ``message`` (and ``str()``) is both,
+    as absl prints a status (``UNIMPLEMENTED: ...``)."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(f"{status}: {reason}")
+        self.status = status
+        self.reason = reason
 
 
 class LimitExceededError(HloIndexingError):

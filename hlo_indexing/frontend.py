@@ -24,7 +24,7 @@ every HLO op (:class:`OpMaps`), with a readable ``str()``.
 
 The caller's module is never modified: the analysis only reads it, and with
 ``annotate=True`` (attach the maps as ``hlo_indexing.*`` attributes, as the passes
-``hlo-attach-indexing-maps`` and ``hlo-fuse-indexing-maps`` do) it works on a clone
+``hlo-attach-indexing-maps`` and ``hlo-attach-fused-indexing-maps`` do) it works on a clone
 unless ``clone=False`` (then the caller's own module, e.g. JAX's live one, is
 annotated). ``result.module`` is the module that was analysed (and annotated).
 
@@ -46,17 +46,19 @@ from pathlib import Path
 from typing import Any
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS
-from hlo_indexing.analysis.module_analysis import ModuleIndexing, module_indexing
+from hlo_indexing.analysis.module_analysis import module_indexing
+from hlo_indexing.analysis.results import ModuleIndexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError
-from hlo_indexing.ops.analysis import DIRECTIONS
+from hlo_indexing.passes.pass_manager import run_pipeline
 
 
 def analyze(
     obj: Any,
     *,
-    direction: str = "output-to-input",
+    direction: str = Direction.OUTPUT_TO_INPUT,
     fused: bool = True,
     per_op: bool = True,
     annotate: bool = False,
@@ -76,8 +78,8 @@ def analyze(
     :class:`~hlo_indexing.errors.InputNotFoundError` (a ``FileNotFoundError``) for a
     missing file, :class:`~hlo_indexing.errors.ParseError` for text that does not parse;
     all are :class:`~hlo_indexing.errors.HloIndexingError`."""
-    if direction not in DIRECTIONS:
-        raise InvalidArgumentError(f"analyze: direction must be one of {DIRECTIONS}, not {direction!r}")
+    if direction not in tuple(Direction):
+        raise InvalidArgumentError(f"analyze: direction must be one of {tuple(d.value for d in Direction)}, not {direction!r}")
     module, owned, buffer = _module_of(obj, filename)
     if annotate and clone and not owned:
         module = module.operation.clone()
@@ -85,11 +87,9 @@ def analyze(
     with gc_paused():
         result = module_indexing(module, direction, fused=fused, per_op=per_op, max_maps=max_maps, buffer=buffer)
     if annotate:
-        from hlo_indexing.passes.pass_manager import run_pipeline  # only for annotate=True
-
         run_pipeline(
             module,
-            f"builtin.module(hlo-attach-indexing-maps{{direction={direction}}}, hlo-fuse-indexing-maps{{max-maps={max_maps}}})",
+            f"builtin.module(hlo-attach-indexing-maps{{direction={direction}}}, hlo-attach-fused-indexing-maps{{max-maps={max_maps}}})",
         )
     return result
 

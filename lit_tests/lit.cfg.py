@@ -1,5 +1,5 @@
 # lit configuration of hlo-indexing. Run with `lit -v lit_tests` from the environment
-# where the project is installed (`python3 tools/dev.py test` does it in `.venv`).
+# where the project is installed (`python3 dev/run.py test` does it in `.venv`).
 #
 # Substitutions:
 #   %PYTHON    the Python running lit (the environment's interpreter)

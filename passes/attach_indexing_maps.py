@@ -31,20 +31,20 @@ from typing import ClassVar
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.analysis.physical import FORMS, physical_indexings
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
-from hlo_indexing.ops.analysis import DIRECTIONS
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
-ATTRIBUTE_NAMES = {"output-to-input": "hlo_indexing.output_to_input", "input-to-output": "hlo_indexing.input_to_output"}
+ATTRIBUTE_NAMES = {Direction.OUTPUT_TO_INPUT: "hlo_indexing.output_to_input", Direction.INPUT_TO_OUTPUT: "hlo_indexing.input_to_output"}
 
 @dataclass(frozen=True)
 class PerOpMapsPass(ModulePass):
     """The options both per-op passes take."""
 
     direction: str = field(
-        default="output-to-input", metadata={"help": "output-to-input or input-to-output", "choices": DIRECTIONS}
+        default=Direction.OUTPUT_TO_INPUT, metadata={"help": "output-to-input or input-to-output", "choices": tuple(Direction)}
     )
     simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
     physical: str = field(
@@ -103,6 +103,6 @@ def attach_per_op_maps(
                 context=context,
             )
             built[key] = (per_index, value)
-        op.attributes[ATTRIBUTE_NAMES[direction]] = value
+        op.attributes[ATTRIBUTE_NAMES[Direction.of(direction)]] = value
         attached[op] = per_index
     return attached

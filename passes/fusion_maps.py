@@ -1,29 +1,31 @@
 """Passes over fused (whole-computation) indexing maps:
 
-``hlo-fuse-indexing-maps`` attaches, to every argument of every ``func.func`` with a
+``hlo-attach-fused-indexing-maps`` attaches, to every argument of every ``func.func`` with a
 body, ``hlo_indexing.fused_maps``: an ``ArrayAttr`` with one entry per function result,
 each an ``ArrayAttr`` of indexing-map attributes (:mod:`hlo_indexing.maps.attributes`) from
 that result to the argument. Each ``mhlo.fusion`` op gets the same information on the
 op itself, one entry per result, each holding one ``ArrayAttr`` per operand.
 
-``hlo-print-fusion-indexing`` emits, for the same computations, one remark per map at
+``hlo-print-fused-indexing-maps`` emits, for the same computations, one remark per map at
 the function (or fusion op): ``@f result 0 -> arg 1: (d0) -> (d0), domain: ...``.
 Tuples are reported per tensor element: ``@f result 0.1 -> arg 2.0: ...`` is element 1
-of result 0 reading element 0 of argument 2. ``hlo-fuse-indexing-maps`` has no element
+of result 0 reading element 0 of argument 2. ``hlo-attach-fused-indexing-maps`` has no element
 level: a tuple-typed argument or result gets an unknown map whose reason says so (the
 Python API, :func:`hlo_indexing.fusion_indexing` with ``element=``, has them).
 
 Computations are named ``@f`` for a function and after the HLO instruction
 (``fusion.3``) for an ``mhlo.fusion`` imported from HLO, reported in source order;
-reducer and comparator functions are left out. ``hlo-print-fusion-indexing`` takes
+reducer and comparator functions are left out. ``hlo-print-fused-indexing-maps`` takes
 ``func=NAME`` (one function and the fusions in it) and ``format=json`` (one JSON
 document, :mod:`hlo_indexing.passes.report`).
 
 Both take ``max-maps`` (the per-value cap beyond which a set is over-approximated by
 one whole-value map; a remark says so). A computation the analysis cannot handle
-(e.g. dynamic shapes) gets an error at its location.
+(e.g. dynamic shapes) gets an error at its location. The passes' old names,
+``hlo-fuse-indexing-maps`` and ``hlo-print-fusion-indexing``, are aliases
+(:data:`hlo_indexing.passes.registry.ALIASES`).
 
-``hlo-print-fusion-indexing`` takes ``physical=coordinates|offset``: the maps go from
+``hlo-print-fused-indexing-maps`` takes ``physical=coordinates|offset``: the maps go from
 the result's physical index to the arguments' physical indices, through the layouts
 written on them (:mod:`hlo_indexing.analysis.physical`).
 
@@ -48,15 +50,16 @@ from typing import Any, ClassVar
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
 from hlo_indexing.analysis.physical import FORMS, physical_fusion_indexing
+from hlo_indexing.analysis.results import fused_map_lines
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
-from hlo_indexing.dialect_glue.parsing import enclosing_function
+from hlo_indexing.dialect_glue.locations import enclosing_function
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
-from hlo_indexing.maps.text import display_text
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.report import emit_json, format_field, func_field, selected_function
 
@@ -102,10 +105,10 @@ class _FusedMapsPass(ModulePass):
 
 
 @dataclass(frozen=True)
-class FuseIndexingMaps(_FusedMapsPass):
+class AttachFusedIndexingMaps(_FusedMapsPass):
     """See the module docstring."""
 
-    name: ClassVar[str] = "hlo-fuse-indexing-maps"
+    name: ClassVar[str] = "hlo-attach-fused-indexing-maps"
     description: ClassVar[str] = "Attach result->argument fused indexing maps to functions and mhlo.fusion ops"
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
@@ -160,10 +163,10 @@ def set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute"
 
 
 @dataclass(frozen=True)
-class PrintFusionIndexing(_FusedMapsPass):
+class PrintFusedIndexingMaps(_FusedMapsPass):
     """See the module docstring."""
 
-    name: ClassVar[str] = "hlo-print-fusion-indexing"
+    name: ClassVar[str] = "hlo-print-fused-indexing-maps"
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
 
     format: str = format_field()
@@ -183,7 +186,7 @@ class PrintFusionIndexing(_FusedMapsPass):
             diagnostics.error(module.location, "format=json prints logical maps only: drop physical= or use text")
             return
         if self.format == "json":
-            emit_json(module, diagnostics, direction="output-to-input", fused=True, function=self.func, max_maps=self.max_maps)
+            emit_json(module, diagnostics, direction=Direction.OUTPUT_TO_INPUT, fused=True, function=self.func, max_maps=self.max_maps)
             return
         for label, op in computations(module):
             if self.func and enclosing_function(op) != self.func.removeprefix("@"):
@@ -219,13 +222,8 @@ class PrintFusionIndexing(_FusedMapsPass):
 
     def _remark(self, location: Any, result: str, fused: FusionIndexing, diagnostics: Diagnostics) -> None:
         """One remark per map of each argument (of each element read of a tuple argument)."""
-        for a in range(len(fused.maps)):
-            for path, maps in fused.element_maps(a):
-                arg = path_text((a,) + path)
-                if not maps:
-                    diagnostics.remark(location, f"{result} -> arg {arg}: no dependence")
-                for text in sorted(display_text(m) for m in maps):
-                    diagnostics.remark(location, f"{result} -> arg {arg}: {text}")
+        for line in fused_map_lines(result, fused):
+            diagnostics.remark(location, line)
         if fused.over_approximated:
             diagnostics.remark(
                 location,

@@ -38,6 +38,7 @@ from typing import ClassVar
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import attr_to_ints, attribute_dictionary
 from hlo_indexing.errors import HloIndexingError, LimitExceededError
+from hlo_indexing.layout.attributes import LAYOUT_ATTRIBUTE
 from hlo_indexing.layout.lowering import linear_offset_map, logical_index_map, memref_type_text, tiled_coordinates_map
 from hlo_indexing.layout.tiling import plan
 from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
@@ -45,7 +46,6 @@ from hlo_indexing.limits import MAX_DIMENSION_INDEX
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 
-LAYOUT_ATTRIBUTE = "hlo_indexing.layout"
 ENTRY_PARAMETER_LAYOUTS = "mhlo.xla_entry_computation_parameter_layouts"
 ENTRY_PARAMETER_TILES = "mhlo.xla_entry_computation_parameter_tiles"
 ENTRY_RESULT_LAYOUT = "mhlo.xla_entry_computation_result_layout"

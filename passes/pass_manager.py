@@ -52,14 +52,18 @@ class PythonPass:
     Runs ``pass_.run(op, diagnostics)``; an exception raised by the pass counts as an
     error (at the op the :class:`HloIndexingError` is about, else at the pass's op): the
     pass fails, and nothing is raised through the caller's ``PassManager``. Every diagnostic is appended to ``sink``
-    (when given); errors are also emitted through MLIR and fail the pass."""
+    (when given); errors are also emitted through MLIR and fail the pass. ``alias`` is
+    the old name the pipeline called the pass by, if it did: a note at the op says so."""
 
-    def __init__(self, pass_: ModulePass, sink: Diagnostics | None = None):
+    def __init__(self, pass_: ModulePass, sink: Diagnostics | None = None, alias: str | None = None):
         self.pass_ = pass_
         self.sink = sink
+        self.alias = alias
 
     def __call__(self, op: "ir.Operation", pass_handle) -> None:
         diagnostics = Diagnostics()
+        if self.alias is not None:
+            diagnostics.note(op.location, registry.alias_note(self.alias))
         try:
             self.pass_.run(op, diagnostics)
         except Exception as exc:  # noqa: BLE001 - a failed pass, never an exception through the user's PassManager
@@ -78,7 +82,7 @@ def instantiate(element: PipelineElement) -> ModulePass | None:
     Raises :class:`PipelineError` for bad options or a nested use of our passes."""
     if element.nested is not None:
         for inner in element.nested:
-            if inner.nested is not None or inner.name in registry.PASSES:
+            if inner.nested is not None or registry.is_ours(inner.name):
                 _reject_nested_python_pass(inner, element.name)
         return None
     cls = registry.lookup(element.name)
@@ -95,7 +99,7 @@ def _reject_nested_python_pass(element: PipelineElement, anchor: str) -> None:
     if element.nested is not None:
         for inner in element.nested:
             _reject_nested_python_pass(inner, element.name)
-    elif element.name in registry.PASSES:
+    elif registry.is_ours(element.name):
         raise PipelineError(
             f"pass '{element.name}' is a Python pass of hlo-indexing: it runs on "
             f"'{MODULE_ANCHOR}' and cannot be nested under '{anchor}'",
@@ -113,23 +117,24 @@ def add_elements(
     Every element is validated before ``pm`` is touched, so a bad pipeline leaves it
     unchanged."""
     register_passes()
-    planned: list[ModulePass | str] = []
+    planned: list[tuple[ModulePass, str | None] | str] = []
     for element in elements:
         ours = instantiate(element)
         if ours is None:
             _check_upstream(element)
             planned.append(element.text)
         else:
-            planned.append(ours)
+            planned.append((ours, element.name if element.name in registry.ALIASES else None))
     for item in planned:
         if isinstance(item, str):
             pm.add(item)
         else:
+            ours, alias = item
             pm.add(
-                PythonPass(item, diagnostics),
-                name=type(item).__name__,
-                argument=item.name,
-                description=item.description,
+                PythonPass(ours, diagnostics, alias),
+                name=type(ours).__name__,
+                argument=ours.name,
+                description=ours.description,
             )
 
 

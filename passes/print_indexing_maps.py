@@ -22,7 +22,8 @@ from typing import ClassVar
 
 from hlo_indexing.analysis.per_op import hlo_ops
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import enclosing_function, location_name, source_order_key
+from hlo_indexing.dialect_glue.locations import enclosing_function, location_name, source_order_key
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass, per_op_maps
 from hlo_indexing.passes.base import Diagnostics
@@ -54,7 +55,7 @@ class PrintIndexingMaps(PerOpMapsPass):
             except HloIndexingError as exc:
                 diagnostics.error(module.location, exc.message)
             return
-        what = "result" if self.direction == "output-to-input" else "operand"
+        what = "result" if self.direction == Direction.OUTPUT_TO_INPUT else "operand"
         for op in sorted(hlo_ops(module), key=lambda op: source_order_key(op.location)):
             if self.func and enclosing_function(op) != self.func.removeprefix("@"):
                 continue

@@ -21,6 +21,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from hlo_indexing.direction import Direction
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 
 if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
@@ -56,7 +57,7 @@ class PassInfo:
 
 
 _DIRECTION = OptionInfo(
-    "direction", "str", "output-to-input", "output-to-input or input-to-output", ("output-to-input", "input-to-output")
+    "direction", "str", Direction.OUTPUT_TO_INPUT, "output-to-input or input-to-output", (Direction.OUTPUT_TO_INPUT, Direction.INPUT_TO_OUTPUT)
 )
 _SIMPLIFY = OptionInfo("simplify", "bool", True, "simplify the maps")
 _PHYSICAL = OptionInfo(
@@ -101,15 +102,15 @@ PASSES: dict[str, PassInfo] = {
             (OptionInfo("report", "bool", False, "emit a remark for each map that was simplified"),),
         ),
         PassInfo(
-            "hlo-fuse-indexing-maps",
+            "hlo-attach-fused-indexing-maps",
             "Attach result->argument fused indexing maps to functions and mhlo.fusion ops",
-            "fusion_maps:FuseIndexingMaps",
+            "fusion_maps:AttachFusedIndexingMaps",
             _FUSED_MAPS_OPTIONS,
         ),
         PassInfo(
-            "hlo-print-fusion-indexing",
+            "hlo-print-fused-indexing-maps",
             "Print fused result->argument indexing maps as remarks",
-            "fusion_maps:PrintFusionIndexing",
+            "fusion_maps:PrintFusedIndexingMaps",
             _FUSED_MAPS_OPTIONS + _REPORT_OPTIONS + (_PHYSICAL,),
         ),
         PassInfo(
@@ -133,6 +134,20 @@ PASSES: dict[str, PassInfo] = {
 }
 
 
+#: Old pass name -> the pass's name. The fused-map passes were renamed to pair up with
+#: their per-op twins (issue #25); the old names still run the pass, and say that they
+#: are aliases in ``--list-passes`` and in a note where they are used.
+ALIASES: dict[str, str] = {
+    "hlo-fuse-indexing-maps": "hlo-attach-fused-indexing-maps",
+    "hlo-print-fusion-indexing": "hlo-print-fused-indexing-maps",
+}
+
+
+def alias_note(name: str) -> str:
+    """What is said where the alias ``name`` is used."""
+    return f"'{name}' is an alias of '{ALIASES[name]}' (its old name); use '{ALIASES[name]}'"
+
+
 #: Upstream passes the bindings accept, for "did you mean" hints only (MLIR's Python API
 #: cannot list its registry); a test checks that each is accepted.
 UPSTREAM_PASS_HINTS = (
@@ -149,7 +164,7 @@ def suggestion(name: str, extra: tuple[str, ...] = ()) -> str | None:
     """The registered or known upstream pass (or one of ``extra``, e.g. driver flags)
     closest to the misspelt ``name``, by :func:`difflib.get_close_matches`; None when
     nothing is close."""
-    close = difflib.get_close_matches(name, [*PASSES, *UPSTREAM_PASS_HINTS, *extra], n=1, cutoff=0.75)
+    close = difflib.get_close_matches(name, [*PASSES, *ALIASES, *UPSTREAM_PASS_HINTS, *extra], n=1, cutoff=0.75)
     return close[0] if close else None
 
 
@@ -158,14 +173,21 @@ def pass_names() -> list[str]:
     return sorted(PASSES)
 
 
+def is_ours(name: str) -> bool:
+    """Whether ``name`` is one of our passes (its name or an alias); imports nothing."""
+    return name in PASSES or name in ALIASES
+
+
 def info(name: str) -> PassInfo | None:
-    """The description of the pass registered under ``name``, or None; imports nothing."""
-    return PASSES.get(name)
+    """The description of the pass registered under ``name`` (or whose alias it is), or
+    None; imports nothing."""
+    return PASSES.get(ALIASES.get(name, name))
 
 
 def lookup(name: str) -> type[ModulePass] | None:
-    """The pass class registered under ``name`` (importing its module), or None."""
-    entry = PASSES.get(name)
+    """The pass class registered under ``name`` (or whose alias it is), importing its
+    module; None when there is none."""
+    entry = info(name)
     if entry is None:
         return None
     module_name, class_name = entry.target.split(":")

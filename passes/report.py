@@ -1,6 +1,6 @@
-"""What the two print passes (``hlo-print-indexing-maps``, ``hlo-print-fusion-indexing``)
+"""What the two print passes (``hlo-print-indexing-maps``, ``hlo-print-fused-indexing-maps``)
 share: the options ``format`` (``text``: remarks, ``json``: one JSON document per module,
-see :mod:`hlo_indexing.analysis.serialize`) and ``func`` (report only that function and
+see :mod:`hlo_indexing.analysis.results`) and ``func`` (report only that function and
 what is nested in it), and the JSON output itself.
 
 A JSON document is emitted with :meth:`~hlo_indexing.passes.base.Diagnostics.output`:
@@ -17,7 +17,7 @@ from typing import Any
 
 from hlo_indexing.analysis.module_analysis import module_indexing
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import enclosing_function
+from hlo_indexing.dialect_glue.locations import enclosing_function
 from hlo_indexing.passes.base import Diagnostics
 
 FORMATS = ("text", "json")

@@ -29,8 +29,8 @@ counts the tilings with more than 65536 programs, not evaluated, ``capped`` the
 candidate tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
 ``limits.MAX_FOOTPRINTS_PER_FUSION`` (both also said in a remark in text), ``failure``
 says why a computation cannot be tiled. The schema ships in the package
-(``hlo_indexing/schema/tilings.schema.json``, :func:`tilings_schema`);
-:func:`module_tilings` gives the same document in Python. The budget is bytes
+(``hlo_indexing/schema/tilings.schema.json``); the document is made by
+:mod:`hlo_indexing.symbolic_tiling.tilings_report` (:func:`~hlo_indexing.symbolic_tiling.tilings_report.module_tilings` gives it in Python). The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
@@ -50,12 +50,11 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, ClassVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.parsing import enclosing_function, location_of
+from hlo_indexing.dialect_glue.locations import enclosing_function, location_of
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
@@ -66,6 +65,17 @@ from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, defining_op
+from hlo_indexing.symbolic_tiling.tilings_report import (
+    computation_tilings,
+    module_tilings,
+    parameters_text,
+    selected_computations,
+    tilings_document,
+    tilings_schema,
+)
+
+#: ``module_tilings`` and ``tilings_schema`` lived here before issue #25; still importable.
+__all__ = ["AttachTiles", "PrintTilings", "module_tilings", "parse_bytes", "parse_tile_sizes", "tile_attribute", "tilings_schema"]
 
 TILE_ATTRIBUTE = "hlo_indexing.tile"
 TILING_ATTRIBUTE = "hlo_indexing.tiling"
@@ -81,12 +91,6 @@ def parse_bytes(text: str) -> int:
     if found is None or found.group(2).lower() not in _UNITS:
         raise HloIndexingError(f"invalid byte size '{text}': expected a number with an optional unit B, KiB, MiB, kB, MB")
     return int(found.group(1)) * _UNITS[found.group(2).lower()]
-
-
-def _parameters_text(fusion: TiledFusion) -> list[str]:
-    return [
-        f"{p.owner} {'contracting ' if p.contracting else ''}dim {p.dim} (size {p.size})" for p in fusion.parameters
-    ]
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ class PrintTilings(ModulePass):
         text = self.format == "text"
         entries = []
         memo = TilingMemo()
-        for label, op in _selected(module, self.func):
+        for label, op in selected_computations(module, self.func):
             entry, ranked, note = computation_tilings(
                 label, op, budget, self.max, blockspecs=not text, memo=memo, prove=self.prove
             )
@@ -134,117 +138,6 @@ class PrintTilings(ModulePass):
                     diagnostics.remark(op.location, f"{label}: {note}")
         if not text:
             diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
-
-
-#: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
-TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
-TILINGS_SCHEMA_RESOURCE = "schema/tilings.schema.json"
-
-
-def tilings_schema() -> dict[str, Any]:
-    """The JSON Schema of the tilings document (shipped as package data)."""
-    text = resources.files("hlo_indexing").joinpath(TILINGS_SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
-
-
-def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON document of ``hlo-print-tilings{format=json}``: the schema id, the
-    budget and one entry per computation (:func:`computation_tilings`)."""
-    return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "computations": computations_json}
-
-
-def module_tilings(
-    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = "", prove: bool = False
-) -> dict[str, Any]:
-    """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
-    operation; only function ``function`` and the fusions in it when given), as
-    ``hlo-print-tilings{format=json}`` prints it (``prove``: as ``prove=true``); valid
-    against :func:`tilings_schema`."""
-    memo = TilingMemo()
-    entries = [
-        computation_tilings(label, op, budget_bytes, max_tilings, memo=memo, prove=prove)[0]
-        for label, op in _selected(module, function)
-    ]
-    return tilings_document(budget_bytes, entries)
-
-
-def _selected(module: "ir.Operation", function: str) -> list[tuple[str, "ir.Operation"]]:
-    """The computations of ``module`` in function ``function``; when empty, every
-    computation, or only the ``mhlo.fusion`` ops when there are some (compiled HLO: each
-    fusion once, not also its computation imported beside it as a private function, nor
-    the ENTRY, which is not a fusion)."""
-    name = function.removeprefix("@")
-    found = list(computations(module))
-    if name:
-        return [(label, op) for label, op in found if enclosing_function(op) == name]
-    return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
-
-
-def computation_tilings(
-    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
-    memo: TilingMemo | None = None, prove: bool = False,
-) -> tuple[dict[str, Any], list[Footprint], str]:
-    """One computation's entry of the tilings document, its best ``max_tilings``
-    footprints (with their exactness) and what the ranking left out, in words
-    (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
-    cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
-    parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
-    reason there are none, when ``blockspecs``). ``memo``: the run's
-    :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
-    the same body are analysed and ranked once). ``prove``: isl proves each exactness
-    too."""
-    where = location_of(op.location)
-    entry: dict[str, Any] = {
-        "name": label,
-        "kind": op.name,
-        "location": str(where) if where is not None else str(op.location),
-        "failure": None,
-        "error": None,
-        "parameters": [],
-        "valid_tilings": 0,
-        "fitting": 0,
-        "skipped": 0,
-        "capped": 0,
-        "tilings": [],
-    }
-    memo = memo or TilingMemo()
-    try:
-        fusion = memo.analyze(op)
-    except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
-        entry["error"] = f"cannot tile: {exc.message}"
-        return entry, [], ""
-    if isinstance(fusion, AnalysisFailure):
-        entry["failure"] = fusion.reason
-        return entry, [], ""
-    entry["parameters"] = [
-        {"owner": p.owner, "dim": p.dim, "size": p.size, "contracting": p.contracting, "text": text}
-        for p, text in zip(fusion.parameters, _parameters_text(fusion))
-    ]
-    layouts, output_layouts = declared_parameter_layouts(op)
-    try:
-        ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
-        ranked = [with_exactness(fusion, f, prove=prove) for f in ranking.tilings[:max_tilings]]
-    except HloIndexingError as exc:
-        entry["error"] = exc.message
-        return entry, [], ""
-    entry["valid_tilings"] = ranking.valid
-    entry["fitting"] = len(ranking.tilings)
-    entry["skipped"] = ranking.skipped
-    entry["capped"] = ranking.capped
-    for rank, footprint in enumerate(ranked, 1):
-        tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
-        if blockspecs:
-            tiling["pallas"] = _pallas_json(fusion, footprint.tile_sizes)
-        entry["tilings"].append(tiling)
-    return entry, ranked, ranking.note
-
-
-def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
-    try:
-        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)), "reason": None}
-    except HloIndexingError as exc:
-        return {"blockspecs": None, "reason": exc.message}
 
 
 def parse_tile_sizes(text: str) -> list[int]:
@@ -294,7 +187,7 @@ class AttachTiles(ModulePass):
                 diagnostics.error(
                     op.location,
                     f"{label}: {len(sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: "
-                    + ", ".join(_parameters_text(fusion)),
+                    + ", ".join(parameters_text(fusion)),
                 )
                 continue
             try:

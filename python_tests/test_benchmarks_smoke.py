@@ -1,12 +1,10 @@
 """Smoke test of the benchmark generators (benchmarks/): at tiny sizes, every generated
 module parses and holds exactly the requested number of analysed HLO ops in the stated
-number of functions. Performance itself is measured by ``tools/dev.py bench``, not here."""
+number of functions. Performance itself is measured by ``dev/run.py bench``, not here."""
 
 from __future__ import annotations
 
 import importlib
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,17 +13,7 @@ from hlo_indexing.maps.exact import isl_available
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.passes.attach_indexing_maps import hlo_ops
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _load(name: str):
-    """Import ``benchmarks/<name>.py`` (the bench_* modules import each other by name)."""
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    return importlib.import_module(name)
-
-
-generate = _load("bench_generate")
+import bench_generate as generate  # benchmarks/ is on the tests' path (pytest's pythonpath)
 
 
 def _functions_and_ops(text: str, context) -> tuple[int, int]:
@@ -63,7 +51,7 @@ def test_chains_are_one_function_of_n_ops(context, chain: str, n_ops: int) -> No
 
 
 def test_random_simplifier_inputs_parse(context) -> None:
-    bench_simplifier = _load("bench_simplifier")
+    bench_simplifier = importlib.import_module("bench_simplifier")
     texts = bench_simplifier.random_map_texts(25, seed=3)
     assert len(texts) == 25
     for text in texts:
@@ -81,9 +69,9 @@ def test_simplifier_benchmark_times_the_isl_proofs(context) -> None:
 
 def test_training_step_benchmark_runs_on_one_layer(context) -> None:
     pytest.importorskip("jax")
-    _load("bench_analysis")
-    rows = _load("bench_training").measure([1], repeat=1, baseline_repeat=1)
+    importlib.import_module("bench_analysis")
+    rows = importlib.import_module("bench_training").measure([1], repeat=1, baseline_repeat=1)
     assert [(r["layers"], r["growth_per_doubling"]) for r in rows] == [(1, None)]
-    text = _load("jax_training_step").training_step_text(1)
+    text = importlib.import_module("jax_training_step").training_step_text(1)
     n_functions, counted = _functions_and_ops(text, context)
     assert rows[0]["ops"] == counted > 300 and rows[0]["results"] > 30

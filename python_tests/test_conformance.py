@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from devtools import conformance
+import conformance
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing"  # ../shared beside the clone
 BASELINE = Path(__file__).with_name("conformance_baseline.json")

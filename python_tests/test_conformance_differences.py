@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 
-from devtools import conformance
+import conformance
 
 PAD_VALUE = conformance.KnownDifference("ours_inside", "padding value")
 BOUNDS = conformance.KnownDifference("equal_in_shape", "bounds")

@@ -1,10 +1,10 @@
-"""``tools/dev.py conformance`` dispatches every corpus record to a checker: tiling records
+"""``dev/run.py conformance`` dispatches every corpus record to a checker: tiling records
 to the tiling checkers, XLA's indexing records to the indexing runner, tiled-layout vectors
 to the layout checker; a kind without a checker fails."""
 
 from __future__ import annotations
 
-from devtools import tiling_conformance
+import tiling_conformance
 
 DOC_VECTOR = {
     "id": "doc_000", "dtype": "f32", "shape": [3, 5], "layout": "{1,0:T(2,2)}", "padded_elements": 24,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import MAX_MEMO_CONTEXTS, context_memo, make_context
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.tools import opt
 
@@ -32,9 +33,9 @@ def test_a_memo_hit_stays_in_the_callers_context() -> None:
     producer_first = IndexingMap.known_empty(1, 0, 3, first)
     producer_second = IndexingMap.known_empty(1, 0, 3, second)
     assert empty_first.simplify().context is first
-    assert empty_first.compose(producer_first).context is first
+    assert compose(empty_first, producer_first).context is first
     assert empty_second.simplify().context is second
-    assert empty_second.compose(producer_second).context is second
+    assert compose(empty_second, producer_second).context is second
 
 
 def test_memo_tables_are_kept_for_the_latest_contexts_only() -> None:
@@ -52,7 +53,7 @@ def _live_contexts() -> int:
 
 def test_cli_runs_in_process_keep_a_bounded_number_of_contexts() -> None:
     inputs = [str(LIT / "ops" / "ops-stablehlo.mlir"), str(LIT / "ops" / "ops-mhlo.mlir")]
-    flags = (["--hlo-attach-indexing-maps"], ["--hlo-fuse-indexing-maps", "--cse"], ["--hlo-print-indexing-maps"])
+    flags = (["--hlo-attach-indexing-maps"], ["--hlo-attach-fused-indexing-maps", "--cse"], ["--hlo-print-indexing-maps"])
     opt.main([inputs[0], *flags[0]])  # the memo tables now hold contexts of this process
     before = _live_contexts()
     runs = 3 * MAX_MEMO_CONTEXTS

@@ -13,23 +13,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from package_layout import installed_modules
+
 ROOT = Path(__file__).resolve().parents[1]
-
-#: The folders installed as the package ``hlo_indexing`` (pyproject's package-dir).
-PACKAGE_FOLDERS = ("hlo_indexing", "passes", "dialect_glue", "tools")
-
-#: Developer tools under ``tools/`` that are not part of the installed package.
-NOT_INSTALLED = (ROOT / "tools" / "dev.py", ROOT / "tools" / "devtools")
 
 
 def _installed_files() -> list[Path]:
-    files = []
-    for folder in PACKAGE_FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            if any(path == skip or skip in path.parents for skip in NOT_INSTALLED):
-                continue
-            files.append(path)
-    return files
+    """The source files of the installed package (where pyproject's layout says)."""
+    return sorted(installed_modules(ROOT).values())
 
 
 def _is_setter_or_deleter(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -59,7 +50,7 @@ def test_the_walk_sees_the_package() -> None:
     assert "hlo_indexing/maps/indexing_map.py" in files
     assert "passes/base.py" in files
     assert "tools/opt.py" in files
-    assert "tools/dev.py" not in files and not any(f.startswith("tools/devtools/") for f in files)
+    assert "dev/run.py" not in files and not any(f.startswith("dev/") for f in files)
 
 
 def test_the_walk_finds_undocumented_definitions() -> None:

@@ -44,7 +44,7 @@ def run_driver(*argv: str) -> tuple[subprocess.CompletedProcess, list[str]]:
         ("--help", "Available Passes:"),
         ("-h", "USAGE: hlo-indexing-opt"),
         ("--version", "MLIR Python bindings:"),
-        ("--list-passes", "--hlo-fuse-indexing-maps"),
+        ("--list-passes", "--hlo-attach-fused-indexing-maps"),
     ],
 )
 def test_info_flags_do_not_import_bindings_or_numpy(flag, expected):

@@ -10,7 +10,7 @@ from test_op_indexing_support import build, indices, relation, tensor
 
 from hlo_indexing import output_to_input_indexing
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.analysis import elementwise_shape
+from hlo_indexing.ops.dispatch import elementwise_shape
 
 CASES = [
     # (op text, operand types, result type, expected shape)

@@ -171,13 +171,8 @@ def test_fused_relation_through_shared_entries_equals_numpy_evaluation() -> None
 
 def test_shared_walk_equals_plain_walks_on_a_training_step() -> None:
     pytest.importorskip("jax")
-    import sys
+    import jax_training_step  # benchmarks/ (pytest's pythonpath); it needs JAX, skipped above
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-    try:
-        import jax_training_step
-    finally:
-        sys.path.pop(0)
     module = parse_module(jax_training_step.training_step_text(1))
     assert _check_module(module) >= 1
 

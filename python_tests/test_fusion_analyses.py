@@ -274,6 +274,6 @@ def test_bad_layout_is_a_located_error() -> None:
         "  return %x : tensor<4x6xf32>\n}\n"
     )
     with pytest.raises(ir.MLIRError) as caught:
-        run_pipeline(module, "builtin.module(hlo-print-fusion-indexing{analyses=true})")
+        run_pipeline(module, "builtin.module(hlo-print-fused-indexing-maps{analyses=true})")
     messages = [str(d.location) + " " + d.message for d in caught.value.error_diagnostics]
     assert any(":1:1" in m and "layout {0} has rank 1, the array has rank 2" in m for m in messages), messages

@@ -9,8 +9,6 @@ the transposed pairs. The nested ``mhlo.fusion`` is checked against numpy."""
 
 from __future__ import annotations
 
-import os
-import sys
 from functools import partial
 
 import numpy as np
@@ -23,8 +21,7 @@ lax = jax.lax
 from hlo_indexing import fusion_indexing, fusion_input_to_output_indexing, parse_module  # noqa: E402
 from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_op_indexing_support import relation  # noqa: E402
+from test_op_indexing_support import relation
 
 
 def jacobian_pairs(f, shapes, result_index: int) -> list[set]:

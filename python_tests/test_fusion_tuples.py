@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import random
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hlo_indexing import IndexingMap, fusion_indexing, fusion_input_to_output_indexing, parse_module
-from hlo_indexing.ops import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing import (
+    IndexingMap,
+    fusion_indexing,
+    fusion_input_to_output_indexing,
+    input_to_output_indexing,
+    output_to_input_indexing,
+    parse_module,
+)
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_op_indexing_support import relation  # noqa: E402
+from test_op_indexing_support import relation
 
 # ----------------------------------------------------------------------------------------
 # The independent evaluator: dependence sets per element, tuples as Python tuples.

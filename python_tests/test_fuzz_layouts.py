@@ -3,7 +3,7 @@ the logical indices onto the non-padding slots of ``[0, padded_size)``, inverted
 ``logical_index``; the lowered maps denote the same placement (enumerated); a layout
 survives print/parse; any text parses or raises an ``HloIndexingError``, and an index
 out of range raises ``IndexOutOfRangeError`` (an ``IndexError``). Small budget; the
-long campaign is ``python3 tools/dev.py fuzz``."""
+long campaign is ``python3 dev/run.py fuzz``."""
 
 from __future__ import annotations
 

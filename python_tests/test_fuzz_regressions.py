@@ -1,4 +1,4 @@
-"""Every minimised finding of the fuzz campaign (``python3 tools/dev.py fuzz``), and the
+"""Every minimised finding of the fuzz campaign (``python3 dev/run.py fuzz``), and the
 cases of issue #15, replayed through the campaign's own worker in a child process (so
 an abort or a hang fails the test instead of killing pytest): each must end ``ok`` or
 with a located ``HloIndexingError`` (``error``), never an abort, a hang, an exception
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from devtools.fuzz.campaign import Worker, heap_check_env, replay  # tools/ is on sys.path (conftest.py)
+from fuzz_campaign import Worker, heap_check_env, replay  # dev/ is on the tests' path (pyproject)
 
 FINDINGS = json.loads((Path(__file__).with_name("fuzz_regressions.json")).read_text())
 

@@ -1,11 +1,13 @@
 """The package is layered: no import cycle between modules, no module importing a layer
-above its own, and no import inside a function except the deferred imports listed here
-with their reason. Reads the source files (AST), so it needs no dependency and imports
-nothing it checks.
+above its own (imports inside functions and under ``if TYPE_CHECKING:`` included: they
+are edges of the graph too), and no import inside a function except the deferred imports
+listed here with their reason. Reads the source files (AST), so it needs no dependency
+and imports nothing it checks; where they are comes from pyproject (``package_layout``
+in ``dev/``).
 
 Layers, bottom to top (a module may import its own package and any layer below)::
 
-    errors, limits, delegates < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
+    errors, limits, lazy, version, direction < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
     < passes < frontend < tools
 
 ``hlo_indexing/__init__.py`` and the layout package's ``__init__`` re-export names
@@ -17,19 +19,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from package_layout import installed_modules
 
-#: Installed package name -> folder of the repository (as pyproject's package-dir says).
-PACKAGE_DIRS = {
-    "hlo_indexing": ROOT / "hlo_indexing",
-    "hlo_indexing.passes": ROOT / "passes",
-    "hlo_indexing.dialect_glue": ROOT / "dialect_glue",
-    "hlo_indexing.tools": ROOT / "tools",
-}
+ROOT = Path(__file__).resolve().parents[1]
 
 #: Bottom to top; a module's layer is the longest prefix of its name listed here.
 LAYERS = (
-    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.delegates", "hlo_indexing.lazy"),
+    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.lazy", "hlo_indexing.version", "hlo_indexing.direction"),
     ("hlo_indexing.dialect_glue",),
     ("hlo_indexing.maps",),
     ("hlo_indexing.ops",),
@@ -41,49 +37,27 @@ LAYERS = (
     ("hlo_indexing.tools",),
 )
 
-#: (importing module, imported module) -> why the import is inside a function.
+#: (importing module, imported module) -> why the import is inside a function: an optional
+#: dependency or a start-up cost. At most MAX_DEFERRED_IMPORTS (issue #25).
 DEFERRED_IMPORTS = {
-    ("hlo_indexing.dialect_glue.hlo_import", "jaxlib"): "optional: only the jaxlib bindings provider has it",
-    ("hlo_indexing.dialect_glue.context", "jaxlib.mlir._mlir_libs"): "optional: only the jaxlib bindings provider",
-    ("hlo_indexing.maps.isl_decision", "islpy"): "optional: the 'exact' extra (proofs say they were not run without it)",
-    ("hlo_indexing.tools.opt", "hlo_indexing.tools.driver"): "start-up: --help/--version/--list-passes load no bindings",
-    ("hlo_indexing.tools.opt", "hlo_indexing.tools.batch"): "start-up: as for the driver",
-    ("hlo_indexing.tools.opt", "hlo_indexing.tools.show_layout"): "start-up: loaded only for --show-layout",
+    ("hlo_indexing.dialect_glue.hlo_import", "jaxlib"): "optional: only the jaxlib bindings provider has HLO import",
+    ("hlo_indexing.tools.opt", "hlo_indexing.tools.opt_work"): "start-up: --help/--version/--list-passes load no bindings",
     ("hlo_indexing.tools.batch", "concurrent.futures"): "start-up: process pools (~15 ms) only for -j > 1",
     ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: as for concurrent.futures",
-    ("hlo_indexing.dialect_glue.parsing", "hlo_indexing.dialect_glue.hlo_import"): "start-up: the HLO importer only for HLO input",
-    ("hlo_indexing.dialect_glue.parsing", "hlo_indexing.dialect_glue.isolation"): "start-up: the isolation server only for Shardy region ops",
-    ("hlo_indexing.frontend", "hlo_indexing.passes.pass_manager"): "start-up: the passes only for analyze(annotate=True)",
-    ("hlo_indexing.analysis.module_analysis", "hlo_indexing.analysis.serialize"): "start-up: only for to_dict/to_json",
-    ("hlo_indexing", "importlib"): "start-up: importlib.metadata (~25 ms) only for __version__",
-    ("hlo_indexing.tools.options", "importlib.metadata"): "start-up: importlib.metadata (~25 ms) only for --version",
+    ("hlo_indexing.version", "importlib"): "start-up: importlib.metadata (~25 ms) only for the version",
 }
+MAX_DEFERRED_IMPORTS = 5
 
 
-def _modules() -> dict[str, Path]:
-    """Installed module name -> source file (developer tools under tools/devtools and
-    tools/dev.py are not installed)."""
-    found = {}
-    for package, folder in PACKAGE_DIRS.items():
-        for path in folder.rglob("*.py"):
-            relative = path.relative_to(folder)
-            if package == "hlo_indexing.tools" and (relative.parts[0] == "devtools" or relative.name == "dev.py"):
-                continue
-            parts = list(relative.with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join([package, *parts])] = path
-    return found
+MODULES = installed_modules(ROOT)
 
 
-MODULES = _modules()
-
-
-def _imports(module: str, path: Path) -> tuple[set[str], list[tuple[int, str]]]:
+def _imports(module: str, path: Path) -> tuple[set[str], list[tuple[int, str]], set[str]]:
     """(modules of ours imported at module level, (line, name) of imports inside
-    functions). Imports under ``if TYPE_CHECKING:`` never run and are skipped."""
+    functions, modules of ours imported under ``if TYPE_CHECKING:``)."""
     top: set[str] = set()
     deferred: list[tuple[int, str]] = []
+    typing_only: set[str] = set()
     is_package = path.name == "__init__.py"
 
     def targets(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -105,15 +79,29 @@ def _imports(module: str, path: Path) -> tuple[set[str], list[tuple[int, str]]]:
                 else:
                     top.update(name for name in names if name in MODULES)
             elif isinstance(child, ast.If) and not in_function and "TYPE_CHECKING" in ast.unparse(child.test):
-                continue
+                for statement in ast.walk(child):
+                    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                        typing_only.update(name for name in targets(statement) if name in MODULES)
             else:
                 visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
 
     visit(ast.parse(path.read_text(), str(path)), False)
-    return top - {module}, deferred
+    return top - {module}, deferred, typing_only - {module}
 
 
 GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def _edges() -> dict[str, set[str]]:
+    """Every import of ours, wherever it is: module level, inside functions, for the
+    type checker only."""
+    return {
+        module: top | typing_only | {name for _, name in deferred if name in MODULES}
+        for module, (top, deferred, typing_only) in GRAPH.items()
+    }
+
+
+EDGES = _edges()
 
 
 def _layer(module: str) -> int:
@@ -172,11 +160,27 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_walk_sees_the_whole_package():
     assert {"hlo_indexing.maps.indexing_map", "hlo_indexing.passes.base", "hlo_indexing.tools.opt"} <= set(MODULES)
-    assert "hlo_indexing.maps.indexing_map" in GRAPH["hlo_indexing.maps.simplifier"][0]
+    assert not any(path.is_relative_to(ROOT / "dev") for path in MODULES.values())
+    assert "hlo_indexing.maps.interval" in GRAPH["hlo_indexing.maps.indexing_map"][0]
+
+
+def test_the_walk_sees_deferred_and_type_checking_imports(tmp_path):
+    source = """
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from hlo_indexing.maps import indexing_map
+def f():
+    import hlo_indexing.errors
+"""
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    top, deferred, typing_only = _imports("probe", path)
+    assert (top, typing_only) == (set(), {"hlo_indexing.maps.indexing_map"})
+    assert deferred == [(6, "hlo_indexing.errors")]
 
 
 def test_no_import_cycles():
-    assert _cycles({module: imports for module, (imports, _) in GRAPH.items()}) == []
+    assert _cycles(EDGES) == []
 
 
 def test_cycle_finder_finds_a_cycle():
@@ -186,7 +190,7 @@ def test_cycle_finder_finds_a_cycle():
 def test_no_module_imports_a_layer_above_its_own():
     upward = [
         f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)})"
-        for module, (imports, _) in GRAPH.items()
+        for module, imports in EDGES.items()
         for target in imports
         if _layer(target) > _layer(module)
     ]
@@ -196,13 +200,18 @@ def test_no_module_imports_a_layer_above_its_own():
 def test_imports_inside_functions_are_the_listed_deferred_ones():
     unlisted = [
         f"{MODULES[module].relative_to(ROOT)}:{line}: {name}"
-        for module, (_, deferred) in GRAPH.items()
+        for module, (_, deferred, _) in GRAPH.items()
         for line, name in deferred
         if (module, name) not in DEFERRED_IMPORTS
     ]
     assert unlisted == []
 
 
+def test_few_imports_inside_functions():
+    statements = {(module, line) for module, (_, deferred, _) in GRAPH.items() for line, _ in deferred}
+    assert len(statements) <= MAX_DEFERRED_IMPORTS, sorted(statements)
+
+
 def test_every_listed_deferred_import_still_exists():
-    present = {(module, name) for module, (_, deferred) in GRAPH.items() for _, name in deferred}
+    present = {(module, name) for module, (_, deferred, _) in GRAPH.items() for _, name in deferred}
     assert set(DEFERRED_IMPORTS) <= present

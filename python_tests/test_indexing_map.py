@@ -10,6 +10,7 @@ import pytest
 from hlo_indexing import IndexingMap, ParseError
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import IntegerOverflowError
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.attributes import indexing_map_from_attribute, indexing_map_to_attribute
 
 
@@ -148,7 +149,7 @@ def test_reshape_chain_cancels() -> None:
         "(d0, d1) -> ((d0 * 20 + d1) floordiv 100, ((d0 * 20 + d1) mod 100) floordiv 10, (d0 * 20 + d1) mod 10), "
         "domain: d0 in [0, 49], d1 in [0, 19]"
     )
-    composed = to_50x20.compose(to_10x10x10).simplify()
+    composed = compose(to_50x20, to_10x10x10).simplify()
     assert str(composed) == "(d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 9], d1 in [0, 9], d2 in [0, 9]"
     expected = {p: {p} for p in itertools.product(range(10), repeat=3)}
     assert images(composed) == expected

@@ -10,7 +10,8 @@ import re
 import pytest
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.parsing import location_name, location_of, parse_module, source_order_key
+from hlo_indexing.dialect_glue.locations import location_name, location_of, source_order_key
+from hlo_indexing.dialect_glue.parsing import parse_module
 
 # The reference: the first "file":line:col in the printed location, and the name of a
 # printed name location that has a child location.

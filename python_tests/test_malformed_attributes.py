@@ -23,7 +23,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import InvalidAttributeError, InvalidInputError
-from hlo_indexing.ops import analysis
+from hlo_indexing.ops import dispatch
 
 #: (id, function body line defining %0 from the arguments, argument types, result type,
 #:  attribute, malformed value, expected problem)
@@ -313,7 +313,7 @@ def test_malformed_attribute_names_op_and_attribute(case) -> None:
         op = _target_op(module)
         _maps_stay_inside(op)  # the valid op analyses, inside the shapes
         op.attributes[attribute] = ir.Attribute.parse(bad)
-        analysis.clear_cache()
+        dispatch.clear_cache()
         for analyse, count in ((output_to_input_indexing, len(op.results)), (input_to_output_indexing, len(op.operands))):
             errors = []
             for index in range(count):  # each operand/result either does not read the attribute or fails
@@ -369,15 +369,15 @@ def test_a_rule_tripping_over_an_unchecked_attribute_names_what_it_read(monkeypa
     with make_context():
         module = parse_module(_module(TRANSPOSE, ["tensor<4x3xf32>"], "tensor<3x4xf32>"), filename="net.mlir")
         op = _target_op(module)
-        monkeypatch.setattr(analysis, "rule_for", lambda dialect, kind: Rule)
-        analysis.clear_cache()
+        monkeypatch.setattr(dispatch, "rule_for", lambda dialect, kind: Rule)
+        dispatch.clear_cache()
         with pytest.raises(InvalidAttributeError) as info:
             output_to_input_indexing(op, 0)
         assert info.value.attribute == "permutation"
         assert "read with 'some_list'" in info.value.message and "IndexError" in info.value.message
         assert info.value.location is not None and info.value.location.line == 2
-        monkeypatch.setattr(analysis, "rule_for", lambda dialect, kind: type("R", (Rule,), {"output_to_input": staticmethod(lambda i, k: [][0])}))
-        analysis.clear_cache()
+        monkeypatch.setattr(dispatch, "rule_for", lambda dialect, kind: type("R", (Rule,), {"output_to_input": staticmethod(lambda i, k: [][0])}))
+        dispatch.clear_cache()
         with pytest.raises(InvalidInputError, match="malformed op") as plain:  # no attribute read: the op is named
             output_to_input_indexing(op, 0)
         assert not isinstance(plain.value, InvalidAttributeError)
@@ -398,6 +398,6 @@ def test_custom_call_frontend_attribute_is_named() -> None:
         _maps_stay_inside(op)
         for bad in ('{num_batch_dims = "one"}', '{num_batch_dims = "2"}', "{num_batch_dims = 1 : i64}"):
             op.attributes["mhlo.frontend_attributes"] = ir.Attribute.parse(bad)
-            analysis.clear_cache()
+            dispatch.clear_cache()
             with pytest.raises(InvalidAttributeError, match="attribute 'mhlo.frontend_attributes' num_batch_dims .* is not a batch count"):
                 output_to_input_indexing(op, 0)

@@ -8,14 +8,11 @@ the relation of a map with runtime variables projects them out the same way."""
 from __future__ import annotations
 
 import itertools
-import os
 import random
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_op_indexing_support import build, check_op, indices, tensor  # noqa: E402
+from test_op_indexing_support import build, check_op, indices, tensor
 
 
 def _shape(rng, rank, low=1, high=4):

@@ -8,9 +8,7 @@ directions are checked (input -> output must be the transpose)."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -18,8 +16,7 @@ import pytest
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_op_indexing_support import CONTEXT, build, check_op, first_op, indices, relation, tensor  # noqa: E402
+from test_op_indexing_support import CONTEXT, build, check_op, first_op, indices, relation, tensor
 
 
 def _shape(rng, rank, low=1, high=4):

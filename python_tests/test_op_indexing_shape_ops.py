@@ -5,15 +5,12 @@ names the input element it reads."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_op_indexing_support import build, check_op, id_relation, ids, indices, tensor  # noqa: E402
+from test_op_indexing_support import build, check_op, id_relation, ids, indices, tensor
 
 SEEDS = range(40)
 

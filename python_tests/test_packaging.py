@@ -1,6 +1,6 @@
 """The wheel holds the one import package ``hlo_indexing``, every module of it (a
 subpackage missing from pyproject's list would only show outside an editable install),
-and no developer tool (``tools/dev.py``, ``tools/devtools/``)."""
+and no developer tool (nothing of ``dev/``, ``benchmarks/`` or the tests)."""
 
 from __future__ import annotations
 
@@ -10,25 +10,23 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from package_layout import installed_modules
 
-#: Installed package -> repository folder, as pyproject's package-dir says.
-PACKAGE_DIRS = {"hlo_indexing": "hlo_indexing", "hlo_indexing/passes": "passes",
-                "hlo_indexing/dialect_glue": "dialect_glue", "hlo_indexing/tools": "tools"}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _source_modules() -> set[str]:
-    """Wheel paths of every installable module in the repository."""
+    """Wheel paths of every module that pyproject's layout installs."""
     found = set()
-    for package, folder in PACKAGE_DIRS.items():
-        for path in (ROOT / folder).rglob("*.py"):
-            relative = path.relative_to(ROOT / folder)
-            if folder == "tools" and (relative.parts[0] == "devtools" or relative.name == "dev.py"):
-                continue
-            if folder == "hlo_indexing" and relative.parts[0] in {"passes", "dialect_glue", "tools"}:
-                continue
-            found.add(f"{package}/{relative.as_posix()}")
+    for name, path in installed_modules(ROOT).items():
+        parts = name.split(".")
+        found.add("/".join(parts + ["__init__.py"]) if path.stem == "__init__" else "/".join(parts[:-1] + [path.name]))
     return found
+
+
+def _developer_files() -> set[str]:
+    """Base names of every Python file of the developer tools, the benchmarks and the tests."""
+    return {path.name for folder in ("dev", "benchmarks", "python_tests") for path in (ROOT / folder).rglob("*.py")}
 
 
 def test_wheel_holds_every_module_and_no_developer_tool(tmp_path):
@@ -49,4 +47,4 @@ def test_wheel_holds_every_module_and_no_developer_tool(tmp_path):
     names = {name for name in every if name.endswith(".py")}
     assert {name.split("/")[0] for name in names} == {"hlo_indexing"}
     assert names == _source_modules()
-    assert "hlo_indexing/maps/indexing_map.py" in names and "hlo_indexing/tools/dev.py" not in names
+    assert "hlo_indexing/maps/indexing_map.py" in names and "hlo_indexing/dev/run.py" not in names

@@ -13,8 +13,6 @@ over-approximated pairs are counted (``pytest -s`` prints them in ``test_summary
 from __future__ import annotations
 
 import functools
-import os
-import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -26,8 +24,7 @@ lax = jax.lax
 
 from hlo_indexing import analyze  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_fusion_jax import Comparison, fused_pairs, jacobian_pairs  # noqa: E402
+from test_fusion_jax import Comparison, fused_pairs, jacobian_pairs
 
 
 def perturbation_pairs(f, values, result: int) -> list[frozenset]:

@@ -168,7 +168,7 @@ def test_viewer_limit_is_located(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_failing_pass_in_a_users_pass_manager_fails_the_run() -> None:
     module = parse_module(CONV_EMPTY_DILATION)
     pm = passmanager.PassManager("builtin.module", context=module.context)
-    add_to(pm, "hlo-fuse-indexing-maps")
+    add_to(pm, "hlo-attach-fused-indexing-maps")
     with pytest.raises(ir.MLIRError) as info:
         pm.run(module.operation)
     assert "attribute 'lhs_dilation' has 0 entries, expected 2" in str(info.value)

@@ -14,9 +14,7 @@ bounds of its operand over the map's domain."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -24,8 +22,7 @@ import pytest
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.maps import affine_expr as ax
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_op_indexing_support import build, indices, tensor  # noqa: E402
+from test_op_indexing_support import build, indices, tensor
 
 
 def _instantiated(m, sources, data: dict, clamp: bool) -> set:

@@ -11,9 +11,7 @@ be the transpose)."""
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -21,8 +19,7 @@ import pytest
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_op_indexing_support import CONTEXT, first_op, indices, relation, tensor  # noqa: E402
+from test_op_indexing_support import CONTEXT, first_op, indices, relation, tensor
 
 
 def _scan_text(n_in, n_carry, n_out, shape, dimension, reverse, body_lines, returns) -> str:

@@ -1,4 +1,4 @@
-"""The tiling conformance runner (tools/devtools/tiling_conformance.py) over XLA's
+"""The tiling conformance runner (dev/tiling_conformance.py) over XLA's
 symbolic-tiling corpus: at least 95% of the records pass, no checker crashes, every
 skip names its reason; and the runner itself fails on unknown kinds and crashes."""
 
@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from devtools import tiling_conformance
+import tiling_conformance
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_tiling"  # ../shared beside the clone
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"tiling conformance corpus not found at {CORPUS}")

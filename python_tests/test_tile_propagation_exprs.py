@@ -10,8 +10,8 @@ import pytest
 
 from hlo_indexing.errors import IntegerOverflowError, NestingTooDeepError
 from hlo_indexing.limits import MAX_NESTING_DEPTH
-from hlo_indexing.symbolic_tiling.simplify import simplify
-from hlo_indexing.symbolic_tiling.tile_expr import Expr, binary, parse_expr
+from hlo_indexing.symbolic_tiling.experimental.simplify import simplify
+from hlo_indexing.symbolic_tiling.experimental.tile_expr import Expr, binary, parse_expr
 
 hypothesis = pytest.importorskip("hypothesis")  # optional test dependency (test extra)
 st = hypothesis.strategies

@@ -28,7 +28,7 @@ from hlo_indexing.errors import IndexOutOfRangeError
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TilingError, analyze_fusion
-from hlo_indexing.tools.tile_picture import Box, _needed, image
+from hlo_indexing.symbolic_tiling.tile_picture import Box, _needed, image
 from hlo_indexing.tools.tile_view import main, render_tile_svg, select_computation, tile_picture
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -1,6 +1,6 @@
 """``hlo-print-tilings{format=json}``: one JSON document per module, verbatim on stderr
 (no remark wrapper), valid against ``hlo_indexing/schema/tilings.schema.json``; the
-same document from :func:`hlo_indexing.passes.tilings.module_tilings`. Figures are
+same document from :func:`hlo_indexing.symbolic_tiling.tilings_report.module_tilings`. Figures are
 checked against hand-derived values and against the text remarks."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from hlo_indexing import parse_module
-from hlo_indexing.passes.tilings import module_tilings, tilings_schema
+from hlo_indexing.symbolic_tiling.tilings_report import module_tilings, tilings_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 OPT = Path(sys.executable).parent / "hlo-indexing-opt"

@@ -40,7 +40,7 @@ def test_a_typo_in_the_input_shows_the_line_and_a_caret(tmp_path):
     [
         (["--canonicalise"], "<command line>:1:8: error: Unknown command line argument '--canonicalise'.", "Did you mean '--canonicalize'?"),
         (["--split-input-fle"], "<command line>:1:8: error: Unknown command line argument", "Did you mean '--split-input-file'?"),
-        (["--hlo-print-fusion-indexng"], "<command line>:1:8: error:", "Did you mean '--hlo-print-fusion-indexing'?"),
+        (["--hlo-print-fused-indexng-maps"], "<command line>:1:8: error:", "Did you mean '--hlo-print-fused-indexing-maps'?"),
         (
             ["--pass-pipeline=builtin.module(cannonicalize)"],
             "MLIR Textual PassPipeline Parser:1:16: error: 'cannonicalize' does not refer to a registered pass",

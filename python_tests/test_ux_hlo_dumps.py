@@ -78,7 +78,7 @@ def test_reducer_computations_are_not_reported(result):
     assert not any("reduce_max.5" == op.name for op in result.ops)  # the reducer's maximum
 
 
-@pytest.mark.parametrize("flag", ["--hlo-print-fusion-indexing", "--hlo-print-indexing-maps"])
+@pytest.mark.parametrize("flag", ["--hlo-print-fused-indexing-maps", "--hlo-print-indexing-maps"])
 def test_remarks_come_in_source_order(flag):
     done = subprocess.run([str(OPT), str(DUMP), flag, "-o", "/dev/null"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -86,7 +86,7 @@ def test_remarks_come_in_source_order(flag):
     assert len(positions) > 10
     assert positions == sorted(positions)
     assert "@region" not in done.stderr and "() -> ()" not in done.stderr
-    if "fusion" in flag:
+    if "fused" in flag:
         assert "remark: subtract_exponential_fusion result 0 -> arg 1: (d0, d1) -> (d0)" in done.stderr
     else:
         assert "output-to-input indexing of result #0 (stablehlo.exponential exp.0):" in done.stderr
@@ -94,7 +94,7 @@ def test_remarks_come_in_source_order(flag):
 
 def test_func_option_selects_one_function():
     done = subprocess.run(
-        [str(OPT), str(DUMP), "--hlo-print-fusion-indexing=func=main", "-o", "/dev/null"], capture_output=True, text=True
+        [str(OPT), str(DUMP), "--hlo-print-fused-indexing-maps=func=main", "-o", "/dev/null"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
     labels = {m["message"].split(" result ")[0] for m in map(REMARK.match, done.stderr.splitlines()) if m}
@@ -118,7 +118,7 @@ def test_func_option_selects_one_function():
 
 def test_func_option_with_an_unknown_function_suggests_one():
     done = subprocess.run(
-        [str(OPT), str(DUMP), "--hlo-print-fusion-indexing=func=mian", "-o", "/dev/null"], capture_output=True, text=True
+        [str(OPT), str(DUMP), "--hlo-print-fused-indexing-maps=func=mian", "-o", "/dev/null"], capture_output=True, text=True
     )
     assert done.returncode == 1
     assert "no function 'mian' in the module; did you mean 'main'?" in done.stderr

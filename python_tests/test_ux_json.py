@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 import hlo_indexing
-from hlo_indexing.analysis import serialize
+from hlo_indexing.analysis import results
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.passes import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 OPT = Path(sys.executable).parent / "hlo-indexing-opt"
 EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".mlir", ".hlo"))
-SCHEMA = serialize.schema()
+SCHEMA = results.schema()
 
 TRANSPOSE = """func.func @main(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
@@ -65,20 +65,20 @@ def test_bundled_examples_validate_against_the_schema(example):
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
-@pytest.mark.parametrize("flag", ["--hlo-print-fusion-indexing=format=json", "--hlo-print-indexing-maps=format=json"])
+@pytest.mark.parametrize("flag", ["--hlo-print-fused-indexing-maps=format=json", "--hlo-print-indexing-maps=format=json"])
 def test_cli_json_validates_and_equals_the_python_document(example, flag):
     done = _run(str(example), flag, "-o", "/dev/null")
     assert done.returncode == 0, done.stderr
     (document,) = _documents(done.stderr)
     jsonschema.validate(document, SCHEMA)
-    expected = hlo_indexing.analyze(example, fused="fusion" in flag, per_op="fusion" not in flag).to_dict()
+    expected = hlo_indexing.analyze(example, fused="fused" in flag, per_op="fused" not in flag).to_dict()
     assert document == expected
 
 
 def test_one_document_per_module_with_split_input_file(tmp_path):
     source = tmp_path / "two.mlir"
     source.write_text(TRANSPOSE + "// -----\n" + SLICE_SUM)
-    done = _run(str(source), "--split-input-file", "--hlo-print-fusion-indexing=format=json", "-o", "/dev/null")
+    done = _run(str(source), "--split-input-file", "--hlo-print-fused-indexing-maps=format=json", "-o", "/dev/null")
     assert done.returncode == 0, done.stderr
     documents = _documents(done.stderr)
     assert len(documents) == 2
@@ -134,7 +134,7 @@ def test_unknown_maps_carry_their_reason_in_json():
 
 
 def test_print_passes_declare_format_and_func_in_the_registry():
-    for name in ("hlo-print-indexing-maps", "hlo-print-fusion-indexing"):
+    for name in ("hlo-print-indexing-maps", "hlo-print-fused-indexing-maps"):
         options = {o.name: o for o in registry.PASSES[name].options}
         assert options["format"].choices == ("text", "json") and options["format"].default == "text"
         assert options["func"].default == ""

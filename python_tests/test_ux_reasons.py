@@ -30,7 +30,7 @@ def test_str_of_the_result_names_the_reason():
 def test_remarks_name_the_reason(tmp_path):
     source = tmp_path / "custom_call.mlir"
     source.write_text(CUSTOM_CALL)
-    for flag in ("--hlo-print-fusion-indexing", "--hlo-print-indexing-maps"):
+    for flag in ("--hlo-print-fused-indexing-maps", "--hlo-print-indexing-maps"):
         done = subprocess.run([str(OPT), str(source), flag, "-o", "/dev/null"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
         assert f"unknown indexing ({REASON})" in done.stderr, (flag, done.stderr)

@@ -62,7 +62,7 @@ def test_fusion_indexing_of_a_module_or_a_missing_result_is_explained():
 @pytest.mark.parametrize(
     "option, message",
     [
-        ("max-maps=-3", "option 'max-maps' of pass 'hlo-print-fusion-indexing' must be at least 1, got -3"),
+        ("max-maps=-3", "option 'max-maps' of pass 'hlo-print-fused-indexing-maps' must be at least 1, got -3"),
         ("max-points=-1", "must be at least 0, got -1"),
         ("max-maps=many", "expects an integer, got 'many'"),
     ],
@@ -70,7 +70,7 @@ def test_fusion_indexing_of_a_module_or_a_missing_result_is_explained():
 def test_bad_pass_options_exit_1(option, message, tmp_path):
     source = tmp_path / "add.mlir"
     source.write_text(ADD)
-    done = subprocess.run([str(OPT), str(source), f"--hlo-print-fusion-indexing={option}"], capture_output=True, text=True)
+    done = subprocess.run([str(OPT), str(source), f"--hlo-print-fused-indexing-maps={option}"], capture_output=True, text=True)
     assert done.returncode == 1
     assert message in done.stderr
     assert "Traceback" not in done.stderr

@@ -1,8 +1,10 @@
 """The command-line tools: ``hlo-indexing-opt`` (:mod:`.opt`, an ``mlir-opt``-like
 driver: :mod:`.driver`, :mod:`.options`, :mod:`.batch`, :mod:`.diagnostics_check`),
 ``hlo-indexing-layout`` (:mod:`.show_layout`) and ``hlo-indexing-tile-view``
-(:mod:`.tile_view`, its data :mod:`.tile_picture`), the last two drawing with
-:mod:`.svg_grid`. Each module loads on first access."""
+(:mod:`.tile_view`, drawing the data of
+:mod:`hlo_indexing.symbolic_tiling.tile_picture`), the last two drawing with
+:mod:`.svg_grid`; :mod:`.opt_work` is the driver's work past its help texts. Each
+module loads on first access."""
 
 from hlo_indexing.lazy import lazy_exports
 
@@ -13,10 +15,10 @@ _EXPORTS = {
         "diagnostics_check",
         "driver",
         "opt",
+        "opt_work",
         "options",
         "show_layout",
         "svg_grid",
-        "tile_picture",
         "tile_view",
     )
 }

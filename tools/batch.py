@@ -22,7 +22,7 @@ text, as XLA's ``--xla_dump_to`` writes them; sorted, not recursive). The contra
 MLIR's own stderr output (``--mlir-timing``, IR dumps) is not buffered per file: with
 ``-j`` above 1 it may interleave. Example::
 
-    hlo-indexing-opt dumps/ --hlo-print-fusion-indexing -j 0 -o annotated/
+    hlo-indexing-opt dumps/ --hlo-print-fused-indexing-maps -j 0 -o annotated/
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from hlo_indexing.analysis.verify_exact import verify_module
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import make_context
-from hlo_indexing.dialect_glue.parsing import ANONYMOUS_BUFFER, location_of, parse_module
+from hlo_indexing.dialect_glue.locations import ANONYMOUS_BUFFER, location_of
+from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError, ParseError, SourceLocation
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager, captured_native_stderr

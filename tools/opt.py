@@ -16,22 +16,12 @@ Parser``); ``-o`` is written only on success. Python tracebacks are shown only w
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import traceback
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.tools import excerpt, output
-from hlo_indexing.tools.options import (
-    COMMAND_LINE,
-    Options,
-    UsageError,
-    check_usage,
-    help_text,
-    list_passes_text,
-    parse_command_line,
-    version_text,
-)
+from hlo_indexing.tools import excerpt
+from hlo_indexing.tools.options import COMMAND_LINE, Options, help_text, list_passes_text, parse_command_line, version_text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,42 +65,16 @@ def _run(options: Options) -> int:
     if options.get("list-passes"):
         print(list_passes_text())
         return 0
+    return _work(options)
+
+
+def _work(options: Options) -> int:
+    """Everything but the help texts: load the bindings and the passes, then run."""
+    from hlo_indexing.tools import opt_work  # start-up: --help/--version/--list-passes load no bindings
+
     if options.get("show-layout") is not None:
-        return _show_layout(options)
-    return _process(options)
-
-
-def _show_layout(options: Options) -> int:
-    if importlib.util.find_spec("hlo_indexing.tools.show_layout") is None:
-        raise UsageError(
-            "--show-layout is not available: hlo_indexing.tools.show_layout is not installed",
-            SourceLocation(COMMAND_LINE, 1, options.columns["show-layout"]),
-        )
-    from hlo_indexing.tools import show_layout  # start-up: loaded only for --show-layout
-
-    if options.get("format", "text") not in ("text", "svg"):
-        raise UsageError(
-            f"invalid value '{options.get('format')}' for --format: expected text or svg",
-            SourceLocation(COMMAND_LINE, 1, options.columns["format"]),
-        )
-    args = [str(options.get("show-layout")), f"--format={options.get('format', 'text')}"]
-    if options.get("o", "-") != "-":
-        args += ["-o", str(options.get("o"))]
-    return show_layout.main(args)
-
-
-def _process(options: Options) -> int:
-    from hlo_indexing.tools import batch, driver  # start-up: --help/--version/--list-passes load no bindings
-
-    check_usage(options)
-    if batch.is_batch(options):
-        return batch.run_batch(options)
-    failed, result = driver.process_input(options, options.inputs[0] if options.inputs else "-")
-    destination = str(options.get("o", "-"))
-    if failed and destination != "-":
-        return 1  # like mlir-opt: stdout shows the chunks that succeeded, a file stays untouched
-    output.write_output(destination, result)
-    return 1 if failed else 0
+        return opt_work.show_layout(options)
+    return opt_work.process(options)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
 from hlo_indexing.passes import registry
+from hlo_indexing.version import distribution_version, installed_version
 
 PROGRAM = "hlo-indexing-opt"
 COMMAND_LINE = "<command line>"
@@ -127,17 +128,9 @@ def parse_command_line(argv: list[str]) -> Options:
 
 def version_text() -> str:
     """The ``--version`` text: our version, the bindings provider and its version."""
-    from importlib.metadata import PackageNotFoundError, version  # ~25 ms: only --version needs it
-
-    try:
-        ours = version("hlo-indexing")
-    except PackageNotFoundError:
-        ours = "unknown"
+    ours = installed_version() or "unknown"
     provider = os.environ.get("HLO_INDEXING_BINDINGS", "jaxlib")
-    try:
-        bindings = version(provider if provider != "iree" else "iree-base-compiler")
-    except PackageNotFoundError:
-        bindings = "unknown"
+    bindings = distribution_version(provider if provider != "iree" else "iree-base-compiler") or "unknown"
     return f"{PROGRAM} {ours}\n  MLIR Python bindings: {provider} {bindings}"
 
 
@@ -167,7 +160,10 @@ def list_passes_text() -> str:
     """Our passes and their options, from the registry's table: imports no pass module
     (nor the MLIR bindings)."""
     lines = ["Available Passes:"]
-    for name in registry.pass_names():
+    for name in sorted([*registry.pass_names(), *registry.ALIASES]):
+        if name in registry.ALIASES:
+            lines.append(f"  --{name:<34} - alias of --{registry.ALIASES[name]} (its old name)")
+            continue
         entry = registry.info(name)
         assert entry is not None  # a name of pass_names()
         lines.append(f"  --{name:<34} - {entry.description}")

@@ -3,7 +3,7 @@ needs on every operand of the fused computation.
 
 For a computation (a ``func.func`` or an ``mhlo.fusion``), flat tile sizes (one per
 tiling parameter, as ``hlo-print-tilings`` lists them) and a tile id,
-:func:`~hlo_indexing.tools.tile_picture.tile_picture` computes (see that module for how):
+:func:`~hlo_indexing.symbolic_tiling.tile_picture.tile_picture` computes (see that module for how):
 
 * the **output tile**: the elements of output 0 (``--output-index``) that tile
   ``tile_id`` writes (tiles are numbered major to minor, as the program ids of
@@ -67,7 +67,7 @@ from hlo_indexing.passes.tilings import parse_tile_sizes
 from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.output import write_output
 from hlo_indexing.tools.svg_grid import Cell, Outline, SvgCanvas
-from hlo_indexing.tools.tile_picture import Box, TensorPanel, TilePicture, inside, tile_picture
+from hlo_indexing.symbolic_tiling.tile_picture import Box, TensorPanel, TilePicture, inside, tile_picture
 
 __all__ = ["TilePicture", "TensorPanel", "Box", "tile_picture", "render_tile_svg", "select_computation", "main", "cli_main"]
 

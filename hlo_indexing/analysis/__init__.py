@@ -1,6 +1,6 @@
 """Program analysis built on per-op maps: fused maps of functions, regions and call-like
 ops (``fusion``), folding of runtime variables (``runtime_folding``), whole-module
-analysis (``module_analysis``, its JSON form in ``serialize``), operand utilisation and
+analysis (``module_analysis``; its results, as text and JSON, in ``results``), operand utilisation and
 memory coalescing. Public names load lazily (``dir()`` lists them)."""
 
 from hlo_indexing.lazy import lazy_exports
@@ -11,9 +11,9 @@ _EXPORTS = {
     "FusionIndexing": "hlo_indexing.analysis.fusion",
     "output_to_input_indexing": "hlo_indexing.analysis.per_op",
     "input_to_output_indexing": "hlo_indexing.analysis.per_op",
-    "ModuleIndexing": "hlo_indexing.analysis.module_analysis",
-    "ComputationMaps": "hlo_indexing.analysis.module_analysis",
-    "OpMaps": "hlo_indexing.analysis.module_analysis",
+    "ModuleIndexing": "hlo_indexing.analysis.results",
+    "ComputationMaps": "hlo_indexing.analysis.results",
+    "OpMaps": "hlo_indexing.analysis.results",
     "module_indexing": "hlo_indexing.analysis.module_analysis",
     "operand_utilization": "hlo_indexing.analysis.utilization",
     "Utilization": "hlo_indexing.analysis.utilization",

@@ -66,23 +66,18 @@ from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import block_of
-from hlo_indexing.errors import InvalidInputError, UnsupportedError
+from hlo_indexing.errors import UnsupportedError
+from hlo_indexing.layout.attributes import LayoutLike, as_layout, declared_layouts
 from hlo_indexing.layout.lowering import linear_offset_map
 from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.linear_form import linearize
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.rule import value_shape
 
 #: Consecutive innermost indices that read together (a GPU warp).
 WARP_SIZE = 32
-#: Attribute holding a layout on func arguments/results and on ops (HLO import, lit tests).
-LAYOUT_ATTRIBUTE = "hlo_indexing.layout"
-
-LayoutLike = Layout | str | None
-
-
 @dataclass(frozen=True)
 class Coalescing:
     """Whether an argument's reads are ``coalesced``; ``exact`` is False when the answer
@@ -96,16 +91,7 @@ class Coalescing:
         return f"{'true' if self.coalesced else 'false'} ({self.method})"
 
 
-def as_layout(layout: LayoutLike, rank: int) -> Layout:
-    """A :class:`Layout` from a Layout, its text (``"{0,1}"``, ``"f32[2,3]{0,1}"``) or
-    None (row-major)."""
-    if layout is None:
-        return Layout.row_major(rank)
-    if isinstance(layout, str):
-        layout = Layout.parse(layout)
-    if layout.rank != rank:
-        raise InvalidInputError(f"layout {layout} has rank {layout.rank}, the array has rank {rank}")
-    return layout
+
 
 
 # ------------------------------------------------------------------ one map
@@ -230,52 +216,6 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
 
 
 # ------------------------------------------------------------------ computations
-
-
-def _layout_attr(attribute: Any, index: int = 0) -> str | None:
-    if isinstance(attribute, ir.ArrayAttr):
-        attribute = ir.ArrayAttr(attribute)[index]
-    return ir.StringAttr(attribute).value if isinstance(attribute, ir.StringAttr) else None
-
-
-def _value_attr(func: Any, key: str, index: int) -> str | None:
-    if key not in func.attributes:
-        return None
-    entry = ir.DictAttr(ir.ArrayAttr(func.attributes[key])[index])
-    return _layout_attr(entry[LAYOUT_ATTRIBUTE]) if LAYOUT_ATTRIBUTE in entry else None
-
-
-def value_layout(value: Any) -> str | None:
-    """The ``hlo_indexing.layout`` of a func argument or an op result, if written (for an
-    argument of an ``mhlo.fusion`` region: its operand's)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        parent = owner.owner.operation
-        if parent.name == "func.func":
-            return _value_attr(parent, "arg_attrs", ir.BlockArgument(value).arg_number)
-        if parent.name == "mhlo.fusion":
-            return value_layout(parent.operands[ir.BlockArgument(value).arg_number])
-        return None
-    op = owner.operation if hasattr(owner, "operation") else owner
-    if LAYOUT_ATTRIBUTE not in op.attributes:
-        return None
-    return _layout_attr(op.attributes[LAYOUT_ATTRIBUTE], ir.OpResult(value).result_number)
-
-
-def declared_layouts(op: Any) -> tuple[list[str | None], list[str | None]]:
-    """The layouts written on a ``func.func``'s arguments and results, or on an
-    ``mhlo.fusion``'s operands (their producers or function arguments) and results."""
-    operation = op.operation
-    if operation.name == "mhlo.fusion":
-        return [value_layout(v) for v in operation.operands], [value_layout(v) for v in operation.results]
-    n_args = len(block_of(operation).arguments)
-    n_results = len(list(block_of(operation).operations)[-1].operands)
-    if operation.name == "func.func":
-        return (
-            [_value_attr(operation, "arg_attrs", i) for i in range(n_args)],
-            [_value_attr(operation, "res_attrs", i) for i in range(n_results)],
-        )
-    return [None] * n_args, [None] * n_results
 
 
 def coalescing(

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.text import display_text
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.maps.indexing_map import display_text
+from hlo_indexing.ops.rule import value_shape
 
 #: Default cap on the number of distinct maps kept per value.
 DEFAULT_MAX_MAPS = 16
@@ -46,7 +47,7 @@ class FusionIndexing:
 
     maps: tuple[frozenset[IndexingMap], ...]
     over_approximated: tuple[str, ...] = ()
-    direction: str = field(default="output_to_input", compare=False)
+    direction: str = field(default=Direction.OUTPUT_TO_INPUT, compare=False)
     elements: tuple[Mapping[Path, frozenset[IndexingMap]], ...] = field(default=(), hash=False)
 
     @property
@@ -67,7 +68,7 @@ class FusionIndexing:
         return sorted(elements.items()) if elements else [((), self.maps[index])]
 
     def __str__(self) -> str:
-        label = "operand" if self.direction == "output_to_input" else "result"
+        label = "operand" if self.direction == Direction.OUTPUT_TO_INPUT else "result"
         lines = []
         for k in range(len(self.maps)):
             for path, maps in self.element_maps(k):

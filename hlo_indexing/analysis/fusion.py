@@ -62,15 +62,13 @@ from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, block_of, callee_block, operand_values
+from hlo_indexing.direction import Direction
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.analysis import (
-    input_to_output_indexing,
-    output_to_input_indexing,
-)
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.dispatch import operand_indexing, result_indexing
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing
+from hlo_indexing.ops.rule import value_shape
 
 #: The public names: the walks, and the result type and helpers of
 #: :mod:`hlo_indexing.analysis.fused_maps`, which users import from here.
@@ -121,7 +119,7 @@ class _Composer(SetAlgebra):
         max_maps: int,
         max_expr_nodes: int = DEFAULT_MAX_EXPR_NODES,
         per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
-        per_op_direction: str = "output_to_input",
+        per_op_direction: str = Direction.OUTPUT_TO_INPUT,
     ):
         self.per_op = {per_op_direction: per_op} if per_op else {}
         self.given = per_op  # as given (what a shared composer is reused for)
@@ -138,7 +136,7 @@ class _Composer(SetAlgebra):
         found = self.tables.get(key)
         if found is None:
             operations = self.parts(block)[0]
-            if direction == "output_to_input":
+            if direction == Direction.OUTPUT_TO_INPUT:
                 found = self._output_to_input_table(block, operations, needed)
             else:
                 found = self._input_to_output_table(block, operations, needed)
@@ -212,7 +210,7 @@ class _Composer(SetAlgebra):
         """Per block argument (result), the maps of each of its elements from element
         ``element`` of result (argument) ``index``, and the capped values' names."""
         _, arguments, results = self.parts(block)
-        if direction == "output_to_input":
+        if direction == Direction.OUTPUT_TO_INPUT:
             root, targets = results[index], arguments
         else:
             root, targets = arguments[index], results
@@ -252,7 +250,7 @@ class _Composer(SetAlgebra):
         elif kind == "tuple" and path:
             yield operation.operands[path[0]], path[1:], None, NO_CAPS
         elif (callee := callee_block(op)) is not None:
-            per_argument, caps = self.root_maps(callee, "output_to_input", result_index, path)
+            per_argument, caps = self.root_maps(callee, Direction.OUTPUT_TO_INPUT, result_index, path)
             for operand, elements in zip(operation.operands, per_argument, strict=True):
                 for operand_path, maps in elements.items():
                     yield operand, operand_path, frozenset(maps), caps
@@ -267,12 +265,12 @@ class _Composer(SetAlgebra):
     def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
         """Output -> input maps of one op, with runtime variables computed in the block
         folded in."""
-        known = self.per_op.get("output_to_input")
+        known = self.per_op.get(Direction.OUTPUT_TO_INPUT)
         found = known.get(op.operation) if known is not None else None
         if found is not None:
             indexing = found[result_index]
         else:
-            indexing = output_to_input_indexing(op, result_index, regions=REGIONS)
+            indexing = result_indexing(op, result_index, regions=REGIONS)
         if not any(indexing.runtime):  # nothing to fold: the same for every op sharing the result
             cached = self.plain_maps.get(id(indexing))
             if cached is None or cached[0] is not indexing:
@@ -305,7 +303,7 @@ class _Composer(SetAlgebra):
         elif kind == "tuple":
             yield operation.results[0], (operand_index,) + path, None, NO_CAPS
         elif (callee := callee_block(op)) is not None:
-            per_result, caps = self.root_maps(callee, "input_to_output", operand_index, path)
+            per_result, caps = self.root_maps(callee, Direction.INPUT_TO_OUTPUT, operand_index, path)
             for result, elements in zip(operation.results, per_result, strict=True):
                 for result_path, maps in elements.items():
                     yield result, result_path, frozenset(maps), caps
@@ -314,12 +312,12 @@ class _Composer(SetAlgebra):
             for result in operation.results:
                 yield result, (), unknown, NO_CAPS
         else:
-            known = self.per_op.get("input_to_output")
+            known = self.per_op.get(Direction.INPUT_TO_OUTPUT)
             found = known.get(operation) if known is not None else None
             if found is not None:
                 indexing = found[operand_index]
             else:
-                indexing = input_to_output_indexing(op, operand_index, regions=REGIONS)
+                indexing = operand_indexing(op, operand_index, regions=REGIONS)
             for result, result_maps in zip(operation.results, indexing.maps):
                 yield result, (), self.intern(result_maps), NO_CAPS
 
@@ -366,12 +364,12 @@ def fusion_indexing(
     _check_index("fusion_indexing", "result", result_index, len(results))
     root = results[result_index]
     if isinstance(element_type(root.type, element), ir.TupleType):
-        return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
+        return _whole_tuple(f"result #{result_index}", root, element, len(block.arguments), Direction.OUTPUT_TO_INPUT)
     if value_shape(element_type(root.type, element)) is None:
-        return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), "output_to_input")
+        return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), Direction.OUTPUT_TO_INPUT)
     composer = _Composer(max_maps, max_expr_nodes)
-    found = composer.root_maps(block, "output_to_input", result_index, element, _producers(block, root))
-    return _fusion_result(block.arguments, *found, "output_to_input")
+    found = composer.root_maps(block, Direction.OUTPUT_TO_INPUT, result_index, element, _producers(block, root))
+    return _fusion_result(block.arguments, *found, Direction.OUTPUT_TO_INPUT)
 
 
 def fusion_input_to_output_indexing(
@@ -385,24 +383,24 @@ def fusion_input_to_output_indexing(
     argument = block.arguments[argument_index]
     results = list(block.operations)[-1].operands
     if isinstance(element_type(argument.type, element), ir.TupleType):
-        return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
+        return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), Direction.INPUT_TO_OUTPUT)
     if value_shape(element_type(argument.type, element)) is None:
-        return _no_index_space(f"argument #{argument_index}", argument, element, len(results), "input_to_output")
+        return _no_index_space(f"argument #{argument_index}", argument, element, len(results), Direction.INPUT_TO_OUTPUT)
     composer = _Composer(max_maps)
-    found = composer.root_maps(block, "input_to_output", argument_index, element, _users(block, argument))
-    return _fusion_result(results, *found, "input_to_output")
+    found = composer.root_maps(block, Direction.INPUT_TO_OUTPUT, argument_index, element, _users(block, argument))
+    return _fusion_result(results, *found, Direction.INPUT_TO_OUTPUT)
 
 
 def computation_indexing(
     region_or_func: ir.Region | OpLike,
-    direction: str = "output_to_input",
+    direction: str = Direction.OUTPUT_TO_INPUT,
     *,
     max_maps: int = DEFAULT_MAX_MAPS,
     per_op: Mapping[ir.Operation, Sequence[InstructionIndexing]] | None = None,
     shared: dict | None = None,
 ) -> tuple[FusionIndexing, ...]:
-    """The fused maps of every result (``"output_to_input"``: as ``fusion_indexing(f, r)``
-    for each ``r``) or every argument (``"input_to_output"``), from one walk of the block.
+    """The fused maps of every result (``Direction.OUTPUT_TO_INPUT``: as ``fusion_indexing(f, r)``
+    for each ``r``) or every argument (``Direction.INPUT_TO_OUTPUT``), from one walk of the block.
     ``per_op`` may give ops' per-op maps in ``direction`` already computed (simplified,
     as :mod:`hlo_indexing.analysis.per_op` gives them: one per result or operand); the
     other ops' maps are derived. ``shared``, a dict the caller passes (empty at first) to
@@ -416,7 +414,7 @@ def computation_indexing(
         if shared is not None:
             shared[key] = composer
     _, arguments, results = composer.parts(block)
-    if direction == "output_to_input":
+    if direction == Direction.OUTPUT_TO_INPUT:
         roots, others, what = results, arguments, "result"
     else:
         roots, others, what = arguments, results, "argument"
@@ -473,7 +471,7 @@ def _fusion_result(
             continue
         whole = frozenset(found.get((), ()))
         if tuples[index]:
-            what = "argument" if direction == "output_to_input" else "result"
+            what = "argument" if direction == Direction.OUTPUT_TO_INPUT else "result"
             marker = IndexingMap.undefined(f"{what} #{index} is a {values[index].type}: see its per-element maps")
             maps[index] = whole | {marker}
             elements[index] = {path: frozenset(s) for path, s in found.items()}

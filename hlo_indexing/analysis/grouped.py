@@ -45,15 +45,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from hlo_indexing.analysis.fused_maps import DEFAULT_MAX_MAPS, static_shape, whole_value_map
-from hlo_indexing.analysis.fusion import REGIONS
+from hlo_indexing.analysis.per_op import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import operand_values
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
-from hlo_indexing.maps.algebra import compose
-from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.text import display_text
-from hlo_indexing.ops.analysis import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.maps.algebra import compose, remove_unused_symbols
+from hlo_indexing.maps.indexing_map import IndexingMap, display_text
 from hlo_indexing.ops.result import InstructionIndexing
 
 __all__ = [
@@ -157,7 +155,7 @@ class _Groups:
             for producer in producers:
                 composed = compose(consumer, producer)
                 if self.simplify:
-                    composed = composed.simplify().remove_unused_symbols()
+                    composed = remove_unused_symbols(composed.simplify())
                 found.add(composed)
         if len(found) > self.max_maps and not any(m.is_undefined for m in found):
             found.clear()
@@ -171,7 +169,7 @@ class _Groups:
 def _output_to_input_maps(op: OpLike, result_index: int, simplify: bool) -> list[Maps]:
     """Per operand value, the op's maps from result ``result_index``, runtime variables
     the block computes folded in (as in :mod:`hlo_indexing.analysis.fusion`)."""
-    indexing = output_to_input_indexing(op, result_index, simplify=simplify, regions=REGIONS)
+    indexing = output_to_input_indexing(op, result_index, simplify=simplify)
     if not any(indexing.runtime):
         return list(indexing.maps)
     return [
@@ -246,7 +244,7 @@ def epilogue_input_to_output_indexing(
             consumers = groups.groups.get(operand)
             if not consumers:
                 continue
-            indexing = input_to_output_indexing(op, k, simplify=simplify, regions=REGIONS)
+            indexing = input_to_output_indexing(op, k, simplify=simplify)
             for result, maps in zip(op.results, indexing.maps):
                 if result in needed:
                     groups.add(result, set(consumers), maps, identity)

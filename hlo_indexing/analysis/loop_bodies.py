@@ -30,9 +30,11 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps import algebra
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.analysis import output_to_input_indexing
-from hlo_indexing.ops.builders import dims, make_map, syms, value_shape
+from hlo_indexing.ops.dispatch import result_indexing
+from hlo_indexing.ops.map_builders import dims, make_map, syms
+from hlo_indexing.ops.rule import value_shape
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.result import RuntimeSource
 
@@ -86,7 +88,7 @@ class _Walk:
             return
         if isinstance(op.results[r].type, ir.TupleType):
             raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
-        indexing = output_to_input_indexing(op, r, regions=self.regions)
+        indexing = result_indexing(op, r, regions=self.regions)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         for operand, producer_maps, sources in zip(op.operands, indexing.maps, runtime, strict=True):
             composed: set = set()
@@ -99,14 +101,14 @@ class _Walk:
     def compose(self, consumer: IndexingMap, producer: IndexingMap, sources: tuple, op: Any, scope: Scope) -> list:
         if producer.is_undefined:
             return [producer]
-        m = consumer.compose(producer)
+        m = algebra.compose(consumer, producer)
         if producer.runtime_vars and len(sources) == len(producer.runtime_vars):
             # the sources over the consumer's space, then the consumer's own (not foldable here)
-            over = [RuntimeSource(s.operand, consumer.compose(s.index_map)) for s in sources]
+            over = [RuntimeSource(s.operand, algebra.compose(consumer, s.index_map)) for s in sources]
             pieces = fold_runtime_variables(m, over + [self.none] * len(consumer.runtime_vars), op, scope)
         else:
             pieces = [m]
-        return [p.simplify().remove_unused_symbols() for p in pieces if not p.is_known_empty()]
+        return [algebra.remove_unused_symbols(p.simplify()) for p in pieces if not p.is_known_empty()]
 
 
 def iteration_maps(

@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from hlo_indexing.analysis.fused_maps import DEFAULT_MAX_EXPR_NODES, Path, element_type, static_shape, whole_value_map
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps import algebra, simplifier
-from hlo_indexing.maps.indexing_map import IndexingMap, _memoized
+from hlo_indexing.maps import algebra
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.memo import memoized
 
 
 def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
@@ -296,7 +297,7 @@ class SetAlgebra:
             and not any(v.name for v in producer.dim_vars)
         ):
             return producer  # composing a result of this chain after the identity gives it back
-        key = (consumer._memo_key(), producer._memo_key())
+        key = (consumer.memo_key(), producer.memo_key())
         composed = self.map_memo.get(key)
         if composed is None:
             composed = self.map_memo[key] = _compose(consumer, producer)
@@ -324,16 +325,17 @@ def _is_tuple(value: ir.Value, path: Path) -> bool:
 
 
 def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    """``consumer.compose(producer).simplify().remove_unused_symbols()`` with one entry of
+    """``remove_unused_symbols(compose(consumer, producer).simplify())`` with one entry of
     the maps' memo for the whole chain (it carries compositions across computations and
     is cleared with it), instead of one per step keyed on each intermediate map."""
-    return _memoized(
-        consumer, ("compose-simplify-clean", consumer._memo_key(), producer._memo_key()), lambda: _chain(consumer, producer)
-    )
+    if consumer.is_undefined:
+        return _chain(consumer, producer)
+    key = ("compose-simplify-clean", consumer.memo_key(), producer.memo_key())
+    return memoized(consumer.context, key, lambda: _chain(consumer, producer))
 
 
 def _chain(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     """Compose, simplify, remove unused symbols (no memo of its own)."""
-    simplified = simplifier.simplify(algebra.compose(consumer, producer))
+    simplified = algebra.compose(consumer, producer, remember=False).simplify(remember=False)
     # Without symbols there is nothing to remove (remove_unused_symbols returns the map).
-    return simplified if simplified.num_symbols == 0 else algebra.remove_unused_symbols(simplified)
+    return simplified if simplified.num_symbols == 0 else algebra.remove_unused_symbols(simplified, remember=False)

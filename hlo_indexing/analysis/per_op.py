@@ -26,7 +26,8 @@ from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, is_scalar_helper
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
-from hlo_indexing.ops import analysis as op_analysis
+from hlo_indexing.direction import Direction
+from hlo_indexing.ops import dispatch
 from hlo_indexing.ops.result import InstructionIndexing
 
 #: Ops whose regions are computations applied per element, not program code: their
@@ -39,14 +40,14 @@ REDUCER_KINDS = frozenset(
 def output_to_input_indexing(op: OpLike, result_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
     result's index space to the operand elements each result element reads (see
-    :func:`hlo_indexing.ops.analysis.output_to_input_indexing`)."""
-    return op_analysis.output_to_input_indexing(op, result_index, simplify=simplify, regions=REGIONS)
+    :func:`hlo_indexing.ops.dispatch.result_indexing`)."""
+    return dispatch.result_indexing(op, result_index, simplify=simplify, regions=REGIONS)
 
 
 def input_to_output_indexing(op: OpLike, operand_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
     """For operand ``operand_index`` of ``op``, one set of maps per result: from the
     operand's index space to the result elements each operand element contributes to."""
-    return op_analysis.input_to_output_indexing(op, operand_index, simplify=simplify, regions=REGIONS)
+    return dispatch.operand_indexing(op, operand_index, simplify=simplify, regions=REGIONS)
 
 
 def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
@@ -73,5 +74,4 @@ def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
 
 def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[InstructionIndexing]:
     """One indexing per result (``"output-to-input"``) or per operand (``"input-to-output"``)."""
-    which = op_analysis.OUTPUT_TO_INPUT if direction == "output-to-input" else op_analysis.INPUT_TO_OUTPUT
-    return op_analysis.all_indexings(op, which, simplify=simplify, regions=REGIONS)
+    return dispatch.all_indexings(op, Direction.of(direction), simplify=simplify, regions=REGIONS)

@@ -20,7 +20,7 @@ the map's domain (its constraints exclude it), and no map reads one.
 
 Layouts come from the ``hlo_indexing.layout`` attributes (what the HLO importer writes
 for every instruction, and XLA's entry layouts on the function's arguments and
-results; :func:`~hlo_indexing.analysis.coalescing.value_layout`), else row-major. The
+results; :func:`~hlo_indexing.layout.attributes.layout_of_value`), else row-major. The
 ``layouts``/``result_layout(s)``/``layout`` arguments override them when given (not
 None): a :class:`Layout` or its text, and in a list None for row-major. Scalars have
 one physical index, the logical one.
@@ -35,17 +35,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hlo_indexing.analysis.coalescing import LayoutLike, as_layout, declared_layouts, value_layout
 from hlo_indexing.analysis.fused_maps import FusionIndexing
-from hlo_indexing.analysis.fusion import REGIONS, fusion_indexing
+from hlo_indexing.analysis.fusion import fusion_indexing
+from hlo_indexing.analysis.per_op import input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, operand_values
 from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
+from hlo_indexing.layout.attributes import LayoutLike, as_layout, declared_layouts, layout_of_value
 from hlo_indexing.layout.lowering import coordinates_logical_map, linear_offset_map, logical_index_map, tiled_coordinates_map
-from hlo_indexing.maps.algebra import compose
+from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.analysis import input_to_output_indexing, output_to_input_indexing
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.rule import value_shape
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 
 __all__ = [
@@ -104,7 +104,7 @@ def physical_map(
         return m
     inward = physical_to_logical_map(source[0], source[1], form, m.context)
     outward = logical_to_physical_map(target[0], target[1], form, m.context)
-    return compose(compose(inward, m), outward).simplify().remove_unused_symbols()
+    return remove_unused_symbols(compose(compose(inward, m), outward).simplify())
 
 
 def _shape(value: ir.Value, what: str) -> tuple[int, ...]:
@@ -149,10 +149,10 @@ def physical_output_to_input_indexing(
     if result is None:
         raise InvalidArgumentError(f"{op.operation.name} has no result {result_index}")
     operands = operand_values(op)
-    layouts = [value_layout(v) for v in operands] if layouts is None else layouts
-    source = (_shape(result, f"result #{result_index}"), result_layout if result_layout is not None else value_layout(result))
+    layouts = [layout_of_value(v) for v in operands] if layouts is None else layouts
+    source = (_shape(result, f"result #{result_index}"), result_layout if result_layout is not None else layout_of_value(result))
     targets = [(value_shape(v.type) or (), layout) for v, layout in zip(operands, layouts, strict=True)]
-    logical = output_to_input_indexing(op, result_index, regions=REGIONS)
+    logical = output_to_input_indexing(op, result_index)
     return _physical_indexing(logical, source, targets, form)
 
 
@@ -172,10 +172,10 @@ def physical_input_to_output_indexing(
         raise InvalidArgumentError(f"{op.operation.name} has no operand {operand_index}")
     operand = operands[operand_index]
     results = list(op.operation.results)
-    result_layouts = [value_layout(v) for v in results] if result_layouts is None else result_layouts
-    source = (_shape(operand, f"operand #{operand_index}"), layout if layout is not None else value_layout(operand))
+    result_layouts = [layout_of_value(v) for v in results] if result_layouts is None else result_layouts
+    source = (_shape(operand, f"operand #{operand_index}"), layout if layout is not None else layout_of_value(operand))
     targets = [(value_shape(v.type) or (), r) for v, r in zip(results, result_layouts, strict=True)]
-    logical = input_to_output_indexing(op, operand_index, regions=REGIONS)
+    logical = input_to_output_indexing(op, operand_index)
     return _physical_indexing(logical, source, targets, form)
 
 
@@ -198,7 +198,7 @@ def physical_fusion_indexing(
     root = list(block.operations)[-1].operands[result_index]
     arguments = list(block.arguments)
     if layouts is None:
-        layouts = [value_layout(a) for a in arguments]
+        layouts = [layout_of_value(a) for a in arguments]
     if result_layout is None:
         result_layout = _result_layout(region_or_func, result_index)
     logical = fused if fused is not None else fusion_indexing(region_or_func, result_index)
@@ -218,7 +218,7 @@ def _result_layout(region_or_func: ir.Region | OpLike, index: int) -> str | None
         declared = declared_layouts(operation)[1][index]
         if declared is not None:
             return declared
-    return value_layout(list(block_of(region_or_func).operations)[-1].operands[index])
+    return layout_of_value(list(block_of(region_or_func).operations)[-1].operands[index])
 
 
 def physical_indexings(op: OpLike, direction: str, form: str = "coordinates") -> list[InstructionIndexing]:

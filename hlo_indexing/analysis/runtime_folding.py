@@ -36,9 +36,10 @@ from typing import Any
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import callee_block
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.analysis import output_to_input_indexing
+from hlo_indexing.ops.dispatch import result_indexing
 from hlo_indexing.ops.result import RuntimeSource
 
 #: Ops (name after the dialect prefix) that clamp their start indices into the runtime
@@ -143,10 +144,10 @@ def runtime_value(
     elif name == "iota":
         expr = index_map.results[ir.IntegerAttr(op.attributes["iota_dimension"]).value]
     elif (name in _MOVING_OPS or name == "convert") and len(op.operands) == 1:
-        (maps,) = output_to_input_indexing(op, 0).maps
+        (maps,) = result_indexing(op, 0).maps
         step = next(iter(maps)) if len(maps) == 1 else None
         if step is not None and not step.is_undefined and not step.num_symbols:
-            expr = runtime_value(op.operands[0], index_map.compose(step).simplify(), scope, budget)
+            expr = runtime_value(op.operands[0], compose(index_map, step).simplify(), scope, budget)
     elif name == "negate":
         inner = runtime_value(op.operands[0], index_map, scope, budget)
         expr = None if inner is None else ax.mul(inner, -1)

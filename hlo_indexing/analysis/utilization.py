@@ -46,7 +46,7 @@ from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.rule import value_shape
 
 #: Default limit on the total number of domain points enumerated for one argument.
 DEFAULT_MAX_POINTS = 1 << 20

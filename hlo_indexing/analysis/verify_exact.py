@@ -28,7 +28,7 @@ from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.exact import Proof, isl_available, prove_empty, prove_equal, prove_includes
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import value_shape
+from hlo_indexing.ops.rule import value_shape
 
 __all__ = ["Check", "verify_module"]
 

@@ -149,7 +149,7 @@ def coordinates_logical_map(
     coords = [_Bounded(ax.dim(i, context), n - 1) for i, n in enumerate(tiled)]
     offset = linear_from_coordinates(p, coords, arith)
     to_offset = IndexingMap.from_exprs([(0, n - 1) for n in tiled], [offset.expr], context=context)
-    return compose(to_offset, logical_index_map(p.dims, p.layout, context)).simplify()
+    return compose(to_offset, logical_index_map(shape, layout, context)).simplify()
 
 
 #: XLA element type -> MLIR element type (signless integers, as memrefs use them)

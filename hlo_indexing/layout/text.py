@@ -1,5 +1,7 @@
-"""XLA's layout notation: parsing :class:`Layout` and :class:`Shape` text (the values are in
-:mod:`hlo_indexing.layout.types`).
+"""XLA's layout notation: the parser of layout and shape text, below the values it
+describes (:mod:`hlo_indexing.layout.types`, whose ``Layout.parse`` and ``Shape.parse``
+are built on it): it gives a layout's minor-to-major order and keyword fields, and a
+shape's element type and dimensions.
 
 Grammar (XLA's printer and parser agree; fields are optional but must come in this order)::
 
@@ -14,24 +16,20 @@ Grammar (XLA's printer and parser agree; fields are optional but must come in th
 
 Example::
 
-    >>> s = Shape.parse("bf16[16,256]{1,0:T(8,128)(2,1)}")
-    >>> s.dtype, s.dims, s.layout.tiles
-    ('bf16', (16, 256), ((8, 128), (2, 1)))
-    >>> str(Layout.parse("{1,0 : T(8, 128)(2,1)L(1024)}"))
-    '{1,0:T(8,128)(2,1)L(1024)}'
+    >>> parse_shape_text("bf16[16,256]{1,0:T(8,128)(2,1)}")
+    ShapeText(dtype='bf16', dims=(16, 256), layout=LayoutText(minor_to_major=(1, 0), fields={'tiles': ((8, 128), (2, 1))}), layout_column=12)
 
 Malformed text raises :class:`LayoutParseError` naming the offending token and its column.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from hlo_indexing.errors import ParseError, SourceLocation
-from hlo_indexing.layout.tiling import check_padded_size
-from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
+from hlo_indexing.layout.tiling import COMBINE
+from hlo_indexing.limits import INT64_MAX
 
 
 class LayoutParseError(ParseError):
@@ -42,6 +40,25 @@ class LayoutParseError(ParseError):
         super().__init__(message, SourceLocation("<layout>", 1, column))
         self.text = text
         self.column = column
+
+
+class LayoutText(NamedTuple):
+    """A layout as written: its minor-to-major order and its other fields, keyed by the
+    keyword of ``Layout`` (``tiles``, ``tail_padding_alignment``, ...; absent: default)."""
+
+    minor_to_major: tuple[int, ...]
+    fields: dict[str, Any]
+
+
+class ShapeText(NamedTuple):
+    """A shape as written: element type (lower case), dimensions, layout (None: none
+    written, row-major) and the column where errors about the layout point (its ``{``, or
+    the element type without one)."""
+
+    dtype: str
+    dims: tuple[int, ...]
+    layout: LayoutText | None
+    layout_column: int
 
 
 _TOKEN = re.compile(r"\s*(?:(?P<int>-?\d+)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)|(?P<punct>\S))")
@@ -117,7 +134,7 @@ class _Parser:
 
     # -- grammar
 
-    def shape(self) -> Shape:
+    def shape(self) -> ShapeText:
         kind, dtype, _ = self.peek()
         if kind != "word":
             raise self.error("expected an element type")
@@ -132,20 +149,14 @@ class _Parser:
                 self.take(",", "]")
         brace = self.peek()
         explicit = brace[1] == "{" and brace[0] == "punct"
+        layout = None
         if explicit:
             if not dims and self.tokens[self.i + 1][1] == "}":
                 raise self.error("an untiled scalar has no layout braces ('f32[]')", brace)
             layout = self.layout(rank=len(dims))
-        else:
-            layout = Layout.row_major(len(dims))
-        shape = Shape(dtype.lower(), tuple(dims), layout)
-        try:
-            check_padded_size(shape.dims, layout)
-        except OverflowError as exc:
-            raise self.error(f"{exc} for shape '{shape}'", brace if explicit else self.tokens[0]) from None
-        return shape
+        return ShapeText(dtype.lower(), tuple(dims), layout, (brace if explicit else self.tokens[0])[2])
 
-    def layout(self, rank: int | None) -> Layout:
+    def layout(self, rank: int | None) -> LayoutText:
         open_brace = self.take("{")
         m2m: list[int] = []
         if self.peek()[0] == "int":
@@ -167,7 +178,7 @@ class _Parser:
         if self.accept(":"):
             self.fields(values)
         self.take("}")
-        return Layout(tuple(m2m), **values)
+        return LayoutText(tuple(m2m), values)
 
     # fields in XLA's fixed order; each key is the field's introducer
     _ORDER = ("D", "T", "L", "#", "*", "E", "S", "SC", "P", "M")
@@ -248,23 +259,25 @@ class _Parser:
         return tuple(configs)
 
 
-@functools.lru_cache(maxsize=4096)
-def parse_layout(text: str) -> Layout:
-    """Parse a layout alone (``{1,0:T(2,2)}``) or the layout of a shape text
-    (``f32[3,5]{1,0:T(2,2)}``). Layouts are immutable: a text parsed before gives the
-    same object (the tiling ranking reads each operand's layout text per fusion)."""
-    if text.strip().startswith("{"):
-        parser = _Parser(text)
-        layout = parser.layout(rank=None)
-        parser.end()
-        return layout
-    return parse_shape(text).layout
+def parse_layout_text(text: str) -> LayoutText:
+    """A layout alone (``{1,0:T(2,2)}``); :class:`LayoutParseError` when malformed."""
+    parser = _Parser(text)
+    layout = parser.layout(rank=None)
+    parser.end()
+    return layout
 
 
-def parse_shape(text: str) -> Shape:
-    """Parse ``dtype[d0,...]{layout}``; the layout defaults to row-major. The layout is
-    checked against the dims (a permutation of them, padded size within int64)."""
+def parse_shape_text(text: str) -> ShapeText:
+    """``dtype[d0,...]{layout}`` (the layout, if written, a permutation of the dims);
+    :class:`LayoutParseError` when malformed."""
     parser = _Parser(text)
     shape = parser.shape()
     parser.end()
     return shape
+
+
+def layout_error(text: str, message: str, column: int) -> LayoutParseError:
+    """The error about ``text`` at ``column`` (1-based), worded as the parser's own."""
+    parser = _Parser(text)
+    token = next((t for t in parser.tokens if t[2] >= column), parser.tokens[-1])
+    return parser.error(message, token)

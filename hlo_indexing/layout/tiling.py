@@ -15,6 +15,11 @@ The steps are written once, generically over an arithmetic (:class:`Arith`), so 
 code computes Python ints, numpy arrays (vectorised) and affine expressions
 (:mod:`hlo_indexing.layout.lowering`).
 
+This module is below the layout values (:mod:`hlo_indexing.layout.types`): it reads a
+layout's ``minor_to_major``, ``tiles`` and ``tail_padding_alignment`` (a
+:class:`TiledLayout`) and a shape's ``dims`` and ``layout`` (a :class:`TiledShape`), so
+that ``Layout``'s placement methods are built on it.
+
 Example::
 
     >>> from hlo_indexing.layout.types import Shape
@@ -28,16 +33,56 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from hlo_indexing.errors import IndexOutOfRangeError, IntegerOverflowError, InvalidArgumentError
-from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
-from hlo_indexing.limits import check_int64
+from hlo_indexing.limits import INT64_MAX, check_int64
+
+#: tile entry meaning "combine this dimension with the next more-minor one" (XLA's ``*``)
+COMBINE = -1
 
 #: returned by :func:`logical_index` for a buffer position that holds no element
 PADDING = None
+
+
+class TiledLayout(Protocol):
+    """What placement reads of a layout (:class:`~hlo_indexing.layout.types.Layout` is one)."""
+
+    @property
+    def minor_to_major(self) -> tuple[int, ...]:
+        """Logical dims from fastest to slowest."""
+
+    @property
+    def tiles(self) -> tuple[tuple[int, ...], ...]:
+        """The tiles, applied left to right (entries > 0, or :data:`COMBINE`)."""
+
+    @property
+    def tail_padding_alignment(self) -> int:
+        """``L(n)``: the buffer size is rounded up to a multiple of it."""
+
+
+@runtime_checkable
+class TiledShape(Protocol):
+    """What placement reads of a shape (:class:`~hlo_indexing.layout.types.Shape` is one)."""
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The logical dimensions, dim 0 first."""
+
+    @property
+    def layout(self) -> TiledLayout:
+        """The layout placing them."""
+
+
+@dataclass(frozen=True)
+class _RowMajor:
+    """The default layout ``{rank-1,...,1,0}`` as placement reads it."""
+
+    minor_to_major: tuple[int, ...]
+    tiles: tuple[tuple[int, ...], ...] = ()
+    tail_padding_alignment: int = 1
 
 
 @dataclass(frozen=True)
@@ -64,7 +109,7 @@ class TilingPlan:
     """How ``dims`` (logical, dim 0 first) are placed by ``layout``."""
 
     dims: tuple[int, ...]
-    layout: Layout
+    layout: TiledLayout
     permutation: tuple[int, ...]  # physical dim j (major to minor) is logical dim permutation[j]
     steps: tuple[TileStep, ...]
 
@@ -105,7 +150,7 @@ class TilingPlan:
         return tuple(reversed(strides))
 
 
-def plan(shape: Shape | Sequence[int], layout: Layout | None = None) -> TilingPlan:
+def plan(shape: TiledShape | Sequence[int], layout: TiledLayout | None = None) -> TilingPlan:
     """The :class:`TilingPlan` of a :class:`Shape`, or of ``dims`` and a ``layout``.
     Raises :class:`InvalidArgumentError` (a ``ValueError``) when the layout does not fit
     the dims or a dim is negative, :class:`IntegerOverflowError` for a dim outside int64."""
@@ -143,14 +188,14 @@ def plan(shape: Shape | Sequence[int], layout: Layout | None = None) -> TilingPl
     return TilingPlan(tuple(dims), layout, tuple(reversed(layout.minor_to_major)), tuple(steps))
 
 
-def _dims_and_layout(shape: Shape | Sequence[int], layout: Layout | None) -> tuple[tuple[int, ...], Layout]:
-    if isinstance(shape, Shape):
+def _dims_and_layout(shape: TiledShape | Sequence[int], layout: TiledLayout | None) -> tuple[tuple[int, ...], TiledLayout]:
+    if type(shape) not in (tuple, list) and isinstance(shape, TiledShape):  # (the Protocol check is slow)
         return shape.dims, layout or shape.layout
-    dims = tuple(int(d) for d in shape)
-    return dims, layout or Layout.row_major(len(dims))
+    dims = tuple(int(d) for d in cast("Sequence[int]", shape))
+    return dims, layout or _RowMajor(tuple(range(len(dims) - 1, -1, -1)))
 
 
-def check_padded_size(dims: Sequence[int], layout: Layout) -> None:
+def check_padded_size(dims: Sequence[int], layout: TiledLayout) -> None:
     """Raise :class:`IntegerOverflowError` (an ``OverflowError``) when the padded buffer
     size exceeds int64."""
     size = plan(dims, layout).padded_size
@@ -158,12 +203,12 @@ def check_padded_size(dims: Sequence[int], layout: Layout) -> None:
         raise IntegerOverflowError(f"padded size {size} elements overflows int64", limit="INT64_MAX", value=size)
 
 
-def physical_shape(shape: Shape | Sequence[int], layout: Layout | None = None) -> tuple[int, ...]:
+def physical_shape(shape: TiledShape | Sequence[int], layout: TiledLayout | None = None) -> tuple[int, ...]:
     """The padded, tiled shape, major to minor (``(2, 3, 2, 2)`` for ``f32[3,5]{1,0:T(2,2)}``)."""
     return plan(shape, layout).tiled_shape
 
 
-def padded_size(shape: Shape | Sequence[int], layout: Layout | None = None) -> int:
+def padded_size(shape: TiledShape | Sequence[int], layout: TiledLayout | None = None) -> int:
     """Element slots of the buffer: data, tile padding and ``L(n)`` tail padding."""
     return plan(shape, layout).padded_size
 
@@ -271,7 +316,7 @@ def logical_from_offset(p: TilingPlan, offset: Any, arith: Arith) -> tuple[list[
     return logical, checks
 
 
-def linear_index(shape: Shape | Sequence[int], index: Sequence[int], layout: Layout | None = None) -> int:
+def linear_index(shape: TiledShape | Sequence[int], index: Sequence[int], layout: TiledLayout | None = None) -> int:
     """The buffer offset (in elements) of logical ``index`` (dim 0 first).
     :class:`IndexOutOfRangeError` (an ``IndexError``) outside the shape."""
     p = plan(shape, layout)
@@ -281,7 +326,7 @@ def linear_index(shape: Shape | Sequence[int], index: Sequence[int], layout: Lay
     return cast(int, linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith))
 
 
-def logical_index(shape: Shape | Sequence[int], offset: int, layout: Layout | None = None) -> tuple[int, ...] | None:
+def logical_index(shape: TiledShape | Sequence[int], offset: int, layout: TiledLayout | None = None) -> tuple[int, ...] | None:
     """The logical index stored at buffer ``offset``, or :data:`PADDING` (None) when the
     slot is padding. :class:`IndexOutOfRangeError` (an ``IndexError``) outside the buffer."""
     p = plan(shape, layout)

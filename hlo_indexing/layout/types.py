@@ -1,9 +1,10 @@
-"""XLA's layout values: :class:`Layout` and :class:`Shape`, and how they print.
+"""XLA's layout values: :class:`Layout` and :class:`Shape`, how they print and parse,
+and where a layout places a shape's elements.
 
 Parsing is in :mod:`hlo_indexing.layout.text` and placement in
-:mod:`hlo_indexing.layout.tiling`; ``Layout.parse``, ``Shape.parse`` and the placement
-methods are thin delegates to them, installed by :mod:`hlo_indexing.layout` (see
-:mod:`hlo_indexing.delegates`).
+:mod:`hlo_indexing.layout.tiling`, both below this module: ``Layout.parse``,
+``Shape.parse`` (and :func:`parse_layout`, :func:`parse_shape`) and the placement
+methods are built on them.
 
 Example::
 
@@ -11,22 +12,21 @@ Example::
     '{1,0:T(8,128)(2,1)}'
     >>> str(Shape("f32", (3, 5), Layout((0, 1))))
     'f32[3,5]{0,1}'
+    >>> Shape.parse("bf16[16,256]{1,0:T(8,128)(2,1)}").layout.tiles
+    ((8, 128), (2, 1))
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
-from hlo_indexing.delegates import Delegates
+from hlo_indexing.layout import text, tiling
+from hlo_indexing.layout.tiling import COMBINE
+from hlo_indexing.limits import INT64_MAX
 
-#: tile entry meaning "combine this dimension with the next more-minor one" (XLA's ``*``)
-COMBINE = -1
-INT64_MAX = 2**63 - 1
-
-#: What the parse and placement methods delegate to; :mod:`hlo_indexing.layout` installs them.
-OPERATIONS = Delegates("hlo_indexing.layout")
+__all__ = ["COMBINE", "INT64_MAX", "Layout", "Shape", "parse_layout", "parse_shape"]
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,10 @@ class Layout:
     has_braces: bool = field(default=True, compare=False)
 
     @staticmethod
-    def parse(text: str) -> "Layout":
+    def parse(source: str) -> "Layout":
         """Parse a layout alone (``{1,0:T(2,2)}``) or the layout of a shape text
         (``f32[3,5]{1,0:T(2,2)}``); see :meth:`Shape.parse`."""
-        return cast(Layout, OPERATIONS.parse_layout(text))
+        return parse_layout(source)
 
     @staticmethod
     def row_major(rank: int) -> "Layout":
@@ -68,19 +68,19 @@ class Layout:
 
     def physical_shape(self, dims: "Sequence[int] | Shape") -> tuple[int, ...]:
         """The padded, tiled shape, major to minor."""
-        return cast(tuple[int, ...], OPERATIONS.physical_shape(dims, self))
+        return tiling.physical_shape(dims, self)
 
     def padded_size(self, dims: "Sequence[int] | Shape") -> int:
         """Element slots of the buffer, ``L(n)`` tail padding included."""
-        return cast(int, OPERATIONS.padded_size(dims, self))
+        return tiling.padded_size(dims, self)
 
     def linear_index(self, dims: "Sequence[int] | Shape", index: Sequence[int]) -> int:
         """The buffer offset (in elements) of logical ``index``."""
-        return cast(int, OPERATIONS.linear_index(dims, index, self))
+        return tiling.linear_index(dims, index, self)
 
     def logical_index(self, dims: "Sequence[int] | Shape", offset: int) -> tuple[int, ...] | None:
         """The logical index at buffer ``offset``, or None for a padding slot."""
-        return cast("tuple[int, ...] | None", OPERATIONS.logical_index(dims, offset, self))
+        return tiling.logical_index(dims, offset, self)
 
     def __str__(self) -> str:
         fields = []
@@ -117,11 +117,40 @@ class Shape:
     layout: Layout
 
     @staticmethod
-    def parse(text: str) -> "Shape":
+    def parse(source: str) -> "Shape":
         """Parse ``dtype[d0,...]{layout}``; the layout defaults to row-major. The layout
         is checked against the dims (a permutation of them, padded size within int64)."""
-        return cast(Shape, OPERATIONS.parse_shape(text))
+        return parse_shape(source)
 
     def __str__(self) -> str:
         layout = str(self.layout) if self.layout.has_braces else ""
         return f"{self.dtype}[{','.join(map(str, self.dims))}]{layout}"
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_layout(source: str) -> Layout:
+    """Parse a layout alone (``{1,0:T(2,2)}``) or the layout of a shape text
+    (``f32[3,5]{1,0:T(2,2)}``); :class:`~hlo_indexing.layout.text.LayoutParseError` names
+    the offending token. Layouts are immutable: a text parsed before gives the same
+    object (the tiling ranking reads each operand's layout text per fusion)."""
+    if source.strip().startswith("{"):
+        written = text.parse_layout_text(source)
+        return Layout(written.minor_to_major, **written.fields)
+    return parse_shape(source).layout
+
+
+def parse_shape(source: str) -> Shape:
+    """Parse ``dtype[d0,...]{layout}``; the layout defaults to row-major. The layout is
+    checked against the dims (a permutation of them, padded size within int64);
+    :class:`~hlo_indexing.layout.text.LayoutParseError` names the offending token."""
+    written = text.parse_shape_text(source)
+    if written.layout is None:
+        layout = Layout.row_major(len(written.dims))
+    else:
+        layout = Layout(written.layout.minor_to_major, **written.layout.fields)
+    shape = Shape(written.dtype, written.dims, layout)
+    try:
+        tiling.check_padded_size(shape.dims, layout)
+    except OverflowError as exc:
+        raise text.layout_error(source, f"{exc} for shape '{shape}'", written.layout_column) from None
+    return shape

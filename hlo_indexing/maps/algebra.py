@@ -2,7 +2,9 @@
 variables, symbol rescaling and symbol-to-dimension conversion.
 
 Each function takes and returns :class:`IndexingMap` and preserves the relation
-``{(d, f(d, s))}`` (composition builds the relation of the composite)."""
+``{(d, f(d, s))}`` (composition builds the relation of the composite). Composition and
+the removal of unused symbols, which big modules repeat on the same maps, are
+remembered in the maps' memo (:mod:`hlo_indexing.maps.memo`)."""
 
 from __future__ import annotations
 
@@ -14,20 +16,29 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, build, linearize
+from hlo_indexing.maps.memo import memoized
 
 
 def _affine_map(n_dims: int, n_symbols: int, results: Iterable[ir.AffineExpr], context: ir.Context) -> ir.AffineMap:
     return ir.AffineMap.get(n_dims, n_symbols, list(results), context)
 
 
-def compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
-    """``x -> producer(consumer(x))``.
+def compose(consumer: IndexingMap, producer: IndexingMap, *, remember: bool = True) -> IndexingMap:
+    """``x -> producer(consumer(x))`` (XLA's ``ComposeIndexingMaps``): ``consumer``'s
+    results index ``producer``'s dimensions.
 
     Symbols of the result, in order: producer range vars, consumer range vars, producer
     runtime vars, consumer runtime vars (XLA's order). The domain is the consumer's;
     constraints are the consumer's, the producer's (with its dimensions replaced by the
     consumer's results) and ``consumer result i in producer dim range i`` where that
-    range is not already implied."""
+    range is not already implied. ``remember=False`` skips the memo (for a caller that
+    remembers a whole chain of operations under one entry)."""
+    if not remember or consumer.is_undefined:
+        return _compose(consumer, producer)
+    return memoized(consumer.context, ("compose", consumer.memo_key(), producer.memo_key()), lambda: _compose(consumer, producer))
+
+
+def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     if consumer.is_undefined:
         return consumer
     if producer.is_undefined:
@@ -166,13 +177,16 @@ def _satisfiable(
     return len(points) > 0
 
 
-def remove_unused_symbols(m: IndexingMap) -> IndexingMap:
+def remove_unused_symbols(m: IndexingMap, *, remember: bool = True) -> IndexingMap:
     """Drop every symbol that no result uses and no constraint ties to a used variable.
 
     ``(d0)[s0, s1] -> (d0 + s1), domain: d0 in [0, 9], s0 in [0, 3], s1 in [0, 1],
     s0 mod 2 in [0, 0]`` becomes ``(d0)[s0] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 1]``
-    (the constraint on the dropped ``s0`` is satisfiable, so it goes with it)."""
-    return _remove_unused(m, removable_dims=False, removable_symbols=True)
+    (the constraint on the dropped ``s0`` is satisfiable, so it goes with it).
+    ``remember=False`` skips the memo, as for :func:`compose`."""
+    if not remember or m.is_undefined:
+        return _remove_unused(m, removable_dims=False, removable_symbols=True)
+    return memoized(m.context, ("remove_unused_symbols", m.memo_key()), lambda: _remove_unused(m, False, True))
 
 
 def remove_unused_dims(m: IndexingMap) -> IndexingMap:
@@ -341,5 +355,5 @@ def _eliminate_one_equal_symbol(m: IndexingMap) -> IndexingMap | None:
             if other != expr:
                 out = out.add_constraint(ax.substitute(other, dims, symbols), other_interval)
         out = out.add_constraint(value, m.range_vars[position].bounds)
-        return out.simplify().remove_unused_symbols()
+        return remove_unused_symbols(out.simplify())
     return None

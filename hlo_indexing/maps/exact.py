@@ -40,14 +40,16 @@ import functools
 import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hlo_indexing import limits
 from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
 from hlo_indexing.errors import TimeLimitError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.isl_decision import Answer, decide
+
+if TYPE_CHECKING:
+    from hlo_indexing.maps.isl_decision import Answer
 
 __all__ = ["NotPresburger", "Proof", "isl_available", "isl_relation_text", "prove_empty", "prove_equal", "prove_includes"]
 
@@ -88,6 +90,10 @@ def isl_available() -> bool:
     """Whether ``islpy`` is installed (proofs run)."""
     return _installed()
 
+
+#: :func:`hlo_indexing.maps.isl_decision.decide`, by name: the isolation server imports
+#: it (and islpy), this process does not.
+_DECIDE = "hlo_indexing.maps.isl_decision:decide"
 
 _NOT_INSTALLED = "islpy is not installed (pip install hlo-indexing[exact]): the proof was not run"
 
@@ -193,7 +199,7 @@ def _ask(question: str, *sides: IndexingMap | Iterable[IndexingMap]) -> Proof:
     num_dims = items[0][0].num_dims
     try:
         answer: Answer = run_isolated(
-            decide, question, texts, num_dims, symbols, what="an isl proof", limit="PROOF_SECONDS", fork=False
+            _DECIDE, question, texts, num_dims, symbols, what="an isl proof", limit="PROOF_SECONDS", fork=False
         )
     except TimeLimitError:
         return Proof(None, f"isl did not finish within {limits.PROOF_SECONDS:g} s (limits.PROOF_SECONDS)")

@@ -14,6 +14,13 @@ Maps are immutable and hashable; two maps are equal when their affine maps, vari
 ranges (and runtime-variable origins) and constraints are equal, which is what
 de-duplication needs after :meth:`IndexingMap.simplify`.
 
+What a map does alone is a method: parse and print (:mod:`~hlo_indexing.maps.text`,
+below this module), simplify (:mod:`~hlo_indexing.maps.simplifier`, below too),
+evaluate, enumerate, add a constraint. Operations on maps built above it are free
+functions of their modules: composition and the removal or conversion of variables in
+:mod:`~hlo_indexing.maps.algebra`, the MLIR attribute form in
+:mod:`~hlo_indexing.maps.attributes`.
+
 Example::
 
     m = IndexingMap.parse("(d0, d1)[s0] -> (d0, s0), "
@@ -24,79 +31,27 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from hlo_indexing.delegates import Delegates
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo, current_or_default_context
+from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError, UndefinedDivisionError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps import text
 from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
+from hlo_indexing.maps.memo import memoized
+from hlo_indexing.maps.simplifier import simplify_parts
+from hlo_indexing.maps.variables import MapParts, RangeLike, Variable
 
-#: What the methods delegate to (text, algebra, simplifier, attributes: modules above this
-#: one); :mod:`hlo_indexing.maps` installs them.
-OPERATIONS = Delegates("hlo_indexing.maps")
+__all__ = ["DEFAULT_MAX_POINTS", "IndexingMap", "RangeLike", "Variable", "display_text", "parse_indexing_map", "print_indexing_map"]
 
 #: Default limit on the number of domain points :meth:`IndexingMap.enumerate` visits.
 DEFAULT_MAX_POINTS = MAX_ENUMERATION_POINTS
-
-#: Number of results of :meth:`IndexingMap.compose`, :meth:`~IndexingMap.simplify` and
-#: :meth:`~IndexingMap.remove_unused_symbols` remembered per context (the oldest entry is
-#: dropped): big modules compose and simplify the same maps over and over.
-MEMO_SIZE = 8192
-#: The name of the memo's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
-MEMO_TABLE = "indexing-maps"
-
-
-def _memoized(subject: "IndexingMap", key: tuple[Any, ...], compute: Callable[[], IndexingMap]) -> IndexingMap:
-    """``compute()``, remembered under ``key`` in the memo of ``subject``'s context (maps of
-    different contexts can be equal, e.g. two known-empty maps, but a result is only
-    handed out in the context it was made in). An undefined ``subject`` has no context
-    and its result is immediate: not remembered."""
-    if subject._map is None:
-        return compute()
-    memo = context_memo(subject._map.context, MEMO_TABLE)
-    found = memo.get(key)
-    if found is None:
-        found = compute()
-        memo[key] = found
-        if len(memo) > MEMO_SIZE:
-            del memo[next(iter(memo))]
-    return found
-
-
-def clear_memo() -> None:
-    """Forget every remembered compose/simplify result (e.g. to time a cold run)."""
-    clear_context_memos(MEMO_TABLE)
-
-
-@dataclass(frozen=True, slots=True)
-class Variable:
-    """A dimension, range or runtime variable: its inclusive range, an optional custom
-    name (printed instead of ``d0``/``s0``/``rt0``) and, for runtime variables, where the
-    value comes from (e.g. ``"operand 1 of stablehlo.dynamic_slice"``).
-
-    Names are cosmetic: they take no part in equality or hashing."""
-
-    bounds: Interval
-    name: str = ""
-    origin: str = ""
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Variable) and (self.bounds, self.origin) == (other.bounds, other.origin)
-
-    def __hash__(self) -> int:
-        return hash((self.bounds, self.origin))
-
-
-RangeLike = Variable | Interval | tuple[int, int]
-
 
 def _variable(value: RangeLike, prefix: str, index: int) -> Variable:
     """``value`` as a checked :class:`Variable` (``prefix``/``index`` name it in errors)."""
@@ -211,11 +166,32 @@ class IndexingMap:
 
     # ----------------------------------------------------------------- factories
 
-    @staticmethod
-    def parse(text: str, context: "ir.Context | None" = None, *, allow_empty_ranges: bool = False) -> "IndexingMap":
-        """Read XLA's text format (one- or multi-line); see
-        :func:`hlo_indexing.maps.text.parse_indexing_map`."""
-        return cast(IndexingMap, OPERATIONS.parse(text, context, allow_empty_ranges=allow_empty_ranges))
+    @classmethod
+    def parse(
+        cls,
+        source: str,
+        context: "ir.Context | None" = None,
+        *,
+        filename: str = "<indexing map>",
+        allow_empty_ranges: bool = False,
+    ) -> "IndexingMap":
+        """Read XLA's text format (one- or multi-line; grammar in
+        :mod:`hlo_indexing.maps.text`), e.g.
+        ``IndexingMap.parse("(d0) -> (d0 floordiv 8), domain: d0 in [0, 31]")``.
+
+        Errors raise :class:`~hlo_indexing.errors.ParseError` naming the offending token
+        with its line and column in ``filename``. An interval ``[lo, hi]`` with
+        ``lo > hi`` is rejected unless ``allow_empty_ranges`` is set, in which case -- as
+        in XLA -- it makes the map ``KNOWN EMPTY``."""
+        context = context or current_or_default_context()
+        parsed = text.parse_map_text(source, context, filename=filename, allow_empty_ranges=allow_empty_ranges)
+        if parsed.parts is None:
+            return cls.undefined("unknown indexing") if parsed.undefined else cls.known_empty(*parsed.arity, context)
+        affine_map, dims, ranges, runtimes, constraints = parsed.parts
+        m = cls._make(affine_map, dims, ranges, runtimes, {})
+        for expr, interval in constraints.items():
+            m = m.add_constraint(expr, interval)
+        return m
 
     @classmethod
     def identity(cls, shape: Sequence[int], context: "ir.Context | None" = None) -> "IndexingMap":
@@ -381,9 +357,10 @@ class IndexingMap:
                 self._equality_key = (self._map, variables, frozenset(self._constraints.items()))
         return self._equality_key
 
-    def _memo_key(self) -> tuple[Any, ...]:
-        """The map and its variable names (cosmetic, so not part of equality, but
-        printed and carried into derived maps)."""
+    def memo_key(self) -> tuple[Any, ...]:
+        """What the maps' memo (:mod:`hlo_indexing.maps.memo`) keys a result on: the map
+        and its variable names (cosmetic, so not part of equality, but printed and carried
+        into derived maps)."""
         if self._names is None:
             self._names = tuple(v.name for v in itertools.chain(self._dims, self._ranges, self._runtimes))
         return (self, self._names)
@@ -400,8 +377,30 @@ class IndexingMap:
 
     def __str__(self) -> str:
         if self._text is None:
-            self._text = OPERATIONS.print(self)
+            if self._map is None:
+                self._text = "UNDEFINED"
+            elif self._empty:
+                self._text = "KNOWN EMPTY"
+            else:
+                self._text = text.print_parts(self._parts())
         return self._text
+
+    def display_text(self) -> str:
+        """The text reports print for this map: XLA's one-line form (``str()``), or, for an
+        undefined map, ``unknown indexing (REASON)`` so that the reason is never lost in
+        remarks and ``str()`` of analysis results (``str()`` keeps XLA's ``UNDEFINED``)."""
+        if self._map is None:
+            reason = self._reason
+            return f"unknown indexing ({reason})" if reason and reason != "unknown indexing" else "unknown indexing"
+        return str(self)
+
+    def variable_names(self) -> tuple[list[str], list[str]]:
+        """Printed names of the dimensions and of the symbols (range then runtime variables)."""
+        return text.variable_names(self._dims, self._ranges, self._runtimes)
+
+    def _parts(self) -> MapParts:
+        """The parts of a defined map (the text and the simplifier work on them)."""
+        return MapParts(self._defined(), self._dims, self._ranges, self._runtimes, self._constraints)
 
     def __repr__(self) -> str:
         # An expression that rebuilds the map (in the default context): parse of the XLA
@@ -553,23 +552,27 @@ class IndexingMap:
         unique = np.unique(pairs, axis=0) if len(pairs) else pairs
         return {(tuple(row[: self.num_dims].tolist()), tuple(row[self.num_dims :].tolist())) for row in unique}
 
-    # ----------------------------------------------------------------- algebra
+    # ----------------------------------------------------------------- simplification
 
-    def compose(self, producer: "IndexingMap") -> "IndexingMap":
-        """``x -> producer(self(x))``: ``self`` is the consumer's map (its results index
-        the producer's dimensions). Symbols are concatenated as XLA does: the
-        producer's range variables, self's range variables, the producer's runtime
-        variables, self's runtime variables. Constraints of both are kept, plus the
-        producer's dimension ranges as constraints on self's results."""
-        key = ("compose", self._memo_key(), producer._memo_key())
-        return _memoized(self, key, lambda: OPERATIONS.compose(self, producer))
-
-    def simplify(self) -> "IndexingMap":
+    def simplify(self, *, remember: bool = True) -> "IndexingMap":
         """Range-aware simplification (see :mod:`hlo_indexing.maps.simplifier`); never
-        changes the relation."""
-        if self._plain():
+        changes the relation. Results are remembered per map (and variable names) in the
+        maps' memo, unless ``remember=False`` (for a caller that remembers a whole chain
+        of operations under one entry)."""
+        if self._map is None or self._empty or self._plain():
             return self
-        return _memoized(self, ("simplify", self._memo_key()), lambda: OPERATIONS.simplify(self))
+        if not remember:
+            return self._simplified()
+        return memoized(self._map.context, ("simplify", self.memo_key()), self._simplified)
+
+    def _simplified(self) -> "IndexingMap":
+        parts = self._parts()
+        simplified = simplify_parts(parts)
+        if simplified is None:
+            return self._as_known_empty()
+        if simplified is parts:
+            return self
+        return IndexingMap._make(*simplified)
 
     def _plain(self) -> bool:
         """Whether the simplifier would give this map back unchanged for want of anything
@@ -598,39 +601,24 @@ class IndexingMap:
                 return False
         return True
 
-    def remove_unused_symbols(self) -> "IndexingMap":
-        """Drop symbols that no result uses and no constraint ties to a used variable
-        (a constraint on only such symbols is dropped with them when it is satisfiable)."""
-        return _memoized(self, ("remove_unused_symbols", self._memo_key()), lambda: OPERATIONS.remove_unused_symbols(self))
 
-    def remove_unused_dims(self) -> "IndexingMap":
-        """Drop dimensions that no result uses and no constraint ties to a used variable
-        (a constraint on only such dimensions is dropped with them when it is satisfiable)."""
-        return cast(IndexingMap, OPERATIONS.remove_unused_dims(self))
+def parse_indexing_map(
+    source: str,
+    context: "ir.Context | None" = None,
+    *,
+    filename: str = "<indexing map>",
+    allow_empty_ranges: bool = False,
+) -> IndexingMap:
+    """:meth:`IndexingMap.parse` as a function."""
+    return IndexingMap.parse(source, context, filename=filename, allow_empty_ranges=allow_empty_ranges)
 
-    def remove_unused_variables(self) -> "IndexingMap":
-        """Remove unused dimensions and symbols at once (see ``map_algebra.remove_unused_variables``)."""
-        return cast(IndexingMap, OPERATIONS.remove_unused_variables(self))
 
-    def convert_range_variables_to_dims(self, range_vars: "Sequence[int]") -> "IndexingMap":
-        """The listed range variables become trailing dims (``map_algebra.convert_range_variables_to_dims``)."""
-        return cast(IndexingMap, OPERATIONS.convert_range_variables_to_dims(self, list(range_vars)))
+def print_indexing_map(m: IndexingMap) -> str:
+    """One-line XLA form (``str(m)``), e.g.
+    ``(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 255]``."""
+    return str(m)
 
-    def rescale_symbols(self) -> "IndexingMap":
-        """Replace a symbol ``s`` constrained by ``s mod k in [r, r]`` by ``s' * k + r``."""
-        return cast(IndexingMap, OPERATIONS.rescale_symbols(self))
 
-    def convert_symbols_to_dims(self) -> "IndexingMap":
-        """Turn every symbol into a trailing dimension with the same range."""
-        return cast(IndexingMap, OPERATIONS.convert_symbols_to_dims(self))
-
-    def to_attribute(self, context: "ir.Context | None" = None) -> "ir.Attribute":
-        """The builtin-attribute form (see :mod:`hlo_indexing.maps.attributes`)."""
-        return cast(ir.Attribute, OPERATIONS.to_attribute(self, context))
-
-    @staticmethod
-    def from_attribute(attribute: "ir.Attribute") -> "IndexingMap":
-        """The map of a builtin attribute made by :meth:`to_attribute`;
-        :class:`~hlo_indexing.errors.ParseError` names the first malformed entry (see
-        :mod:`hlo_indexing.maps.attributes`)."""
-        return cast(IndexingMap, OPERATIONS.from_attribute(attribute))
+def display_text(m: IndexingMap) -> str:
+    """:meth:`IndexingMap.display_text` as a function."""
+    return m.display_text()

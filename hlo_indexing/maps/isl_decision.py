@@ -1,7 +1,8 @@
 """The isl side of proof by isl (:mod:`hlo_indexing.maps.exact`): equality, inclusion
 and emptiness of relations given as isl text, answered where
 :mod:`~hlo_indexing.maps.exact` runs it (the isolation server, under
-``limits.PROOF_SECONDS``).
+``limits.PROOF_SECONDS``). It needs ``islpy`` (the optional ``exact`` extra): only the
+isolation server imports it, by name, when islpy is installed.
 
 Each relation arrives *lifted*: ``[d0, .., s0, ..] -> [o0, ..]``, the symbols as inputs
 after the ``num_dims`` dimensions; the relation of the maps is its projection onto
@@ -20,6 +21,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import islpy as isl
+
 from hlo_indexing import limits
 
 #: ``(holds, reason, witness)``, see the module docstring.
@@ -29,18 +32,9 @@ QUESTIONS = ("equal", "includes", "empty")
 
 
 @functools.cache
-def _isl() -> Any:
-    """The ``islpy`` module (an optional dependency, the 'exact' extra: imported on
-    first use, where the proof runs)."""
-    import islpy  # optional dependency (the 'exact' extra)
-
-    return islpy
-
-
-@functools.cache
 def _context() -> Any:
     """The isl context of every proof, with isl's operation budget."""
-    context = _isl().Context()
+    context = isl.Context()
     context.set_max_operations(limits.ISL_MAX_OPERATIONS)
     return context
 
@@ -48,7 +42,6 @@ def _context() -> Any:
 def _witness(relation: Any, num_dims: int, skipped: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """One pair of the non-empty isl relation ``relation``: its first ``num_dims``
     inputs and its outputs (the ``skipped`` inputs after the dimensions dropped)."""
-    isl = _isl()
     point = relation.wrap().sample_point()
     if point.is_void():
         return None
@@ -58,7 +51,7 @@ def _witness(relation: Any, num_dims: int, skipped: int) -> tuple[tuple[int, ...
 
 
 def _projected(relation: Any, num_dims: int, num_symbols: int) -> Any:
-    return relation.project_out(_isl().dim_type.in_, num_dims, num_symbols)
+    return relation.project_out(isl.dim_type.in_, num_dims, num_symbols)
 
 
 def _decide(question: str, relations: list[Any], num_dims: int, num_symbols: int) -> Answer:
@@ -93,7 +86,6 @@ def decide(question: str, texts: list[str], num_dims: int, num_symbols: int) -> 
     relation), ``includes`` (the first holds the second) or ``empty`` (one text)."""
     if question not in QUESTIONS:
         raise ValueError(f"unknown question '{question}' (one of {', '.join(QUESTIONS)})")
-    isl = _isl()
     context = _context()
     context.reset_operations()
     try:

@@ -28,7 +28,9 @@ The rewrite recurses through the ``mod``/``floordiv``/``ceildiv``/product levels
 expression (~7 frames each; sums are flattened): a map nested too deep for Python's
 recursion limit (composition builds such maps, ~100 levels and more) is returned as it
 is, exact but not simplified (``RecursionError`` never escapes).
-Results are cached per map (maps are immutable and hashable).
+It works on a map's parts (:class:`~hlo_indexing.maps.variables.MapParts`):
+``IndexingMap.simplify`` is built on :func:`simplify_parts` and remembers its results
+per map (maps are immutable and hashable).
 
 Example::
 
@@ -45,9 +47,9 @@ from hlo_indexing.dialect_glue.bindings import AffineExpr, ir
 from hlo_indexing.errors import IntegerOverflowError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
-from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, build, linearize
+from hlo_indexing.maps.variables import MapParts, Variable
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
 MAX_ROUNDS = 8
@@ -77,13 +79,13 @@ def _values_in_mod_class(bounds: Interval, k: int, residues: Interval) -> Interv
 class _MapState:
     """Mutable working copy of a map during :func:`simplify`."""
 
-    def __init__(self, m: IndexingMap):
-        self.map = m
-        self.context = m.context
-        self.dims = list(m.dim_vars)
-        self.symbols = list(m.symbol_vars)
-        self.n_range = len(m.range_vars)
-        self.constraints = dict(m.constraints)
+    def __init__(self, parts: MapParts):
+        self.parts = parts
+        self.context = parts.affine_map.context
+        self.dims = list(parts.dims)
+        self.symbols = list(parts.ranges + parts.runtimes)
+        self.n_range = len(parts.ranges)
+        self.constraints = dict(parts.constraints)
         self.empty = False
 
     def simplifier(self) -> ExprSimplifier:
@@ -243,31 +245,33 @@ class _MapState:
                 changed = True
         return changed
 
-    def result(self) -> IndexingMap:
-        m = self.map
+    def result(self) -> MapParts | None:
+        """The simplified parts (``self.parts`` itself when nothing changed), or None
+        when the domain is empty."""
+        parts = self.parts
         if self.empty or any(v.bounds.is_empty for v in self.dims + self.symbols):
-            return IndexingMap.known_empty(m.num_dims, m.num_symbols, m.num_results, self.context)
+            return None
         simplify = self.simplifier()
-        originals = m.results
+        originals = list(parts.affine_map.results)
         results = [simplify.compact(simplify(e)) for e in originals]
         if results == originals and self._unchanged():
-            return m  # already simplified: the same map, its hash and text already computed
-        affine_map = ir.AffineMap.get(m.num_dims, m.num_symbols, results, self.context)
-        return IndexingMap._make(
-            affine_map, self.dims, self.symbols[: self.n_range], self.symbols[self.n_range :], self.constraints
+            return parts  # already simplified: the same map, its hash and text already computed
+        affine_map = ir.AffineMap.get(len(self.dims), len(self.symbols), results, self.context)
+        return MapParts(
+            affine_map, tuple(self.dims), tuple(self.symbols[: self.n_range]), tuple(self.symbols[self.n_range :]), self.constraints
         )
 
 
     def _unchanged(self) -> bool:
         """Whether the variables and constraints are still the map's own (only the
         constraint rounds change them, and they run only when there are constraints)."""
-        m = self.map
-        if not self.constraints and not m.constraints:
+        parts = self.parts
+        if not self.constraints and not parts.constraints:
             return True
         return (
-            all(a is b for a, b in zip(self.dims, m.dim_vars))
-            and all(a is b for a, b in zip(self.symbols, m.symbol_vars))
-            and self.constraints == m.constraints
+            all(a is b for a, b in zip(self.dims, parts.dims))
+            and all(a is b for a, b in zip(self.symbols, parts.ranges + parts.runtimes))
+            and self.constraints == parts.constraints
         )
 
 
@@ -285,19 +289,18 @@ def _may_divide_by_zero(expr: AffineExpr, simplify: ExprSimplifier) -> bool:
     return found
 
 
-def simplify(m: IndexingMap) -> IndexingMap:
-    """The simplified form of ``m`` (same relation; see the module docstring).
-    Not cached here: :meth:`IndexingMap.simplify` remembers results keyed on the map and
-    its variable names (equal maps may carry different names)."""
-    if m.is_undefined or m.is_known_empty():
-        return m
+def simplify_parts(parts: MapParts) -> MapParts | None:
+    """The simplified parts of a defined, not known-empty map (same relation; see the
+    module docstring): ``parts`` itself when nothing simplifies, None when the domain
+    is found empty. Not cached here: ``IndexingMap.simplify`` remembers results keyed on
+    the map and its variable names (equal maps may carry different names)."""
     try:
-        state = _MapState(m)
-        for _ in range(MAX_ROUNDS if m.constraints else 0):  # a round without constraints changes nothing
+        state = _MapState(parts)
+        for _ in range(MAX_ROUNDS if parts.constraints else 0):  # a round without constraints changes nothing
             if not state.round() or state.empty:
                 break
         return state.result()
     except IntegerOverflowError:
-        return m  # an intermediate value left int64: the map as given is the simplest exact form we have
+        return parts  # an intermediate value left int64: the map as given is the simplest exact form we have
     except RecursionError:
-        return m  # nested too deep for the recursive rewrite (module docstring): the map as given is exact
+        return parts  # nested too deep for the recursive rewrite (module docstring): the map as given is exact

@@ -13,31 +13,36 @@ Grammar (whitespace and newlines are insignificant)::
 
 The printer writes the affine-era form (``floordiv``, MLIR's term order and
 parentheses, as ``mlir::AffineExpr`` prints), with custom variable names substituted.
+Both work on a map's parts (:class:`~hlo_indexing.maps.variables.MapParts`):
+``IndexingMap.parse`` and ``str(IndexingMap)`` are built on them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import current_or_default_context
 from hlo_indexing.errors import ParseError, SourceLocation, UndefinedDivisionError
 from hlo_indexing.limits import check_depth, check_int64
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.variables import MapParts, Variable
 
 _MLIR_NAME = re.compile(r"\b([ds])(\d+)\b")
 
 
-def variable_names(m: IndexingMap) -> tuple[list[str], list[str]]:
+def variable_names(
+    dims: Sequence[Variable], ranges: Sequence[Variable], runtimes: Sequence[Variable]
+) -> tuple[list[str], list[str]]:
     """Printed names of the dimensions and of the symbols (range then runtime vars)."""
-    dims = [v.name or f"d{i}" for i, v in enumerate(m.dim_vars)]
-    symbols = [v.name or f"s{i}" for i, v in enumerate(m.range_vars)]
-    symbols += [v.name or f"rt{i}" for i, v in enumerate(m.runtime_vars)]
-    return dims, symbols
+    dim_names = [v.name or f"d{i}" for i, v in enumerate(dims)]
+    symbols = [v.name or f"s{i}" for i, v in enumerate(ranges)]
+    symbols += [v.name or f"rt{i}" for i, v in enumerate(runtimes)]
+    return dim_names, symbols
 
 
 def print_expr(expr: ir.AffineExpr, dim_names: list[str], symbol_names: list[str]) -> str:
@@ -50,36 +55,36 @@ def print_expr(expr: ir.AffineExpr, dim_names: list[str], symbol_names: list[str
     return _MLIR_NAME.sub(rename, str(expr))
 
 
-def display_text(m: IndexingMap) -> str:
-    """The text reports print for a map: XLA's one-line form, or, for an undefined map,
-    ``unknown indexing (REASON)`` so that the reason is never lost in remarks and
-    ``str()`` of analysis results (:func:`print_indexing_map` keeps XLA's ``UNDEFINED``)."""
-    if m.is_undefined:
-        return f"unknown indexing ({m.reason})" if m.reason and m.reason != "unknown indexing" else "unknown indexing"
-    return print_indexing_map(m)
-
-
-def print_indexing_map(m: IndexingMap) -> str:
-    """One-line XLA form, e.g.
+def print_parts(parts: MapParts) -> str:
+    """One-line XLA form of a defined, not known-empty map, e.g.
     ``(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 255]``."""
-    if m.is_undefined:
-        return "UNDEFINED"
-    if m.is_known_empty():
-        return "KNOWN EMPTY"
-    dims, symbols = variable_names(m)
-    n_range = len(m.range_vars)
+    dims, symbols = variable_names(parts.dims, parts.ranges, parts.runtimes)
+    n_range = len(parts.ranges)
     header = f"({', '.join(dims)})"
-    if m.range_vars:
+    if parts.ranges:
         header += f"[{', '.join(symbols[:n_range])}]"
-    if m.runtime_vars:
+    if parts.runtimes:
         header += "{" + ", ".join(symbols[n_range:]) + "}"
-    results = ", ".join(print_expr(e, dims, symbols) for e in m.results)
+    results = ", ".join(print_expr(e, dims, symbols) for e in parts.affine_map.results)
     text = f"{header} -> ({results})"
-    entries = [f"{name} in {var.bounds}" for name, var in zip(dims + symbols, m.dim_vars + m.symbol_vars)]
-    entries += sorted(f"{print_expr(e, dims, symbols)} in {c}" for e, c in m.constraints.items())
+    variables = parts.dims + parts.ranges + parts.runtimes
+    entries = [f"{name} in {var.bounds}" for name, var in zip(dims + symbols, variables)]
+    entries += sorted(f"{print_expr(e, dims, symbols)} in {c}" for e, c in parts.constraints.items())
     if entries:
         text += ", domain: " + ", ".join(entries)
     return text
+
+
+class ParsedMap(NamedTuple):
+    """What a map's text says. A defined map: its ``parts``, whose constraints are still
+    to be added one by one (a bound on a bare variable narrows its range, an empty one
+    makes the map known empty). Otherwise ``parts`` is None and the map is
+    ``undefined`` (``UNDEFINED``, ``unknown indexing``) or known empty with ``arity``
+    (dimensions, symbols, results)."""
+
+    parts: MapParts | None
+    undefined: bool = False
+    arity: tuple[int, int, int] = (0, 0, 0)
 
 
 # --------------------------------------------------------------------- parser
@@ -166,19 +171,19 @@ class _MapParser:
 
     # -- grammar
 
-    def parse(self) -> IndexingMap:
+    def parse(self) -> ParsedMap:
         first = self.peek()
         if first.kind == "name" and first.text in ("UNDEFINED", "unknown"):
             self.next()
             if first.text == "unknown":
                 self.expect("indexing")
             self._expect_end()
-            return IndexingMap.undefined("unknown indexing")
+            return ParsedMap(None, undefined=True)
         if first.kind == "name" and first.text == "KNOWN":
             self.next()
             self.expect("EMPTY")
             self._expect_end()
-            return IndexingMap.known_empty(0, 0, 0, self.context)
+            return ParsedMap(None)
         dim_names = self._name_list("(", ")")
         range_names = self._name_list("[", "]") if self.peek().text == "[" else []
         runtime_names = self._name_list("{", "}") if self.peek().text == "{" else []
@@ -264,16 +269,16 @@ class _MapParser:
         results: list[ir.AffineExpr],
         bounds: list[Interval],
         constraints: list[tuple[ir.AffineExpr, Interval, _Token]],
-    ) -> IndexingMap:
+    ) -> ParsedMap:
         n_dims, n_syms = len(dim_names), len(range_names) + len(runtime_names)
         affine_map = ir.AffineMap.get(n_dims, n_syms, results, self.context)
 
         def var(name: str, default: str, interval: Interval) -> Variable:
             return Variable(interval, "" if name == default else name)
 
-        dims = [var(n, f"d{i}", b) for i, (n, b) in enumerate(zip(dim_names, bounds))]
-        ranges = [var(n, f"s{i}", b) for i, (n, b) in enumerate(zip(range_names, bounds[n_dims:]))]
-        runtimes = [var(n, f"rt{i}", b) for i, (n, b) in enumerate(zip(runtime_names, bounds[n_dims + len(ranges) :]))]
+        dims = tuple(var(n, f"d{i}", b) for i, (n, b) in enumerate(zip(dim_names, bounds)))
+        ranges = tuple(var(n, f"s{i}", b) for i, (n, b) in enumerate(zip(range_names, bounds[n_dims:])))
+        runtimes = tuple(var(n, f"rt{i}", b) for i, (n, b) in enumerate(zip(runtime_names, bounds[n_dims + len(ranges) :])))
         empty = any(b.is_empty for b in bounds)
         table: dict[ir.AffineExpr, Interval] = {}
         for expr, interval, token in constraints:
@@ -288,11 +293,8 @@ class _MapParser:
             table[expr] = interval if previous is None else previous.intersect(interval)
             empty = empty or table[expr].is_empty
         if empty:
-            return IndexingMap.known_empty(n_dims, n_syms, len(results), self.context)
-        m = IndexingMap._make(affine_map, dims, ranges, runtimes, {})
-        for expr, interval in table.items():
-            m = m.add_constraint(expr, interval)
-        return m
+            return ParsedMap(None, arity=(n_dims, n_syms, len(results)))
+        return ParsedMap(MapParts(affine_map, dims, ranges, runtimes, table))
 
     def _expect_end(self) -> None:
         if self.peek().kind != "end":
@@ -433,22 +435,19 @@ def _is_symbolic(expr: ir.AffineExpr) -> bool:
     return not dims
 
 
-def parse_indexing_map(
+def parse_map_text(
     text: str,
     context: "ir.Context | None" = None,
     *,
     filename: str = "<indexing map>",
     allow_empty_ranges: bool = False,
-) -> IndexingMap:
-    """Parse XLA's text form into an :class:`IndexingMap`.
+) -> ParsedMap:
+    """Parse XLA's text form of a map (see ``IndexingMap.parse``, which builds the map).
 
     Errors raise :class:`ParseError` naming the offending token with its line and
     column. An interval ``[lo, hi]`` with ``lo > hi`` is rejected unless
     ``allow_empty_ranges`` is set, in which case -- as in XLA -- it makes the map
-    ``KNOWN EMPTY``. Example::
-
-        parse_indexing_map("(d0) -> (d0 floordiv 8), domain: d0 in [0, 31]")
-    """
+    ``KNOWN EMPTY``."""
     context = context or current_or_default_context()
     with context:
         return _MapParser(text, context, filename, allow_empty_ranges).parse()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from hlo_indexing.dialect_glue.call_like import callee_region
-from hlo_indexing.ops.builders import OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import OpInfo, UnknownIndexing
 from hlo_indexing.ops.regions import RegionIndexing
 
 

@@ -33,7 +33,9 @@ from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, dims, inverse_rule, make_map, syms
+from hlo_indexing.ops.inversion import inverse_rule
+from hlo_indexing.ops.map_builders import dims, make_map, syms
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
 
 
 def group_size(info: OpInfo) -> int:

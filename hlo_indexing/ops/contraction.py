@@ -10,7 +10,9 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import Window
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import OpInfo, dims, filled, invert, make_map, syms
+from hlo_indexing.ops.inversion import invert
+from hlo_indexing.ops.map_builders import dims, filled, make_map, syms
+from hlo_indexing.ops.rule import OpInfo
 from hlo_indexing.ops.reduction import window_map
 
 

@@ -33,7 +33,9 @@ from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.ops import sorting
-from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, inverse_rule, make_map, whole_map
+from hlo_indexing.ops.inversion import inverse_rule
+from hlo_indexing.ops.map_builders import dims, make_map, whole_map
+from hlo_indexing.ops.rule import OpInfo, UnknownIndexing
 
 _LAPACK_NAMES = """potrf getrf geqrf geqp3 orgqr ungqr syevd heevd gesdd gesvd geev gees gehrd sytrd hetrd
 trsm gtsv""".split()

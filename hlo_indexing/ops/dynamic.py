@@ -18,7 +18,9 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import Entry, OpInfo, Shape, dims, invert, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.inversion import invert
+from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.rule import Entry, OpInfo, Shape
 from hlo_indexing.ops.result import RuntimeSource
 
 

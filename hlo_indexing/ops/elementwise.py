@@ -6,7 +6,8 @@ element types of different widths, and ops that pass operand ``k`` to result ``k
 from __future__ import annotations
 
 from hlo_indexing.dialect_glue import op_attrs
-from hlo_indexing.ops.builders import OpInfo, dims, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.rule import OpInfo
 
 
 def _operand_map(info: OpInfo, operand_shape, result_shape):

@@ -19,7 +19,9 @@ Example: ``fft`` of ``tensor<2x3x4xcomplex<f32>>`` with ``fft_length = [3, 4]`` 
 from __future__ import annotations
 
 from hlo_indexing.dialect_glue import op_attrs
-from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, inverse_rule, make_map, syms, whole_map
+from hlo_indexing.ops.inversion import inverse_rule
+from hlo_indexing.ops.map_builders import dims, make_map, syms, whole_map
+from hlo_indexing.ops.rule import OpInfo, UnknownIndexing
 
 
 def fft_output_to_input(info: OpInfo, result_index: int) -> list:

@@ -36,10 +36,11 @@ from typing import Any
 
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.algebra import eliminate_equal_symbols
+from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import OpInfo, dims, make_map, syms
+from hlo_indexing.ops.map_builders import dims, make_map, syms
+from hlo_indexing.ops.rule import OpInfo
 
 #: Cap on the maps kept per carry and init (then: the whole init).
 MAX_MAPS = 16
@@ -84,7 +85,7 @@ def _lift(m: IndexingMap, count: int, mode: str) -> IndexingMap:
 
 
 def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
-    return first.compose(then).simplify().remove_unused_symbols()
+    return remove_unused_symbols(compose(first, then).simplify())
 
 
 def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:

@@ -38,8 +38,11 @@ from typing import Any
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import Entry, OpInfo, UnknownIndexing, dims, invert_direct, make_map, scalar_map, syms
+from hlo_indexing.ops.inversion import invert_direct
+from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
 from hlo_indexing.ops.loop_iterations import iterated_maps
 from hlo_indexing.ops.regions import RegionIndexing
 
@@ -181,7 +184,7 @@ def _without_runtime(m: IndexingMap) -> IndexingMap:
 
 
 def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
-    return first.compose(then).simplify().remove_unused_symbols()
+    return remove_unused_symbols(compose(first, then).simplify())
 
 
 def _capped(info: OpInfo, space: tuple, a: int, maps: set) -> frozenset[IndexingMap]:

@@ -27,10 +27,12 @@ from typing import Any
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.shardy import ManualComputation, manual_computation
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.algebra import eliminate_equal_symbols
+from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import OpInfo, UnknownIndexing, dims, invert_direct, make_map, value_shape
+from hlo_indexing.ops.inversion import invert_direct
+from hlo_indexing.ops.map_builders import dims, make_map
+from hlo_indexing.ops.rule import OpInfo, UnknownIndexing, value_shape
 
 #: Collectives: a body holding one reads other devices' shards.
 CROSS_DEVICE_KINDS = frozenset(
@@ -149,7 +151,7 @@ def _lifted(m: IndexingMap, sides: tuple, axes: tuple, argument: tuple, global_s
             a = a + (block_index if block_index is not None else coordinates.fresh(count)) * argument[k]
         results.append(a)
     lifted = make_map(coordinates.context, space, results, list(coordinates.ranges), (), all_constraints)
-    return eliminate_equal_symbols(lifted.simplify().remove_unused_symbols())
+    return eliminate_equal_symbols(remove_unused_symbols(lifted.simplify()))
 
 
 def manual_input_to_output(info: OpInfo, operand_index: int) -> list:

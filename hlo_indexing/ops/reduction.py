@@ -5,17 +5,12 @@ from __future__ import annotations
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import (
-    OpInfo,
-    dims,
-    invert,
-    make_map,
-    scalar_map,
-    spread_map,
-    syms,
-)
+from hlo_indexing.ops.inversion import invert
+from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
+from hlo_indexing.ops.rule import OpInfo
 
 
 def _reduced(info: OpInfo) -> tuple[int, ...]:
@@ -157,7 +152,7 @@ def select_and_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
     window_of_source, sources_of_output = _select_and_scatter_maps(info)
     result = info.result(0)
     return [
-        [sources_of_output.compose(window_of_source)],
+        [compose(sources_of_output, window_of_source)],
         [sources_of_output],
         [scalar_map(info.context, result)],
     ]
@@ -169,7 +164,7 @@ def select_and_scatter_input_to_output(info: OpInfo, operand_index: int) -> list
     output element."""
     window_of_source, sources_of_output = _select_and_scatter_maps(info)
     if operand_index == 0:
-        return [[sources_of_output.compose(window_of_source)]]
+        return [[compose(sources_of_output, window_of_source)]]
     if operand_index == 1:
         return [[window_of_source]]
     return [[spread_map(info.context, (), lambda d, s: s, info.result(0))]]

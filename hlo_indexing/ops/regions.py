@@ -4,7 +4,7 @@ whose maps are those of a region) get the fused maps of that body.
 The per-op layer (:mod:`hlo_indexing.ops`) sits below the fused analysis
 (:mod:`hlo_indexing.analysis.fusion`), which composes per-op maps; a body's maps are
 fused maps, so the rule of an op with a body needs the layer above. It receives it as a
-:class:`RegionIndexing` object: :func:`hlo_indexing.ops.analysis.output_to_input_indexing`
+:class:`RegionIndexing` object: :func:`hlo_indexing.ops.dispatch.result_indexing`
 takes one as ``regions=``, and :mod:`hlo_indexing.analysis.per_op` (the public per-op
 API) passes the fused analysis. Without one, such rules answer without reading the body
 (soundly, as documented by each rule).

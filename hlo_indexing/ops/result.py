@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hlo_indexing.direction import Direction
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.text import display_text
+from hlo_indexing.maps.indexing_map import display_text
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class InstructionIndexing:
     maps: tuple[frozenset[IndexingMap], ...]
     runtime: tuple[tuple[RuntimeSource, ...], ...] = ()
     replica_maps: tuple[IndexingMap | None, ...] = ()
-    direction: str = field(default="output_to_input", compare=False)
+    direction: str = field(default=Direction.OUTPUT_TO_INPUT, compare=False)
     notes: tuple[str, ...] = ()
 
     @property

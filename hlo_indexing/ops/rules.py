@@ -21,16 +21,15 @@ from hlo_indexing.ops import (
     linalg,
     loops,
     manual_computation,
-    misc,
     reduction,
     scan,
     shape_ops,
     sorting,
 )
-from hlo_indexing.ops.builders import Entry, OpInfo
+from hlo_indexing.ops.rule import Entry, OpInfo, unknown
 
 #: What a rule returns: one entry per operand (output to input) or per result (input to
-#: output), each a list of maps or an :class:`~hlo_indexing.ops.builders.Entry` (maps
+#: output), each a list of maps or an :class:`~hlo_indexing.ops.map_builders.Entry` (maps
 #: and the sources of their runtime variables).
 RuleResult = Sequence[Sequence[IndexingMap] | Entry]
 
@@ -38,7 +37,7 @@ RuleResult = Sequence[Sequence[IndexingMap] | Entry]
 class OutputToInputRule(Protocol):
     """``rule(info, result_index)``: for result ``result_index`` of the op described by
     ``info``, one entry per operand (the operand elements each result element reads).
-    May raise :class:`~hlo_indexing.ops.builders.UnknownIndexing`."""
+    May raise :class:`~hlo_indexing.ops.map_builders.UnknownIndexing`."""
 
     def __call__(self, info: OpInfo, result_index: int, /) -> RuleResult: ...
 
@@ -46,7 +45,7 @@ class OutputToInputRule(Protocol):
 class InputToOutputRule(Protocol):
     """``rule(info, operand_index)``: for operand ``operand_index``, one entry per result
     (the result elements each operand element contributes to). May raise
-    :class:`~hlo_indexing.ops.builders.UnknownIndexing`."""
+    :class:`~hlo_indexing.ops.map_builders.UnknownIndexing`."""
 
     def __call__(self, info: OpInfo, operand_index: int, /) -> RuleResult: ...
 
@@ -199,7 +198,7 @@ _register(
     collectives.first_device,
 )
 for _kind, _reason in UNKNOWN_KINDS.items():
-    _register(_kind, *misc.unknown(_reason))
+    _register(_kind, *unknown(_reason))
 
 
 def rule_for(dialect: str, kind: str) -> Rule:
@@ -213,8 +212,8 @@ def rule_for(dialect: str, kind: str) -> Rule:
     if dialect == "sdy" and kind == "manual_computation":
         return MANUAL_COMPUTATION
     if dialect not in HLO_DIALECTS:
-        return Rule(*misc.unknown("not a StableHLO, MHLO or CHLO op"))
+        return Rule(*unknown("not a StableHLO, MHLO or CHLO op"))
     rule = RULES.get(kind)
     if rule is None:
-        rule = Rule(*misc.unknown("no indexing rule for this op"))
+        rule = Rule(*unknown("no indexing rule for this op"))
     return rule

@@ -45,14 +45,8 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import (
-    OpInfo,
-    Shape,
-    UnknownIndexing,
-    dims,
-    make_map,
-    syms,
-)
+from hlo_indexing.ops.map_builders import dims, make_map, syms
+from hlo_indexing.ops.rule import OpInfo, Shape, UnknownIndexing
 from hlo_indexing.ops.regions import RegionIndexing
 
 

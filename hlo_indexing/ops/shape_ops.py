@@ -11,16 +11,8 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.builders import (
-    OpInfo,
-    UnknownIndexing,
-    dims,
-    filled,
-    make_map,
-    reshape_exprs,
-    syms,
-    value_shape,
-)
+from hlo_indexing.ops.map_builders import dims, filled, make_map, reshape_exprs, syms
+from hlo_indexing.ops.rule import OpInfo, UnknownIndexing, value_shape
 from hlo_indexing.ops.elementwise import (
     broadcast_operand_map,
     broadcast_result_map,

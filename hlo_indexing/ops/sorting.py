@@ -20,7 +20,8 @@ from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.builders import OpInfo, Shape, UnknownIndexing, dims, make_map, scalar_map, syms
+from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
+from hlo_indexing.ops.rule import OpInfo, Shape, UnknownIndexing
 
 
 def row_map(context: Any, space: Shape, target: Shape, dimension: int) -> IndexingMap:

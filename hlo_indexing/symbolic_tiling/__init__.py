@@ -34,7 +34,7 @@ _EXPORTS = {
     "analyze_producer_consumer": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "TiledFusion": "hlo_indexing.symbolic_tiling.tiled_fusion",
     "AnalysisFailure": "hlo_indexing.symbolic_tiling.tiled_fusion",
-    "TilingError": "hlo_indexing.symbolic_tiling.tiled_fusion",
+    "TilingError": "hlo_indexing.errors",
     "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
 }
 

@@ -182,7 +182,7 @@ def tiling_exactness(
     fusion: TiledFusion, tile_sizes: Sequence[int], *, max_points: int = MAX_EXACTNESS_POINTS, prove: bool = False
 ) -> TilingExactness:
     """The exactness of flat ``tile_sizes`` (see the module docstring), proven by isl too
-    when ``prove``. Raises :class:`~.tiled_fusion.TilingError` when they are not a valid
+    when ``prove``. Raises :class:`~hlo_indexing.errors.TilingError` when they are not a valid
     tiling."""
     return computation_exactness(fusion, tiled_computation(fusion, list(tile_sizes)), max_points=max_points, prove=prove)
 
@@ -390,8 +390,8 @@ class _Operand:
         symbols = ranges + self._runtime_dims(m.runtime_vars, keys, ctx)
         results = [ax.substitute(e, params, symbols) for e in m.results]
         constraints: dict[ir.AffineExpr, Interval] = {}
-        for e, c in m.constraints.items():
-            _narrow(constraints, ax.substitute(e, params, symbols), c)
+        for e, interval in m.constraints.items():
+            _narrow(constraints, ax.substitute(e, params, symbols), interval)
         for c, (param, size) in enumerate(zip(params, self.sizes)):
             _narrow(constraints, ax.add(param, ax.mul(offsets_map.results[c], -1)), Interval(0, size - 1))
         for dim, v in zip(self._runtime_dims(m.runtime_vars, keys, ctx), m.runtime_vars):
@@ -410,8 +410,8 @@ class _Operand:
         offsets = [ax.substitute(e, pid, runtime) for e in m.results]
         results = [ax.add(o, ax.mul(ax.symbol(d, ctx), s)) for d, (o, s) in enumerate(zip(offsets, inst.tile_strides))]
         constraints: dict[ir.AffineExpr, Interval] = {}
-        for e, c in m.constraints.items():
-            _narrow(constraints, ax.substitute(e, pid, runtime), c)
+        for e, interval in m.constraints.items():
+            _narrow(constraints, ax.substitute(e, pid, runtime), interval)
         for dim, v in zip(pid + runtime, m.dim_vars + m.runtime_vars):
             _narrow(constraints, dim, v.bounds)
         self._inside(results, constraints)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hlo_indexing.analysis.coalescing import LayoutLike, as_layout, declared_layouts
+from hlo_indexing.layout.attributes import LayoutLike, as_layout, declared_layouts
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan
@@ -205,7 +205,7 @@ def tiling_footprint(
     """The :class:`Footprint` of flat ``tile_sizes`` (see the module docstring).
     ``layouts``/``output_layouts``: per parameter/output number, a Layout or its text
     (default row-major); ``exactness``: compute :attr:`Footprint.exactness` too.
-    Raises :class:`~.tiled_fusion.TilingError` when the sizes are not a valid tiling,
+    Raises :class:`~hlo_indexing.errors.TilingError` when the sizes are not a valid tiling,
     :class:`FootprintError` when counting is impossible."""
     computation = tiled_computation(fusion, list(tile_sizes))
     operands = tuple(

@@ -13,7 +13,7 @@ from typing import Any
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
-from hlo_indexing.dialect_glue.parsing import location_name
+from hlo_indexing.dialect_glue.locations import location_name
 from hlo_indexing.errors import HloIndexingError
 
 

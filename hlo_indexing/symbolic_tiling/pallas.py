@@ -29,6 +29,7 @@ import numpy as np
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
@@ -66,7 +67,7 @@ class PallasTiling:
 def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasTiling:
     """The grid and block specs of flat ``tile_sizes`` (see the module docstring).
     Raises :class:`NotABlockError` when a tile is not a block, or a parameter is read
-    through two different tiles; :class:`~.tiled_fusion.TilingError` for invalid sizes."""
+    through two different tiles; :class:`~hlo_indexing.errors.TilingError` for invalid sizes."""
     sizes = list(tile_sizes)
     computation = tiled_computation(fusion, sizes)
     parameters = fusion.parameters
@@ -107,7 +108,7 @@ def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts
     for position in order:
         pid = ax.add(ax.mul(pid, counts[position]), ax.dim(position, ctx))
     grid_vars = [Variable(Interval(0, n - 1), _name(k)) for k, n in enumerate(counts)]
-    grid_to_offsets = IndexingMap.from_exprs(grid_vars, [pid], context=ctx).compose(offsets_map)
+    grid_to_offsets = compose(IndexingMap.from_exprs(grid_vars, [pid], context=ctx), offsets_map)
     results = [ax.floordiv(e, int(b)) for e, b in zip(grid_to_offsets.results, block)]
     index_map = IndexingMap.from_exprs(grid_vars, results, context=ctx).simplify()
     return BlockSpec(kind, index, str(inst.node.value.type), inst.tile_sizes, index_map)

@@ -56,8 +56,9 @@ from typing import overload
 
 import numpy as np
 
-from hlo_indexing.analysis.coalescing import LayoutLike
+from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import TilingError
 from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
@@ -78,7 +79,6 @@ from hlo_indexing.symbolic_tiling.tile_counts import (
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
     TiledNode,
-    TilingError,
     defining_op,
 )
 

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hlo_indexing.analysis.coalescing import LayoutLike
+from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.op_attrs import attribute_key
 from hlo_indexing.errors import HloIndexingError

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hlo_indexing.analysis.coalescing import LayoutLike, as_layout
+from hlo_indexing.layout.attributes import LayoutLike, as_layout
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_TILING_CANDIDATES, MAX_UNION_POINTS

@@ -18,14 +18,15 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import default_context
+from hlo_indexing.errors import TilingError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     SsaValue,
     TiledFusion,
     TiledNode,
-    TilingError,
     TilingParameter,
     defining_op,
 )
@@ -188,7 +189,7 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
         Variable(Interval(v.bounds.lower - size + 1, v.bounds.upper), v.name, v.origin)
         for v, size in zip(indexing.dim_vars, sizes)
     ]
-    composed = pid_map.compose(indexing.replace(dims=widened))
+    composed = compose(pid_map, indexing.replace(dims=widened))
     ctx = composed.context
     n_range = len(composed.range_vars)
     symbols = [ax.constant(v.bounds.lower, ctx) for v in composed.range_vars] + [
@@ -205,7 +206,7 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
             constraints[ax.substitute(expr, dims, symbols)] = interval
     affine = ir.AffineMap.get(composed.num_dims, len(composed.runtime_vars), results, ctx)
     out = IndexingMap._make(affine, composed.dim_vars, (), composed.runtime_vars, constraints)
-    return out.simplify().remove_unused_symbols()
+    return remove_unused_symbols(out.simplify())
 
 
 def _check_concatenate(inst: TiledInstruction) -> None:

@@ -32,11 +32,12 @@ from typing import TYPE_CHECKING, Any
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.errors import HloIndexingError, TilingError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.analysis import elementwise_shape
+from hlo_indexing.ops.dispatch import elementwise_shape
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
@@ -51,15 +52,6 @@ else:
 DOT_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "mhlo.dot_general", "mhlo.dot"})
 #: Ops that read nothing: leaves of the tiled computation besides parameters.
 LEAF_OPS = frozenset({"constant", "iota"})
-
-
-class TilingError(HloIndexingError):
-    """Tiling at concrete sizes failed; ``status`` is XLA's status code name
-    (``INVALID_ARGUMENT``, ``UNIMPLEMENTED``, ``FAILED_PRECONDITION``)."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(f"{status}: {message}")
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -514,7 +506,7 @@ class _Builder:
                     raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
-                composed = indexing.compose(self._tag_runtime_sources(operand_maps[0], op, node.serial))
+                composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
                 if opcode == "dot":
                     composed = _contract_as_parameters(composed, self._hidden_dims(op))
                 if opcode in ("dot", "concatenate"):

@@ -2,7 +2,7 @@
 // Our map attributes (symbols, runtime variables, constraints) survive the C++ parser and
 // printer of iree-opt unchanged, and read back into IndexingMaps equal to the originals
 // (re-simplifying them changes nothing).
-// RUN: %hlo-opt %s --hlo-attach-indexing-maps --hlo-fuse-indexing-maps -mlir-print-local-scope > %t.ours
+// RUN: %hlo-opt %s --hlo-attach-indexing-maps --hlo-attach-fused-indexing-maps -mlir-print-local-scope > %t.ours
 // RUN: iree-opt %t.ours -mlir-print-local-scope > %t.theirs
 // RUN: %hlo-opt %t.theirs --hlo-simplify-indexing-maps -mlir-print-local-scope > %t.back
 // RUN: diff %t.ours %t.back

@@ -1,4 +1,4 @@
-// RUN: %hlo-opt %s -split-input-file -verify-diagnostics --hlo-print-fusion-indexing -o /dev/null
+// RUN: %hlo-opt %s -split-input-file -verify-diagnostics --hlo-print-fused-indexing-maps -o /dev/null
 // Input that used to abort, hang or leak an exception (issue #15): each case is a
 // located error or is analysed, and the driver goes on with the next chunk.
 

@@ -1,6 +1,6 @@
 // JAX's Shardy annotations (sdy.mesh, #sdy.sharding, sdy.sharding_constraint) parse
 // with default flags; sharding_constraint is the identity in fused maps.
-// RUN: %hlo-opt %s --hlo-print-fusion-indexing -o /dev/null 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --hlo-print-fused-indexing-maps -o /dev/null 2>&1 | FileCheck %s
 
 // CHECK: remark: @main result 0 -> arg 0: (d0, d1) -> (d1, d0), domain: d0 in [0, 2], d1 in [0, 3]
 module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {

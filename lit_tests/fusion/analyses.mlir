@@ -1,8 +1,8 @@
-// Operand utilization and coalescing hints (hlo-print-fusion-indexing{analyses=true})
-// and their attributes (hlo-fuse-indexing-maps{analyses=true}).
-// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-fusion-indexing{analyses=true})' 2>&1 | FileCheck %s
-// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-fusion-indexing{analyses=true max-points=0})' 2>&1 | FileCheck %s --check-prefix=BOUND
-// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-fuse-indexing-maps{analyses=true})' --mlir-print-local-scope | FileCheck %s --check-prefix=ATTR
+// Operand utilization and coalescing hints (hlo-print-fused-indexing-maps{analyses=true})
+// and their attributes (hlo-attach-fused-indexing-maps{analyses=true}).
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-fused-indexing-maps{analyses=true})' 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-fused-indexing-maps{analyses=true max-points=0})' 2>&1 | FileCheck %s --check-prefix=BOUND
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-attach-fused-indexing-maps{analyses=true})' --mlir-print-local-scope | FileCheck %s --check-prefix=ATTR
 
 // Every second column: half of the argument, stride 2 along the innermost output dim.
 // CHECK-LABEL: @strided arg 0: utilization = 0.5 (exact, enumeration)

@@ -1,5 +1,5 @@
-// hlo-fuse-indexing-maps attaches result -> argument maps to function arguments.
-// RUN: %hlo-opt %s --hlo-fuse-indexing-maps --mlir-print-local-scope | FileCheck %s
+// hlo-attach-fused-indexing-maps attaches result -> argument maps to function arguments.
+// RUN: %hlo-opt %s --hlo-attach-fused-indexing-maps --mlir-print-local-scope | FileCheck %s
 
 // CHECK-LABEL: func.func @broadcast_add
 // CHECK-SAME:  %arg0: tensor<20xf32> {hlo_indexing.fused_maps = {{\[\[}}{dims = array<i64: 0, 9, 0, 19>, map = affine_map<(d0, d1) -> (d1)>

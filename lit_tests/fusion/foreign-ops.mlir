@@ -1,6 +1,6 @@
 // Ops of other dialects are not HLO ops, even when their names match one: their
 // indexing is unknown, never an HLO rule applied to a foreign op.
-// RUN: %hlo-opt %s --allow-unregistered-dialect --split-input-file --hlo-print-fusion-indexing 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --allow-unregistered-dialect --split-input-file --hlo-print-fused-indexing-maps 2>&1 | FileCheck %s
 
 // CHECK-LABEL: @foreign_transpose result 0 -> arg 0: unknown indexing
 // CHECK-NOT:   @foreign_transpose result 0 -> arg 0: (

@@ -1,5 +1,5 @@
 // The four fusion examples of the spec ("Maps for fusions"), fused output -> parameter maps.
-// RUN: %hlo-opt %s --split-input-file --hlo-print-fusion-indexing 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --split-input-file --hlo-print-fused-indexing-maps 2>&1 | FileCheck %s
 
 // One input read twice: two maps.
 // CHECK-LABEL: @add_transpose result 0 -> arg 0: (d0, d1) -> (d0, d1), domain: d0 in [0, 999], d1 in [0, 999]

@@ -1,8 +1,8 @@
 // Fused maps through tuples: a map into a tuple addresses one element, so
 // get_tuple_element of a tuple reads only the selected operand. Arguments and results
 // that are tuples are reported per element ("arg 0.1" is element 1 of argument 0).
-// RUN: %hlo-opt %s --split-input-file --hlo-print-fusion-indexing 2>&1 | FileCheck %s
-// RUN: %hlo-opt %s --split-input-file --stablehlo-legalize-to-hlo --hlo-print-fusion-indexing 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --split-input-file --hlo-print-fused-indexing-maps 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --split-input-file --stablehlo-legalize-to-hlo --hlo-print-fused-indexing-maps 2>&1 | FileCheck %s
 
 // Only element 1 of the tuple is read: %a has no dependence.
 // CHECK-LABEL: @select_element result 0 -> arg 0: no dependence

@@ -1,6 +1,6 @@
 // sdy.manual_computation (JAX's shard_map): global maps from the body's per-device
 // maps, the device coordinates shared between the result's and the operand's blocks.
-// RUN: %hlo-opt %s --split-input-file --hlo-print-fusion-indexing -o /dev/null 2>&1 | FileCheck %s
+// RUN: %hlo-opt %s --split-input-file --hlo-print-fused-indexing-maps -o /dev/null 2>&1 | FileCheck %s
 
 // Each device transposes its block: the global map is the global transpose.
 // CHECK-LABEL: remark: @transpose result 0 -> arg 0: (d0, d1) -> (d1, d0), domain: d0 in [0, 2], d1 in [0, 3]

@@ -1,0 +1,337 @@
+"""The data of a tile picture (:mod:`hlo_indexing.tools.tile_view` draws it): for a
+computation tiled at flat tile sizes, one output tile (``tile_id``, numbered major to
+minor as the program ids of
+:func:`~hlo_indexing.symbolic_tiling.tiled_computation.tiled_computation`), the elements
+it writes, and per fusion parameter the elements it needs and the parameter's tile boxes.
+
+The needed elements are the image of the fused output -> parameter maps
+(:func:`~hlo_indexing.analysis.fusion.fusion_indexing`) with the output dimensions
+narrowed to the output tile. The image is enumerated per group of variables that the
+results and constraints tie together (a matmul operand's row comes from the output row,
+its column from the contracting variable: two small enumerations, not their product);
+the image is the product of the groups' images. A group of more than :data:`MAX_POINTS`
+points, or an image of more than :data:`MAX_POINTS` elements, is refused
+(:class:`~hlo_indexing.errors.EnumerationTooLargeError`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hlo_indexing.analysis.fusion import fusion_indexing
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.locations import location_of
+from hlo_indexing.errors import (
+    EnumerationTooLargeError,
+    HloIndexingError,
+    IndexOutOfRangeError,
+    InvalidArgumentError,
+    SourceLocation,
+    UnsupportedError,
+)
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion
+
+#: Largest number of points enumerated for one group of variables of a map, and of
+#: elements one operand's needed set may hold; largest number of boxes of one operand.
+MAX_POINTS = 1 << 22
+MAX_BOXES = 256
+
+
+@dataclass(frozen=True)
+class Box:
+    """One tile box: ``offset + stride * iota(size)`` per dimension (it may hang over
+    the array's edge); ``label`` says which step or runtime value it is."""
+
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    label: str = ""
+
+    def indices(self, dim: int) -> range:
+        """The indices of the box along ``dim`` (in or out of the array; a stride of 0,
+        as a one-element dimension may have, repeats its offset)."""
+        offset, size, stride = self.offsets[dim], self.sizes[dim], self.strides[dim]
+        if size <= 0:
+            return range(offset, offset)
+        return range(offset, offset + stride * (size - 1) + 1, stride) if stride > 0 else range(offset, offset + 1)
+
+    def contains(self, index: Sequence[int]) -> bool:
+        """Whether element ``index`` is one of the box's."""
+        return all(i in self.indices(d) for d, i in enumerate(index))
+
+
+@dataclass(frozen=True)
+class TensorPanel:
+    """What the picture shows of one tensor: ``kind`` (``output``/``operand``) and
+    ``index`` (output or parameter number), its HLO ``name`` and ``type``, the elements
+    the tile writes (output) or needs (operand), and its tile boxes."""
+
+    kind: str
+    index: int
+    name: str
+    type: str
+    shape: tuple[int, ...]
+    needed: frozenset[tuple[int, ...]]
+    boxes: tuple[Box, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def title(self) -> str:
+        """The panel's heading."""
+        what = f"output {self.index}" if self.kind == "output" else f"parameter {self.index}"
+        verb = "writes" if self.kind == "output" else "needs"
+        count = len(self.needed)
+        return f"{what} ({self.name}): {self.type}: the tile {verb} {count} element{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class TilePicture:
+    """One output tile of a tiling and what it needs (see the module docstring)."""
+
+    label: str
+    tile_sizes: tuple[int, ...]
+    parameters: tuple[str, ...]
+    tile_id: int
+    num_tiles: int
+    output: TensorPanel
+    operands: tuple[TensorPanel, ...] = field(default=())
+
+    @property
+    def heading(self) -> str:
+        """The first line of the picture."""
+        return (
+            f"{self.label}: tile sizes {list(self.tile_sizes)} ({', '.join(self.parameters)}), "
+            f"tile {self.tile_id} of {self.num_tiles} (0-based)"
+        )
+
+
+def tile_picture(
+    computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int = 0, *, output: int = 0, label: str = ""
+) -> TilePicture:
+    """The :class:`TilePicture` of tile ``tile_id`` of output ``output`` of
+    ``computation`` (a ``func.func`` or ``mhlo.fusion``) tiled at flat ``tile_sizes``
+    (an extra output of a multi-output fusion is written by the same programs).
+
+    Raises :class:`~hlo_indexing.errors.HloIndexingError` located at the computation:
+    :class:`UnsupportedError` when it cannot be tiled or an operand's fused map is
+    unknown, :class:`InvalidArgumentError` when the sizes are not a valid tiling,
+    :class:`IndexOutOfRangeError` for a tile id outside ``[0, tiles)`` or an output the
+    computation does not have,
+    :class:`EnumerationTooLargeError` when the needed elements are too many to enumerate."""
+    at = location_of(computation.location, "<string>")
+    label = label or _label(computation)
+    try:
+        fusion = analyze_fusion(computation)
+    except HloIndexingError as exc:  # e.g. a zero-sized output
+        raise UnsupportedError(f"{label}: cannot tile: {exc.message}", at) from None
+    if isinstance(fusion, AnalysisFailure):
+        raise UnsupportedError(f"{label}: {fusion}", at)
+    names = tuple(f"{'K' if p.contracting else 'dim'} {p.dim} of {p.owner}" for p in fusion.parameters)
+    if len(tile_sizes) != len(fusion.parameters):
+        raise InvalidArgumentError(
+            f"{label}: {len(tile_sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: {', '.join(names)}",
+            at,
+        )
+    try:
+        tiled = tiled_computation(fusion, list(tile_sizes))
+    except HloIndexingError as exc:
+        raise InvalidArgumentError(f"{label}: tile sizes {list(tile_sizes)} are not a valid tiling: {exc.message}", at) from None
+    if not 0 <= tile_id < tiled.num_programs:
+        raise IndexOutOfRangeError(f"{label}: tile id {tile_id} is outside [0, {tiled.num_programs - 1}]", at)
+    if not 0 <= output < len(tiled.roots):
+        raise IndexOutOfRangeError(f"{label}: output {output} is outside [0, {len(tiled.roots) - 1}]", at)
+    root = tiled.roots[output]
+    root_boxes = _boxes(root, tile_id, tiled.num_programs)
+    shape = _shape(root.node.value)
+    output_elements = frozenset(
+        index for box in root_boxes for index in itertools.product(*(inside(box.indices(d), n) for d, n in enumerate(shape)))
+    )
+    written = TensorPanel("output", output, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
+    region = computation.regions[0]
+    maps = fusion_indexing(region, output)
+    by_parameter: dict[int, list[TiledInstruction]] = {}
+    for inst in tiled.instructions:
+        number = inst.node.parameter_number
+        if number is not None:
+            by_parameter.setdefault(number, []).append(inst)
+    operands = []
+    for number, argument in enumerate(region.blocks[0].arguments):
+        if not isinstance(argument.type, ir.RankedTensorType):
+            continue
+        insts = by_parameter.get(number, [])
+        name = insts[0].name if insts and insts[0].name != label else f"parameter({number})"
+        boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
+        needed = _needed(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
+        notes = () if insts or not needed else ("not in the tiled computation",)
+        operands.append(TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes))
+    return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, written, tuple(operands))
+
+
+def _label(computation: ir.Operation) -> str:
+    for label, op in computations(computation.parent.operation if computation.parent is not None else computation):
+        if op == computation:
+            return label
+    return computation.name
+
+
+def _shape(value: "ir.Value") -> tuple[int, ...]:
+    return tuple(ir.RankedTensorType(value.type).shape)
+
+
+def inside(indices: range, extent: int) -> list[int]:
+    """The ``indices`` inside ``[0, extent)``."""
+    return [i for i in indices if 0 <= i < extent]
+
+
+def _boxes(inst: TiledInstruction, tile_id: int, num_tiles: int) -> tuple[Box, ...]:
+    """The boxes of ``inst`` for output tile ``tile_id``: its programs ``tile_id * steps
+    + k`` (``steps`` contracting steps per output tile, minor-most), every runtime value."""
+    offsets_map = inst.tile_offsets_indexing
+    programs = offsets_map.dim_vars[0].bounds.upper + 1 if offsets_map.num_dims else 1
+    steps = max(1, programs // max(num_tiles, 1))
+    pids = range(tile_id * steps, (tile_id + 1) * steps)
+    pinned = offsets_map.replace(dims=[Variable(Interval(pids.start, pids.stop - 1), "pid_0")]) if offsets_map.num_dims else offsets_map
+    if pinned.domain_size() > MAX_BOXES:
+        raise EnumerationTooLargeError(
+            f"{inst.name}: {pinned.domain_size()} tile boxes for one output tile, more than {MAX_BOXES}",
+            limit="MAX_BOXES",
+            value=pinned.domain_size(),
+        )
+    points, images = pinned.enumerate(max_points=MAX_BOXES)
+    boxes = []
+    for point, image in zip(points.tolist(), images.tolist()):
+        parts = [f"step {point[0] - pids.start} of {steps}"] if steps > 1 else []
+        parts += [f"{v.origin or 'runtime'} = {value}" for v, value in zip(offsets_map.runtime_vars, point[offsets_map.num_dims :])]
+        boxes.append(Box(tuple(image), inst.tile_sizes, inst.tile_strides, ", ".join(parts)))
+    return tuple(dict.fromkeys(boxes))
+
+
+def _needed(maps: frozenset[IndexingMap], output_boxes: Sequence[Box], what: str, at: SourceLocation | None) -> frozenset[tuple[int, ...]]:
+    """The elements the fused ``maps`` read for the output elements of ``output_boxes``:
+    the image of each map with its output dimensions restricted to a box (its range, and
+    a stride constraint)."""
+    found: set[tuple[int, ...]] = set()
+    for m in maps:
+        if m.is_undefined:
+            raise UnsupportedError(f"{what}: its fused map is unknown ({m.reason})", at)
+        if m.is_known_empty():
+            continue
+        for box in output_boxes:
+            restricted = _restrict(m, box)
+            if restricted is not None:
+                found |= image(restricted, what, at)
+    return frozenset(found)
+
+
+def image(m: IndexingMap, what: str = "map", at: SourceLocation | None = None) -> set[tuple[int, ...]]:
+    """The distinct results of ``m`` over its domain, enumerated per group of variables
+    the results and constraints tie together (see the module docstring)."""
+    variables = list(m.dim_vars) + list(m.symbol_vars)
+    if m.is_known_empty() or any(v.bounds.upper < v.bounds.lower for v in variables):
+        return set()
+    parent = list(range(len(variables)))
+
+    def find(v: int) -> int:
+        while parent[v] != v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    def used(expr: ir.AffineExpr) -> list[int]:
+        dims: set[int] = set()
+        symbols: set[int] = set()
+        ax.used_variables(expr, dims, symbols)
+        return sorted(dims) + [m.num_dims + s for s in sorted(symbols)]
+
+    tied = [used(e) for e in m.results] + [used(e) for e in m.constraints]
+    for group in tied:
+        for v in group[1:]:
+            parent[find(v)] = find(group[0])
+    members: dict[int, list[int]] = {}
+    for v in range(len(variables)):
+        members.setdefault(find(v), []).append(v)
+    key = [find(vs[0]) if vs else -1 for vs in tied]  # -1: a constant result or constraint
+    factors: list[tuple[list[int], list[tuple[int, ...]]]] = []
+    for root in sorted({k for k in key}):
+        results = [r for r in range(m.num_results) if key[r] == root]
+        constraints = [c for c, k in zip(m.constraints.items(), key[m.num_results :]) if k == root]
+        values = _group_image(m, members.get(root, []), results, constraints, what, at)
+        if not values:
+            return set()
+        if results:
+            factors.append((results, values))
+    total = 1
+    for _, values in factors:
+        total *= len(values)
+    if total > MAX_POINTS:
+        raise EnumerationTooLargeError(f"{what}: {total} elements needed, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=total)
+    out: set[tuple[int, ...]] = set()
+    for combination in itertools.product(*(values for _, values in factors)):
+        element = [0] * m.num_results
+        for (results, _), part in zip(factors, combination):
+            for r, value in zip(results, part):
+                element[r] = value
+        out.add(tuple(element))
+    return out
+
+
+def _group_image(
+    m: IndexingMap,
+    group: list[int],
+    results: list[int],
+    constraints: list[tuple[ir.AffineExpr, Interval]],
+    what: str,
+    at: SourceLocation | None,
+) -> list[tuple[int, ...]]:
+    """The distinct values of ``results`` over the points of the ``group`` variables that
+    satisfy ``constraints`` (other variables do not occur in them); ``[()]`` when some
+    point satisfies them and there are no results, ``[]`` when none does."""
+    variables = list(m.dim_vars) + list(m.symbol_vars)
+    count = 1
+    for v in group:
+        count *= variables[v].bounds.upper - variables[v].bounds.lower + 1
+    if count > MAX_POINTS:
+        raise EnumerationTooLargeError(f"{what}: {count} points to enumerate, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=count)
+    axes = [np.arange(variables[v].bounds.lower, variables[v].bounds.upper + 1, dtype=np.int64) for v in group]
+    grids = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if group else []
+    arrays = [np.full(count, v.bounds.lower, np.int64) for v in variables]
+    for v, grid in zip(group, grids):
+        arrays[v] = grid
+    dims, symbols = arrays[: m.num_dims], arrays[m.num_dims :]
+    keep = np.ones(count, dtype=bool)
+    for expr, interval in constraints:
+        value = np.broadcast_to(ax.evaluate_array(expr, dims, symbols, keep), (count,))
+        keep &= (value >= interval.lower) & (value <= interval.upper)
+    values = [np.broadcast_to(ax.evaluate_array(m.results[r], dims, symbols, keep), (count,)) for r in results]
+    if not keep.any():
+        return []
+    if not results:
+        return [()]
+    stacked = np.stack(values, axis=1)[keep]
+    return [tuple(row) for row in np.unique(stacked, axis=0).tolist()]
+
+
+def _restrict(m: IndexingMap, box: Box) -> IndexingMap | None:
+    """``m`` with each dimension narrowed to the box's indices (None when empty)."""
+    dims = []
+    constraints = dict(m.constraints)
+    for d, variable in enumerate(m.dim_vars):
+        indices = box.indices(d)
+        lower = max(variable.bounds.lower, indices.start)
+        upper = min(variable.bounds.upper, indices[-1] if len(indices) else -1)
+        if lower > upper:
+            return None
+        dims.append(Variable(Interval(lower, upper), variable.name))
+        if box.strides[d] > 1:
+            expr = ax.mod(ax.add(ax.dim(d, m.context), -box.offsets[d]), box.strides[d])
+            constraints[expr] = Interval(0, 0)
+    return m.replace(dims=dims, constraints=constraints)
