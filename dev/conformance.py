@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.locations import location_name
 from hlo_indexing.errors import HloIndexingError, InvalidInputError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import (
@@ -507,8 +509,6 @@ def _entry_function(module: Any) -> Any:
 def _named_value(module: Any, name: str) -> Any:
     """The value of HLO instruction ``name`` in the ENTRY function (fusion bodies
     included): result 0 of the op named after it, or the parameter's block argument."""
-    from hlo_indexing.dialect_glue.parsing import location_name
-
     entry = _entry_function(module)
     for argument in entry.regions[0].blocks[0].arguments:
         if location_name(argument.location) == name:
@@ -516,8 +516,6 @@ def _named_value(module: Any, name: str) -> Any:
     found: list = []
 
     def visit(op: Any) -> Any:
-        from hlo_indexing.dialect_glue.bindings import ir
-
         if not found and location_name(op.location) == name and len(op.results):
             found.append(op.results[0])
         return ir.WalkResult.ADVANCE
@@ -531,9 +529,6 @@ def _named_value(module: Any, name: str) -> Any:
 def _value_name(value: Any) -> str:
     """The HLO instruction a value stands for: its op's, its parameter's, or (a fusion
     region's argument) the name of the fusion's operand."""
-    from hlo_indexing.dialect_glue.bindings import ir
-    from hlo_indexing.dialect_glue.parsing import location_name
-
     if isinstance(value, ir.BlockArgument):
         parent = value.owner.owner
         if parent is not None and parent.name == "mhlo.fusion":

@@ -125,5 +125,5 @@ def test_pass_option_prints_physical_maps() -> None:
     _keep, func, _op = _module("stablehlo.transpose %arg0, dims = [1, 0]", (10, 20), "{0,1}", (20, 10), "{1,0}")
     items = run_pipeline(_keep, "builtin.module(hlo-print-indexing-maps{physical=offset})").items
     assert [d.message.splitlines()[1] for d in items] == ["operand id = 0 (d0) -> (d0), domain: d0 in [0, 199]"]
-    items = run_pipeline(_keep, "builtin.module(hlo-print-fusion-indexing{physical=coordinates})").items
+    items = run_pipeline(_keep, "builtin.module(hlo-print-fused-indexing-maps{physical=coordinates})").items
     assert [d.message for d in items] == ["@main result 0 -> arg 0: (d0, d1) -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 9]"]

@@ -2,7 +2,7 @@
 // maps composed with the layouts written on the values (row-major where none is).
 // RUN: %hlo-opt %s --split-input-file --hlo-print-indexing-maps='physical=coordinates' -o /dev/null 2>&1 | FileCheck %s --check-prefix=OP
 // RUN: %hlo-opt %s --split-input-file --hlo-print-indexing-maps='physical=offset direction=input-to-output' -o /dev/null 2>&1 | FileCheck %s --check-prefix=OFFSET
-// RUN: %hlo-opt %s --split-input-file --hlo-print-fusion-indexing='physical=coordinates' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUSED
+// RUN: %hlo-opt %s --split-input-file --hlo-print-fused-indexing-maps='physical=coordinates' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUSED
 
 // XLA's PhysicalLayoutTestInputPermutation: the operand is {1,0,2}, so its physical
 // index is (d2, d0, d1); the output is row-major.

@@ -24,9 +24,9 @@ func.func @window(%x: tensor<8xf32>, %i: tensor<i32>) -> tensor<3xf32> {
 // -----
 
 // A transpose added to its operand: each tile loads its box of %x and the transposed
-// box, 2 * 4096 * 4096 elements over 4096 tiles, too many to count
+// box, 2 * 1024 * 1024 elements over 256 tiles, too many to count
 // (limits.MAX_EXACTNESS_POINTS); isl proves that both boxes are read whole.
-// CHECK-LABEL: remark: @transpose_add tiling #1: tile sizes [64, 64]: 4096 tiles
+// CHECK-LABEL: remark: @transpose_add tiling #1: tile sizes [64, 64]: 256 tiles
 // CHECK-SAME:  exactness parameter(0) 1 (proven by isl){{$}}
 // JSON-LABEL:  "name": "@transpose_add",
 // JSON:        "method": "proven",
@@ -36,8 +36,8 @@ func.func @window(%x: tensor<8xf32>, %i: tensor<i32>) -> tensor<3xf32> {
 // JSON-NEXT:   "tile_elements": null,
 // JSON-NEXT:   "reason": "{{.*}}limits.MAX_EXACTNESS_POINTS)",
 // JSON-NEXT:   "proof": "proven"
-func.func @transpose_add(%x: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
-  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
-  %0 = stablehlo.add %t, %x : tensor<4096x4096xf32>
-  return %0 : tensor<4096x4096xf32>
+func.func @transpose_add(%x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %0 = stablehlo.add %t, %x : tensor<1024x1024xf32>
+  return %0 : tensor<1024x1024xf32>
 }
