@@ -40,12 +40,15 @@ from typing import Any
 import bench_analysis
 import jax_training_step
 
+from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
+from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
+from hlo_indexing.symbolic_tiling.ranking import Ranking
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure
 
@@ -74,15 +77,22 @@ def _ops_in(region: ir.Region) -> int:
     return count
 
 
-def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0) -> dict[str, Any]:
+def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0,
+             device: Device | None = None) -> dict[str, Any]:
     """Analyse and rank every fusion (the timed work); counts and reasons. With ``top``,
     also build the best ``top`` footprints of each (what ``hlo-print-tilings`` prints),
-    timed apart as ``footprints_s``."""
+    timed apart as ``footprints_s``. With ``device``, the ranking is the device's:
+    every candidate judged by its cost model (its rules and estimated time,
+    :func:`~hlo_indexing.cost_model.ranking.rank_for_device`, one ranking per distinct
+    body as ``hlo-print-tilings{device=}`` does); ``ranked_tilings`` then counts the
+    legal ones, ``rejected`` the candidates per broken rule."""
     reasons: collections.Counter[str] = collections.Counter()
+    rejected: collections.Counter[str] = collections.Counter()
     tiled = valid = ranked = skipped = capped = per_tiling = 0
     most_valid = 0
     analysis_s = ranking_s = footprints_s = 0.0
     memo = TilingMemo()
+    device_memo = DeviceRankingMemo(memo)
     for op in fusions:
         start = time.perf_counter()
         fusion = memo.analyze(op)
@@ -93,37 +103,48 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0) ->
             continue
         layouts, output_layouts = declared_parameter_layouts(op)
         try:
-            ranking = memo.rank(fusion, budget, layouts=layouts, output_layouts=output_layouts)
+            ranking: Ranking | DeviceRanking = (
+                device_memo.rank(fusion, device, layouts=layouts, output_layouts=output_layouts) if device is not None
+                else memo.rank(fusion, budget, layouts=layouts, output_layouts=output_layouts))
         except HloIndexingError as exc:
             reasons["ranking: " + reason_class(exc.message)] += 1
             continue
         finally:
             ranking_s += time.perf_counter() - middle
         tiled += 1
-        valid += ranking.valid
-        most_valid = max(most_valid, ranking.valid)
+        if isinstance(ranking, DeviceRanking):
+            considered = ranking.considered
+            rejected.update(ranking.rejected)
+        else:
+            considered = ranking.valid
+            skipped += ranking.skipped
+            per_tiling += ranking.method == "per-tiling"
+        valid += considered
+        most_valid = max(most_valid, considered)
         ranked += len(ranking.tilings)
-        skipped += ranking.skipped
         capped += bool(ranking.capped)
-        per_tiling += ranking.method == "per-tiling"
         if top:
             start = time.perf_counter()
-            ranking.tilings[:top]
+            for tiling in ranking.tilings[:top]:
+                _ = tiling.footprint if isinstance(tiling, RankedTiling) else tiling
             footprints_s += time.perf_counter() - start
     return {
         "tiled": tiled, "not_tileable": len(fusions) - tiled, "reasons": dict(reasons.most_common()),
         "valid_tilings": valid, "most_valid_tilings": most_valid, "ranked_tilings": ranked,
         "skipped_tilings": skipped, "capped_fusions": capped, "per_tiling_fusions": per_tiling,
         "analysis_s": analysis_s, "ranking_s": ranking_s, "footprints_s": footprints_s,
+        **({"device": device.name, "rejected": dict(rejected.most_common())} if device is not None else {}),
     }
 
 
-def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> list[dict[str, Any]]:
+def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7,
+            device: Device | None = None) -> list[dict[str, Any]]:
     """One row per layer count: fusions, tiled / not tileable (with reasons), valid
     tilings, ops in the fusions' bodies, parse+print s, import s, tiling s (analysis +
     ranking, and each), ratio, growth per doubling of the layers (None for the first
     row) and, in CPU time, per doubling of the ops in fusion bodies (the analysis's input:
-    XLA's fusions grow with the layers, so the bodies' ops grow faster than the fusions)."""
+    XLA's fusions grow with the layers, so the bodies' ops grow faster than the fusions).
+    With ``device``, the rankings are the device's (:func:`tile_all`)."""
     context = make_context()
     rows: list[dict[str, Any]] = []
     for n in layers:
@@ -137,17 +158,17 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
         kinds = collections.Counter(str(op.attributes["fusion_kind"]).split()[-1].rstrip(">") for op in fusions)
         baseline, baseline_cpu = bench_analysis.best_of_clocks(lambda: str(ir.Module.parse(stablehlo, context)), baseline_repeat)
         if not rows:
-            tile_all(fusions[:20])  # warm the imports
+            tile_all(fusions[:20], device=device)  # warm the imports
         results: list[dict[str, Any]] = []
 
         def run() -> None:
             bench_analysis.clear_caches()
-            results.append(tile_all(fusions))
+            results.append(tile_all(fusions, device=device))
 
         seconds, cpu = bench_analysis.best_of_clocks(run, repeat)
         best = min(results, key=lambda r: r["analysis_s"] + r["ranking_s"])
         bench_analysis.clear_caches()
-        best["footprints_s"] = tile_all(fusions, top=TOP)["footprints_s"]
+        best["footprints_s"] = tile_all(fusions, top=TOP, device=device)["footprints_s"]
         row = {"layers": n, "fusions": len(fusions), "body_ops": body_ops, "fusion_kinds": dict(kinds), **best,
                "parse_print_s": baseline,
                "import_s": import_s, "tiling_s": seconds, "ratio": seconds / baseline, "parse_print_cpu_s": baseline_cpu,
@@ -161,7 +182,8 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7) -> lis
                 1 / math.log2(body_ops / previous["body_ops"])
             )
         rows.append(row)
-        print(f"bench: tiling of the compiled {n}-layer step: {len(fusions)} fusions ({best['tiled']} tiled), "
+        on = f" on {device.name}" if device is not None else ""
+        print(f"bench: tiling{on} of the compiled {n}-layer step: {len(fusions)} fusions ({best['tiled']} tiled), "
               f"{best['valid_tilings']} valid tilings, {seconds:.3f} s, {row['ratio']:.0f}x ({row['cpu_ratio']:.0f}x in CPU time)",
               flush=True)
     return rows

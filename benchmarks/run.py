@@ -8,6 +8,7 @@ Usage (``python3 dev/run.py bench [options]`` runs this with the repository's ve
     python benchmarks/run.py --update-readme     # also refresh README.md's table
     python benchmarks/run.py --training-only     # only the JAX training steps (issue #17)
     python benchmarks/run.py --tiling-only       # only the tiling of the compiled steps (issue #19)
+    python benchmarks/run.py --tiling-only --device h100   # ... ranked by a device's cost model (issue #26)
 
 Every figure is a ratio against a baseline measured in the same process on the same
 input (see each ``bench_*`` module). The record goes to ``benchmarks/results/latest.json``
@@ -37,6 +38,8 @@ import bench_layout_pack  # noqa: E402
 import bench_simplifier  # noqa: E402
 import bench_tiling  # noqa: E402
 import bench_training  # noqa: E402
+
+from hlo_indexing.devices import device as select_device  # noqa: E402
 
 from hlo_indexing.analysis.fusion import fusion_indexing  # noqa: E402
 from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
@@ -142,13 +145,18 @@ def run_training(quick: bool) -> list[dict]:
     return bench_training.measure(layers, repeat=2 if quick else 3)
 
 
-def run_tiling(quick: bool) -> list[dict]:
+#: The device of the cost-model line of the tiling benchmark (issue #26).
+TILING_DEVICE = "h100"
+
+
+def run_tiling(quick: bool, device: str | None = None) -> list[dict]:
     if not generate.jax_available():
         print("bench: jax is not installed: skipping the tiling of the compiled training steps", flush=True)
         return []
-    print("bench: tiling of the compiled JAX training steps", flush=True)
+    target = select_device(device) if device else None
+    print("bench: tiling of the compiled JAX training steps" + (f", ranked on {target.name}" if target else ""), flush=True)
     layers = [1, 2] if quick else list(bench_training.jax_training_step.LAYERS)
-    return bench_tiling.measure(layers, repeat=2 if quick else 7)  # best of 7, as its baseline
+    return bench_tiling.measure(layers, repeat=2 if quick else 7, device=target)  # best of 7, as its baseline
 
 
 def tiling_targets(rows: list[dict]) -> list[dict]:
@@ -158,11 +166,13 @@ def tiling_targets(rows: list[dict]) -> list[dict]:
     worst_cpu = max(r["cpu_ratio"] for r in rows)
     # CPU time, as for the training steps: on a shared machine the wall-clock steps swing by 2x.
     growth = [r["cpu_growth_per_doubling_of_ops"] for r in rows if "cpu_growth_per_doubling_of_ops" in r]
-    out = [{"target": f"tiling of compiled training steps up to {rows[-1]['layers']} layers <= 10x parse+print "
-                      "(CPU time, issue #19)",
+    device = rows[0].get("device")
+    what = f"tiling ranked by the {device} cost model (issue #26)" if device else "tiling (issue #19)"
+    out = [{"target": f"{what}: compiled training steps up to {rows[-1]['layers']} layers <= 10x parse+print "
+                      "(CPU time)",
             "value": f"{worst_cpu:.1f}x (worst; wall clock {worst:.1f}x)", "met": worst_cpu <= 10}]
     if growth:
-        out.append({"target": "tiling: linear in the fusions' ops, growth per doubling of the ops in fusion bodies "
+        out.append({"target": f"{what}: linear in the fusions' ops, growth per doubling of the ops in fusion bodies "
                               "(CPU time) <= 2.3x",
                     "value": f"{max(growth):.2f}x (worst step)", "met": max(growth) <= 2.3})
     return out
@@ -183,6 +193,11 @@ def tiling_table(rows: list[dict]) -> str:
           f"{r['cpu_growth_per_doubling_of_ops']:.2f}x" if "cpu_growth_per_doubling_of_ops" in r else "-"] for r in rows],
     )
     reasons = rows[-1]["reasons"] if rows else {}
+    if rows and rows[0].get("device"):
+        rejected = rows[-1].get("rejected") or {}
+        main += (f"\n\nOn {rows[0]['device']}: {rows[-1]['ranked_tilings']} of {rows[-1]['valid_tilings']} valid tilings "
+                 "legal at the largest step" + (" (rejected: " + ", ".join(f"{k} {v}" for k, v in rejected.items()) + ")"
+                                                if rejected else "") + ".")
     if not reasons:
         return main
     top = table(["why not tileable (largest step)", "fusions"], [[k.replace("|", "\\|"), v] for k, v in list(reasons.items())[:5]])
@@ -217,7 +232,8 @@ def training_table(rows: list[dict]) -> str:
 
 
 def targets(record: dict) -> list[dict]:
-    out = training_targets(record["training"]) + tiling_targets(record["tiling"])
+    out = (training_targets(record["training"]) + tiling_targets(record["tiling"])
+           + tiling_targets(record.get("device_tiling", [])))
     at_target = [r for r in record["analysis"] if r["n_ops"] == TARGET_SIZE]
     if at_target:
         worst = max(r["cpu_ratio"] for r in at_target)
@@ -256,6 +272,11 @@ def markdown(record: dict) -> str:
                      "StableHLO text; import of the HLO text not included; XLA's fusion bodies grow faster than "
                      "the layers, so growth is also given per doubling of the ops in fusion bodies):")
         parts.append(tiling_table(record["tiling"]))
+    if record.get("device_tiling"):
+        parts.append(f"The same, every fusion's tilings judged by the {record['device_tiling'][0]['device']} cost model "
+                     "(`rank_tilings(fusion, device=...)`, as `hlo-print-tilings{device=}`: Triton's constraints, "
+                     "XLA's register rule and time estimate per candidate):")
+        parts.append(tiling_table(record["device_tiling"]))
     parts.append(
         table(
             ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "CPU: parse+print s", "analysis s",
@@ -357,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--training-only", action="store_true", help="only the JAX training steps (no JSON, no README)")
     parser.add_argument("--tiling-only", action="store_true",
                         help="only the tiling of the compiled training steps (no JSON, no README)")
+    parser.add_argument("--device", help="with --tiling-only: rank by this device's cost model (e.g. h100); a full "
+                                         f"run measures both, the cost model on {TILING_DEVICE}")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else list(QUICK_SIZES if args.quick else FULL_SIZES)
     output = args.output or HERE / "results" / ("quick.json" if args.quick else "latest.json")
@@ -379,12 +402,13 @@ def main(argv: list[str] | None = None) -> int:
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in training_targets(rows)]))
         return 0
     if args.tiling_only:
-        rows = run_tiling(args.quick)
+        rows = run_tiling(args.quick, args.device)
         print("\n" + tiling_table(rows) + "\n")
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in tiling_targets(rows)]))
         return 0
     record["training"] = run_training(args.quick)
     record["tiling"] = run_tiling(args.quick)
+    record["device_tiling"] = run_tiling(args.quick, TILING_DEVICE)
     record["analysis"], record["module_shapes"] = run_analysis(sizes, memory=not args.no_memory)
     record["scaling"] = scaling_rows(record["analysis"])
     print("bench: deep fusion chain", flush=True)

@@ -4,7 +4,9 @@
 Standard library only, so it runs before anything is installed::
 
     python3 dev/run.py test       # lit over lit_tests/, pytest over python_tests/, then mypy
-    python3 dev/run.py example    # run hlo-indexing-opt on a bundled example
+    python3 dev/run.py test -k interval   # the tests whose names match, as pytest's -k (lit too; no mypy)
+    python3 dev/run.py test --quick       # lit and pytest without the tests marked slow; no mypy
+    python3 dev/run.py example    # run hlo-indexing-opt on a bundled example (installs the package alone)
     python3 dev/run.py bench [--quick] [--sizes N,N]   # benchmarks/run.py (tables + JSON)
     python3 dev/run.py fuzz --minutes N --seed S [--out DIR]   # fuzz campaign (dev/fuzz_campaign.py)
     python3 dev/run.py conformance [FILE.jsonl ...]   # every corpus under ../shared/conformance (dev/tiling_conformance.py)
@@ -12,7 +14,7 @@ Standard library only, so it runs before anything is installed::
     python3 dev/run.py --help     # this list
 
 Each creates ``.venv`` in the repository when it is missing and installs the project
-into it with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
+into it: ``example`` the package alone, the others with ``pip install -e '.[test,crosscheck]'`` (the ``crosscheck`` extra brings the
 C++ ``iree-opt`` that the lit tests marked ``REQUIRES: crosscheck`` compare against). The
 install is skipped when a stamp file
 (``.venv/.hlo-indexing-stamp``) holds the SHA-256 of the current ``pyproject.toml`` and the extras.
@@ -68,19 +70,29 @@ def pyproject_hash() -> str:
     return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
 
 
-def ensure_environment() -> None:
-    """Create ``.venv`` and install the project with its test extra, unless up to date."""
+def ensure_environment(extras: str = EXTRAS) -> None:
+    """Create ``.venv`` and install the project with ``extras`` (comma-separated; empty:
+    the package alone, as ``example`` needs), unless the stamp says the current
+    ``pyproject.toml`` is installed with those extras or more."""
     python = venv_bin("python")
     if not python.exists():
         print(f"dev: creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    wanted = f"{pyproject_hash()} {EXTRAS}"
-    if STAMP.exists() and STAMP.read_text().strip() == wanted:
-        return
-    print("dev: installing hlo-indexing with its test and crosscheck extras (first run takes a minute or two)", flush=True)
+    wanted = {extra for extra in extras.split(",") if extra}
+    installed: set[str] = set()
+    if STAMP.exists():
+        digest, _, names = STAMP.read_text().strip().partition(" ")
+        if digest == pyproject_hash():
+            installed = {extra for extra in names.split(",") if extra}
+            if wanted <= installed:
+                return
+    union = sorted(wanted | installed)
+    what = f"with its {' and '.join(union)} extras" if union else "(the package and its dependencies)"
+    print(f"dev: installing hlo-indexing {what}", flush=True)
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", f"{ROOT}[{EXTRAS}]"], check=True, env=install_env())
-    STAMP.write_text(wanted + "\n")
+    target = f"{ROOT}[{','.join(union)}]" if union else str(ROOT)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", target], check=True, env=install_env())
+    STAMP.write_text(f"{pyproject_hash()} {','.join(union)}\n")
 
 
 def install_env() -> dict[str, str]:
@@ -101,10 +113,13 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-def run_lit(env: dict[str, str], skipped: list[str] | None = None) -> tuple[int, int]:
-    """Run lit over ``lit_tests/``; return (exit code, number of tests that ran). The
-    UNSUPPORTED tests are appended to ``skipped``."""
+def run_lit(env: dict[str, str], skipped: list[str] | None = None, keywords: str | None = None) -> tuple[int, int]:
+    """Run lit over ``lit_tests/`` (only the tests whose names match the pytest ``-k``
+    expression ``keywords``, see :func:`keyword_filter`); return (exit code, number of
+    tests that ran). The UNSUPPORTED tests are appended to ``skipped``."""
     command = [str(venv_bin("lit")), "-sv", str(ROOT / "lit_tests")]
+    if keywords is not None:
+        command += ["--filter", keyword_filter(keywords)]
     print("dev: " + " ".join(command), flush=True)
     completed = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     sys.stdout.write(completed.stdout)
@@ -112,6 +127,55 @@ def run_lit(env: dict[str, str], skipped: list[str] | None = None) -> tuple[int,
     if skipped is not None:
         skipped.extend(lit_skips(completed.stdout))
     return completed.returncode, count_lit_tests(completed.stdout)
+
+
+_KEYWORD_TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def keyword_filter(expression: str) -> str:
+    """lit's ``--filter`` (a regular expression searched in each test's name) for a
+    pytest ``-k`` expression: names (case-insensitive substrings) combined with ``and``,
+    ``or``, ``not`` and parentheses, as pytest reads them. Example: ``interval and not
+    layout`` gives ``(?i)^(?=.*interval)(?!(?=.*layout))``."""
+    tokens = _KEYWORD_TOKEN.findall(expression)
+    position = 0
+
+    def take() -> str:
+        nonlocal position
+        position += 1
+        return tokens[position - 1]
+
+    def either() -> str:
+        alternatives = [both()]
+        while position < len(tokens) and tokens[position] == "or":
+            take()
+            alternatives.append(both())
+        return alternatives[0] if len(alternatives) == 1 else "(?:" + "|".join(alternatives) + ")"
+
+    def both() -> str:
+        parts = [single()]
+        while position < len(tokens) and tokens[position] == "and":
+            take()
+            parts.append(single())
+        return "".join(parts)
+
+    def single() -> str:
+        if position >= len(tokens):
+            raise ValueError(f"-k {expression!r}: expected a name at its end")
+        token = take()
+        if token == "not":
+            return f"(?!{single()})"
+        if token == "(":
+            inner = either()
+            if position >= len(tokens) or take() != ")":
+                raise ValueError(f"-k {expression!r}: missing ')'")
+            return inner
+        return f"(?=.*{re.escape(token)})"
+
+    pattern = either()
+    if position != len(tokens):
+        raise ValueError(f"-k {expression!r}: unexpected {tokens[position]!r}")
+    return f"(?i)^{pattern}"
 
 
 def lit_skips(output: str) -> list[str]:
@@ -131,10 +195,11 @@ def count_lit_tests(output: str) -> int:
     return sum(int(number) for number in re.findall(pattern, output, re.MULTILINE))
 
 
-def run_pytest(env: dict[str, str], skipped: list[str] | None = None) -> int:
-    """Run pytest over ``python_tests/`` (output shown as it comes); its skips (the
-    ``-rs`` summary) are appended to ``skipped``."""
-    command = [str(venv_bin("python")), "-m", "pytest", "-q", "-rs", str(ROOT / "python_tests")]
+def run_pytest(env: dict[str, str], skipped: list[str] | None = None, options: tuple[str, ...] = ()) -> int:
+    """Run pytest over ``python_tests/`` with ``options`` (``-k EXPR``, ``-m "not
+    slow"``; output shown as it comes); its skips (the ``-rs`` summary) are appended to
+    ``skipped``."""
+    command = [str(venv_bin("python")), "-m", "pytest", "-q", "-rs", *options, str(ROOT / "python_tests")]
     print("dev: " + " ".join(command), flush=True)
     lines: list[str] = []
     with subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True) as process:
@@ -188,16 +253,31 @@ def run_mypy(env: dict[str, str]) -> int:
     return completed.returncode
 
 
-def command_test() -> int:
-    """Run lit, pytest and mypy (all three, even after a failure); 0 when all pass."""
+#: The marker of the tests ``test --quick`` leaves out (declared in pyproject's pytest options).
+SLOW = "slow"
+
+
+def command_test(*arguments: str) -> int:
+    """Run lit, pytest and mypy (all three, even after a failure); 0 when all pass.
+    ``-k EXPR``: as pytest's ``-k``, for the edit-test loop: the pytest and lit tests
+    whose names match (lit's by :func:`keyword_filter`), no mypy. ``--quick``: every lit
+    test and the pytest tests not marked slow, no mypy. What is left out is said."""
+    keywords, quick = _test_options(arguments)
     ensure_environment()
     env = clean_env()
     skipped: list[str] = []
-    lit_code, lit_count = run_lit(env, skipped)
-    pytest_code = run_pytest(env, skipped)
+    options = (("-k", keywords) if keywords is not None else ()) + (("-m", f"not {SLOW}") if quick else ())
+    lit_code, lit_count = run_lit(env, skipped, keywords)
+    pytest_code = run_pytest(env, skipped, options)
     if pytest_code == PYTEST_NO_TESTS and lit_count > 0:
         pytest_code = 0
-    mypy_code = run_mypy(env)
+    if keywords is not None or quick:
+        skipped.append("mypy: not run with -k or --quick (it checks the whole package)")
+        if quick:
+            skipped.append(f"pytest: the tests marked {SLOW} (--quick)")
+        mypy_code = 0
+    else:
+        mypy_code = run_mypy(env)
     stages = (("lit", lit_code), ("pytest", pytest_code), ("mypy", mypy_code))
     failed = [name for name, code in stages if code != 0]
     if skipped:
@@ -211,8 +291,29 @@ def command_test() -> int:
     return 0
 
 
+def _test_options(arguments: tuple[str, ...]) -> tuple[str | None, bool]:
+    """(``-k`` expression or None, ``--quick``) of ``test``'s arguments; ValueError
+    for anything else."""
+    keywords, quick, rest = None, False, list(arguments)
+    while rest:
+        argument = rest.pop(0)
+        if argument == "--quick":
+            quick = True
+        elif argument == "-k" and rest:
+            keywords = rest.pop(0)
+        elif argument.startswith("-k") and len(argument) > 2:
+            keywords = argument[2:]
+        else:
+            raise ValueError(f"test: unknown argument {argument!r} (test [-k EXPR] [--quick])")
+    if keywords is not None:
+        keyword_filter(keywords)  # a malformed expression is refused before anything runs
+    return keywords, quick
+
+
 def command_example() -> int:
-    ensure_environment()
+    """Run ``hlo-indexing-opt`` on the bundled softmax; installs the package alone (the
+    test extras come with ``test``)."""
+    ensure_environment("")
     command = [
         str(venv_bin("hlo-indexing-opt")),
         str(EXAMPLE),
@@ -291,10 +392,11 @@ COMMANDS = {
     "docs": command_docs,
 }
 #: Commands that take options after their name.
-PASS_THROUGH = {"bench", "conformance", "fuzz"}
+PASS_THROUGH = {"bench", "conformance", "fuzz", "test"}
 #: One line per command for ``--help``.
 SUMMARIES = {
-    "test": "lit over lit_tests/, pytest over python_tests/, then mypy; names what was skipped",
+    "test": "lit over lit_tests/, pytest over python_tests/, then mypy; names what was skipped;"
+    " [-k EXPR] as pytest's -k (lit too, no mypy), [--quick] without the slow tests and mypy",
     "example": "run hlo-indexing-opt on examples/softmax.mlir",
     "bench": "benchmarks/run.py [--quick] [--sizes N,N] (tables + JSON)",
     "conformance": "dev/tiling_conformance.py [FILE.jsonl ...] (default: every corpus in ../shared)",
@@ -319,6 +421,9 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         return COMMANDS[argv[0]](*argv[1:])
+    except ValueError as exc:
+        print(f"dev: error: {exc}", file=sys.stderr)
+        return 2
     except subprocess.CalledProcessError as exc:
         print(f"dev: error: command failed with exit code {exc.returncode}: {' '.join(map(str, exc.cmd))}", file=sys.stderr)
         return 1

@@ -33,7 +33,9 @@ Checker = Callable[[dict], tuple[str, str]]
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "conformance"
 #: Checker modules (next to this file, imported by name: dev/ is on the path of a script
 #: run from it and of the tests).
-CHECKER_MODULES = ("tiling_conformance_symbolic", "tiling_conformance_propagation", "corpus_checkers")
+CHECKER_MODULES = (
+    "tiling_conformance_symbolic", "tiling_conformance_propagation", "corpus_checkers", "gpu_model_conformance"
+)
 
 
 def load_checkers() -> dict[str, Checker]:

@@ -18,6 +18,9 @@ What this importer adds, because the translator loses or refuses it:
   layout fills results whose layout is not written), and on ``func.func`` arguments and
   results (``arg_attrs``/``res_attrs``). The translator itself only sees a copy of the
   text with layout fields after ``minor_to_major`` blanked (it refuses some tiles);
+* backend configs: an instruction's ``backend_config={...}`` as written (XLA's GPU
+  backend keeps there, e.g., a Triton fusion's ``block_level_fusion_config`` and a dot's
+  tile ``sizes``) becomes the string attribute ``hlo_indexing.backend_config`` on its op;
 * locations: each op, argument and function is located at its instruction in the text,
   as ``loc("<name as written>"("<file>":line:col))``, so diagnostics point into the HLO
   file and users find ``%fusion.3`` by name.
@@ -54,6 +57,8 @@ from hlo_indexing.errors import HloIndexingError, InvalidInputError, ParseError,
 #: The attribute that holds a value's layout (XLA's layout text): on ``func.func`` arguments
 #: and results, and on ops (one per result); read by :mod:`hlo_indexing.layout.attributes`.
 LAYOUT_ATTRIBUTE = "hlo_indexing.layout"
+#: The string attribute holding an instruction's ``backend_config`` as written.
+BACKEND_CONFIG_ATTR = "hlo_indexing.backend_config"
 
 _XLA_POSITION = re.compile(r"(\d+):(\d+): error: ")
 _NAME_LOC = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\)$')
@@ -443,6 +448,8 @@ def _annotate_op(
         layout = _layout_attr(instruction, [r.type for r in op.results])
         if layout is not None:
             op.attributes[LAYOUT_ATTRIBUTE] = layout
+        if instruction.backend_config is not None:
+            op.attributes[BACKEND_CONFIG_ATTR] = ir.StringAttr.get(instruction.backend_config)
     elif '":' not in str(op.location):
         op.location = _text_location(name or op.name, fallback[0], fallback[1], filename)
     for region in op.regions:

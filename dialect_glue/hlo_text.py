@@ -55,6 +55,8 @@ class HloInstruction:
     layouts: tuple[str | None, ...]
     ranks: tuple[int, ...]
     parameter_number: int | None
+    #: The ``backend_config={...}`` attribute as written (the braces included), if any.
+    backend_config: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ class HloTextScan:
 _COMPUTATION_START = re.compile(
     r"(ENTRY[ \t]+)?%?(?P<name>[A-Za-z_][\w.\-]*)[ \t]*(\([^\n]*\)[ \t]*->[^\n{]*)?\{[ \t]*(\n|$)"
 )
+# The start of a shape: a tuple or an array type.
+_SHAPE_START = re.compile(r"\(|(pred|bf16|tf32|token|[suf]\d+[a-z0-9]*|c64|c128)\[")
 # An instruction whose right-hand side starts with a shape: ``x = f32[2,3] add(...)``.
 _SHAPED_INSTRUCTION = re.compile(
     r"^[ \t]*(ROOT[ \t]+)?%?[A-Za-z_][\w.\-]*[ \t]*=[ \t]*(\(|(pred|bf16|tf32|token|[suf]\d+[a-z0-9]*|c64|c128)\[)",
@@ -127,6 +131,30 @@ def _blank_comments(text: str) -> str:
     return _STRING_OR_COMMENT.sub(blank, text)
 
 
+_BACKEND_CONFIG = re.compile(r"\bbackend_config\s*=\s*")
+
+
+def _backend_config(text: str, start: int, end: int) -> str | None:
+    """The ``{...}`` value of a ``backend_config=`` attribute between ``start`` and
+    ``end`` (braces inside string literals skipped), or None."""
+    found = _BACKEND_CONFIG.search(text, start, end)
+    if found is None or not text.startswith("{", found.end()):
+        return None
+    depth = 0
+    position = found.end()
+    while position < end:
+        char = text[position]
+        if char == '"':
+            literal = _STRING_OR_COMMENT.match(text, position)
+            position = literal.end() if literal else position + 1
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        position += 1
+        if depth == 0:
+            return text[found.end():position]
+    return None
+
+
 def _line_starts(text: str) -> list[int]:
     starts = [0]
     starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
@@ -162,7 +190,11 @@ def scan_hlo_text(text: str) -> HloTextScan:
     for index, header in enumerate(headers):
         body_end = headers[index + 1].start() if index + 1 < len(headers) else len(clean)
         instructions = []
-        for match in _INSTRUCTION.finditer(clean, header.end(), body_end):
+        # A continuation line of a long instruction (``calls=f,``, ``backend_config={``)
+        # looks like ``name =`` too: an instruction's right-hand side starts with a shape.
+        matches = [m for m in _INSTRUCTION.finditer(clean, header.end(), body_end) if _SHAPE_START.match(clean, m.end())]
+        for position, match in enumerate(matches):
+            statement_end = matches[position + 1].start() if position + 1 < len(matches) else body_end
             shape_start = match.end()
             shape_end = _shape_end(clean, shape_start)
             shape = clean[shape_start:shape_end]
@@ -190,6 +222,7 @@ def scan_hlo_text(text: str) -> HloTextScan:
                     ),
                     ranks=tuple(_rank(a.group(2)) for a in arrays),
                     parameter_number=parameter,
+                    backend_config=_backend_config(clean, shape_end, statement_end),
                 )
             )
         header_offset = header.start(1) if header.group(1) else header.start(2)

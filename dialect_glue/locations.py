@@ -137,6 +137,14 @@ def location_name(loc: "ir.Location") -> str | None:
     return match.group(1) if match is not None else None
 
 
+def bare_location_name(loc: "ir.Location") -> str | None:
+    """The name of a name location with no position under it (``loc("params['w']")``,
+    as JAX names the arguments of the functions it lowers), else None."""
+    if _NAME_LOCATION_CLASS and isinstance(loc, _NAME_LOCATION_CLASS) and isinstance(loc.child_loc, _UNKNOWN_LOCATION):
+        return str(loc.name_str)
+    return None
+
+
 def source_order_key(loc: "ir.Location") -> tuple[int, str, int, int]:
     """A sort key putting located ops in file, line, column order (unlocated ones last)."""
     position = _file_position(loc)

@@ -5,14 +5,19 @@ The public API is re-exported here lazily, so that ``import hlo_indexing`` stays
 ``Lowered`` object, an MLIR module, MLIR/HLO text or a path -> :class:`ModuleIndexing`);
 per op: :func:`output_to_input_indexing`, :func:`input_to_output_indexing`; per
 computation: :func:`fusion_indexing`; maps: :class:`IndexingMap`; tilings of a fusion:
-:func:`analyze_fusion`, :func:`rank_tilings`, :func:`module_tilings` (the tilings JSON),
-:func:`tile_picture` / :func:`render_tile_svg` (an SVG of a tile); tiled layouts:
+:func:`analyze_fusion`, :func:`rank_tilings` (``device=``: legal tilings on a GPU or TPU,
+fastest first by its cost model, :mod:`hlo_indexing.cost_model`), :func:`assess_tiling`,
+:func:`module_tilings` (the tilings JSON),
+:func:`tile_picture` / :func:`render_tile_svg` (an SVG of a tile); Pallas kernels checked
+before they run: :func:`check_pallas` (jax needed); tiled layouts:
 :mod:`hlo_indexing.layout` (``parse_layout``, ``linear_offset_map``,
-``tiled_coordinates_map``, ``pack``); errors: :class:`HloIndexingError` and its
-subclasses.
+``tiled_coordinates_map``, ``pack``); devices: :func:`device` (``"h100"``,
+``"tpu-v5e"``, a JSON file), :class:`GpuDevice`, :class:`TpuDevice`; errors:
+:class:`HloIndexingError` and its subclasses.
 
 Subpackages: ``maps`` (the map algebra), ``ops`` (per-op rules), ``analysis`` (fused
-maps, utilisation, coalescing, JSON), ``layout``, ``passes`` (MLIR passes),
+maps, utilisation, coalescing, JSON), ``layout``, ``pallas`` (the Pallas checker),
+``passes`` (MLIR passes),
 ``dialect_glue`` (the MLIR bindings), ``tools`` (the command-line tools).
 """
 
@@ -67,7 +72,12 @@ _EXPORTS = {
     "TilingError": "hlo_indexing.errors",
     "tiled_computation": "hlo_indexing.symbolic_tiling.tiled_computation",
     "tiling_footprint": "hlo_indexing.symbolic_tiling.footprint",
-    "rank_tilings": "hlo_indexing.symbolic_tiling.ranking",
+    "rank_tilings": "hlo_indexing.cost_model.ranking",
+    "DeviceRanking": "hlo_indexing.cost_model.ranking",
+    "assess_tiling": "hlo_indexing.cost_model.backends",
+    "device": "hlo_indexing.devices.registry",
+    "GpuDevice": "hlo_indexing.devices.types",
+    "TpuDevice": "hlo_indexing.devices.types",
     "Footprint": "hlo_indexing.symbolic_tiling.footprint",
     "Ranking": "hlo_indexing.symbolic_tiling.ranking",
     "OperandFootprint": "hlo_indexing.symbolic_tiling.footprint",
@@ -79,9 +89,12 @@ _EXPORTS = {
     "pallas_blockspecs": "hlo_indexing.symbolic_tiling.pallas",
     "block_index_maps": "hlo_indexing.symbolic_tiling.pallas",
     "NotABlockError": "hlo_indexing.symbolic_tiling.pallas",
-    "module_tilings": "hlo_indexing.symbolic_tiling.tilings_report",
+    "PallasBlockSpecs": "hlo_indexing.symbolic_tiling.pallas",
+    "module_tilings": "hlo_indexing.cost_model.device_report",
     "tile_picture": "hlo_indexing.symbolic_tiling.tile_picture",
     "render_tile_svg": "hlo_indexing.tools.tile_view",
+    "check_pallas": "hlo_indexing.pallas.check",
+    "PallasReport": "hlo_indexing.pallas.report",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -28,6 +28,11 @@ limit                     error                       what it bounds
 ``MAX_EXACTNESS_POINTS``  (``not computed``, reason)  points (map points, elements of tiles
                                                       and of images) enumerated for the
                                                       exactness of one tiling's operand
+``MAX_INDEX_MAP_CASES``   (an unknown, reported)    cases (regions with one affine value)
+                                                      of one value of a Pallas index map
+``MAX_PALLAS_GRID_POINTS``  (not decided, reported)  grid points a Pallas check enumerates
+                                                      when reasoning on the maps does not
+                                                      decide it
 ``MAX_TILING_CANDIDATES``  (capped, reported)         candidate tilings ``rank_tilings``
                                                       considers per fusion (smallest sizes
                                                       dropped first; ``Ranking.capped``)
@@ -80,6 +85,17 @@ MAX_ENUMERATION_POINTS = 2_000_000
 #: (:mod:`hlo_indexing.symbolic_tiling.exactness`); past it the exactness is reported
 #: as not computed, with the count.
 MAX_EXACTNESS_POINTS = 1 << 20
+
+#: Cases of one value of a Pallas index map (:mod:`hlo_indexing.pallas.cases`): each
+#: ``min``/``max``/comparison whose outcome the ranges leave open splits a region in two;
+#: past this many, the value becomes an unknown and the checks that need it say so.
+MAX_INDEX_MAP_CASES = 64
+
+#: Grid points (times the blocks each touches, for element-level checks) that
+#: :mod:`hlo_indexing.pallas` enumerates for a finding the maps do not decide by reasoning
+#: (ranges, constraints, the simplifier, separable affine forms); past it the finding is
+#: reported as not decided.
+MAX_PALLAS_GRID_POINTS = 1 << 20
 
 #: Cells the layout viewer draws.
 MAX_VIEWER_CELLS = 20_000

@@ -48,14 +48,15 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
-from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, path_text, tensor_elements
+from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, tensor_elements
+from hlo_indexing.analysis.jax_names import argument_names, result_names
 from hlo_indexing.analysis.physical import FORMS, physical_fusion_indexing
-from hlo_indexing.analysis.results import fused_map_lines
+from hlo_indexing.analysis.results import fused_map_lines, value_label
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.dialect_glue.locations import enclosing_function
+from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
@@ -193,6 +194,7 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
                 continue
             results = _fused(op, self.max_maps, diagnostics)
             terminator = list(op.regions[0].blocks[0].operations)[-1]
+            names, arguments = result_names(op), argument_names(op)
             for r, fused in enumerate(results or []):
                 for path in tensor_elements(terminator.operands[r].type):
                     if path:  # a tuple result: one set of remarks per tensor element
@@ -202,7 +204,8 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
                         if physical is None:
                             break
                         fused = physical
-                    self._remark(op.location, f"{label} result {path_text((r,) + path)}", fused, diagnostics)
+                    value = f"{label} {value_label('result', (r,) + path, names)}"
+                    self._remark(op.location, value, fused, arguments, diagnostics)
 
             if results is None or not self.analyses:
                 continue
@@ -220,9 +223,12 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
             diagnostics.failure(op.location, exc, "while composing the fused maps with the layouts")
             return None
 
-    def _remark(self, location: Any, result: str, fused: FusionIndexing, diagnostics: Diagnostics) -> None:
-        """One remark per map of each argument (of each element read of a tuple argument)."""
-        for line in fused_map_lines(result, fused):
+    def _remark(
+        self, location: Any, result: str, fused: FusionIndexing, arguments: tuple[str | None, ...], diagnostics: Diagnostics
+    ) -> None:
+        """One remark per map of each argument (of each element read of a tuple argument),
+        named as JAX named it where ``arguments`` has its name."""
+        for line in fused_map_lines(result, fused, "arg", arguments):
             diagnostics.remark(location, line)
         if fused.over_approximated:
             diagnostics.remark(

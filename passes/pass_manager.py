@@ -44,6 +44,8 @@ from hlo_indexing.passes.pipeline_text import (
 
 MODULE_ANCHOR = "builtin.module"
 _MLIR_PIPELINE_ERROR = re.compile(r"^MLIR Textual PassPipeline Parser:1:(\d+): error: (.*)$")
+#: MLIR's refusal of an op-specific pass on another op's pass manager (explicit nesting)
+_RESTRICTED = re.compile(r"Can't add pass '[^']*' restricted to '([^']+)' on a PassManager intended to run on")
 
 
 class PythonPass:
@@ -114,15 +116,17 @@ def add_elements(
 ) -> None:
     """Add parsed pipeline elements to ``pm`` in order (see :func:`add_to`).
 
-    Every element is validated before ``pm`` is touched, so a bad pipeline leaves it
-    unchanged."""
+    An upstream pass restricted to an operation other than the pipeline's (a function
+    pass such as ``chlo-legalize-to-stablehlo`` at the module level) is nested under that
+    operation, as mlir-opt's implicit nesting does for ``--<pass>`` flags and pipelines:
+    it runs on each such op directly inside the anchor. Every element is validated
+    before ``pm`` is touched, so a bad pipeline leaves it unchanged."""
     register_passes()
     planned: list[tuple[ModulePass, str | None] | str] = []
     for element in elements:
         ours = instantiate(element)
         if ours is None:
-            _check_upstream(element)
-            planned.append(element.text)
+            planned.append(upstream_text(element))
         else:
             planned.append((ours, element.name if element.name in registry.ALIASES else None))
     for item in planned:
@@ -178,19 +182,35 @@ def run_pipeline(module: "ir.Module | ir.Operation", pipeline: str) -> Diagnosti
     return diagnostics
 
 
-def _check_upstream(element: PipelineElement) -> None:
-    """Raise :class:`PipelineError` with MLIR's message if MLIR cannot add ``element``.
+def upstream_text(element: PipelineElement) -> str:
+    """The pipeline text MLIR accepts for the upstream ``element`` on a module: its own
+    text, or ``op(text)`` for a pass restricted to ``op`` (implicit nesting, see
+    :func:`add_elements`). Raises :class:`PipelineError` with MLIR's message otherwise.
 
     Pass names are registered per process, so a scratch ``PassManager`` in any context
     tells; it absorbs the partial additions MLIR makes before failing."""
+    message, native = _try_upstream(element.text)
+    if message is None:
+        return element.text
+    restricted = _RESTRICTED.search(message)
+    if restricted is not None and element.nested is None:
+        nested = f"{restricted.group(1)}({element.text})"
+        if _try_upstream(nested)[0] is None:
+            return nested
+    raise _upstream_error(element, message, native)
+
+
+def _try_upstream(text: str) -> tuple[str | None, str]:
+    """(None, "") when a module ``PassManager`` accepts ``text``, else MLIR's message and
+    what it wrote to stderr."""
     scratch = passmanager.PassManager(MODULE_ANCHOR, context=current_or_default_context())
     with captured_native_stderr() as native:
         try:
-            scratch.add(element.text)
-            return
+            scratch.add(text)
+            return None, ""
         except ValueError as exc:
             message = str(exc)
-    raise _upstream_error(element, message, "".join(native))
+    return message, "".join(native)
 
 
 def _upstream_error(element: PipelineElement, message: str, native: str) -> PipelineError:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 
 from hlo_indexing.direction import Direction
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
+from hlo_indexing.passes import upstream_passes
 
 if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
     from hlo_indexing.passes.base import ModulePass
@@ -115,14 +116,26 @@ PASSES: dict[str, PassInfo] = {
         ),
         PassInfo(
             "hlo-print-tilings",
-            "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget",
+            "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget or by time on a device",
             "tilings:PrintTilings",
             (
-                OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB)"),
+                OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB); not used with a device"),
                 OptionInfo("max", "int", 5, "tilings printed per computation"),
             )
             + _REPORT_OPTIONS
-            + (OptionInfo("prove", "bool", False, "prove each printed exactness by isl (needs islpy)"),),
+            + (
+                OptionInfo("device", "str", "", "rank the tilings legal on this device by estimated time (a bundled "
+                           "name such as h100 or tpu-v5e, or a JSON description file); empty: by bytes moved under the budget"),
+                OptionInfo("top", "int", 0, "with a device: tilings printed per computation (0: max)", minimum=0),
+                OptionInfo("prove", "bool", False, "prove each printed exactness by isl (needs islpy)"),
+            ),
+        ),
+        PassInfo(
+            "hlo-audit-tilings",
+            "Audit XLA's block-level tiling of each GPU fusion: legal, coverage, time against the best found",
+            "audit_tilings:AuditTilings",
+            (OptionInfo("device", "str", "h100", "the GPU the dump was compiled for (a bundled name or a JSON description file)"),)
+            + _REPORT_OPTIONS,
         ),
         PassInfo(
             "hlo-attach-tiles",
@@ -148,23 +161,45 @@ def alias_note(name: str) -> str:
     return f"'{name}' is an alias of '{ALIASES[name]}' (its old name); use '{ALIASES[name]}'"
 
 
-#: Upstream passes the bindings accept, for "did you mean" hints only (MLIR's Python API
-#: cannot list its registry); a test checks that each is accepted.
-UPSTREAM_PASS_HINTS = (
-    "canonicalize", "composite-fixed-point-pass", "control-flow-sink", "cse", "generate-runtime-verification",
-    "hlo-legalize-to-stablehlo", "inline", "loop-invariant-code-motion", "mem2reg", "print-ir", "print-op-stats",
-    "remove-dead-values", "sccp", "snapshot-op-locations", "sroa", "stablehlo-compatibility-expander",
-    "stablehlo-convert-to-signless", "stablehlo-legalize-to-hlo", "stablehlo-legalize-to-vhlo",
-    "stablehlo-refine-shapes", "strip-debuginfo", "symbol-dce", "symbol-privatize", "topological-sort",
-    "view-op-graph", "vhlo-legalize-to-stablehlo",
-)  # fmt: skip
+@dataclass(frozen=True)
+class UpstreamOption:
+    """An option of an upstream pass: its name, its kind as LLVM's parser of it tells
+    (``bool``, ``int``, ``uint``, ``long``, ``float``, ``enum``, ``str``, or ``value``
+    when it cannot tell) and its default as MLIR prints it."""
+
+    name: str
+    kind: str
+    default: str
+
+
+@dataclass(frozen=True)
+class UpstreamPass:
+    """An upstream pass or pass pipeline the bindings accept: its name, the op it runs on
+    (``any``, or e.g. ``func.func``: given at the module level it is nested under that
+    op, as mlir-opt nests it), its options and whether it is a pipeline (a name for a
+    sequence of passes)."""
+
+    name: str
+    anchor: str
+    options: tuple[UpstreamOption, ...] = ()
+    pipeline: bool = False
+
+
+#: The upstream passes of the bindings the table was made from, by name (see
+#: :mod:`hlo_indexing.passes.upstream_scan`); for ``--help`` and "did you mean" hints.
+UPSTREAM_PASSES: dict[str, UpstreamPass] = {
+    name: UpstreamPass(name, anchor, tuple(UpstreamOption(*option) for option in options), pipeline)
+    for name, anchor, options, pipeline in upstream_passes.PASSES
+}
+#: Which bindings the upstream table describes, e.g. ``jaxlib 0.10.2``.
+UPSTREAM_BINDINGS = upstream_passes.BINDINGS
 
 
 def suggestion(name: str, extra: tuple[str, ...] = ()) -> str | None:
     """The registered or known upstream pass (or one of ``extra``, e.g. driver flags)
     closest to the misspelt ``name``, by :func:`difflib.get_close_matches`; None when
     nothing is close."""
-    close = difflib.get_close_matches(name, [*PASSES, *ALIASES, *UPSTREAM_PASS_HINTS, *extra], n=1, cutoff=0.75)
+    close = difflib.get_close_matches(name, [*PASSES, *ALIASES, *UPSTREAM_PASSES, *extra], n=1, cutoff=0.75)
     return close[0] if close else None
 
 

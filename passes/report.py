@@ -3,10 +3,11 @@ share: the options ``format`` (``text``: remarks, ``json``: one JSON document pe
 see :mod:`hlo_indexing.analysis.results`) and ``func`` (report only that function and
 what is nested in it), and the JSON output itself.
 
-A JSON document is emitted with :meth:`~hlo_indexing.passes.base.Diagnostics.output`:
-``hlo-indexing-opt`` prints it verbatim on stderr, where mlir-opt's reporting passes
-(``-print-op-stats=json``) print theirs; with ``-o /dev/null 2> maps.json`` the file holds
-the documents, one per module (per chunk with ``-split-input-file``).
+A JSON document is emitted with :meth:`~hlo_indexing.passes.base.Diagnostics.output`;
+``hlo-indexing-opt`` prints it apart from the diagnostics on stdout when ``-o`` sends the
+IR elsewhere (``-o /dev/null > maps.json``) or in ``--report-file``, else on stderr, where
+mlir-opt's reporting passes (``-print-op-stats=json``) print theirs
+(:mod:`hlo_indexing.tools.reports`).
 """
 
 from __future__ import annotations

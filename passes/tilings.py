@@ -19,7 +19,7 @@ isl)``; an exactness too large to count but proven 1 is printed ``1 (proven by i
 with ``islpy`` installed (else each says the proof was not run).
 
 ``format=json`` prints instead one JSON document per module, verbatim (no remark
-wrapper) on stderr as the other print passes do (:mod:`hlo_indexing.passes.report`):
+wrapper), as the other print passes do (:mod:`hlo_indexing.passes.report`):
 ``{"schema": "hlo-indexing/tilings/1", "budget_bytes": ..., "computations": [{"name":
 "@softmax", "parameters": [...], "tilings": [...]}]}``, each tiling with its rank, its
 footprint, its ``exactness`` (one entry per parameter, ``{index, name, method, exactness,
@@ -32,6 +32,13 @@ says why a computation cannot be tiled. The schema ships in the package
 (``hlo_indexing/schema/tilings.schema.json``); the document is made by
 :mod:`hlo_indexing.symbolic_tiling.tilings_report` (:func:`~hlo_indexing.symbolic_tiling.tilings_report.module_tilings` gives it in Python). The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
+
+``hlo-print-tilings{device=NAME top=N}`` ranks instead the tilings legal on a device
+(a bundled name such as ``h100`` or ``tpu-v5e``, or a JSON description file), fastest
+first by its cost model, each with its time split and, for the runners-up, why they lose
+to the first (:mod:`hlo_indexing.cost_model.device_report`, which also makes the JSON
+document, with ``device``, ``device_ranking`` and per tiling ``estimate``/``legal``/``loses``);
+``top`` tilings per computation (0: ``max``); the budget is not used.
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
 per tiling parameter, as ``valid_tilings`` lists them) and attaches to each op of the
@@ -48,26 +55,31 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from hlo_indexing.cost_model.device_report import (
+    device_computation_tilings,
+    device_document,
+    module_tilings,
+    rejections_text,
+    tiling_text,
+)
+from hlo_indexing.cost_model.ranking import DeviceRankingMemo
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.locations import enclosing_function, location_of
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
 from hlo_indexing.passes.report import format_field, func_field, selected_function
-from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
-from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, defining_op
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, defining_op
 from hlo_indexing.symbolic_tiling.tilings_report import (
     computation_tilings,
-    module_tilings,
     parameters_text,
     selected_computations,
     tilings_document,
@@ -98,12 +110,16 @@ class PrintTilings(ModulePass):
     """See the module docstring."""
 
     name: ClassVar[str] = "hlo-print-tilings"
-    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget"
+    description: ClassVar[str] = "Print the valid tilings of each function and mhlo.fusion, ranked under a byte budget or by time on a device"
 
-    budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB)"})
+    budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB); not used with a device"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
     format: str = format_field()
     func: str = func_field()
+    device: str = field(default="", metadata={
+        "help": "rank the tilings legal on this device by estimated time (a bundled name such as h100 or tpu-v5e, or a "
+                "JSON description file); empty: by bytes moved under the budget"})
+    top: int = field(default=0, metadata={"help": "with a device: tilings printed per computation (0: max)", "min": 0})
     prove: bool = field(default=False, metadata={"help": "prove each printed exactness by isl (needs islpy)"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
@@ -112,14 +128,18 @@ class PrintTilings(ModulePass):
         or a ``failure`` entry (json)."""
         try:
             budget = parse_bytes(self.budget)
+            target = select_device(self.device) if self.device else None
         except HloIndexingError as exc:
-            diagnostics.error(module.location, exc.message)
+            diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
         if not selected_function(module, self.func, diagnostics):
             return
         text = self.format == "text"
         entries = []
         memo = TilingMemo()
+        if target is not None:
+            self._run_for_device(module, target, budget, memo, diagnostics)
+            return
         for label, op in selected_computations(module, self.func):
             entry, ranked, note = computation_tilings(
                 label, op, budget, self.max, blockspecs=not text, memo=memo, prove=self.prove
@@ -138,6 +158,31 @@ class PrintTilings(ModulePass):
                     diagnostics.remark(op.location, f"{label}: {note}")
         if not text:
             diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
+
+    def _run_for_device(self, module: "ir.Operation", target: Device, budget: int, memo: TilingMemo,
+                        diagnostics: Diagnostics) -> None:
+        text = self.format == "text"
+        top = self.top or self.max
+        device_memo = DeviceRankingMemo(memo)
+        entries = []
+        for label, op in selected_computations(module, self.func):
+            entry, ranking, ranked_tilings = device_computation_tilings(label, op, target, top, memo=device_memo,
+                                                                        blockspecs=not text)
+            entries.append(entry)
+            if entry["error"] is not None:
+                diagnostics.error(op.location, f"{label}: {entry['error']}")
+            elif entry["failure"] is not None and text:
+                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
+            elif text and ranking is not None:
+                if not ranked_tilings:
+                    diagnostics.remark(op.location, f"{label}: no tiling is legal on {target.name}")
+                for k, (tiling, footprint) in enumerate(ranked_tilings):
+                    diagnostics.remark(op.location, tiling_text(label, ranking, k, tiling, footprint))
+                note = rejections_text(label, ranking)
+                if note:
+                    diagnostics.remark(op.location, note)
+        if not text:
+            diagnostics.output(json.dumps(device_document(budget, target, entries), indent=2))
 
 
 def parse_tile_sizes(text: str) -> list[int]:

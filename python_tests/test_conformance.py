@@ -17,6 +17,7 @@ BASELINE = Path(__file__).with_name("conformance_baseline.json")
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"conformance corpus not found at {CORPUS}")
 
 
+@pytest.mark.slow
 @needs_corpus
 @pytest.mark.parametrize("name", ["cases.jsonl", "cases_affine_era.jsonl"])
 def test_no_regression_from_baseline(name: str) -> None:

@@ -76,6 +76,7 @@ def test_deep_expression_built_through_the_api() -> None:
         assert info.value.location is not None and info.value.location.line == 1
 
 
+@pytest.mark.slow
 def test_deep_expression_built_by_composition() -> None:
     """300 compositions of ``(d0 * 3 + 1) mod 1000``: no text is that deep, the simplifier
     would recurse through 300 ``mod`` levels; every step is simplified as a fused walk

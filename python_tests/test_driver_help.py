@@ -41,7 +41,7 @@ def run_driver(*argv: str) -> tuple[subprocess.CompletedProcess, list[str]]:
 @pytest.mark.parametrize(
     "flag, expected",
     [
-        ("--help", "Available Passes:"),
+        ("--help", "Compiler passes to run"),
         ("-h", "USAGE: hlo-indexing-opt"),
         ("--version", "MLIR Python bindings:"),
         ("--list-passes", "--hlo-attach-fused-indexing-maps"),

@@ -7,8 +7,8 @@ in ``dev/``).
 
 Layers, bottom to top (a module may import its own package and any layer below)::
 
-    errors, limits, lazy, version, direction < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
-    < passes < frontend < tools
+    errors, limits, lazy, version, direction, schema < devices < dialect_glue < maps < ops < layout < analysis < symbolic_tiling
+    < cost_model < pallas < passes < frontend < tools
 
 ``hlo_indexing/__init__.py`` and the layout package's ``__init__`` re-export names
 lazily (``__getattr__`` + ``importlib``), which is not an import statement.
@@ -25,13 +25,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Bottom to top; a module's layer is the longest prefix of its name listed here.
 LAYERS = (
-    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.lazy", "hlo_indexing.version", "hlo_indexing.direction"),
+    ("hlo_indexing.errors", "hlo_indexing.limits", "hlo_indexing.lazy", "hlo_indexing.version", "hlo_indexing.direction",
+     "hlo_indexing.schema"),
+    ("hlo_indexing.devices",),
     ("hlo_indexing.dialect_glue",),
     ("hlo_indexing.maps",),
     ("hlo_indexing.ops",),
     ("hlo_indexing.layout",),
     ("hlo_indexing.analysis",),
     ("hlo_indexing.symbolic_tiling",),
+    ("hlo_indexing.cost_model",),
+    ("hlo_indexing.pallas",),
     ("hlo_indexing.passes",),
     ("hlo_indexing.frontend",),
     ("hlo_indexing.tools",),
@@ -42,8 +46,8 @@ LAYERS = (
 DEFERRED_IMPORTS = {
     ("hlo_indexing.dialect_glue.hlo_import", "jaxlib"): "optional: only the jaxlib bindings provider has HLO import",
     ("hlo_indexing.tools.opt", "hlo_indexing.tools.opt_work"): "start-up: --help/--version/--list-passes load no bindings",
-    ("hlo_indexing.tools.batch", "concurrent.futures"): "start-up: process pools (~15 ms) only for -j > 1",
-    ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: as for concurrent.futures",
+    ("hlo_indexing.tools.batch", "multiprocessing"): "start-up: process pools (~15 ms) only for -j > 1",
+    ("hlo_indexing.symbolic_tiling.pallas", "jax.experimental.pallas"): "optional: only the pl.BlockSpec objects need jax",
     ("hlo_indexing.version", "importlib"): "start-up: importlib.metadata (~25 ms) only for the version",
 }
 MAX_DEFERRED_IMPORTS = 5

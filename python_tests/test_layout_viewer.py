@@ -72,11 +72,30 @@ def test_svg_written_only_on_success(capsys, tmp_path):
     assert err.startswith("<layout>:1:18: error: '*' cannot be the last")
 
 
-def test_too_large_grid_is_cropped(capsys):
-    # issue #20: a cropped picture (the first rows that fit in --max-cells), not a refusal
-    code, out, err = run(capsys, "f32[3000,5000]")
-    assert code == 0 and err == ""
+def _overview_cells(out: str) -> dict[tuple[int, int], str]:
+    """(block row, block column) -> cell text of a 2-D overview (rows ``i:``, the column
+    header the line above the first row)."""
     lines = out.splitlines()
-    assert lines[1] == "showing cells [0:4, 0:5000] of the 3000x5000 grid (20000 of 15000000 cells; --window, --max-cells to change)"
-    rows = [line for line in lines if line.startswith("row ")]
-    assert len(rows) == 4 and rows[1].split()[2:4] == ["5000", "5001"]  # row-major: row 1 starts at 5000
+    first = next(k for k, line in enumerate(lines) if re.match(r"^ *0:", line))
+    columns = [int(c) for c in lines[first - 1].split() if c != "..."]
+    cells = {}
+    for line in lines[first:]:
+        label, sep, rest = line.partition(":")
+        if sep and label.strip().isdigit():
+            values = [v for v in rest.split() if v != "..."]
+            cells.update({(int(label), j): v for j, v in zip(columns, values)})
+    return cells
+
+
+def test_too_wide_grid_is_an_overview_of_tiles_checked_by_the_oracle(capsys, monkeypatch):
+    # issue #30: a grid wider than the terminal gets an overview by tiles, not 32,805-character lines
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(capsys, "f32[40,300]{1,0:T(8,128)}")
+    assert code == 0 and err == ""
+    assert all(len(line) <= 80 for line in out.splitlines())
+    offsets, _ = oracle_offsets([40, 300], [1, 0], [(8, 128)])
+    cells = _overview_cells(out)
+    assert sorted(cells) == [(i, j) for i in range(5) for j in range(3)]  # 40x300 in 8x128 tiles: 5x3
+    for (i, j), text in cells.items():
+        assert int(text.rstrip("*")) == offsets[8 * i, 128 * j] // 1024  # the memory tile of the tile's first element
+        assert text.endswith("*") == (128 * (j + 1) > 300)  # the last tile column holds padding

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.simplifier import simplify_parts
 from hlo_indexing.maps.variables import MapParts
@@ -36,6 +38,7 @@ def _simplified_in_full(m: IndexingMap) -> IndexingMap:
     return m if simplified is parts else IndexingMap(*simplified)
 
 
+@pytest.mark.slow
 def test_shortcut_agrees_with_the_simplifier() -> None:
     plain = 0
     for m in maps():

@@ -156,6 +156,7 @@ def unary_ops(draw):
             f"ENTRY main {{\n p0 = {x} parameter(0)\n c = f32[] constant(0)\n ROOT r = {out} {body}\n}}\n")
 
 
+@pytest.mark.slow
 @hypothesis.settings(max_examples=60, deadline=None)
 @hypothesis.given(unary_ops(), st.lists(st.integers(1, 4), min_size=1, max_size=3))
 def test_operand_tile_covers_what_the_output_tile_reads(hlo, sizes):
@@ -229,6 +230,7 @@ def reshapes(draw):
     return source, target, sizes, strides
 
 
+@pytest.mark.slow
 @hypothesis.settings(max_examples=150, deadline=None)
 @hypothesis.given(reshapes())
 def test_reshape_tile_accesses_the_same_elements_in_the_same_order(case):

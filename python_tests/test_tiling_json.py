@@ -1,6 +1,7 @@
-"""``hlo-print-tilings{format=json}``: one JSON document per module, verbatim on stderr
-(no remark wrapper), valid against ``hlo_indexing/schema/tilings.schema.json``; the
-same document from :func:`hlo_indexing.symbolic_tiling.tilings_report.module_tilings`. Figures are
+"""``hlo-print-tilings{format=json}``: one JSON document per module, verbatim (on stdout
+when ``-o`` sends the IR elsewhere, no remark wrapper), valid against
+``hlo_indexing/schema/tilings.schema.json``; the same document from
+:func:`hlo_indexing.symbolic_tiling.tilings_report.module_tilings`. Figures are
 checked against hand-derived values and against the text remarks."""
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def test_json_is_one_document_without_remarks(tmp_path):
     source.write_text(SOFTMAX_AND_PAD)
     result = _run(str(source), "--hlo-print-tilings=budget=64B max=3 format=json", "-o", "/dev/null")
     assert result.returncode == 0, result.stderr
-    document = json.loads(result.stderr)  # the whole of stderr is the document
+    document = json.loads(result.stdout)  # the whole of stdout is the document
+    assert result.stderr == ""
     jsonschema.validate(document, SCHEMA)
     assert document["budget_bytes"] == 64
     softmax, pad = document["computations"]
@@ -80,7 +82,7 @@ def test_json_and_remarks_rank_the_same_tilings(tmp_path):
     source.write_text(SOFTMAX_AND_PAD)
     text = _run(str(source), "--hlo-print-tilings=budget=1KiB max=4", "-o", "/dev/null").stderr
     remarks = [json.loads(m) for m in re.findall(r"@softmax tiling #\d+: tile sizes (\[[\d, ]+\])", text)]
-    document = json.loads(_run(str(source), "--hlo-print-tilings=budget=1KiB max=4 format=json", "-o", "/dev/null").stderr)
+    document = json.loads(_run(str(source), "--hlo-print-tilings=budget=1KiB max=4 format=json", "-o", "/dev/null").stdout)
     assert [t["tile_sizes"] for t in document["computations"][0]["tilings"]] == remarks
     assert len(remarks) == 4
 
@@ -109,7 +111,7 @@ def test_python_function_gives_the_pass_document(tmp_path):
     module = parse_module(path)
     document = module_tilings(module.operation, 1024, 2)
     jsonschema.validate(document, SCHEMA)
-    printed = json.loads(_run(str(path), "--hlo-print-tilings=budget=1KiB max=2 format=json", "-o", "/dev/null").stderr)
+    printed = json.loads(_run(str(path), "--hlo-print-tilings=budget=1KiB max=2 format=json", "-o", "/dev/null").stdout)
     assert document == printed
     found = {c["name"]: (c["kind"], c["location"], c["failure"] is None) for c in document["computations"]}
     assert found == {"f": ("mhlo.fusion", f"{path}:10:3", True)}
@@ -137,7 +139,7 @@ def test_invalid_budget_is_a_located_error_and_no_document(tmp_path):
 def test_func_keeps_one_function_and_names_a_missing_one(tmp_path):
     source = tmp_path / "s.mlir"
     source.write_text(SOFTMAX_AND_PAD)
-    document = json.loads(_run(str(source), "--hlo-print-tilings=func=pad format=json", "-o", "/dev/null").stderr)
+    document = json.loads(_run(str(source), "--hlo-print-tilings=func=pad format=json", "-o", "/dev/null").stdout)
     assert [c["name"] for c in document["computations"]] == ["@pad"]
     result = _run(str(source), "--hlo-print-tilings=func=softmx", "-o", "/dev/null")
     assert result.returncode == 1
@@ -161,4 +163,4 @@ def test_a_zero_sized_computation_is_a_located_warning(tmp_path):
 def test_bundled_examples_validate(example):
     result = _run(str(example), "--hlo-print-tilings=format=json max=2", "-o", "/dev/null")
     assert result.returncode == 0, result.stderr
-    jsonschema.validate(json.loads(result.stderr), SCHEMA)
+    jsonschema.validate(json.loads(result.stdout), SCHEMA)

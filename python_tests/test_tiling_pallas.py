@@ -1,7 +1,7 @@
-"""Pallas BlockSpecs of tilings: the generated text runs under
-``jax.experimental.pallas`` (interpret mode) and gives the fused computation's result
-(numpy), so each block reads what its output block needs; tiles that are not blocks
-are refused with the reason."""
+"""Pallas BlockSpecs of tilings: the ``pl.BlockSpec`` objects and grid (and, the same,
+the generated text) run under ``jax.experimental.pallas`` (interpret mode) and give the
+fused computation's result (numpy), so each block reads what its output block needs;
+tiles that are not blocks are refused with the reason."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from tiling_fixtures import analysis_of, functions_of, softmax_text
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.symbolic_tiling.pallas import NotABlockError, block_index_maps, pallas_blockspecs
+from hlo_indexing.symbolic_tiling.pallas import NotABlockError, PallasBlockSpecs, block_index_maps, pallas_blockspecs
 
 FUNCTIONS = softmax_text() + """
 func.func @add_row(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
@@ -42,24 +42,23 @@ def specs_from_text(text: str):
     return pallas, namespace["grid"], namespace["in_specs"], namespace["out_specs"]
 
 
-def run(text: str, kernel, inputs, out_shape):
+def run(specs: PallasBlockSpecs, kernel, inputs, out_shape):
+    """The kernel's result on the specs' objects; the same as on the specs' text run by
+    ``exec``."""
     import jax  # test dependency, imported with pallas
 
-    pallas, grid, in_specs, out_specs = specs_from_text(text)
-    call = pallas.pallas_call(
-        kernel,
-        out_shape=jax.ShapeDtypeStruct(out_shape, np.float32),
-        grid=grid,
-        in_specs=in_specs,
-        out_specs=out_specs,
-        interpret=True,
-    )
-    return np.asarray(call(*inputs))
+    pallas, grid, in_specs, out_specs = specs_from_text(str(specs))
+    results = []
+    for arguments in ({"grid": grid, "in_specs": in_specs, "out_specs": out_specs}, specs.pallas_call_arguments()):
+        call = pallas.pallas_call(kernel, out_shape=jax.ShapeDtypeStruct(out_shape, np.float32), interpret=True, **arguments)
+        results.append(np.asarray(call(*inputs)))
+    np.testing.assert_array_equal(results[0], results[1])
+    return results[1]
 
 
 @pytest.mark.parametrize("sizes", [[1, 6], [2, 6], [4, 6]])
 def test_a_row_softmax_kernel_on_the_blocks_gives_the_fused_result(functions, sizes) -> None:
-    text = pallas_blockspecs(analysis_of(functions["softmax"]), sizes)
+    specs = pallas_blockspecs(analysis_of(functions["softmax"]), sizes)
 
     def kernel(x_ref, o_ref):
         x = x_ref[...]
@@ -67,12 +66,12 @@ def test_a_row_softmax_kernel_on_the_blocks_gives_the_fused_result(functions, si
 
     x = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
     expected = np.exp(x - x.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(run(text, kernel, [x], (4, 6)), expected, rtol=1e-6)
+    np.testing.assert_allclose(run(specs, kernel, [x], (4, 6)), expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("sizes", [[2, 4], [1, 2], [4, 8], [1, 8]])
 def test_an_add_of_a_broadcast_row_reads_the_right_slice_of_the_row(functions, sizes) -> None:
-    text = pallas_blockspecs(analysis_of(functions["add_row"]), sizes)
+    specs = pallas_blockspecs(analysis_of(functions["add_row"]), sizes)
 
     def kernel(x_ref, b_ref, o_ref):
         o_ref[...] = x_ref[...] + b_ref[...][None, :]
@@ -80,14 +79,14 @@ def test_an_add_of_a_broadcast_row_reads_the_right_slice_of_the_row(functions, s
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     b = rng.standard_normal(8).astype(np.float32)
-    np.testing.assert_allclose(run(text, kernel, [x, b], (4, 8)), x + b[None, :], rtol=1e-6)
+    np.testing.assert_allclose(run(specs, kernel, [x, b], (4, 8)), x + b[None, :], rtol=1e-6)
 
 
 def test_a_matmul_kernel_accumulates_over_the_contracting_axis(functions) -> None:
     fusion = analysis_of(functions["matmul"])
-    text = pallas_blockspecs(fusion, [4, 4, 8])  # {K, M, N}
+    specs = pallas_blockspecs(fusion, [4, 4, 8])  # {K, M, N}
     # Output tiles of 4x8 (grid i over 2 row tiles, j over 1 column tile), K steps of 4 (k).
-    assert text == (
+    assert str(specs) == specs.text == (
         "grid = (2, 1, 4)\n"
         "in_specs = [\n"
         "    pl.BlockSpec((4, 4), lambda i, j, k: (i, k)),  # parameter 0: tensor<8x16xf32>\n"
@@ -95,7 +94,7 @@ def test_a_matmul_kernel_accumulates_over_the_contracting_axis(functions) -> Non
         "]\n"
         "out_specs = pl.BlockSpec((4, 8), lambda i, j, k: (i, 0))  # output 0: tensor<8x8xf32>\n"
     )
-    pallas, *_ = specs_from_text(text)
+    pallas, *_ = specs_from_text(str(specs))
 
     def kernel(a_ref, b_ref, o_ref):
         @pallas.when(pallas.program_id(2) == 0)
@@ -107,7 +106,9 @@ def test_a_matmul_kernel_accumulates_over_the_contracting_axis(functions) -> Non
     rng = np.random.default_rng(2)
     a = rng.standard_normal((8, 16)).astype(np.float32)
     b = rng.standard_normal((16, 8)).astype(np.float32)
-    np.testing.assert_allclose(run(text, kernel, [a, b], (8, 8)), a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run(specs, kernel, [a, b], (8, 8)), a @ b, rtol=1e-5, atol=1e-5)
+    assert specs.grid == (2, 1, 4) and isinstance(specs.out_specs, pallas.BlockSpec)
+    assert [s.block_shape for s in specs.in_specs] == [(4, 4), (4, 8)] and specs.out_specs.block_shape == (4, 8)
 
 
 def test_block_indices_times_sizes_are_the_tile_offsets_for_every_valid_tiling(functions) -> None:
@@ -141,6 +142,21 @@ def test_block_indices_times_sizes_are_the_tile_offsets_for_every_valid_tiling(f
                     covered[key] = covered.get(key, 0) + 1
             assert len(covered) == int(np.prod(shape)) and set(covered.values()) == {1}, (name, sizes)
     assert checked > 40 and refused == 9
+
+
+def test_the_callable_index_maps_are_the_block_index_maps_at_every_grid_point(functions) -> None:
+    # Without jax: what Pallas calls (index_map(*grid point)) is the IndexingMap's value
+    for name in ("softmax", "add_row", "matmul"):
+        fusion = analysis_of(functions[name])
+        for sizes in fusion.valid_tilings():
+            try:
+                specs = pallas_blockspecs(fusion, sizes)
+            except NotABlockError:
+                continue
+            tiling = block_index_maps(fusion, sizes)
+            for point in np.ndindex(*tiling.grid):
+                for spec, index_map in zip(tiling.in_specs + tiling.out_specs, specs.in_index_maps + specs.out_index_maps):
+                    assert index_map(*point) == spec.index_map.evaluate(list(point)), (name, sizes, point)
 
 
 def test_a_strided_tile_is_not_a_block(functions) -> None:

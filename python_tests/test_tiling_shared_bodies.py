@@ -119,6 +119,7 @@ def lit_splits() -> list[str]:
     return [split for path in paths for split in path.read_text().split("// -----")]
 
 
+@pytest.mark.slow
 def test_every_lit_computation_parsed_twice_shares_and_equals_its_own_analysis(monkeypatch: pytest.MonkeyPatch) -> None:
     shared = 0
     with default_context():

@@ -12,7 +12,7 @@ import pytest
 
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.passes import registry
-from hlo_indexing.passes.pass_manager import _check_upstream
+from hlo_indexing.passes.pass_manager import upstream_text
 from hlo_indexing.passes.pipeline_text import parse_element_list
 
 OPT = Path(sys.executable).parent / "hlo-indexing-opt"
@@ -62,8 +62,8 @@ def test_misspelt_flags_and_passes_get_a_suggestion_and_a_caret(tmp_path, argv, 
 
 def test_every_suggested_upstream_pass_is_accepted():
     with make_context():
-        for name in registry.UPSTREAM_PASS_HINTS:
-            _check_upstream(parse_element_list(name)[0])
+        for name in registry.UPSTREAM_PASSES:
+            upstream_text(parse_element_list(name)[0])
 
 
 def test_layout_attribute_error_is_located_inside_the_attribute(tmp_path):

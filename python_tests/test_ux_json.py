@@ -42,18 +42,6 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(OPT), *argv], capture_output=True, text=True, timeout=300)
 
 
-def _documents(text: str) -> list[dict]:
-    """The JSON documents printed one after the other."""
-    decoder, documents, position = json.JSONDecoder(), [], 0
-    while position < len(text):
-        if text[position].isspace():
-            position += 1
-            continue
-        document, position = decoder.raw_decode(text, position)
-        documents.append(document)
-    return documents
-
-
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 def test_bundled_examples_validate_against_the_schema(example):
     result = hlo_indexing.analyze(example)
@@ -67,9 +55,9 @@ def test_bundled_examples_validate_against_the_schema(example):
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 @pytest.mark.parametrize("flag", ["--hlo-print-fused-indexing-maps=format=json", "--hlo-print-indexing-maps=format=json"])
 def test_cli_json_validates_and_equals_the_python_document(example, flag):
-    done = _run(str(example), flag, "-o", "/dev/null")
+    done = _run(str(example), flag, "-o", "/dev/null")  # the IR elsewhere: the one document on stdout
     assert done.returncode == 0, done.stderr
-    (document,) = _documents(done.stderr)
+    document = json.loads(done.stdout)
     jsonschema.validate(document, SCHEMA)
     expected = hlo_indexing.analyze(example, fused="fused" in flag, per_op="fused" not in flag).to_dict()
     assert document == expected
@@ -80,8 +68,9 @@ def test_one_document_per_module_with_split_input_file(tmp_path):
     source.write_text(TRANSPOSE + "// -----\n" + SLICE_SUM)
     done = _run(str(source), "--split-input-file", "--hlo-print-fused-indexing-maps=format=json", "-o", "/dev/null")
     assert done.returncode == 0, done.stderr
-    documents = _documents(done.stderr)
-    assert len(documents) == 2
+    lines = [json.loads(line) for line in done.stdout.splitlines()]  # JSON Lines, one per module
+    assert [(line["input"], line["chunk"]) for line in lines] == [(str(source), 0), (str(source), 1)]
+    documents = [line["report"] for line in lines]
     assert [d["computations"][0]["location"].split(":")[1] for d in documents] == ["1", "6"]
 
 

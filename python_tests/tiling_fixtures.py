@@ -72,11 +72,24 @@ def analysis_of(function: ir.Operation, *, allow_pad: bool = False) -> TiledFusi
     return result
 
 
-def hlo_analysis(text: str, name: str) -> tuple[ir.Module, TiledFusion | AnalysisFailure]:
+def hlo_analysis(text: str, name: str, *, allow_pad: bool = False) -> tuple[ir.Module, TiledFusion | AnalysisFailure]:
     """The analysis of computation ``name`` of HLO ``text`` and its module (keep it
     alive while the analysis is used)."""
     module = hlo_source.import_hlo(text)
-    return module, analyze_fusion(hlo_source.computation(module, name))
+    return module, analyze_fusion(hlo_source.computation(module, name), allow_pad=allow_pad)
+
+
+#: Modules of :func:`hlo_fusion`'s analyses, alive for the whole test session.
+_MODULES: list[ir.Module] = []
+
+
+def hlo_fusion(text: str, name: str, *, allow_pad: bool = False) -> TiledFusion:
+    """The tiled fusion of computation ``name`` of HLO ``text`` (asserted to tile); its
+    module is kept alive."""
+    module, analysis = hlo_analysis(text, name, allow_pad=allow_pad)
+    _MODULES.append(module)
+    assert isinstance(analysis, TiledFusion), analysis.reason
+    return analysis
 
 
 def box(

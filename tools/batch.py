@@ -13,6 +13,10 @@ text, as XLA's ``--xla_dump_to`` writes them; sorted, not recursive). The contra
   (``// -----``), so the result reads back with ``-split-input-file``;
 * a file that fails writes no output (no file under ``DIR``, nothing on stdout); its
   diagnostics are printed on stderr in input order;
+* the JSON reports of the print passes (``format=json``) go, with ``-o DIR`` or
+  ``--report-file``, to stdout or that file as JSON Lines, one line per report naming
+  its input, in input order (:mod:`~hlo_indexing.tools.reports`); without, among the
+  diagnostics on stderr;
 * a progress bar is drawn on stderr only when stderr is a terminal;
 * at the end stderr gets a summary, ``N files, M failed``, then the first
   ``file:line:col: error: ...`` line of each failed file, then the files of the given
@@ -28,16 +32,19 @@ MLIR's own stderr output (``--mlir-timing``, IR dumps) is not buffered per file:
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence, TextIO
 
 from hlo_indexing.dialect_glue.hlo_text import looks_like_hlo_text
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.tools import driver, output
+from hlo_indexing.tools import driver, output, reports
 from hlo_indexing.tools import options as opt_options
+from hlo_indexing.tools.reports import Report
 
 INPUT_SUFFIXES = (".mlir", ".hlo")
 _HLO_DUMP_SUFFIX = ".txt"
@@ -47,12 +54,14 @@ _BAR_WIDTH = 30
 @dataclass(frozen=True)
 class FileResult:
     """The outcome of one input: ``output`` is None when it failed; ``stderr`` holds its
-    diagnostics as the single-file driver prints them."""
+    diagnostics as the single-file driver prints them; ``reports`` its JSON reports
+    when they are collected apart (:mod:`~hlo_indexing.tools.reports`)."""
 
     path: str
     failed: bool
     output: str | None
     stderr: str
+    reports: tuple[Report, ...] = ()
 
     @property
     def first_error(self) -> str:
@@ -145,18 +154,21 @@ def output_name(path: str) -> str:
 
 
 def process_file(options: "opt_options.Options", path: str) -> FileResult:
-    """Run the single-file driver on ``path``, capturing its stderr (worker entry point)."""
+    """Run the single-file driver on ``path``, capturing its stderr and, when they go
+    apart, its reports (worker entry point)."""
     captured = io.StringIO()
+    made: list[Report] | None = None if reports.destination(options) is None else []
     with contextlib.redirect_stderr(captured):
         try:
-            failed, text = driver.process_input(options, path)
+            failed, text = driver.process_input(options, path, made)
         except HloIndexingError as exc:
             print(f"{exc.location}: error: {exc.message}", file=sys.stderr)
             failed, text = True, ""
         except Exception as exc:  # a bug in one file must not hide the others' results
             print(f"{path}:1:1: error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
             failed, text = True, ""
-    return FileResult(path, failed, None if failed else text, captured.getvalue())
+    kept = tuple(made or ()) if not failed else ()
+    return FileResult(path, failed, None if failed else text, captured.getvalue(), kept)
 
 
 def run_batch(options: "opt_options.Options") -> int:
@@ -171,42 +183,56 @@ def run_batch(options: "opt_options.Options") -> int:
     progress = Progress(sys.stderr, len(files)) if sys.stderr.isatty() else None
     outputs: list[str] = []
     failures: list[FileResult] = []
-    for index, result in enumerate(_results(options, files, jobs)):
+    report_destination = reports.destination(options)
+    report_file: list[Report] = []  # reports for --report-file, written at the end
+    try:
+        for index, result in enumerate(_results(options, files, jobs)):
+            if progress is not None:
+                progress.clear()
+            sys.stdout.flush()
+            sys.stderr.write(result.stderr)
+            sys.stderr.flush()
+            if result.failed:
+                failures.append(result)
+            elif targets is not None:
+                output.write_output(targets[index], result.output or "")
+            else:
+                outputs.append(result.output or "")
+            if report_destination == "-":  # streamed in input order, a line per report
+                output.write_output("-", reports.render(result.reports, lines=True))
+            report_file.extend(result.reports)
+            if progress is not None:
+                progress.show(index + 1, result.path)
+    finally:  # also on Ctrl-C: no bar left on the terminal
         if progress is not None:
             progress.clear()
-        sys.stdout.flush()
-        sys.stderr.write(result.stderr)
-        sys.stderr.flush()
-        if result.failed:
-            failures.append(result)
-        elif targets is not None:
-            output.write_output(targets[index], result.output or "")
-        else:
-            outputs.append(result.output or "")
-        if progress is not None:
-            progress.show(index + 1, result.path)
-    if progress is not None:
-        progress.clear()
     if targets is None:
         marker = options.get("output-split-marker", opt_options.DEFAULT_SPLIT_MARKER)
         sys.stdout.write((marker + "\n").join(outputs) if marker else "".join(outputs))
         sys.stdout.flush()
+    if report_destination not in (None, "-"):
+        output.write_output(str(report_destination), reports.render(report_file, lines=True))
     print(summary(len(files), failures, skipped), file=sys.stderr, flush=True)
     return 1 if failures else 0
 
 
 def _results(options: "opt_options.Options", files: list[str], jobs: int) -> Iterator[FileResult]:
-    """Each file's result, in input order."""
+    """Each file's result, in input order. With a pool, Ctrl-C (a ``KeyboardInterrupt``
+    here) ends the workers at once: they ignore SIGINT themselves, which a terminal sends
+    to the whole process group, so that only this process reports it (quietly)."""
     if jobs == 1 or len(files) == 1:
         for path in files:
             yield process_file(options, path)
         return
-    from concurrent.futures import ProcessPoolExecutor  # start-up: ~15 ms, only for -j > 1
-    from multiprocessing import get_context  # as above
+    from multiprocessing import get_context  # start-up: ~15 ms, only for -j > 1
 
     # spawn: workers start clean (no MLIR state inherited from this process)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=get_context("spawn")) as pool:
-        yield from pool.map(process_file, [options] * len(files), files)
+    pool = get_context("spawn").Pool(min(jobs, len(files)), initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:
+        yield from pool.imap(functools.partial(process_file, options), files)
+    finally:  # every result is in (or Ctrl-C): the idle or interrupted workers end
+        pool.terminate()
+        pool.join()
 
 
 def summary(total: int, failures: list[FileResult], skipped: Sequence[str] = ()) -> str:

@@ -19,24 +19,21 @@ from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError, ParseError, SourceLocation
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.pass_manager import MODULE_ANCHOR, add_to, build_pass_manager, captured_native_stderr
-from hlo_indexing.passes.pipeline_text import PipelineError, parse_pipeline
-from hlo_indexing.passes.registry import suggestion
+from hlo_indexing.passes.pipeline_text import PIPELINE_BUFFER, PipelineError, parse_pipeline
 from hlo_indexing.tools import excerpt
 from hlo_indexing.tools.diagnostics_check import Reported, parse_expectations, verify
 from hlo_indexing.tools.options import (
     COMMAND_LINE,
     DEFAULT_SPLIT_MARKER,
-    FLAGS,
-    PROGRAM,
     STDIN_NAME,
     Options,
     UsageError,
+    unknown_argument_message,
     verify_mode,
 )
+from hlo_indexing.tools.reports import Report
 
 OP_NOTE = "see current operation"
-#: The name MLIR gives the --pass-pipeline text in its errors.
-PIPELINE_BUFFER = "MLIR Textual PassPipeline Parser"
 
 
 def check_pipeline(options: Options) -> None:
@@ -46,11 +43,14 @@ def check_pipeline(options: Options) -> None:
         _dump_filter(options)
 
 
-def process_input(options: Options, path: str) -> tuple[bool, str]:
+def process_input(options: Options, path: str, reports: list[Report] | None = None) -> tuple[bool, str]:
     """Run the pipeline on one input file (``-`` for stdin): (failed, output text).
 
     Diagnostics go to ``sys.stderr``; the output text holds the chunks that succeeded.
-    Raises :class:`UsageError` when the file cannot be read or a flag is wrong."""
+    The JSON reports of the print passes are printed among the diagnostics, or, when
+    ``reports`` is a list, appended to it for the chunks that succeeded (see
+    :mod:`~hlo_indexing.tools.reports`). Raises :class:`UsageError` when the file
+    cannot be read or a flag is wrong."""
 
     input_format = options.get("input-format")
     mode = verify_mode(options)
@@ -66,8 +66,12 @@ def process_input(options: Options, path: str) -> tuple[bool, str]:
         excerpt.register(name, text)
         outputs: list[str] = []
         failed = False
-        for chunk, start in _split(text, options.get("split-input-file")):
+        for index, (chunk, start) in enumerate(_split(text, options.get("split-input-file"))):
             output, reported = _process_chunk(chunk, start, name, input_format, pm, sink, options, keep)
+            if reports is not None:
+                if output is not None:
+                    reports.extend(Report(name, index, d.message) for d in reported if d.severity == "output")
+                reported = [d for d in reported if d.severity != "output"]
             if mode is None:
                 _print_diagnostics(_located(reported, name, start))
                 failed |= output is None or any(d.severity == "error" for d in reported)
@@ -109,10 +113,7 @@ def _pass_manager(options: Options, context, sink, dump: bool = True):
             except PipelineError as exc:
                 message = exc.message
                 if "does not refer to a registered pass" in message:
-                    message = f"Unknown command line argument '{flag.spelling}'.  Try: '{PROGRAM} --help'"
-                    close = suggestion(flag.element.split("{")[0], tuple(FLAGS))
-                    if close is not None:
-                        message += f"  Did you mean '--{close}'?"
+                    message = unknown_argument_message(flag.spelling)
                 raise UsageError(message, SourceLocation(COMMAND_LINE, 1, flag.column)) from None
     if dump and options.get("dump-pass-pipeline"):
         count = len(_top_level_passes(str(pm)))

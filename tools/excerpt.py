@@ -1,5 +1,5 @@
-"""Source excerpts under diagnostics, as mlir-opt prints them: the line a diagnostic
-points at and a caret under its column::
+"""Source excerpts under diagnostics (errors, warnings, remarks and notes), as mlir-opt
+prints them: the line a diagnostic points at and a caret under its column::
 
     in.mlir:2:3: error: custom op 'retur' is unknown
       retur %a : tensor<4xf32>
@@ -24,8 +24,6 @@ ATTRIBUTE_SEARCH_LINES = 200
 
 #: name -> text of the buffers diagnostics may point into (this process only)
 _SOURCES: dict[str, str] = {}
-#: severities that get an excerpt (remarks and notes stay one line, as lit tests read them)
-SEVERITIES = ("error", "warning")
 
 
 def register(name: str, text: str) -> None:
@@ -72,9 +70,8 @@ def refine(location: SourceLocation | None, message: str) -> SourceLocation | No
 
 
 def render(location: SourceLocation | None, severity: str, message: str) -> str:
-    """``file:line:col: severity: message`` followed, for an error or a warning, by the
-    excerpt of its location."""
+    """``file:line:col: severity: message`` followed by the excerpt of its location,
+    whatever the severity, as mlir-opt (LLVM's ``SourceMgr``) prints every located
+    diagnostic."""
     where = str(location) if location is not None else "<unknown>:0:0"
-    head = f"{where}: {severity}: {message}"
-    extra = excerpt(location) if severity in SEVERITIES else []
-    return "\n".join([head, *extra])
+    return "\n".join([f"{where}: {severity}: {message}", *excerpt(location)])

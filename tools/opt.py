@@ -20,8 +20,15 @@ import sys
 import traceback
 
 from hlo_indexing.errors import HloIndexingError, SourceLocation
-from hlo_indexing.tools import excerpt
-from hlo_indexing.tools.options import COMMAND_LINE, Options, help_text, list_passes_text, parse_command_line, version_text
+from hlo_indexing.tools import console, excerpt
+from hlo_indexing.tools.options import (
+    COMMAND_LINE,
+    Options,
+    help_text,
+    list_passes_text,
+    parse_command_line,
+    version_text,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cli_main() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point (Ctrl-C: a quiet end, see :mod:`~hlo_indexing.tools.console`)."""
+    console.run(main)
 
 
 def _print_error(location: SourceLocation | None, message: str) -> None:

@@ -46,6 +46,11 @@ FLAGS: dict[str, tuple[str, str]] = {
     "hlo-verify-exact": ("bool", "Prove by isl that every per-op and fused map equals its unsimplified form (needs islpy)"),
     "dump-pass-pipeline": ("bool", "Print the pass pipeline before running it (stderr)"),
     "list-passes": ("bool", "List hlo-indexing's passes with their options"),
+    "report-file": (
+        "value",
+        "Where format=json reports go: a file, or - for stdout (default: stdout when -o sends the IR elsewhere, "
+        "else stderr); JSON Lines unless one input makes one report",
+    ),
     "input-format": ("value", "Input format: mlir or hlo (default: by suffix .hlo / 'HloModule' header)"),
     "show-layout": ("value", "Show an XLA layout, e.g. 'f32[3,5]{1,0:T(2,2)}', as a grid of memory positions"),
     "format": ("value", "Format of --show-layout: text or svg"),
@@ -134,9 +139,14 @@ def version_text() -> str:
     return f"{PROGRAM} {ours}\n  MLIR Python bindings: {provider} {bindings}"
 
 
+#: Where pass descriptions start in ``--list-passes`` and ``--help``.
+_LIST_WIDTH = 38
+_HELP_WIDTH = 50
+
+
 def help_text() -> str:
-    """The ``--help`` text: usage, driver flags and the passes with their options (imports no
-    pass module)."""
+    """The ``--help`` text: usage, driver flags, and every pass the pipeline accepts, ours
+    and upstream, with their options, as mlir-opt lists them (imports no pass module)."""
     lines = [
         "OVERVIEW: hlo-indexing optimizer driver (mlir-opt flag names)",
         "",
@@ -152,13 +162,63 @@ def help_text() -> str:
         elif kind == "optional":
             spelling += "[=<value>]"
         lines.append(f"  {spelling:<36} - {text}")
-    lines += ["", list_passes_text()]
+    lines += ["", *_pipeline_passes_lines()]
     return "\n".join(lines)
+
+
+def _pipeline_passes_lines() -> list[str]:
+    """Every pass and pass pipeline the pipeline accepts, sorted by name as mlir-opt sorts
+    them, ours with their descriptions, the upstream ones with the op they run on."""
+    upstream = registry.UPSTREAM_PASSES
+    lines = [
+        "Compiler passes to run (--<pass>[='opt=v ...'] or --pass-pipeline): hlo-indexing's and the upstream passes",
+        f"of the MLIR bindings ({registry.UPSTREAM_BINDINGS}), which give no descriptions. 'on func.func': given at",
+        "the module level such a pass is nested under func.func, as mlir-opt nests it.",
+        "  Passes:",
+    ]
+    ours_and_upstream = [*registry.pass_names(), *registry.ALIASES, *(n for n, entry in upstream.items() if not entry.pipeline)]
+    for name in sorted(ours_and_upstream):
+        if name in registry.ALIASES:
+            lines += _pass_lines("    ", _HELP_WIDTH, name, f"alias of --{registry.ALIASES[name]} (its old name)", [])
+            continue
+        entry = registry.info(name)
+        if entry is not None:
+            lines += _our_pass_lines(entry, "    ", _HELP_WIDTH)
+            continue
+        pass_ = upstream[name]
+        where = "any op" if pass_.anchor == "any" else pass_.anchor
+        options = [(o.name, o.kind, f"(default: {o.default})") for o in pass_.options]
+        lines += _pass_lines("    ", _HELP_WIDTH, name, f"upstream, on {where}", options)
+    lines.append("  Pass Pipelines:")
+    for name, pipeline in sorted(upstream.items()):
+        if pipeline.pipeline:
+            lines += _pass_lines("    ", _HELP_WIDTH, name, "upstream pipeline", [])
+    return lines
+
+
+def _pass_lines(indent: str, width: int, name: str, description: str, options: list[tuple[str, str, str]]) -> list[str]:
+    """A pass and its options (name, value kind, help with its default), one line each,
+    the descriptions from column ``width``."""
+    lines = [f"{indent}--{name}".ljust(width) + f" - {description}"]
+    lines += [f"{indent}  --{option}=<{value}>".ljust(width) + f" - {text}" for option, value, text in options]
+    return lines
+
+
+def _our_pass_lines(entry: registry.PassInfo, indent: str, width: int) -> list[str]:
+    """A pass of ours and its options (``--list-passes``, ``--help``)."""
+    options = []
+    for option in entry.options:
+        default = option.default
+        if isinstance(default, bool):
+            default = "true" if default else "false"
+        value = "|".join(option.choices) if option.choices else option.kind
+        options.append((option.name, value, f"{option.help} (default: {default})"))
+    return _pass_lines(indent, width, entry.name, entry.description, options)
 
 
 def list_passes_text() -> str:
     """Our passes and their options, from the registry's table: imports no pass module
-    (nor the MLIR bindings)."""
+    (nor the MLIR bindings). ``--help`` lists the upstream passes too."""
     lines = ["Available Passes:"]
     for name in sorted([*registry.pass_names(), *registry.ALIASES]):
         if name in registry.ALIASES:
@@ -166,18 +226,12 @@ def list_passes_text() -> str:
             continue
         entry = registry.info(name)
         assert entry is not None  # a name of pass_names()
-        lines.append(f"  --{name:<34} - {entry.description}")
-        for option in entry.options:
-            default = option.default
-            if isinstance(default, bool):
-                default = "true" if default else "false"
-            value = "|".join(option.choices) if option.choices else option.kind
-            lines.append(f"    --{option.name}=<{value}>".ljust(38) + f" - {option.help} (default: {default})")
+        lines += _our_pass_lines(entry, "  ", _LIST_WIDTH)
     lines += [
         "",
-        "Upstream MLIR passes known to the bindings (canonicalize, cse, symbol-dce, loop passes,",
-        "the stablehlo/mhlo/chlo conversions, ...) are accepted too, in --pass-pipeline and as",
-        "--<pass-name> flags; see mlir-opt --help for their options.",
+        f"The {len(registry.UPSTREAM_PASSES)} upstream passes and pass pipelines of the MLIR bindings (canonicalize, cse,",
+        "symbol-dce, loop passes, the stablehlo/mhlo/chlo conversions, ...) are accepted too, in",
+        "--pass-pipeline and as --<pass-name> flags; --help lists them with their options.",
     ]
     return "\n".join(lines)
 
@@ -190,11 +244,51 @@ def check_usage(options: Options) -> None:
             f"invalid value '{input_format}' for --input-format: expected mlir or hlo",
             SourceLocation(COMMAND_LINE, 1, options.columns["input-format"]),
         )
+    if options.get("report-file") == "-" and options.get("o", "-") == "-":
+        raise UsageError(
+            "--report-file=- needs -o: the IR goes to stdout", SourceLocation(COMMAND_LINE, 1, options.columns["report-file"])
+        )
     if verify_mode(options) not in (None, "all", "only-expected"):
         raise UsageError(
             f"invalid value '{options.get('verify-diagnostics')}' for --verify-diagnostics: expected all or only-expected",
             SourceLocation(COMMAND_LINE, 1, options.columns["verify-diagnostics"]),
         )
+
+
+#: The flags --show-layout takes (the layout viewer's own options are those of ``hlo-indexing-layout``).
+SHOW_LAYOUT_FLAGS = frozenset({"show-layout", "format", "o", "debug"})
+
+
+def check_show_layout_usage(options: Options) -> None:
+    """Raise :class:`UsageError` at the first argument ``--show-layout`` does not take: an
+    input file, a pass, a misspelt flag (with the driver's suggestion) or a driver flag
+    of the pass pipeline."""
+    if options.inputs:
+        raise UsageError(
+            f"--show-layout takes no input file, got '{options.inputs[0]}'",
+            SourceLocation(COMMAND_LINE, 1, options.columns["input"]),
+        )
+    for flag in options.pass_flags:
+        name = flag.element.split("{")[0]
+        if registry.info(name) is None and name not in registry.UPSTREAM_PASSES:
+            raise UsageError(unknown_argument_message(flag.spelling), SourceLocation(COMMAND_LINE, 1, flag.column))
+        raise UsageError(
+            f"'{flag.spelling}' is a pass: --show-layout runs no pipeline", SourceLocation(COMMAND_LINE, 1, flag.column)
+        )
+    for name in options.flags:
+        if name not in SHOW_LAYOUT_FLAGS:
+            raise UsageError(
+                f"--{name} cannot be used with --show-layout (it takes --format and -o; hlo-indexing-layout has more)",
+                SourceLocation(COMMAND_LINE, 1, options.columns[name]),
+            )
+
+
+def unknown_argument_message(spelling: str) -> str:
+    """mlir-opt's message for an argument that is neither a flag nor a pass, with the
+    closest flag or pass as a suggestion."""
+    message = f"Unknown command line argument '{spelling}'.  Try: '{PROGRAM} --help'"
+    close = registry.suggestion(spelling.lstrip("-").split("=")[0], tuple(FLAGS))
+    return message + (f"  Did you mean '--{close}'?" if close is not None else "")
 
 
 def verify_mode(options: Options):

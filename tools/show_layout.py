@@ -13,10 +13,22 @@ extra space/blank lines, and the padding slots of the first tiling shown as ``(n
 tile (consecutive block of one tile's size) that holds them. ``-o FILE`` writes the
 output to FILE, only on success. Exit code 1 with ``error: ...`` on bad input.
 
-A grid of more than ``--max-cells`` cells (default :data:`MAX_CELLS`) is cropped: the
-first index of each leading dim, then as many rows as fit; a line says what is shown.
-``--window=0:16,0:128`` picks the cells itself (``START:STOP`` per dim, stop exclusive,
-``:`` for a whole dim). ``--maps`` prints, instead of the picture, the layout's indexing
+A text picture that would not fit the terminal (lines wider than it, as
+``shutil.get_terminal_size`` tells: ``COLUMNS``, else the terminal, else 80; more than
+:data:`MAX_PICTURE_LINES` lines; more than ``--max-cells`` cells, default
+:data:`MAX_CELLS`) is an overview by tiles instead (:func:`build_overview`): one cell per
+tile of the first tiling (per element where none), showing the memory tile that holds it,
+the first and last rows of tiles and as many columns as fit::
+
+    $ hlo-indexing-layout 'f32[4096,4096]{1,0:T(8,128)}'
+    ...
+               0      1      2      3    ...     28     29     30     31
+       0:      0      1      2      3    ...     28     29     30     31
+       1:     32     33     34     35    ...     60     61     62     63
+
+``--window=0:16,0:128`` draws the elements of a region (``START:STOP`` per dim, stop
+exclusive, ``:`` for a whole dim); an SVG of more than ``--max-cells`` cells is cropped
+to the first index of each leading dim and the rows that fit, as a text ``--window`` is. ``--maps`` prints, instead of the picture, the layout's indexing
 maps in XLA text: logical index -> buffer offset and logical index -> tiled coordinates
 (:func:`hlo_indexing.layout.linear_offset_map`, :func:`~hlo_indexing.layout.tiled_coordinates_map`).
 """
@@ -26,7 +38,9 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NoReturn
@@ -36,6 +50,7 @@ from hlo_indexing.layout.lowering import linear_offset_map, tiled_coordinates_ma
 from hlo_indexing.layout.tiling import IntArith, TilingPlan, linear_from_coordinates, plan, tiled_coordinates
 from hlo_indexing.layout.types import Shape
 from hlo_indexing.limits import MAX_VIEWER_CELLS
+from hlo_indexing.tools import console
 from hlo_indexing.tools.output import write_output
 from hlo_indexing.tools.svg_grid import PADDING_FILL, Cell, SvgCanvas
 
@@ -69,21 +84,7 @@ def build_grid(shape: Shape, window: Sequence[range] | None = None, max_cells: i
     :func:`crop`). Raises :class:`HloIndexingError` for a window outside the grid or
     larger than ``max_cells``."""
     p = plan(shape)
-    extents = list(shape.dims)
-    gaps = [0] * len(extents)
-    chunk = 1
-    if p.steps and 0 not in shape.dims:
-        step = p.steps[0]
-        chunk = math.prod(step.tile)
-        k = len(step.tile)
-        first_covered = len(step.combined) - k
-        for position, group in enumerate(step.groups):
-            tile = step.tile[position - first_covered] if position >= first_covered else 0
-            physical = [i - step.ones for i in group if i >= step.ones]
-            if tile and len(group) == 1 and physical:
-                logical_dim = p.permutation[physical[0]]
-                extents[logical_dim] = -(-extents[logical_dim] // tile) * tile
-                gaps[logical_dim] = tile
+    extents, gaps, chunk = _first_tiles(shape, p)
     if window is None:
         window = crop(extents, max_cells)
     window = tuple(window)
@@ -106,6 +107,27 @@ def build_grid(shape: Shape, window: Sequence[range] | None = None, max_cells: i
         for index in itertools.product(*window)
     }
     return Grid(shape, p, tuple(extents), tuple(gaps), offsets, chunk, window)
+
+
+def _first_tiles(shape: Shape, p: TilingPlan) -> tuple[list[int], list[int], int]:
+    """(extents per logical dim, padded where the first tiling's tile covers that dim alone;
+    that tile's size along each dim, 0 where it covers none alone; slots per memory tile)."""
+    extents = list(shape.dims)
+    gaps = [0] * len(extents)
+    chunk = 1
+    if p.steps and 0 not in shape.dims:
+        step = p.steps[0]
+        chunk = math.prod(step.tile)
+        k = len(step.tile)
+        first_covered = len(step.combined) - k
+        for position, group in enumerate(step.groups):
+            tile = step.tile[position - first_covered] if position >= first_covered else 0
+            physical = [i - step.ones for i in group if i >= step.ones]
+            if tile and len(group) == 1 and physical:
+                logical_dim = p.permutation[physical[0]]
+                extents[logical_dim] = -(-extents[logical_dim] // tile) * tile
+                gaps[logical_dim] = tile
+    return extents, gaps, chunk
 
 
 def crop(extents: Sequence[int], max_cells: int) -> tuple[range, ...]:
@@ -163,11 +185,10 @@ def _window_note(grid: Grid) -> str | None:
     )
 
 
-def _summary(grid: Grid) -> str:
-    p = grid.plan
+def _summary_line(shape: Shape, p: TilingPlan) -> str:
     elements = p.element_count
     return (
-        f"{grid.shape}: physical shape {'x'.join(map(str, p.tiled_shape))}, {p.padded_size} slots: "
+        f"{shape}: physical shape {'x'.join(map(str, p.tiled_shape))}, {p.padded_size} slots: "
         f"{elements} elements, {p.padded_size - elements} padding"
     )
 
@@ -194,7 +215,7 @@ def render_text(grid: Grid) -> str:
     width = len(str(max(grid.offsets.values(), default=0))) + 3
     col_gap = grid.gaps[-1] if grid.gaps else 0
     row_gap = grid.gaps[-2] if len(grid.gaps) >= 2 else 0
-    lines = [_summary(grid)]
+    lines = [_summary_line(grid.shape, grid.plan)]
     note = _window_note(grid)
     if note is not None:
         lines.append(note)
@@ -218,13 +239,135 @@ def render_text(grid: Grid) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Rows of blocks the overview shows at each end of a long dimension (numpy summarises
+#: with 3 edge items; a terminal has room for a few more).
+EDGE_ROWS = 5
+
+
+@dataclass(frozen=True)
+class Overview:
+    """A large grid drawn by blocks: the first tiling's tiles (``blocks``: elements per
+    block along each logical dim, 1 where no tile covers it alone), ``counts`` of blocks
+    per dim, the block indices drawn per dim (None for an elided run), and for each drawn
+    block the memory tile holding its first element (``chunk`` slots per tile) and
+    whether it holds padding."""
+
+    shape: Shape
+    plan: TilingPlan
+    blocks: tuple[int, ...]
+    counts: tuple[int, ...]
+    chunk: int
+    shown: tuple[tuple[int | None, ...], ...]
+    tiles: dict[tuple[int, ...], int]
+    padded: frozenset[tuple[int, ...]]
+
+
+def build_overview(shape: Shape, width: int) -> Overview:
+    """The overview of ``shape`` that fits ``width`` columns: every block column that
+    fits, else the first and last ones; at most ``2 * EDGE_ROWS`` block rows and the
+    first and last index of each leading dim. Work bounded by the blocks drawn."""
+    p = plan(shape)
+    extents, gaps, chunk = _first_tiles(shape, p)
+    blocks = tuple(g or 1 for g in gaps)
+    counts = tuple(-(-e // b) for e, b in zip(extents, blocks))
+    rank = len(counts)
+    shown: list[tuple[int | None, ...]] = [_ends(n, 1) for n in counts[:-2]]
+    if rank >= 2:
+        shown.append(_ends(counts[-2], EDGE_ROWS))
+    if rank >= 1:
+        cell = len(str(max(p.padded_size // chunk - 1, 0))) + 3  # the widest tile number, a '*' and spaces
+        label = len(str(max(counts[-2] - 1, 0))) + 2 if rank >= 2 else 5
+        shown.append(_ends(counts[-1], max(1, (width - label - cell) // (2 * cell))))
+    arith = IntArith()
+    tiles: dict[tuple[int, ...], int] = {}
+    padded = set()
+    for index in itertools.product(*[[i for i in picked if i is not None] for picked in shown]):
+        first = [i * b for i, b in zip(index, blocks)]
+        tiles[index] = linear_from_coordinates(p, tiled_coordinates(p, first, arith), arith) // chunk
+        if any(start + b > d for start, b, d in zip(first, blocks, shape.dims)):
+            padded.add(index)
+    return Overview(shape, p, blocks, counts, chunk, tuple(shown), tiles, frozenset(padded))
+
+
+def _ends(count: int, edge: int) -> tuple[int | None, ...]:
+    """``0..count-1``, or the first and last ``edge`` of them around a None when longer."""
+    if count <= 2 * edge + 1:
+        return tuple(range(count))
+    return (*range(edge), None, *range(count - edge, count))
+
+
+def render_overview(overview: Overview, width: int) -> str:
+    """The overview as text: the summary, what a cell is and a ``--window`` to see
+    elements (wrapped to ``width``), then the blocks, rows labelled by block row and
+    columns by block column."""
+    blocks, counts, rank = overview.blocks, overview.counts, len(overview.counts)
+    values = {index: str(tile) + ("*" if index in overview.padded else "") for index, tile in overview.tiles.items()}
+    cell = max((len(v) for v in values.values()), default=1) + 2
+    grid = "x".join(map(str, counts))
+    tiled = overview.chunk > 1
+    if tiled:
+        region = ", ".join(f"{b}i{k}:{b}i{k}+{b}" if b > 1 else f"i{k}" for k, b in enumerate(blocks))
+        what = (
+            f"overview: a {grid} grid of tiles of {'x'.join(map(str, blocks))} elements; cell [{', '.join(f'i{k}' for k in range(rank))}] "
+            f"is the tile of elements [{region}], and shows its place in memory: tile t holds slots "
+            f"t*{overview.chunk} to t*{overview.chunk}+{overview.chunk - 1}"
+        )
+    else:
+        what = f"overview: the first and last elements of the {grid} grid (not tiled); a cell is the element's offset"
+    if overview.padded:
+        what += "; * marks a tile with padding"
+    window = ",".join(
+        f"0:{min(max(2 * b, 8), n * b)}" if k >= rank - 2 else "0:1" for k, (b, n) in enumerate(zip(blocks, counts))
+    )
+    what += f". --window={window} draws the elements of a region (START:STOP per dim)."
+    lines = textwrap.wrap(_summary_line(overview.shape, overview.plan), max(width, 40)) + textwrap.wrap(what, max(width, 40))
+    shown = overview.shown
+    label = len(str(max(counts[-2] - 1, 0))) + 2 if rank >= 2 else 5
+    columns = "".join(("..." if j is None else str(j)).rjust(cell) for j in shown[-1]) if rank else ""
+    lines.append(" " * label + columns)
+    for lead in itertools.product(*shown[:-2]):
+        leading = tuple(i for i in lead if i is not None)
+        if len(leading) < len(lead):
+            lines.append("...")
+            continue
+        if leading:
+            lines.append(f"[{', '.join(map(str, leading))}, :, :]")
+        for i in shown[-2] if rank >= 2 else (0,):
+            if i is None:
+                lines.append("...".rjust(label))
+                continue
+            row = leading + ((i,) if rank >= 2 else ())
+            cells = "".join(("..." if j is None else values[row + (j,)]).rjust(cell) for j in shown[-1])
+            lines.append((f"{i}:" if rank >= 2 else "row:").rjust(label) + cells)
+    return "\n".join(lines) + "\n"
+
+
+#: The most lines the element picture may take before the overview replaces it.
+MAX_PICTURE_LINES = 100
+
+
+def render_picture(shape: Shape, width: int, max_cells: int = MAX_CELLS) -> str:
+    """The text picture of ``shape`` for a terminal ``width`` columns wide: every element
+    when the grid has at most ``max_cells`` cells and its picture fits (below the summary
+    line, lines at most ``width`` characters, at most :data:`MAX_PICTURE_LINES` of them),
+    else the overview by tiles (:func:`build_overview`)."""
+    if 0 in shape.dims:  # no element: nothing to overview
+        return render_text(build_grid(shape, max_cells=max_cells))
+    if math.prod(_first_tiles(shape, plan(shape))[0]) <= max_cells:
+        text = render_text(build_grid(shape, max_cells=max_cells))
+        lines = text.splitlines()[1:]  # below the summary
+        if len(lines) <= MAX_PICTURE_LINES and max(map(len, lines), default=0) <= width:
+            return text
+    return render_overview(build_overview(shape, width), width)
+
+
 def render_svg(grid: Grid) -> str:
     """An SVG of the grid: cells coloured by memory tile, padding hatched grey (drawn
     with :class:`~hlo_indexing.tools.svg_grid.SvgCanvas`)."""
     col_gap = grid.gaps[-1] if grid.gaps else 0
     row_gap = grid.gaps[-2] if len(grid.gaps) >= 2 else 0
     canvas = SvgCanvas()
-    canvas.header(_summary(grid))
+    canvas.header(_summary_line(grid.shape, grid.plan))
     for title, _, rows in _blocks(grid):
         if title:
             canvas.title(title)
@@ -281,11 +424,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             if args.max_cells < 1:
                 raise HloIndexingError(f"--max-cells must be at least 1, got {args.max_cells}")
-            window = None
-            if args.window is not None:
-                window = parse_window(args.window, len(shape.dims))
-            grid = _grid(shape, window, args.max_cells)
-            rendered = render_svg(grid) if args.format == "svg" else render_text(grid)
+            if args.format == "text" and args.window is None:
+                rendered = render_picture(shape, shutil.get_terminal_size().columns, args.max_cells)
+            else:
+                window = None if args.window is None else parse_window(args.window, len(shape.dims))
+                grid = _grid(shape, window, args.max_cells)
+                rendered = render_svg(grid) if args.format == "svg" else render_text(grid)
     except HloIndexingError as error:
         location = error.location or SourceLocation(SHAPE_ARGUMENT, 1, 1)
         print(f"{location}: error: {error.message}", file=sys.stderr)
@@ -313,5 +457,5 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def cli_main() -> None:
     """Entry point of ``hlo-indexing-layout``: runs :func:`main` on ``sys.argv`` and exits with
-    its status."""
-    sys.exit(main(sys.argv[1:]))
+    its status (Ctrl-C: a quiet end, see :mod:`~hlo_indexing.tools.console`)."""
+    console.run(lambda: main(sys.argv[1:]))

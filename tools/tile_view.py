@@ -64,7 +64,7 @@ from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, SourceLocation
 from hlo_indexing.passes.tilings import parse_tile_sizes
-from hlo_indexing.tools import excerpt
+from hlo_indexing.tools import console, excerpt
 from hlo_indexing.tools.output import write_output
 from hlo_indexing.tools.svg_grid import Cell, Outline, SvgCanvas
 from hlo_indexing.symbolic_tiling.tile_picture import Box, TensorPanel, TilePicture, inside, tile_picture
@@ -343,5 +343,6 @@ def _option_location(arguments: Sequence[str], option: str) -> SourceLocation:
 
 
 def cli_main() -> None:
-    """Entry point of ``hlo-indexing-tile-view``: runs :func:`main` and exits with its status."""
-    sys.exit(main(sys.argv[1:]))
+    """Entry point of ``hlo-indexing-tile-view``: runs :func:`main` and exits with its status
+    (Ctrl-C: a quiet end, see :mod:`~hlo_indexing.tools.console`)."""
+    console.run(lambda: main(sys.argv[1:]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, computation_indexing
+from hlo_indexing.analysis.jax_names import argument_names, result_names
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.analysis.results import ComputationMaps, ModuleIndexing, OpMaps
 from hlo_indexing.dialect_glue.bindings import ir
@@ -104,9 +105,11 @@ def _computation_maps(
         owner = enclosing_function(op)
         if function is not None and owner != function:
             continue
+        results, arguments = result_names(op), argument_names(op)
+        where = _short_location(op, buffer)
         try:
             maps = computation_indexing(op, Direction.of(direction), max_maps=max_maps, per_op=known, shared=shared)
         except (HloIndexingError, ValueError, NotImplementedError) as exc:
-            yield ComputationMaps(name, _short_location(op, buffer), (), direction, str(exc), op.name, owner)
+            yield ComputationMaps(name, where, (), direction, str(exc), op.name, owner, results, arguments)
             continue
-        yield ComputationMaps(name, _short_location(op, buffer), maps, direction, kind=op.name, function=owner)
+        yield ComputationMaps(name, where, maps, direction, None, op.name, owner, results, arguments)

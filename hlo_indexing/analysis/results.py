@@ -21,8 +21,9 @@ The document is described by the JSON Schema shipped with the package,
 
     COMPUTATION = {"name": "@main" | "fusion.3", "kind": "func.func" | "mhlo.fusion",
                    "function": "main", "location": "f.mlir:1:1", "error": null,
-                   "values": [{"index": 0, "over_approximated": [],
-                               "targets": [{"index": 0, "element": "", "maps": [MAP]}]}]}
+                   "values": [{"index": 0, "name": "result['loss']", "over_approximated": [],
+                               "targets": [{"index": 0, "name": "params['w']", "element": "",
+                                            "maps": [MAP]}]}]}
     OP = {"op": "stablehlo.add", "name": "add.3", "function": "main", "location": "...",
           "values": [{"index": 0, "reason": null,
                       "targets": [{"index": 0, "element": "", "maps": [MAP]}]}]}
@@ -37,7 +38,9 @@ The document is described by the JSON Schema shipped with the package,
 ``input-to-output`` (``targets``: the results). A target with no map does not depend on
 the value. ``text`` is XLA's text of the map (``UNDEFINED`` for an unknown map, whose
 ``reason`` says why); ``element`` names the tuple element (``"1.0"``) or is ``""``.
-Bounds are inclusive.
+A computation's value or target has the ``name`` JAX gave it (``jax.result_info``, the
+argument's name location; :mod:`~hlo_indexing.analysis.jax_names`), or null. Bounds are
+inclusive.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from hlo_indexing.analysis.fusion import FusionIndexing, path_text
@@ -53,6 +55,7 @@ from hlo_indexing.direction import Direction
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable, display_text
 from hlo_indexing.maps.text import print_expr
 from hlo_indexing.ops.result import InstructionIndexing
+from hlo_indexing.schema import load_schema
 
 # ----------------------------------------------------------------------------- results
 
@@ -75,18 +78,24 @@ class ComputationMaps:
     error: str | None = None
     kind: str = "func.func"
     function: str | None = None
+    result_names: tuple[str | None, ...] = ()
+    argument_names: tuple[str | None, ...] = ()
 
     def lines(self) -> list[str]:
-        """The printed form: one line per map (``name result i -> arg k: map``), a line
-        per over-approximated result, or one error line."""
+        """The printed form: one line per map (``name result i -> arg k: map``, with
+        JAX's names where the program has them: ``@main result['loss'] ->
+        params['w']: map``), a line per over-approximated result, or one error line."""
         if self.error is not None:
             return [f"{self.name}: error: {self.error}"]
-        source, target = ("result", "arg") if self.direction == Direction.OUTPUT_TO_INPUT else ("arg", "result")
+        sources, targets, source, target = self.result_names, self.argument_names, "result", "arg"
+        if self.direction != Direction.OUTPUT_TO_INPUT:
+            sources, targets, source, target = targets, sources, target, source
         lines = []
         for i, fused in enumerate(self.maps):
-            lines += fused_map_lines(f"{self.name} {source} {i}", fused, target)
+            value = f"{self.name} {value_label(source, (i,), sources)}"
+            lines += fused_map_lines(value, fused, target, targets)
             if fused.over_approximated:
-                lines.append(f"{self.name} {source} {i}: over-approximated ({', '.join(fused.over_approximated)})")
+                lines.append(f"{value}: over-approximated ({', '.join(fused.over_approximated)})")
         return lines
 
     def __str__(self) -> str:
@@ -124,12 +133,14 @@ class OpMaps:
 @dataclass(frozen=True)
 class ModuleIndexing:
     """The result of :func:`analyze`; ``module`` is the ``builtin.module`` analysed (kept
-    alive with the result)."""
+    alive with the result), ``source`` says what it was read from (e.g. ``XLA's optimised
+    HLO of a jax Compiled (compiled.as_text())``; empty when not said)."""
 
     computations: tuple[ComputationMaps, ...]
     ops: tuple[OpMaps, ...]
     direction: str
     module: Any
+    source: str = ""
 
     def computation(self, name: str) -> ComputationMaps:
         """The computation called ``name``: a function (``"@main"`` or ``"main"``) or a
@@ -159,8 +170,9 @@ class ModuleIndexing:
         return module_to_json(self, indent)
 
     def __repr__(self) -> str:
+        source = f" of {self.source}" if self.source else ""
         return (
-            f"<ModuleIndexing {self.direction}: {len(self.computations)} computations, {len(self.ops)} ops;"
+            f"<ModuleIndexing {self.direction}{source}: {len(self.computations)} computations, {len(self.ops)} ops;"
             " str() prints the maps, to_dict() gives them>"
         )
 
@@ -178,30 +190,41 @@ def _missing(name: str, have: list[str], what: str) -> str:
     return f"no {what} {name!r}{hint} (there are {len(have)}: {', '.join(have[:20])}{', ...' if len(have) > 20 else ''})"
 
 
-def fused_map_lines(value: str, fused: FusionIndexing, target: str = "arg") -> list[str]:
+def fused_map_lines(
+    value: str, fused: FusionIndexing, target: str = "arg", target_names: tuple[str | None, ...] = ()
+) -> list[str]:
     """The text of fused maps: ``VALUE -> TARGET K: MAP`` for each map of each target
-    ``K`` of ``fused`` (``K.E`` for element ``E`` of a tuple target), sorted by text, or
-    ``VALUE -> TARGET K: no dependence``; an unknown map says why (``display_text``)."""
+    ``K`` of ``fused`` (``K.E`` for element ``E`` of a tuple target; the target's name
+    instead where ``target_names`` has one, see :func:`value_label`), sorted by text,
+    or ``VALUE -> TARGET K: no dependence``; an unknown map says why (``display_text``)."""
     lines = []
     for k in range(len(fused.maps)):
         for path, maps in fused.element_maps(k):
             texts = sorted(display_text(m) for m in maps) or ["no dependence"]
-            lines += [f"{value} -> {target} {path_text((k,) + path)}: {text}" for text in texts]
+            label = value_label(target, (k,) + path, target_names)
+            lines += [f"{value} -> {label}: {text}" for text in texts]
     return lines
+
+
+def value_label(kind: str, path: tuple[int, ...], names: tuple[str | None, ...]) -> str:
+    """How a result or argument is called in the text: the name JAX gave it
+    (``result['loss']``, ``params['w']``; :mod:`~hlo_indexing.analysis.jax_names`) when
+    ``names`` has one for it, else ``KIND N`` (``result 0``, ``arg 1.0`` for element 0
+    of a tuple argument)."""
+    name = names[path[0]] if len(path) == 1 and path[0] < len(names) else None
+    return name if name else f"{kind} {path_text(path)}"
 
 
 # ----------------------------------------------------------------------------- JSON
 
 #: The ``schema`` field of every document; the number changes with the format.
 SCHEMA_ID = "hlo-indexing/indexing/1"
-SCHEMA_RESOURCE = "schema/indexing.schema.json"
+SCHEMA_FILE = "indexing.schema.json"
 
 
 def schema() -> dict[str, Any]:
-    """The JSON Schema of the document (shipped as package data)."""
-    text = resources.files("hlo_indexing").joinpath(SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    """The JSON Schema of the document (shipped as package data, :mod:`hlo_indexing.schema`)."""
+    return load_schema(SCHEMA_FILE)
 
 
 def map_to_dict(m: IndexingMap) -> dict[str, Any]:
@@ -244,24 +267,38 @@ def _maps(maps: frozenset[IndexingMap]) -> list[dict[str, Any]]:
     return [map_to_dict(m) for m in sorted(maps, key=str)]
 
 
-def _fused_value(index: int, fused: FusionIndexing) -> dict[str, Any]:
+def _fused_value(
+    index: int, fused: FusionIndexing, names: tuple[str | None, ...], target_names: tuple[str | None, ...]
+) -> dict[str, Any]:
     targets = [
-        {"index": k, "element": path_text(path), "maps": _maps(maps)}
+        {"index": k, "name": _name(target_names, k), "element": path_text(path), "maps": _maps(maps)}
         for k in range(len(fused.maps))
         for path, maps in fused.element_maps(k)
     ]
-    return {"index": index, "over_approximated": list(fused.over_approximated), "targets": targets}
+    return {
+        "index": index,
+        "name": _name(names, index),
+        "over_approximated": list(fused.over_approximated),
+        "targets": targets,
+    }
+
+
+def _name(names: tuple[str | None, ...], index: int) -> str | None:
+    return names[index] if index < len(names) else None
 
 
 def computation_to_dict(computation: ComputationMaps) -> dict[str, Any]:
     """One computation's fused maps (see the module docstring)."""
+    names, target_names = computation.result_names, computation.argument_names
+    if computation.direction != Direction.OUTPUT_TO_INPUT:
+        names, target_names = target_names, names
     return {
         "name": computation.name,
         "kind": computation.kind,
         "function": computation.function,
         "location": computation.location,
         "error": computation.error,
-        "values": [_fused_value(i, fused) for i, fused in enumerate(computation.maps)],
+        "values": [_fused_value(i, fused, names, target_names) for i, fused in enumerate(computation.maps)],
     }
 
 

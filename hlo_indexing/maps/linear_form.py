@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import AffineExpr, Context
@@ -135,3 +136,25 @@ def _left_associated(expr: AffineExpr) -> AffineExpr:
             break
         expr = rebuilt
     return expr
+
+
+def single_dimension_forms(results: Sequence[AffineExpr]) -> list[tuple[int | None, int, int]] | None:
+    """``(d, a, c)`` per expression when each is ``a * d<d> + c`` of one dimension (``d``
+    None: the constant ``c``) and no two use the same dimension; else None. Such a map
+    is *separable*: along each dimension its image is an arithmetic progression."""
+    forms: list[tuple[int | None, int, int]] = []
+    seen: set[int] = set()
+    for expr in results:
+        form = linearize(expr)
+        if not form.terms:
+            forms.append((None, 0, form.constant))
+            continue
+        if len(form.terms) != 1:
+            return None
+        ((atom, coefficient),) = form.terms.items()
+        atom = ax.typed(atom)
+        if not isinstance(atom, ax.Dim) or atom.position in seen:
+            return None
+        seen.add(atom.position)
+        forms.append((atom.position, coefficient, form.constant))
+    return forms

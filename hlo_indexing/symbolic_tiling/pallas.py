@@ -1,4 +1,5 @@
-"""Pallas ``BlockSpec``s of a tiling, as Python text a Pallas user pastes.
+"""Pallas ``BlockSpec``s of a tiling: ``pl.BlockSpec`` objects and a grid to pass to
+``pl.pallas_call``, and the same as Python text a Pallas user reads or pastes.
 
 A tiling's tiles are Pallas *blocks* when every tile of every fusion parameter and
 output has stride 1 and offsets that are multiples of its sizes at every program id:
@@ -6,7 +7,11 @@ then ``pl.BlockSpec(block_shape, index_map)`` with ``block_shape`` the tile size
 ``index_map`` the offsets divided by the sizes describes it. The grid has one axis per
 output tiling parameter (the number of tiles along it), then one per contracting
 parameter of a dot (the kernel accumulates over it); a spec whose tile does not move
-along an axis ignores that index. :func:`pallas_blockspecs` returns::
+along an axis ignores that index. :func:`pallas_blockspecs` returns a
+:class:`PallasBlockSpecs`: ``specs.grid``, ``specs.in_specs`` and ``specs.out_specs``
+are the grid and ``pl.BlockSpec`` objects (``jax`` is imported when they are asked for),
+``pl.pallas_call(kernel, out_shape=..., **specs.pallas_call_arguments())`` runs a kernel
+on them, and ``str(specs)`` (``specs.text``) is the same as Python::
 
     grid = (4, 1)
     in_specs = [
@@ -14,25 +19,27 @@ along an axis ignores that index. :func:`pallas_blockspecs` returns::
     ]
     out_specs = pl.BlockSpec((1, 6), lambda i, j: (i, 0))  # output 0: tensor<4x6xf32>
 
-and :func:`block_index_maps` the same maps as :class:`IndexingMap` s (grid indices ->
+:func:`block_index_maps` gives the same maps as :class:`IndexingMap` s (grid indices ->
 block indices), for checking.
 """
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.errors import HloIndexingError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Names of the grid indices in the generated lambdas (``g6``, ``g7``, ... after these).
@@ -64,12 +71,14 @@ class PallasTiling:
     out_specs: tuple[BlockSpec, ...]
 
 
-def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasTiling:
-    """The grid and block specs of flat ``tile_sizes`` (see the module docstring).
+def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int], computation: TiledComputation | None = None) -> PallasTiling:
+    """The grid and block specs of flat ``tile_sizes`` (see the module docstring), from
+    their tiled ``computation`` when the caller has it.
     Raises :class:`NotABlockError` when a tile is not a block, or a parameter is read
     through two different tiles; :class:`~hlo_indexing.errors.TilingError` for invalid sizes."""
     sizes = list(tile_sizes)
-    computation = tiled_computation(fusion, sizes)
+    if computation is None:
+        computation = tiled_computation(fusion, sizes)
     parameters = fusion.parameters
     axes = [i for i, p in enumerate(parameters) if not p.contracting] + [i for i, p in enumerate(parameters) if p.contracting]
     counts = [-(-parameters[i].size // sizes[i]) for i in axes]
@@ -107,14 +116,15 @@ def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts
     pid = ax.constant(0, ctx)
     for position in order:
         pid = ax.add(ax.mul(pid, counts[position]), ax.dim(position, ctx))
-    grid_vars = [Variable(Interval(0, n - 1), _name(k)) for k, n in enumerate(counts)]
+    grid_vars = [Variable(Interval(0, n - 1), grid_index_name(k)) for k, n in enumerate(counts)]
     grid_to_offsets = compose(IndexingMap.from_exprs(grid_vars, [pid], context=ctx), offsets_map)
     results = [ax.floordiv(e, int(b)) for e, b in zip(grid_to_offsets.results, block)]
     index_map = IndexingMap.from_exprs(grid_vars, results, context=ctx).simplify()
     return BlockSpec(kind, index, str(inst.node.value.type), inst.tile_sizes, index_map)
 
 
-def _name(k: int) -> str:
+def grid_index_name(k: int) -> str:
+    """The name of grid index ``k`` in generated Python (``i``, ``j``, ... then ``g6``)."""
     return INDEX_NAMES[k] if k < len(INDEX_NAMES) else f"g{k}"
 
 
@@ -126,28 +136,131 @@ def python_expr(expr: ir.AffineExpr, names: Sequence[str]) -> str:
     return re.sub(r"\bd(\d+)\b", lambda m: names[int(m.group(1))], text)
 
 
-def pallas_blockspecs(fusion: TiledFusion, tile_sizes: Sequence[int]) -> str:
-    """Python text: ``grid = (...)``, ``in_specs = [pl.BlockSpec(...), ...]`` (one per
-    fusion parameter read, in parameter order) and ``out_specs`` (one spec, or a list
-    for several outputs); see :func:`block_index_maps` for when it raises."""
-    tiling = block_index_maps(fusion, tile_sizes)
-    names = [_name(k) for k in range(len(tiling.grid))]
-    args = ", ".join(names) if names else "*_"
+@dataclass(frozen=True)
+class BlockIndexMap:
+    """One operand's Pallas ``index_map``: grid indices -> block indices, callable as
+    Pallas calls it (with Python ints, or the traced scalars of a kernel's grid), each
+    result computed with ``+``, ``*``, ``//`` and ``%`` (floor semantics, as MLIR's
+    ``floordiv`` and ``mod``). ``text`` is the same as a Python lambda."""
 
-    def spec(s: BlockSpec) -> str:
-        results = [python_expr(e, names) for e in s.index_map.results]
-        index = "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
+    text: str
+    results: tuple[Callable[[Sequence[Any]], Any], ...] = field(repr=False, compare=False)
+
+    def __call__(self, *indices: Any) -> tuple[Any, ...]:
+        return tuple(result(indices) for result in self.results)
+
+
+def block_index_map(spec: BlockSpec, names: Sequence[str]) -> BlockIndexMap:
+    """The callable ``index_map`` of ``spec`` (grid indices named ``names``). Raises
+    :class:`NotABlockError` for a map Python's operators cannot compute (``ceildiv``,
+    symbols)."""
+    results = [python_expr(e, names) for e in spec.index_map.results]
+    args = ", ".join(names) if names else "*_"
+    text = f"lambda {args}: (" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
+    return BlockIndexMap(text, tuple(ax.fold(e, _leaf_function, _combined_function) for e in spec.index_map.results))
+
+
+def _leaf_function(node: ir.AffineExpr) -> Callable[[Sequence[Any]], Any]:
+    """A constant, or grid index ``d_k`` (:func:`python_expr` refused symbols)."""
+    if isinstance(node, ax.Const):
+        value = int(node.value)
+        return lambda indices: value
+    position = cast(ir.AffineDimExpr, node).position
+    return lambda indices: indices[position]
+
+
+def _combined_function(
+    node: ir.AffineExpr, lhs: Callable[[Sequence[Any]], Any], rhs: Callable[[Sequence[Any]], Any]
+) -> Callable[[Sequence[Any]], Any]:
+    """``lhs op rhs`` (:func:`python_expr` refused ``ceildiv``)."""
+    operation = _OPERATIONS[type(node)]
+    return lambda indices: operation(lhs(indices), rhs(indices))
+
+
+_OPERATIONS: dict[type, Callable[[Any, Any], Any]] = {
+    ax.Add: operator.add,
+    ax.Mul: operator.mul,
+    ax.FloorDiv: operator.floordiv,
+    ax.Mod: operator.mod,
+}
+
+
+@dataclass(frozen=True)
+class PallasBlockSpecs:
+    """The grid and block specs of a tiling (see the module docstring): ``grid``,
+    ``in_specs`` (one ``pl.BlockSpec`` per fusion parameter read, in parameter order),
+    ``out_specs`` (one spec, or a list for several outputs) and ``text``, the same as
+    Python; ``str()`` is the text, which also decides equality. The ``pl.BlockSpec``
+    objects need ``jax``; the text and the :class:`BlockIndexMap` s (``in_index_maps``,
+    ``out_index_maps``) do not."""
+
+    tiling: PallasTiling = field(repr=False, compare=False)
+    in_index_maps: tuple[BlockIndexMap, ...] = field(repr=False, compare=False)
+    out_index_maps: tuple[BlockIndexMap, ...] = field(repr=False, compare=False)
+    text: str
+    smem_scalars: bool = field(default=False, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def grid(self) -> tuple[int, ...]:
+        """The number of programs along each grid axis."""
+        return self.tiling.grid
+
+    @property
+    def in_specs(self) -> list[Any]:
+        """A ``pl.BlockSpec`` per fusion parameter read, in parameter order."""
+        return [_pallas_block_spec(s, m, self.smem_scalars) for s, m in zip(self.tiling.in_specs, self.in_index_maps)]
+
+    @property
+    def out_specs(self) -> Any:
+        """The output's ``pl.BlockSpec``, or a list of them for several outputs."""
+        specs = [_pallas_block_spec(s, m, self.smem_scalars) for s, m in zip(self.tiling.out_specs, self.out_index_maps)]
+        return specs[0] if len(specs) == 1 else specs
+
+    def pallas_call_arguments(self) -> dict[str, Any]:
+        """``grid``, ``in_specs`` and ``out_specs``, the keyword arguments of
+        ``pl.pallas_call`` they fill."""
+        return {"grid": self.grid, "in_specs": self.in_specs, "out_specs": self.out_specs}
+
+
+def _pallas_block_spec(spec: BlockSpec, index_map: BlockIndexMap, smem_scalars: bool) -> Any:
+    try:
+        from jax.experimental.pallas import BlockSpec as PallasBlockSpec, tpu as pltpu  # optional: only the objects need jax
+    except ImportError as exc:
+        raise UnsupportedError(
+            f"pl.BlockSpec objects need jax ({exc}); the specs' text (str()) and index maps do not"
+        ) from None
+    if smem_scalars and not spec.block_shape:
+        return PallasBlockSpec(memory_space=pltpu.SMEM)
+    return PallasBlockSpec(spec.block_shape, index_map)
+
+
+def pallas_blockspecs(fusion: TiledFusion, tile_sizes: Sequence[int], *, smem_scalars: bool = False) -> PallasBlockSpecs:
+    """The grid and block specs of flat ``tile_sizes`` (a :class:`PallasBlockSpecs`: the
+    ``pl.BlockSpec`` objects, and as text ``grid = (...)``, ``in_specs = [...]``,
+    ``out_specs = ...``); see :func:`block_index_maps` for when it raises. With
+    ``smem_scalars``, a rank-0 operand's text is ``pl.BlockSpec(memory_space=pltpu.SMEM)``
+    (a TPU kernel reads scalars from SMEM: Mosaic has no rank-0 VMEM blocks)."""
+    tiling = block_index_maps(fusion, tile_sizes)
+    names = [grid_index_name(k) for k in range(len(tiling.grid))]
+    in_maps = tuple(block_index_map(s, names) for s in tiling.in_specs)
+    out_maps = tuple(block_index_map(s, names) for s in tiling.out_specs)
+
+    def spec(s: BlockSpec, index_map: BlockIndexMap) -> str:
+        if smem_scalars and not s.block_shape:
+            return f"pl.BlockSpec(memory_space=pltpu.SMEM),  # {s.kind} {s.index}: {s.type}"
         shape = "(" + ", ".join(map(str, s.block_shape)) + ("," if len(s.block_shape) == 1 else "") + ")"
-        return f"pl.BlockSpec({shape}, lambda {args}: {index}),  # {s.kind} {s.index}: {s.type}"
+        return f"pl.BlockSpec({shape}, {index_map.text}),  # {s.kind} {s.index}: {s.type}"
 
     grid = "(" + ", ".join(map(str, tiling.grid)) + ("," if len(tiling.grid) == 1 else "") + ")"
-    lines = [f"grid = {grid}", "in_specs = ["] + ["    " + spec(s) for s in tiling.in_specs] + ["]"]
+    lines = [f"grid = {grid}", "in_specs = ["] + ["    " + spec(s, m) for s, m in zip(tiling.in_specs, in_maps)] + ["]"]
     if len(tiling.out_specs) == 1:
-        text = spec(tiling.out_specs[0])
-        lines.append("out_specs = " + _drop_comma(text))
+        lines.append("out_specs = " + _drop_comma(spec(tiling.out_specs[0], out_maps[0])))
     else:
-        lines += ["out_specs = ["] + ["    " + spec(s) for s in tiling.out_specs] + ["]"]
-    return "\n".join(lines) + "\n"
+        lines += ["out_specs = ["] + ["    " + spec(s, m) for s, m in zip(tiling.out_specs, out_maps)] + ["]"]
+    return PallasBlockSpecs(tiling, in_maps, out_maps, "\n".join(lines) + "\n", smem_scalars)
 
 
 def _drop_comma(text: str) -> str:

@@ -227,7 +227,7 @@ def rank_tilings(
     when a footprint cannot be counted."""
     cache = counts_cache or CountsCache()
     grid = cache.grid(fusion)
-    valid = _constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
+    valid = constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
     programs = np.ones(grid.total, np.int64)
     for tiles in grid.flat_tiles:
         programs *= tiles
@@ -272,7 +272,7 @@ def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
     )
 
 
-def _constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:
+def constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:
     """``constraints.is_satisfied_by`` at every candidate (a division by zero fails)."""
     if not constraints.conjunctions:
         return np.full(total, constraints.satisfiable)

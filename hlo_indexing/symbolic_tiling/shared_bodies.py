@@ -171,6 +171,16 @@ class TilingMemo:
             self._origins[id(fusion_or_failure)] = (fusion_or_failure, entry, {node: node for node in fusion_or_failure.nodes})
         return fusion_or_failure
 
+    def origin(self, fusion: TiledFusion) -> tuple[TiledFusion, dict[TiledNode, TiledNode]] | None:
+        """For an analysis from :meth:`analyze`: the first analysis of its body and each
+        of that analysis's nodes mapped to ``fusion``'s (identity for the first itself);
+        None for any other analysis. Lets other per-body results be shared the way
+        :meth:`rank` shares rankings."""
+        origin = self._origins.get(id(fusion))
+        if origin is None or origin[0] is not fusion:
+            return None
+        return origin[1].fusion, origin[2]
+
     def rank(
         self,
         fusion: TiledFusion,

@@ -233,7 +233,7 @@ def _partitioning(
     error = None
     for node in candidates:
         try:
-            _check_partition(made[id(node)], programs, first)
+            check_partition(made[id(node)], programs, first)
             return made[id(node)]
         except TilingError as exc:
             error = exc
@@ -241,7 +241,7 @@ def _partitioning(
     raise error
 
 
-def _check_partition(root: TiledInstruction, programs: int, first: TiledInstruction) -> None:
+def check_partition(root: TiledInstruction, programs: int, first: TiledInstruction) -> None:
     """An extra output must be written exactly once: its tiles, over all programs,
     partition its index space. Checked by enumeration (vectorized: one pass per element
     of a tile) up to :data:`MAX_PARTITION_CHECK` elements; above, only an output tiled

@@ -13,15 +13,14 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.locations import enclosing_function, location_of
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.schema import load_schema
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
@@ -37,14 +36,12 @@ def parameters_text(fusion: TiledFusion) -> list[str]:
 
 #: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
 TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
-TILINGS_SCHEMA_RESOURCE = "schema/tilings.schema.json"
+TILINGS_SCHEMA_FILE = "tilings.schema.json"
 
 
 def tilings_schema() -> dict[str, Any]:
-    """The JSON Schema of the tilings document (shipped as package data)."""
-    text = resources.files("hlo_indexing").joinpath(TILINGS_SCHEMA_RESOURCE).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
-    return loaded
+    """The JSON Schema of the tilings document (shipped as package data, :mod:`hlo_indexing.schema`)."""
+    return load_schema(TILINGS_SCHEMA_FILE)
 
 
 def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
@@ -80,19 +77,10 @@ def selected_computations(module: "ir.Operation", function: str) -> list[tuple[s
     return [(label, op) for label, op in found if op.name == "mhlo.fusion"] or found
 
 
-def computation_tilings(
-    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
-    memo: TilingMemo | None = None, prove: bool = False,
-) -> tuple[dict[str, Any], list[Footprint], str]:
-    """One computation's entry of the tilings document, its best ``max_tilings``
-    footprints (with their exactness) and what the ranking left out, in words
-    (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
-    cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
-    parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
-    reason there are none, when ``blockspecs``). ``memo``: the run's
-    :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
-    the same body are analysed and ranked once). ``prove``: isl proves each exactness
-    too."""
+def computation_entry(label: str, op: "ir.Operation", memo: TilingMemo) -> tuple[dict[str, Any], TiledFusion | None]:
+    """A computation's entry of the tilings document without its tilings, and its
+    analysis (None, with ``failure`` or ``error`` set, when it cannot be tiled). The
+    device-ranked report (:mod:`hlo_indexing.cost_model.device_report`) starts from it too."""
     where = location_of(op.location)
     entry: dict[str, Any] = {
         "name": label,
@@ -107,19 +95,38 @@ def computation_tilings(
         "capped": 0,
         "tilings": [],
     }
-    memo = memo or TilingMemo()
     try:
         fusion = memo.analyze(op)
     except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
         entry["error"] = f"cannot tile: {exc.message}"
-        return entry, [], ""
+        return entry, None
     if isinstance(fusion, AnalysisFailure):
         entry["failure"] = fusion.reason
-        return entry, [], ""
+        return entry, None
     entry["parameters"] = [
         {"owner": p.owner, "dim": p.dim, "size": p.size, "contracting": p.contracting, "text": text}
         for p, text in zip(fusion.parameters, parameters_text(fusion))
     ]
+    return entry, fusion
+
+
+def computation_tilings(
+    label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
+    memo: TilingMemo | None = None, prove: bool = False,
+) -> tuple[dict[str, Any], list[Footprint], str]:
+    """One computation's entry of the tilings document, its best ``max_tilings``
+    footprints (with their exactness) and what the ranking left out, in words
+    (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
+    cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
+    parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
+    reason there are none, when ``blockspecs``). ``memo``: the run's
+    :class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo` (computations with
+    the same body are analysed and ranked once). ``prove``: isl proves each exactness
+    too."""
+    memo = memo or TilingMemo()
+    entry, fusion = computation_entry(label, op, memo)
+    if fusion is None:
+        return entry, [], ""
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts)
@@ -134,13 +141,14 @@ def computation_tilings(
     for rank, footprint in enumerate(ranked, 1):
         tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
         if blockspecs:
-            tiling["pallas"] = _pallas_json(fusion, footprint.tile_sizes)
+            tiling["pallas"] = pallas_json(fusion, footprint.tile_sizes)
         entry["tilings"].append(tiling)
     return entry, ranked, ranking.note
 
 
-def _pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
+def pallas_json(fusion: TiledFusion, sizes: Sequence[int]) -> dict[str, str | None]:
+    """A tiling's ``pallas`` field: its BlockSpecs, or why its tiles are not blocks."""
     try:
-        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)), "reason": None}
+        return {"blockspecs": pallas_blockspecs(fusion, list(sizes)).text, "reason": None}
     except HloIndexingError as exc:
         return {"blockspecs": None, "reason": exc.message}

@@ -6,7 +6,7 @@
 
 // Every second column: half of the argument, stride 2 along the innermost output dim.
 // CHECK-LABEL: @strided arg 0: utilization = 0.5 (exact, enumeration)
-// CHECK-NEXT:  @strided arg 0: coalesced = false (symbolic)
+// CHECK:       @strided arg 0: coalesced = false (symbolic)
 // BOUND-LABEL: @strided arg 0: utilization <= 0.5 (bound, hull)
 // ATTR-LABEL:  func.func @strided
 // ATTR-SAME:   hlo_indexing.coalesced = false
@@ -20,7 +20,7 @@ func.func @strided(%x: tensor<16x8xf32>) -> tensor<16x4xf32> {
 
 // A transpose reads the minor output dim along the major input dim: uncoalesced.
 // CHECK-LABEL: @add_transpose arg 0: utilization = 1 (exact, interval)
-// CHECK-NEXT:  @add_transpose arg 0: coalesced = false (symbolic)
+// CHECK:       @add_transpose arg 0: coalesced = false (symbolic)
 func.func @add_transpose(%p0: tensor<1000x1000xf32>) -> tensor<1000x1000xf32> {
   %t = stablehlo.transpose %p0, dims = [1, 0] : (tensor<1000x1000xf32>) -> tensor<1000x1000xf32>
   %a = stablehlo.add %p0, %t : tensor<1000x1000xf32>
@@ -31,7 +31,7 @@ func.func @add_transpose(%p0: tensor<1000x1000xf32>) -> tensor<1000x1000xf32> {
 
 // The same transpose from a column-major argument reads consecutive memory.
 // CHECK-LABEL: @column_major arg 0: utilization = 1 (exact, interval)
-// CHECK-NEXT:  @column_major arg 0: coalesced = true (symbolic)
+// CHECK:       @column_major arg 0: coalesced = true (symbolic)
 func.func @column_major(%x: tensor<4x6xf32> {hlo_indexing.layout = "{0,1}"}) -> tensor<6x4xf32> {
   %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>
   return %0 : tensor<6x4xf32>
@@ -43,11 +43,11 @@ func.func @column_major(%x: tensor<4x6xf32> {hlo_indexing.layout = "{0,1}"}) -> 
 // contiguous block (decided symbolically: the domain has 10^8 points). Unused and
 // scalar arguments.
 // CHECK-LABEL: @row_reduce arg 0: utilization = 1 (exact, interval)
-// CHECK-NEXT:  @row_reduce arg 0: coalesced = true (symbolic)
-// CHECK-NEXT:  @row_reduce arg 1: utilization = 0 (exact, interval)
-// CHECK-NEXT:  @row_reduce arg 1: coalesced = true (unused)
-// CHECK-NEXT:  @row_reduce arg 2: utilization = 1 (exact, interval)
-// CHECK-NEXT:  @row_reduce arg 2: coalesced = true (scalar)
+// CHECK:       @row_reduce arg 0: coalesced = true (symbolic)
+// CHECK:       @row_reduce arg 1: utilization = 0 (exact, interval)
+// CHECK:       @row_reduce arg 1: coalesced = true (unused)
+// CHECK:       @row_reduce arg 2: utilization = 1 (exact, interval)
+// CHECK:       @row_reduce arg 2: coalesced = true (scalar)
 func.func @row_reduce(%x: tensor<100000x1024xf32>, %unused: tensor<3xf32>, %init: tensor<f32>) -> tensor<100000xf32> {
   %0 = stablehlo.reduce(%x init: %init) applies stablehlo.add across dimensions = [1] : (tensor<100000x1024xf32>, tensor<f32>) -> tensor<100000xf32>
   return %0 : tensor<100000xf32>
@@ -57,7 +57,7 @@ func.func @row_reduce(%x: tensor<100000x1024xf32>, %unused: tensor<3xf32>, %init
 
 // Two results: the union of what both read.
 // CHECK-LABEL: @two_results arg 0: utilization = 0.75 (exact, enumeration)
-// CHECK-NEXT:  @two_results arg 0: coalesced = true (symbolic)
+// CHECK:       @two_results arg 0: coalesced = true (symbolic)
 func.func @two_results(%x: tensor<8xf32>) -> (tensor<4xf32>, tensor<2xf32>) {
   %0 = stablehlo.slice %x [0:4] : (tensor<8xf32>) -> tensor<4xf32>
   %1 = stablehlo.slice %x [6:8] : (tensor<8xf32>) -> tensor<2xf32>
@@ -68,7 +68,7 @@ func.func @two_results(%x: tensor<8xf32>) -> (tensor<4xf32>, tensor<2xf32>) {
 
 // Unknown indexing: utilization 1 as a bound, not coalesced.
 // CHECK-LABEL: @custom arg 0: utilization <= 1 (bound, unknown)
-// CHECK-NEXT:  @custom arg 0: coalesced = false (unknown)
+// CHECK:       @custom arg 0: coalesced = false (unknown)
 func.func @custom(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.custom_call @foo(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -79,11 +79,11 @@ func.func @custom(%x: tensor<4xf32>) -> tensor<4xf32> {
 // An MHLO fusion: a transposed operand and a broadcast one (stride 0 is coalesced);
 // the operand layouts come from the enclosing function's arguments.
 // CHECK-LABEL: mhlo.fusion arg 0: utilization = 0.5 (exact, interval)
-// CHECK-NEXT:  mhlo.fusion arg 0: coalesced = false (symbolic)
-// CHECK-NEXT:  mhlo.fusion arg 1: utilization = 1 (exact, interval)
-// CHECK-NEXT:  mhlo.fusion arg 1: coalesced = true (symbolic)
-// CHECK-NEXT:  mhlo.fusion arg 2: utilization = 1 (exact, interval)
-// CHECK-NEXT:  mhlo.fusion arg 2: coalesced = true (symbolic)
+// CHECK:       mhlo.fusion arg 0: coalesced = false (symbolic)
+// CHECK:       mhlo.fusion arg 1: utilization = 1 (exact, interval)
+// CHECK:       mhlo.fusion arg 1: coalesced = true (symbolic)
+// CHECK:       mhlo.fusion arg 2: utilization = 1 (exact, interval)
+// CHECK:       mhlo.fusion arg 2: coalesced = true (symbolic)
 // ATTR-LABEL:  func.func @fusion
 // ATTR:        hlo_indexing.coalesced = [false, true, true]
 // ATTR-SAME:   hlo_indexing.utilization = [5.000000e-01, 1.000000e+00, 1.000000e+00]

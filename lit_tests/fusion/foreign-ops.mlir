@@ -13,7 +13,7 @@ func.func @foreign_transpose(%a: tensor<4x8xf32>) -> tensor<8x4xf32> {
 
 // An HLO op beside it is still analysed.
 // CHECK-LABEL: @foreign_then_hlo result 0 -> arg 0: unknown indexing
-// CHECK-NEXT:  @foreign_then_hlo result 0 -> arg 1: (d0, d1) -> (d1, d0), domain: d0 in [0, 7], d1 in [0, 3]
+// CHECK:       @foreign_then_hlo result 0 -> arg 1: (d0, d1) -> (d1, d0), domain: d0 in [0, 7], d1 in [0, 3]
 func.func @foreign_then_hlo(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>) -> tensor<8x4xf32> {
   %c = "foo.add"(%a) : (tensor<8x4xf32>) -> tensor<8x4xf32>
   %t = stablehlo.transpose %b, dims = [1, 0] : (tensor<4x8xf32>) -> tensor<8x4xf32>

@@ -3,7 +3,7 @@
 
 // One input read twice: two maps.
 // CHECK-LABEL: @add_transpose result 0 -> arg 0: (d0, d1) -> (d0, d1), domain: d0 in [0, 999], d1 in [0, 999]
-// CHECK-NEXT:  @add_transpose result 0 -> arg 0: (d0, d1) -> (d1, d0), domain: d0 in [0, 999], d1 in [0, 999]
+// CHECK:       @add_transpose result 0 -> arg 0: (d0, d1) -> (d1, d0), domain: d0 in [0, 999], d1 in [0, 999]
 func.func @add_transpose(%p0: tensor<1000x1000xf32>) -> tensor<1000x1000xf32> {
   %t = stablehlo.transpose %p0, dims = [1, 0] : (tensor<1000x1000xf32>) -> tensor<1000x1000xf32>
   %a = stablehlo.add %p0, %t : tensor<1000x1000xf32>
@@ -30,7 +30,7 @@ func.func @transposes(%p0: tensor<20x10x50xf32>) -> tensor<10x50x20xf32> {
 
 // Softmax: the element itself and the whole reduced row.
 // CHECK-LABEL: @softmax result 0 -> arg 0: (d0, d1, d2) -> (d0, d1, d2), domain: d0 in [0, 1], d1 in [0, 64], d2 in [0, 124]
-// CHECK-NEXT:  @softmax result 0 -> arg 0: (d0, d1, d2)[s0] -> (d0, d1, s0), domain: d0 in [0, 1], d1 in [0, 64], d2 in [0, 124], s0 in [0, 124]
+// CHECK:       @softmax result 0 -> arg 0: (d0, d1, d2)[s0] -> (d0, d1, s0), domain: d0 in [0, 1], d1 in [0, 64], d2 in [0, 124], s0 in [0, 124]
 // CHECK-NOT:   @softmax result 0 -> arg 0
 func.func @softmax(%x: tensor<2x65x125xf32>) -> tensor<2x65x125xf32> {
   %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>

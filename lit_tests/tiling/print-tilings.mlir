@@ -13,10 +13,10 @@
 // elements the fused maps read (here all: each tile holds the rows it reduces).
 // CHECK-LABEL: remark: @softmax tiling #1: tile sizes [1, 6]: 4 tiles, 48 B per tile (read 24, write 24), 8 B per output element, padding waste 0.0%
 // CHECK-SAME:  , exactness parameter(0) 1{{$}}
-// CHECK-NEXT:  remark: @softmax tiling #2: tile sizes [1, 4]: 8 tiles, 40 B per tile (read 24, write 16), 12 B per output element
-// CHECK-NEXT:  remark: @softmax tiling #3: tile sizes [2, 2]: 6 tiles, 64 B per tile (read 48, write 16), 16 B per output element
+// CHECK:       remark: @softmax tiling #2: tile sizes [1, 4]: 8 tiles, 40 B per tile (read 24, write 16), 12 B per output element
+// CHECK:       remark: @softmax tiling #3: tile sizes [2, 2]: 6 tiles, 64 B per tile (read 48, write 16), 16 B per output element
 // KIB-LABEL:   remark: @softmax tiling #1: tile sizes [4, 6]: 1 tiles, 192 B per tile
-// format=json: one JSON document per module (tilings.schema.json), verbatim on stderr.
+// format=json: one JSON document per module (tilings.schema.json), verbatim on stderr (the IR is on stdout).
 // JSON-LABEL:  "schema": "hlo-indexing/tilings/1",
 // JSON-NEXT:   "budget_bytes": 16384,
 // JSON:        "name": "@softmax",
@@ -57,8 +57,8 @@ func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
 // Equal bytes moved and tiles: fewer K steps (programs) rank first. Tilings of more
 // than 65536 programs (K steps included) are counted, not evaluated.
 // KIB-LABEL:   remark: @matmul tiling #1: tile sizes [16, 16, 128]: 4 tiles, 12800 B per tile (read 4608, write 8192), 8.5 B per output element, padding waste 0.0%
-// KIB-NEXT:    remark: @matmul tiling #2: tile sizes [8, 16, 128]: 4 tiles, 10496 B per tile (read 2304, write 8192), 8.5 B per output element, padding waste 0.0%
-// KIB-NEXT:    remark: @matmul: 4 tilings with too many programs not evaluated
+// KIB:         remark: @matmul tiling #2: tile sizes [8, 16, 128]: 4 tiles, 10496 B per tile (read 2304, write 8192), 8.5 B per output element, padding waste 0.0%
+// KIB:         remark: @matmul: 4 tilings with too many programs not evaluated
 // JSON-LABEL:  "schema": "hlo-indexing/tilings/1",
 // JSON:        "name": "@matmul",
 // JSON:        "index": 1,
@@ -80,7 +80,7 @@ func.func @matmul(%a: tensor<64x32xbf16>, %b: tensor<32x128xbf16> {hlo_indexing.
 // but loads 2 of %x, so 18 of the 23 elements loaded over all starts are read.
 // CHECK-LABEL: remark: @window tiling #1: tile sizes [3]: 1 tiles
 // CHECK-SAME:  exactness parameter(0) 1, parameter(1) 1{{$}}
-// CHECK-NEXT:  remark: @window tiling #2: tile sizes [2]: 2 tiles
+// CHECK:       remark: @window tiling #2: tile sizes [2]: 2 tiles
 // CHECK-SAME:  exactness parameter(0) 0.783 (worst tile 0.5), parameter(1) 1{{$}}
 func.func @window(%x: tensor<8xf32>, %i: tensor<i32>) -> tensor<3xf32> {
   %0 = stablehlo.dynamic_slice %x, %i, sizes = [3] : (tensor<8xf32>, tensor<i32>) -> tensor<3xf32>

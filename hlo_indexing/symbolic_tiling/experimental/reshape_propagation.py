@@ -97,11 +97,11 @@ def _collapse(tiles: list[DimTile], dims: list[int]) -> DimTile:
     # stride from an offset below it (the innermost may step: 0, 2 of 4 with stride 2)
     # and with no dimension between them: the elements are one progression.
     for k in active[1:]:
-        size, stride, start = _const(tiles[k].size), _const(tiles[k].stride), _const(tiles[k].offset)
-        spans = size is not None and stride is not None and size * stride == dims[k] and k - 1 in active
-        stepped = spans and stride != 1  # must start below the stride and be masked nowhere
-        if not spans or (stepped and (start is None or not 0 <= start < stride or _const(tiles[k].upper_bound) != dims[k])):
+        count, step, start = _const(tiles[k].size), _const(tiles[k].stride), _const(tiles[k].offset)
+        if count is None or step is None or count * step != dims[k] or k - 1 not in active:
             raise TilingError("UNIMPLEMENTED", "Multiple dimensions are partially tiled")
+        if step != 1 and (start is None or not 0 <= start < step or _const(tiles[k].upper_bound) != dims[k]):
+            raise TilingError("UNIMPLEMENTED", "Multiple dimensions are partially tiled")  # a step must start below it, unmasked
     size = tiles[j].size
     for k in active[1:]:
         size = size * tiles[k].size

@@ -1,0 +1,171 @@
+"""The tilings report ranked for a device: for every computation, the tilings legal on it,
+fastest first (:func:`hlo_indexing.cost_model.ranking.rank_for_device`), as text remarks
+(what ``hlo-print-tilings{device=NAME top=N}`` prints) or entries of the tilings JSON
+document (:func:`module_tilings` with ``device=``; the device-blind document is
+:mod:`hlo_indexing.symbolic_tiling.tilings_report`'s, whose schema holds both).
+
+Per ranked tiling, text::
+
+    @softmax tiling #1 on h100-sxm: tile sizes [4, 911]: 1.18 us (read 0.621 us, write 0.557 us,
+    compute 0.0615 us; 128 blocks x 4 warps), 9 B per output element, 36448 B per tile
+
+the runners-up followed by why they lose to the first (``against #1: +0.000225 us:
+reads ...``), then one remark with the rules the other candidates broke, counted per
+rule, with one example each. JSON: each tiling entry gets ``estimate`` (every figure of
+:class:`~hlo_indexing.cost_model.estimate.Estimate`, its breakdown included), ``legal``
+(always true: only legal tilings are ranked) and ``loses`` (null for the first); the
+computation gets ``device_ranking`` (candidates considered, legal, rejected per rule,
+examples) and the document ``device``. The Pallas BlockSpecs of a ranked tiling are
+legal on the device by construction.
+
+Example::
+
+    from hlo_indexing import module_tilings, parse_module
+    document = module_tilings(parse_module(text).operation, device="h100")
+    document["computations"][0]["tilings"][0]["estimate"]["exec_time_ns"]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hlo_indexing.cost_model.estimate import Estimate, time_text
+from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.cost_model.tpu import pallas_tpu_text
+from hlo_indexing.devices.types import Device, TpuDevice
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.symbolic_tiling import tilings_report
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+
+
+def module_tilings(
+    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = "",
+    device: "str | Device | None" = None,
+) -> dict[str, Any]:
+    """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
+    operation; only function ``function`` and the fusions in it when given), as
+    ``hlo-print-tilings{format=json}`` prints it; valid against
+    :func:`~hlo_indexing.symbolic_tiling.tilings_report.tilings_schema`. Without
+    ``device``, the device-blind document
+    (:func:`hlo_indexing.symbolic_tiling.tilings_report.module_tilings`); with one (a name,
+    a JSON description file or a device object), the best ``max_tilings`` tilings legal on
+    it, fastest first, as ``hlo-print-tilings{device=...}``."""
+    if device is None:
+        return tilings_report.module_tilings(module, budget_bytes, max_tilings, function=function)
+    target = select_device(device)
+    memo = DeviceRankingMemo(TilingMemo())
+    entries = [device_computation_tilings(label, op, target, max_tilings, memo=memo)[0]
+               for label, op in tilings_report.selected_computations(module, function)]
+    return device_document(budget_bytes, target, entries)
+
+
+def device_document(budget_bytes: int, target: Device, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tilings document of computations ranked for ``target``."""
+    document = tilings_report.tilings_document(budget_bytes, computations_json)
+    document["device"] = device_json(target)
+    return document
+
+
+def device_computation_tilings(
+    label: str, op: "ir.Operation", target: Device, top: int, *, memo: DeviceRankingMemo | None = None,
+    blockspecs: bool = True,
+) -> tuple[dict[str, Any], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+    """One computation's entry of the tilings document ranked for ``target`` (module
+    docstring), its ranking and its best ``top`` tilings with their footprints;
+    ``failure``/``error`` as
+    :func:`~hlo_indexing.symbolic_tiling.tilings_report.computation_tilings`."""
+    memo = memo or DeviceRankingMemo(TilingMemo())
+    entry, fusion = tilings_report.computation_entry(label, op, memo.tiling_memo)
+    if fusion is None:
+        return entry, None, []
+    layouts, output_layouts = declared_parameter_layouts(op)
+    try:
+        ranking = memo.rank(fusion, target, layouts=layouts, output_layouts=output_layouts)
+        ranked_tilings = ranked(ranking, fusion, top)
+    except HloIndexingError as exc:
+        entry["error"] = exc.message
+        return entry, None, []
+    entry["valid_tilings"] = ranking.considered
+    entry["fitting"] = len(ranking.tilings)
+    entry["capped"] = ranking.capped
+    entry["device_ranking"] = ranking_json(ranking)
+    entry["tilings"] = entry.pop("tilings")  # after the ranking's counts
+    for index, (tiling, footprint) in enumerate(ranked_tilings):
+        item: dict[str, Any] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
+        if blockspecs:
+            item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target)
+        entry["tilings"].append(item)
+    return entry, ranking, ranked_tilings
+
+
+def _pallas_json(fusion: TiledFusion, sizes: tuple[int, ...], target: Device) -> dict[str, str | None]:
+    """A ranked tiling's ``pallas`` field; on a TPU, the kernel's text as Mosaic takes it
+    (scalars in SMEM, the dimension semantics: :func:`~.tpu.pallas_tpu_text`)."""
+    if not isinstance(target, TpuDevice):
+        return tilings_report.pallas_json(fusion, sizes)
+    try:
+        return {"blockspecs": pallas_tpu_text(fusion, sizes), "reason": None}
+    except HloIndexingError as exc:
+        return {"blockspecs": None, "reason": exc.message}
+
+
+def _per_element(value: float) -> str:
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def estimate_text(estimate: Estimate) -> str:
+    """``1.18 us (read ..., write ..., compute ...; 128 blocks x 4 warps)``."""
+    warps = estimate.num_warps
+    launch = f"{estimate.num_blocks} blocks" + (f" x {warps} warp{'s' if warps != 1 else ''}" if warps else "")
+    return (f"{time_text(estimate.exec_time_ns)} (read {time_text(estimate.read_time_ns)}, "
+            f"write {time_text(estimate.write_time_ns)}, compute {time_text(estimate.compute_time_ns)}; {launch})")
+
+
+def device_json(device: Device) -> dict[str, Any]:
+    """The device a document was made for."""
+    return {"name": device.name, "kind": device.kind, "description": device.description}
+
+
+def ranked(ranking: DeviceRanking, fusion: TiledFusion, top: int) -> list[tuple[RankedTiling, Footprint]]:
+    """The best ``top`` tilings with their footprints (and exactness)."""
+    return [(tiling, with_exactness(fusion, tiling.footprint)) for tiling in ranking.tilings[:top]]
+
+
+def tiling_text(label: str, ranking: DeviceRanking, index: int, tiling: RankedTiling, footprint: Footprint) -> str:
+    """One text remark (module docstring)."""
+    text = (f"{label} tiling #{tiling.rank} on {ranking.device.name}: tile sizes {list(tiling.tile_sizes)}: "
+            f"{estimate_text(tiling.estimate)}, {_per_element(footprint.bytes_per_output_element)} B per output element, "
+            f"{footprint.bytes_per_tile} B per tile")
+    loses = ranking.loses(index)
+    return f"{text}; against #1: {loses}" if loses else text
+
+
+def rejections_text(label: str, ranking: DeviceRanking) -> str:
+    """The rules the other candidates broke, in words ('' when none)."""
+    if not ranking.note:
+        return ""
+    examples = "; ".join(f"e.g. {list(sizes)}: [{rule}] {rejection.message}"
+                         for rule, (sizes, rejection) in ranking.examples.items())
+    return f"{label}: {ranking.note}" + (f"; {examples}" if examples else "")
+
+
+def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
+    """The computation's ``device_ranking`` entry."""
+    return {
+        "considered": ranking.considered,
+        "legal": len(ranking.tilings),
+        "rejected": dict(ranking.rejected),
+        "examples": [
+            {"rule": rule, "tile_sizes": list(sizes), "subject": rejection.subject, "message": rejection.message}
+            for rule, (sizes, rejection) in ranking.examples.items()
+        ],
+    }
+
+
+def tiling_json(ranking: DeviceRanking, index: int, tiling: RankedTiling) -> dict[str, Any]:
+    """The device fields of one tiling entry."""
+    return {"estimate": tiling.estimate.to_json(), "legal": True, "loses": ranking.loses(index) or None}

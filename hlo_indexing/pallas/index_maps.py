@@ -1,0 +1,207 @@
+"""Pallas index maps, read from their jaxprs into piecewise-affine block indices.
+
+:func:`block_index_cases` interprets an index map's jaxpr over a
+:class:`~hlo_indexing.pallas.cases.Space` (the grid): each grid index is a dimension
+``d_k``, each scalar read from a prefetched array (``s_ref[i]``) an unknown named after
+the operand and the index it is read at, and each equation maps the :data:`Cases` of its
+operands to those of its results. Understood: integer ``add sub mul neg div rem max min
+clamp sign abs``, comparisons, ``and or not xor`` on truth values, ``select_n``,
+``convert_element_type``, shifts by constants, literals and scalar constants, and the
+bodies of ``jit``/``closed_call``/``custom_jvp_call``/``custom_vjp_call``. Anything else
+(a product of two grid-dependent values, an unknown primitive, too many cases) yields an
+unknown named after it: the checks then report what they could not decide.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hlo_indexing.maps.affine_expr import constant_value
+from hlo_indexing.pallas.cases import Cases, NotAffine, Space, TooManyCases
+from hlo_indexing.symbolic_tiling.pallas import grid_index_name
+
+_ARITHMETIC = {"add", "sub", "mul", "neg", "div", "rem", "max", "min", "sign", "abs"}
+_COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
+_LOGIC = {"and", "or", "xor", "not"}
+_TRANSPARENT = {"copy", "copy_p", "squeeze", "reshape", "broadcast_in_dim", "optimization_barrier", "reduce_precision"}
+_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr", "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "remat": "jaxpr", "checkpoint": "jaxpr"}
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A scalar-prefetch operand inside an index map (read by ``get``)."""
+
+    number: int
+    shape: tuple[int, ...]
+
+
+def block_index_cases(index_map: Any, space: Space, num_prefetch: int, prefetch_shapes: Sequence[tuple[int, ...]]) -> list[Cases]:
+    """The block index of every block dimension as :data:`Cases` over ``space``.
+    ``index_map`` is the closed jaxpr (grid indices, then ``num_prefetch`` refs)."""
+    jaxpr = index_map.jaxpr
+    grid_rank = len(space.dim_ranges)
+    inputs: list[Any] = [space.dim(k) for k in range(grid_rank)]
+    inputs += [Ref(k, tuple(prefetch_shapes[k]) if k < len(prefetch_shapes) else ()) for k in range(num_prefetch)]
+    while len(inputs) < len(jaxpr.invars):  # dynamic grid bounds or other operands: unknown
+        inputs.append(space.unknown(f"index-map operand {len(inputs)}"))
+    consts = [_constant(value, space, "a constant of the index map") for value in index_map.consts]
+    outputs = _interpret(jaxpr, consts, inputs, space)
+    result = []
+    for position, value in enumerate(outputs):
+        if isinstance(value, Ref):
+            value = space.unknown(f"scalar-prefetch operand {value.number} used as a block index")
+        if not _is_integer_value(value):
+            value = space.unknown(f"block index {position}, not an integer scalar")
+        result.append(value)
+    return result
+
+
+def _is_integer_value(value: Any) -> bool:
+    return isinstance(value, tuple) and all(not isinstance(v, bool) for _, v in value)
+
+
+def _constant(value: Any, space: Space, origin: str) -> Any:
+    array = np.asarray(value)
+    if array.shape == () and array.dtype.kind in "biu":
+        return space.constant(bool(array) if array.dtype.kind == "b" else int(array))
+    return space.unknown(origin)
+
+
+def _interpret(jaxpr: Any, consts: list[Any], inputs: list[Any], space: Space) -> list[Any]:
+    env: dict[Any, Any] = {}
+    for var, value in zip(jaxpr.constvars, consts):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, inputs):
+        env[var] = value
+
+    def read(atom: Any) -> Any:
+        if hasattr(atom, "val"):  # a Literal
+            return _constant(atom.val, space, f"the literal {atom.val!r}")
+        return env[atom]
+
+    for eqn in jaxpr.eqns:
+        values = [read(atom) for atom in eqn.invars]
+        results = _equation(eqn, values, space)
+        for var, value in zip(eqn.outvars, results):
+            env[var] = value
+    return [read(atom) for atom in jaxpr.outvars]
+
+
+def _equation(eqn: Any, values: list[Any], space: Space) -> list[Any]:
+    name = eqn.primitive.name
+    try:
+        return _rule(eqn, name, values, space)
+    except (NotAffine, TooManyCases) as reason:
+        what = f"'{name}' ({reason})" if str(reason) else f"'{name}' (more cases than limits.MAX_INDEX_MAP_CASES)"
+        return [_unknown_like(var, space, f"the result of {what}") for var in eqn.outvars]
+
+
+def _unknown_like(var: Any, space: Space, origin: str) -> Any:
+    dtype = getattr(getattr(var, "aval", None), "dtype", None)
+    if dtype is not None and np.dtype(dtype).kind == "b":
+        return space.unknown_bool(origin)
+    return space.unknown(origin)
+
+
+def _rule(eqn: Any, name: str, values: list[Any], space: Space) -> list[Any]:
+    if any(isinstance(v, Ref) for v in values) and name != "get":
+        raise NotAffine("applied to a prefetched array")
+    if name in _CALLS:
+        closed = eqn.params.get(_CALLS[name])
+        if closed is None:
+            raise NotAffine("no body")
+        inner = getattr(closed, "jaxpr", closed)
+        consts = [_constant(c, space, "a constant of the index map") for c in getattr(closed, "consts", ())]
+        return _interpret(inner, consts, values, space)
+    if any(not _is_scalar(var) for var in eqn.outvars) and name not in ("get",):
+        raise NotAffine("a non-scalar value")
+    if name in _ARITHMETIC:
+        if any(_is_bool(v) for v in values):
+            values = [_as_int(v, space) for v in values]
+        return [space.arithmetic(name, values)]
+    if name == "clamp":
+        low, x, high = values
+        return [space.arithmetic("min", [space.arithmetic("max", [x, low]), high])]
+    if name in _COMPARISONS:
+        return [space.compare(name, values[0], values[1])]
+    if name in _LOGIC:
+        if all(_is_bool(v) for v in values):
+            return [space.logic(name, values)]
+        raise NotAffine("bitwise arithmetic")
+    if name == "select_n":
+        return [space.select(values[0], values[1:])]
+    if name == "convert_element_type":
+        (value,) = values
+        target = np.dtype(eqn.params["new_dtype"])
+        if target.kind == "b":
+            return [value if _is_bool(value) else space.compare("ne", value, space.constant(0))]
+        if target.kind in "iu":
+            return [_as_int(value, space)]
+        raise NotAffine(f"a conversion to {target}")
+    if name in _TRANSPARENT:
+        return [values[0]]
+    if name in ("shift_left", "shift_right_arithmetic"):
+        amount = _constant_of(values[1])
+        if amount is None or not 0 <= amount < 31:
+            raise NotAffine("a shift by a value that varies")
+        if name == "shift_left":
+            return [space.arithmetic("mul", [values[0], space.constant(1 << amount)])]
+        return [_floor_divide(values[0], 1 << amount, space)]
+    if name == "get":
+        return [_prefetched(eqn, values, space)]
+    raise NotAffine("not an integer operation the analysis follows")
+
+
+def _floor_divide(value: Cases, divisor: int, space: Space) -> Cases:
+    """``value floordiv divisor`` (an arithmetic shift right): ``div`` when the value is
+    not negative, else split on its sign."""
+    quotient = space.arithmetic("div", [value, space.constant(divisor)])
+    remainder = space.arithmetic("rem", [value, space.constant(divisor)])
+    negative_remainder = space.compare("lt", remainder, space.constant(0))
+    corrected = space.arithmetic("sub", [quotient, space.constant(1)])
+    return space.select(negative_remainder, [quotient, corrected])
+
+
+def _constant_of(value: Cases) -> int | None:
+    found = [v for _, v in value]
+    if len(found) != 1 or isinstance(found[0], bool):
+        return None
+    return constant_value(found[0])
+
+
+def _prefetched(eqn: Any, values: list[Any], space: Space) -> Cases:
+    ref = values[0]
+    if not isinstance(ref, Ref):
+        raise NotAffine("a read from a value that is not a prefetched array")
+    indices = []
+    for value in values[1:]:
+        texts = {_render(v) for _, v in value}
+        indices.append(texts.pop() if len(texts) == 1 else "...")
+    where = f"[{', '.join(indices)}]" if indices else ""
+    return space.unknown(f"scalar-prefetch operand {ref.number}{where}")
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    text = str(value).replace(" floordiv ", " // ").replace(" mod ", " % ")
+    return re.sub(r"\bd(\d+)\b", lambda m: grid_index_name(int(m.group(1))), text)
+
+
+def _is_scalar(var: Any) -> bool:
+    return tuple(getattr(getattr(var, "aval", None), "shape", ())) == ()
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, tuple) and all(isinstance(v, bool) for _, v in value)
+
+
+def _as_int(value: Cases, space: Space) -> Cases:
+    if not _is_bool(value):
+        return value
+    return space.select(value, [space.constant(0), space.constant(1)])
