@@ -5,7 +5,8 @@ maps, with the integer set library (``islpy``, the optional ``exact`` extra:
 The relation of a map is ``{(d, f(d, s)) : d, s in their ranges, every constraint
 holds}``, symbols (range and runtime variables) projected out, as
 :meth:`IndexingMap.relation` enumerates it; the relation of a set of maps is their
-union. isl decides equality, inclusion and emptiness of such Presburger relations
+union; a map with ``min``/``max`` (:mod:`~hlo_indexing.maps.minmax`) is the union of its
+pieces. isl decides equality, inclusion and emptiness of such Presburger relations
 exactly, whatever the domain's size: ``floordiv``, ``ceildiv`` and ``mod`` by constants
 are existentially quantified divisions. Maps isl cannot hold give no proof: a product
 of two variables or a division by a variable (semi-affine), or an undefined map.
@@ -40,13 +41,14 @@ import functools
 import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from hlo_indexing import limits
 from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
-from hlo_indexing.errors import TimeLimitError
+from hlo_indexing.errors import LimitExceededError, TimeLimitError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.minmax import ClampedMap
 
 if TYPE_CHECKING:
     from hlo_indexing.maps.isl_decision import Answer
@@ -156,11 +158,17 @@ def _conditions(m: IndexingMap, num_symbols: int) -> str:
     return " and ".join(conditions)
 
 
-def _maps(maps: IndexingMap | Iterable[IndexingMap]) -> list[IndexingMap]:
-    return [maps] if isinstance(maps, IndexingMap) else list(maps)
+#: One map or several (their union), plain or with min/max.
+Maps: TypeAlias = IndexingMap | ClampedMap | Iterable[IndexingMap | ClampedMap]
 
 
-def isl_relation_text(maps: IndexingMap | Iterable[IndexingMap], num_symbols: int | None = None) -> str:
+def _maps(maps: Maps) -> list[IndexingMap]:
+    """The plain maps of ``maps``; a map with min/max is its pieces (the same relation)."""
+    items = [maps] if isinstance(maps, (IndexingMap, ClampedMap)) else list(maps)
+    return [p for m in items for p in (m.pieces() if isinstance(m, ClampedMap) else [m])]
+
+
+def isl_relation_text(maps: Maps, num_symbols: int | None = None) -> str:
     """isl's text of the union of the lifted relations of ``maps`` (one map or several
     of the same arity): ``{ [d0, .., s0, ..] -> [o0, ..] : ... ; ... }`` over
     ``num_symbols`` symbols (default: the most any of them has); projecting the ``s``
@@ -182,12 +190,15 @@ def isl_relation_text(maps: IndexingMap | Iterable[IndexingMap], num_symbols: in
     return "{ " + " ; ".join(f"{head} : {_conditions(m, symbols)}" for m in items) + " }"
 
 
-def _ask(question: str, *sides: IndexingMap | Iterable[IndexingMap]) -> Proof:
+def _ask(question: str, *sides: Maps) -> Proof:
     """``question`` (``equal``, ``includes`` or ``empty``, see
     :func:`~hlo_indexing.maps.isl_decision.decide`) on ``sides``, within the bounds."""
     if not isl_available():
         return Proof(None, _NOT_INSTALLED)
-    items = [_maps(side) for side in sides]
+    try:
+        items = [_maps(side) for side in sides]
+    except LimitExceededError as exc:  # too many pieces of a map with min/max
+        return Proof(None, exc.message)
     try:
         symbols = max((m.num_symbols for side in items for m in side if not m.is_undefined), default=0)
         texts = [isl_relation_text(side, symbols) for side in items]
@@ -209,20 +220,20 @@ def _ask(question: str, *sides: IndexingMap | Iterable[IndexingMap]) -> Proof:
     return Proof(holds, reason, witness)
 
 
-def prove_includes(outer: IndexingMap | Iterable[IndexingMap], inner: IndexingMap | Iterable[IndexingMap]) -> Proof:
+def prove_includes(outer: Maps, inner: Maps) -> Proof:
     """Whether the relation of ``inner`` is inside the relation of ``outer`` (each one
     map or a set of maps, their union); the witness of a disproof is a pair of
     ``inner`` that ``outer`` lacks."""
     return _ask("includes", outer, inner)
 
 
-def prove_equal(a: IndexingMap | Iterable[IndexingMap], b: IndexingMap | Iterable[IndexingMap]) -> Proof:
+def prove_equal(a: Maps, b: Maps) -> Proof:
     """Whether ``a`` and ``b`` (each one map or a set of maps, their union) have the same
     relation; the witness of a disproof is a pair of one that the other lacks."""
     return _ask("equal", a, b)
 
 
-def prove_empty(maps: IndexingMap | Iterable[IndexingMap]) -> Proof:
+def prove_empty(maps: Maps) -> Proof:
     """Whether the relation of ``maps`` is empty (no point of the domain satisfies the
     constraints); the witness of a disproof is one of its pairs."""
     return _ask("empty", maps)
