@@ -9,6 +9,7 @@ Usage (``python3 dev/run.py bench [options]`` runs this with the repository's ve
     python benchmarks/run.py --training-only     # only the JAX training steps (issue #17)
     python benchmarks/run.py --tiling-only       # only the tiling of the compiled steps (issue #19)
     python benchmarks/run.py --tiling-only --device h100   # ... ranked by a device's cost model (issue #26)
+    python benchmarks/run.py --library-only      # only the programs of JAX's libraries (issue #31)
 
 Every figure is a ratio against a baseline measured in the same process on the same
 input (see each ``bench_*`` module). The record goes to ``benchmarks/results/latest.json``
@@ -35,6 +36,7 @@ import bench_cli  # noqa: E402
 import bench_generate as generate  # noqa: E402
 import bench_hlo_import  # noqa: E402
 import bench_layout_pack  # noqa: E402
+import bench_library  # noqa: E402
 import bench_simplifier  # noqa: E402
 import bench_tiling  # noqa: E402
 import bench_training  # noqa: E402
@@ -145,6 +147,35 @@ def run_training(quick: bool) -> list[dict]:
     return bench_training.measure(layers, repeat=2 if quick else 3)
 
 
+def run_library(quick: bool) -> list[dict]:
+    if not generate.jax_available():
+        print("bench: jax is not installed: skipping the library programs", flush=True)
+        return []
+    print("bench: programs of JAX's libraries (the 'programs' extra)", flush=True)
+    import library_programs  # imports jax, present here
+
+    names = list(bench_library.QUICK) if quick else list(library_programs.PROGRAMS)
+    return bench_library.measure(names, repeat=2 if quick else 3)
+
+
+def library_table(rows: list[dict]) -> str:
+    measured = [r for r in rows if "skipped" not in r]
+    lines = [table(["program", "ops", "CPU: parse+print ms", "analysis s", "ratio"],
+                   [[r["program"], r["ops"], 1000 * r["parse_print_cpu_s"], r["analysis_cpu_s"], r["cpu_ratio"]]
+                    for r in measured])]
+    lines += [f"skipped: {r['program']} ({r['skipped']})" for r in rows if "skipped" in r]
+    return "\n".join(lines)
+
+
+def library_targets(rows: list[dict]) -> list[dict]:
+    measured = [r for r in rows if "skipped" not in r]
+    if not measured:
+        return []
+    worst = max(measured, key=lambda r: r["cpu_ratio"])
+    return [{"target": "library programs <= 10x parse+print (issue #31; CPU time)",
+             "value": f"{worst['cpu_ratio']:.1f}x (worst: {worst['program']})", "met": worst["cpu_ratio"] <= 10}]
+
+
 #: The device of the cost-model line of the tiling benchmark (issue #26).
 TILING_DEVICE = "h100"
 
@@ -233,7 +264,7 @@ def training_table(rows: list[dict]) -> str:
 
 def targets(record: dict) -> list[dict]:
     out = (training_targets(record["training"]) + tiling_targets(record["tiling"])
-           + tiling_targets(record.get("device_tiling", [])))
+           + tiling_targets(record.get("device_tiling", [])) + library_targets(record.get("library", [])))
     at_target = [r for r in record["analysis"] if r["n_ops"] == TARGET_SIZE]
     if at_target:
         worst = max(r["cpu_ratio"] for r in at_target)
@@ -266,6 +297,10 @@ def markdown(record: dict) -> str:
         parts.append("JAX training steps (`benchmarks/jax_training_step.py`: L-layer transformer, MSE loss, "
                      "`jax.grad`, Adam; `hlo_indexing.analyze(text)` against parse+print):")
         parts.append(training_table(record["training"]))
+    if record.get("library"):
+        parts.append("Programs of JAX's libraries (`benchmarks/library_programs.py`, the `programs` extra; "
+                     "`hlo_indexing.analyze(text)` against parse+print, CPU time):")
+        parts.append(library_table(record["library"]))
     if record["tiling"]:
         parts.append("Tiling of the compiled steps (`.lower(...).compile().as_text()`; every `mhlo.fusion` analysed "
                      "and its valid tilings ranked under 48KiB, as `hlo-print-tilings`, against parse+print of the "
@@ -376,6 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="JSON record path")
     parser.add_argument("--update-readme", action="store_true", help="replace README.md's benchmark table")
     parser.add_argument("--training-only", action="store_true", help="only the JAX training steps (no JSON, no README)")
+    parser.add_argument("--library-only", action="store_true",
+                        help="only the programs of JAX's libraries (no JSON, no README)")
     parser.add_argument("--tiling-only", action="store_true",
                         help="only the tiling of the compiled training steps (no JSON, no README)")
     parser.add_argument("--device", help="with --tiling-only: rank by this device's cost model (e.g. h100); a full "
@@ -401,6 +438,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + training_table(rows) + "\n")
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in training_targets(rows)]))
         return 0
+    if args.library_only:
+        rows = run_library(args.quick)
+        print("\n" + library_table(rows) + "\n")
+        print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in library_targets(rows)]))
+        return 0
     if args.tiling_only:
         rows = run_tiling(args.quick, args.device)
         print("\n" + tiling_table(rows) + "\n")
@@ -409,6 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     record["training"] = run_training(args.quick)
     record["tiling"] = run_tiling(args.quick)
     record["device_tiling"] = run_tiling(args.quick, TILING_DEVICE)
+    record["library"] = run_library(args.quick)
     record["analysis"], record["module_shapes"] = run_analysis(sizes, memory=not args.no_memory)
     record["scaling"] = scaling_rows(record["analysis"])
     print("bench: deep fusion chain", flush=True)

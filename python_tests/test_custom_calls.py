@@ -36,3 +36,36 @@ def test_lapack_qr_reads_its_batch_matrix_whole() -> None:
     expected = {(tuple(r[:3]), tuple(r[3:])) for r in np.argwhere(jacobian != 0).tolist()}
     assert expected <= ours
     assert all(out[0] == inp[0] for out, inp in ours)
+
+
+TOP_K_HLO = """HloModule topk
+
+%compare (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %gt = pred[] compare(%a, %b), direction=GT
+}
+
+ENTRY %main (p: f32[3,5]) -> (f32[3,2], s32[3,2]) {
+  %p = f32[3,5]{1,0} parameter(0)
+  %tk = (f32[3,2]{1,0}, s32[3,2]{1,0}) custom-call(%p), custom_call_target="TopK", called_computations={%compare}
+  %values = f32[3,2]{1,0} get-tuple-element(%tk), index=0
+  %indices = s32[3,2]{1,0} get-tuple-element(%tk), index=1
+  ROOT %t = (f32[3,2]{1,0}, s32[3,2]{1,0}) tuple(%values, %indices)
+}
+"""
+
+
+@pytest.mark.parametrize("direction", ["output-to-input", "input-to-output"])
+def test_tuple_returning_top_k_is_followed_element_by_element(direction) -> None:
+    """XLA's ``TopK`` custom call (compiled HLO) returns a tuple (values, indices): each
+    element read through ``get-tuple-element`` gets the maps ``lax.top_k``'s StableHLO
+    op gets (test_real_programs checks those against the jacobian and perturbations)."""
+    compiled = analyze(TOP_K_HLO, direction=direction).computation("main")
+    lowered = jax.jit(lambda x: jax.lax.top_k(x, 2)).lower(jax.ShapeDtypeStruct((3, 5), jnp.float32))
+    stablehlo = analyze(lowered, direction=direction).computation("main")
+    assert not any(m.is_undefined for fused in compiled.maps for maps in fused.maps for m in maps)
+    def texts(computation) -> list:  # the two modules live in different MLIR contexts
+        return [[sorted(map(str, maps)) for maps in fused.maps] for fused in computation.maps]
+
+    assert texts(compiled) == texts(stablehlo)

@@ -366,11 +366,11 @@ def test_the_cli_writes_the_same_documents(tmp_path):
     done = subprocess.run([str(OPT), str(source), "--hlo-print-tilings=device=h100 top=2 format=json", "-o", "/dev/null"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    jsonschema.validate(json.loads(done.stderr), tilings_schema())
+    jsonschema.validate(json.loads(done.stdout), tilings_schema())
     done = subprocess.run([str(OPT), str(source), "--hlo-audit-tilings=device=h100 format=json", "-o", "/dev/null"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    jsonschema.validate(json.loads(done.stderr), audit_schema())
+    jsonschema.validate(json.loads(done.stdout), audit_schema())
     done = subprocess.run([str(OPT), str(source), "--hlo-print-tilings=device=h10 top=2", "-o", "/dev/null"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "did you mean" in done.stderr

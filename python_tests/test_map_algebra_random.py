@@ -336,3 +336,51 @@ def test_eliminate_equal_symbols_keeps_the_relation(text) -> None:
     assert eliminated.relation() == m.relation()
     if "mod" not in text:
         assert eliminated.num_symbols < m.num_symbols
+
+
+def detached_solutions(ranges, constraints) -> bool:
+    """Whether some point of the box ``ranges`` meets every ``(coefficients, lo, hi)``
+    (the test's own brute force over plain integers)."""
+    for point in itertools.product(*(range(lo, hi + 1) for lo, hi in ranges)):
+        if all(lo <= sum(c * v for c, v in zip(coefficients, point)) <= hi for coefficients, lo, hi in constraints):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(
+    "ranges, constraints",
+    [
+        # two independent groups, each satisfiable: one only by its very last point
+        ([(0, 99), (0, 99), (0, 9), (0, 9)], [((3, 1, 0, 0), 396, 396), ((0, 0, 1, 1), 18, 18)]),
+        # one group cannot be met (parity), the other can
+        ([(0, 99), (0, 99), (0, 9)], [((2, 2, 0), 7, 7), ((0, 0, 1), 4, 4)]),
+        # a group that interval bounds decide alone, beside one enumerated in several chunks
+        ([(0, 4), (0, 199), (0, 199)], [((1, 0, 0), -3, 10), ((0, 1, -1), 199, 199)]),
+        # a constraint that interval bounds show cannot be met
+        ([(0, 4), (0, 199), (0, 199)], [((1, 1, 0), 500, 600), ((0, 1, -1), 0, 0)]),
+    ],
+)
+def test_unused_symbols_with_detached_constraints(ranges, constraints) -> None:
+    """Symbols tied only to each other by constraints go; the map is known empty exactly
+    when the constraints cannot be met together (decided per group of constraints, in
+    chunks)."""
+    names = [f"s{i}" for i in range(len(ranges))]
+    domain = [f"{n} in [{lo}, {hi}]" for n, (lo, hi) in zip(names, ranges)]
+    domain += [
+        " + ".join(f"{n} * {c}" for n, c in zip(names, coefficients) if c) + f" in [{lo}, {hi}]"
+        for coefficients, lo, hi in constraints
+    ]
+    m = IndexingMap.parse(f"(d0)[{', '.join(names)}] -> (d0), domain: d0 in [0, 3], {', '.join(domain)}")
+    reduced = remove_unused_symbols(m)
+    assert reduced.num_symbols == 0
+    assert reduced.is_known_empty() is not detached_solutions(ranges, constraints)
+
+
+def test_detached_constraints_over_the_enumeration_limit_are_assumed_satisfiable() -> None:
+    """Past ``SATISFIABILITY_POINTS`` points together (here 1001 * 1001), detached
+    constraints are assumed satisfiable, as XLA assumes them: sound, not exact."""
+    m = IndexingMap.parse(
+        "(d0)[s0, s1] -> (d0), domain: d0 in [0, 3], s0 in [0, 1000], s1 in [0, 1000], s0 * 2 + s1 * 2 in [1, 1]"
+    )
+    reduced = remove_unused_symbols(m)
+    assert reduced.num_symbols == 0 and not reduced.is_known_empty()

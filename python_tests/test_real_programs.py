@@ -77,6 +77,35 @@ def _while(x):
     return (lax.while_loop(lambda v: jnp.sum(v) < 20.0, lambda v: v * 1.5 + 0.25, x),)
 
 
+def _nested_cond(p, x, y):
+    """``cond`` inside a ``cond`` branch, both branches reading values of the enclosing
+    function directly (captured), as diffrax's solvers nest them."""
+
+    def inner():
+        return lax.cond(p[0] > 1.2, lambda: x * 2.0, lambda: y[::-1])
+
+    return (lax.cond(p[0] > 1.0, inner, lambda: x + y),)
+
+
+def _while_with_cond(x, y):
+    """A data-dependent ``while`` whose body runs a ``cond`` capturing a body value and
+    a loop-invariant carry (diffrax's step loop: accept or reject a step)."""
+
+    def body(carry):
+        v, w, n = carry
+        step = v * 0.5 + w
+        v = lax.cond(jnp.sum(step) > 2.0, lambda: step, lambda: v + w[::-1])
+        return v, w, n + 1
+
+    return lax.while_loop(lambda c: (jnp.sum(c[0]) < 40.0) & (c[2] < 8), body, (x, y, 0))[:1]
+
+
+def _host_callback(x, y):
+    """``jax.pure_callback``: Python the analysis cannot read, which sees only its operands."""
+    shape = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    return (jax.pure_callback(lambda a: np.asarray(a) * 2.0, shape, x) + y,)
+
+
 def _spd(a):
     return a @ jnp.swapaxes(a, -1, -2) + 3.0 * jnp.eye(a.shape[-1])
 
@@ -105,6 +134,9 @@ PROGRAMS = [
         lambda p, x, y: (lax.cond(p[0] > 1.0, lambda a, b: a[::-1] * 2.0, lambda a, b: b + a, x, y),),
         [(1,), (3,), (3,)],
     ),
+    Program("nested_cond_captures", _nested_cond, [(1,), (3,), (3,)]),
+    Program("while_with_cond_in_body", _while_with_cond, [(3,), (3,)]),
+    Program("host_callback", _host_callback, [(2, 3), (2, 3)], "perturbation"),
     Program("top_k_values", lambda x: lax.top_k(x, 2)[:1], [(3, 5)]),
     Program("top_k_indices", lambda x: lax.top_k(x, 2)[1:], [(3, 5)], "perturbation"),
     Program("argmax", lambda x: (jnp.argmax(x, axis=1),), [(3, 5)], "perturbation"),
@@ -169,6 +201,9 @@ OVER_APPROXIMATED = {
     ("cond_branches", 0): 8,  # both branches and the predicate; the jacobian sees the branch taken
     ("while_data_dependent_bound", 0): 6,
     ("while_in_scan", 0): 24,
+    ("nested_cond_captures", 0): 8,  # both branches of both conds, and the predicate
+    ("while_with_cond_in_body", 0): 12,  # data-dependent trip count and branch
+    ("host_callback", 0): 30,  # the callback reads its whole operand (Python we cannot read)
     ("top_k_values", 0): 24,
     ("sort_two_operands", 0): 84,
     ("sort_two_operands", 1): 84,

@@ -42,7 +42,9 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 from hlo_indexing.analysis.fused_maps import (
     DEFAULT_MAX_EXPR_NODES,
@@ -65,7 +67,7 @@ from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, bl
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.dispatch import operand_indexing, result_indexing
+from hlo_indexing.ops.dispatch import operand_indexing, result_indexing, tuple_elements_indexing
 from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.ops.rule import value_shape
@@ -254,6 +256,12 @@ class _Composer(SetAlgebra):
             for operand, elements in zip(operation.operands, per_argument, strict=True):
                 for operand_path, maps in elements.items():
                     yield operand, operand_path, frozenset(maps), caps
+        elif (
+            len(path) == 1
+            and (by_element := tuple_elements_indexing(operation, Direction.OUTPUT_TO_INPUT, path[0])) is not None
+        ):
+            for operand, operand_maps in zip(operand_values(operation), by_element.maps, strict=True):
+                yield operand, (), self.intern(operand_maps), NO_CAPS
         elif path or kind == "tuple":
             unknown = frozenset({_untracked_element(operation, "result", result_index, path)})
             for operand in operation.operands:
@@ -307,6 +315,12 @@ class _Composer(SetAlgebra):
             for result, elements in zip(operation.results, per_result, strict=True):
                 for result_path, maps in elements.items():
                     yield result, result_path, frozenset(maps), caps
+        elif (
+            not path
+            and (by_element := tuple_elements_indexing(operation, Direction.INPUT_TO_OUTPUT, operand_index)) is not None
+        ):
+            for k, element_maps in enumerate(by_element.maps):
+                yield operation.results[0], (k,), self.intern(element_maps), NO_CAPS
         elif path or kind == "get_tuple_element":
             unknown = frozenset({_untracked_element(operation, "operand", operand_index, path)})
             for result in operation.results:
@@ -368,7 +382,8 @@ def fusion_indexing(
     if value_shape(element_type(root.type, element)) is None:
         return _no_index_space(f"result #{result_index}", root, element, len(block.arguments), Direction.OUTPUT_TO_INPUT)
     composer = _Composer(max_maps, max_expr_nodes)
-    found = composer.root_maps(block, Direction.OUTPUT_TO_INPUT, result_index, element, _producers(block, root))
+    with REGIONS.session():
+        found = composer.root_maps(block, Direction.OUTPUT_TO_INPUT, result_index, element, _producers(block, root))
     return _fusion_result(block.arguments, *found, Direction.OUTPUT_TO_INPUT)
 
 
@@ -387,7 +402,8 @@ def fusion_input_to_output_indexing(
     if value_shape(element_type(argument.type, element)) is None:
         return _no_index_space(f"argument #{argument_index}", argument, element, len(results), Direction.INPUT_TO_OUTPUT)
     composer = _Composer(max_maps)
-    found = composer.root_maps(block, Direction.INPUT_TO_OUTPUT, argument_index, element, _users(block, argument))
+    with REGIONS.session():
+        found = composer.root_maps(block, Direction.INPUT_TO_OUTPUT, argument_index, element, _users(block, argument))
     return _fusion_result(results, *found, Direction.INPUT_TO_OUTPUT)
 
 
@@ -421,14 +437,15 @@ def computation_indexing(
 
     tuples = [isinstance(value.type, ir.TupleType) for value in others]
     out = []
-    for index, root in enumerate(roots):
-        if isinstance(root.type, ir.TupleType):
-            out.append(_whole_tuple(f"{what} #{index}", root, (), len(others), direction))
-        elif value_shape(root.type) is None:
-            out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
-        else:
-            per_value, capped = composer.root_maps(block, direction, index, ())
-            out.append(_fusion_result(others, per_value, capped, direction, tuples))
+    with REGIONS.session():
+        for index, root in enumerate(roots):
+            if isinstance(root.type, ir.TupleType):
+                out.append(_whole_tuple(f"{what} #{index}", root, (), len(others), direction))
+            elif value_shape(root.type) is None:
+                out.append(_no_index_space(f"{what} #{index}", root, (), len(others), direction))
+            else:
+                per_value, capped = composer.root_maps(block, direction, index, ())
+                out.append(_fusion_result(others, per_value, capped, direction, tuples))
     composer.tables.pop((block, direction), None)  # memos are shared, not the block's walk
     composer.blocks.pop(block, None)
     return tuple(out)
@@ -498,22 +515,70 @@ def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direc
 
 
 class _FusedRegions:
-    """The fused analysis as the region hook of per-op rules (:mod:`hlo_indexing.ops.regions`)."""
+    """The fused analysis as the region hook of per-op rules (:mod:`hlo_indexing.ops.regions`).
+
+    Inside :meth:`session` (which every public walk of this package opens; nested
+    sessions join the outer one), each region's maps are computed once: every result of
+    a block from one walk (:func:`computation_indexing`, the walks sharing their memos),
+    and the maps a rule keeps with :meth:`memo`. Outside a session nothing is kept. The
+    module must not change during a session (its blocks are the keys)."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.maps: dict[Hashable, Any] = {}
+        self.shared: dict = {}
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Keep region maps until the outermost session ends."""
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if not self.depth:
+                self.maps.clear()
+                self.shared.clear()
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept under ``key`` for the rest of the session."""
+        if not self.depth:
+            return compute()
+        found = self.maps.get(key, _MISSING)
+        if found is _MISSING:
+            found = self.maps[key] = compute()
+        return found
+
+    def _block_maps(self, region: ir.Region, direction: str) -> tuple[FusionIndexing, ...]:
+        block = block_of(region)
+        return self.memo((block, direction), lambda: computation_indexing(region, direction, shared=self.shared))
 
     def output_to_input(self, region: ir.Region, result_index: int) -> MapSets:
-        return fusion_indexing(region, result_index).maps
+        if not self.depth:
+            return fusion_indexing(region, result_index).maps
+        return self._block_maps(region, Direction.OUTPUT_TO_INPUT)[result_index].maps
 
     def input_to_output(self, region: ir.Region, argument_index: int) -> MapSets:
-        return fusion_input_to_output_indexing(region, argument_index).maps
+        if not self.depth:
+            return fusion_input_to_output_indexing(region, argument_index).maps
+        return self._block_maps(region, Direction.INPUT_TO_OUTPUT)[argument_index].maps
 
     def iteration_output_to_input(
         self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
     ) -> MapSets:
-        return iteration_maps(self, region, result_index, inductions, count)
+        return self.memo(
+            (block_of(region), "iteration", result_index, inductions, count),
+            lambda: iteration_maps(self, region, result_index, inductions, count),
+        )
 
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
-        return outer_value_maps(self, region, result_index, values)
+        return self.memo(
+            (block_of(region), "values", result_index, tuple(values)),
+            lambda: outer_value_maps(self, region, result_index, values),
+        )
 
+
+_MISSING = object()
 
 #: The region analysis this module hands to per-op rules of ops with a body.
-REGIONS: RegionIndexing = _FusedRegions()
+REGIONS = _FusedRegions()

@@ -27,7 +27,7 @@ from typing import Any
 
 from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import block_of, callee_block
+from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import algebra
@@ -90,7 +90,7 @@ class _Walk:
             raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
         indexing = result_indexing(op, r, regions=self.regions)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
-        for operand, producer_maps, sources in zip(op.operands, indexing.maps, runtime, strict=True):
+        for operand, producer_maps, sources in zip(operand_values(op), indexing.maps, runtime, strict=True):
             composed: set = set()
             for consumer in consumer_maps:
                 for producer in producer_maps:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, computation_indexing
+from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, REGIONS, computation_indexing
 from hlo_indexing.analysis.jax_names import argument_names, result_names
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.analysis.results import ComputationMaps, ModuleIndexing, OpMaps
@@ -41,10 +41,11 @@ def module_indexing(
     with ``function``, only those of (or in) the ``func.func`` of that name; ``buffer``
     names the text it was parsed from (for locations)."""
     selected = _selected_ops(module, function) if per_op else []
-    found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op, _, _ in selected]
-    # The fused walks reuse the (simplified) per-op maps instead of deriving them again.
-    known = dict(found) if simplify else {}
-    computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known)) if fused else ()
+    with REGIONS.session():  # the regions' maps are computed once for the whole module
+        found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op, _, _ in selected]
+        # The fused walks reuse the (simplified) per-op maps instead of deriving them again.
+        known = dict(found) if simplify else {}
+        computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known)) if fused else ()
     ops = tuple(
         OpMaps(op.name, _located_text(where, loc, buffer), maps, direction, location_name(loc), owner)
         for (op, maps), (_, where, loc), owner in zip(found, selected, _owners(selected), strict=True)

@@ -41,13 +41,15 @@ def output_to_input_indexing(op: OpLike, result_index: int = 0, *, simplify: boo
     """For result ``result_index`` of ``op``, one set of maps per operand: from the
     result's index space to the operand elements each result element reads (see
     :func:`hlo_indexing.ops.dispatch.result_indexing`)."""
-    return dispatch.result_indexing(op, result_index, simplify=simplify, regions=REGIONS)
+    with REGIONS.session():
+        return dispatch.result_indexing(op, result_index, simplify=simplify, regions=REGIONS)
 
 
 def input_to_output_indexing(op: OpLike, operand_index: int = 0, *, simplify: bool = True) -> InstructionIndexing:
     """For operand ``operand_index`` of ``op``, one set of maps per result: from the
     operand's index space to the result elements each operand element contributes to."""
-    return dispatch.operand_indexing(op, operand_index, simplify=simplify, regions=REGIONS)
+    with REGIONS.session():
+        return dispatch.operand_indexing(op, operand_index, simplify=simplify, regions=REGIONS)
 
 
 def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
@@ -74,4 +76,5 @@ def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
 
 def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[InstructionIndexing]:
     """One indexing per result (``"output-to-input"``) or per operand (``"input-to-output"``)."""
-    return dispatch.all_indexings(op, Direction.of(direction), simplify=simplify, regions=REGIONS)
+    with REGIONS.session():
+        return dispatch.all_indexings(op, Direction.of(direction), simplify=simplify, regions=REGIONS)

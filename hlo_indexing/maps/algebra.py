@@ -158,23 +158,87 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
     return out
 
 
+#: Enumeration limit of :func:`_satisfiable` over all the variables of the constraints
+#: (beyond it they are assumed satisfiable), and the points it enumerates at a time.
+SATISFIABILITY_POINTS = 1_000_000
+_SATISFIABILITY_CHUNK = 4096
+
+
 def _satisfiable(
     m: IndexingMap,
     constraints: dict[ir.AffineExpr, Interval],
     constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]],
 ) -> bool:
-    """Whether some assignment of the variables of ``constraints`` meets them all."""
+    """Whether some assignment of the variables of ``constraints`` meets them all
+    (assumed when they have more than :data:`SATISFIABILITY_POINTS` points together).
+
+    Decided per group of constraints that share variables (independent groups are
+    satisfiable together when each is), a constraint that interval bounds decide alone
+    skipped, and each group enumerated in chunks that stop at the first solution, so the
+    cost is that of the groups, not of their product."""
+    dims: set[int] = set()
+    symbols: set[int] = set()
+    for e in constraints:
+        dims |= constraint_vars[e][0]
+        symbols |= constraint_vars[e][1]
+    size = 1
+    for i in dims:
+        size *= m.dim_vars[i].bounds.size
+    for i in symbols:
+        size *= m.symbol_vars[i].bounds.size
+    if size > SATISFIABILITY_POINTS:
+        return True
+    open_constraints: dict[ir.AffineExpr, Interval] = {}
+    for e, interval in constraints.items():
+        bounds = m.expr_bounds(e)
+        if bounds.upper < interval.lower or bounds.lower > interval.upper:
+            return False
+        if not (interval.lower <= bounds.lower and bounds.upper <= interval.upper):
+            open_constraints[e] = interval
+    return all(_group_satisfiable(m, group, constraint_vars) for group in _groups(open_constraints, constraint_vars))
+
+
+def _groups(
+    constraints: dict[ir.AffineExpr, Interval], constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]]
+) -> list[dict[ir.AffineExpr, Interval]]:
+    """``constraints`` split into groups that share no variable."""
+    groups: list[tuple[set[tuple[str, int]], dict[ir.AffineExpr, Interval]]] = []
+    for e, interval in constraints.items():
+        variables = {("d", i) for i in constraint_vars[e][0]} | {("s", i) for i in constraint_vars[e][1]}
+        joined = {e: interval}
+        for group in [g for g in groups if g[0] & variables]:
+            groups.remove(group)
+            variables |= group[0]
+            joined.update(group[1])
+        groups.append((variables, joined))
+    return [group for _, group in groups]
+
+
+def _group_satisfiable(
+    m: IndexingMap,
+    constraints: dict[ir.AffineExpr, Interval],
+    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]],
+) -> bool:
     dims: set[int] = set()
     symbols: set[int] = set()
     for e in constraints:
         dims |= constraint_vars[e][0]
         symbols |= constraint_vars[e][1]
     probe = _select(m, sorted(dims), sorted(symbols), constraints, results=False)
-    try:
-        points, _ = probe.enumerate(max_points=1_000_000)
-    except DomainTooLargeError:
-        return True
-    return len(points) > 0
+    variables = list(probe.dim_vars) + list(probe.symbol_vars)
+    if not variables:
+        return len(probe.enumerate()[0]) > 0
+    inner = 1
+    for var in variables[1:]:
+        inner *= var.bounds.size
+    first = variables[0].bounds
+    step = max(1, _SATISFIABILITY_CHUNK // inner)
+    expr = ax.dim(0, m.context) if probe.num_dims else ax.symbol(0, m.context)
+    for start in range(first.lower, first.upper + 1, step):
+        chunk = probe.add_constraint(expr, (start, min(first.upper, start + step - 1)))
+        if not chunk.is_known_empty() and len(chunk.enumerate(SATISFIABILITY_POINTS)[0]):
+            return True
+    return False
 
 
 def remove_unused_symbols(m: IndexingMap, *, remember: bool = True) -> IndexingMap:

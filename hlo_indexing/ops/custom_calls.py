@@ -22,6 +22,11 @@ known ones, by kind:
 ``selection``
     ``ApproxTopK``, ``PartialReduce`` and ``TopK``: whole rows along the reduction
     dimension (:mod:`hlo_indexing.ops.sorting`).
+``callback``
+    JAX's host callbacks (``jax.pure_callback``, ``jax.debug.callback``, equinox's
+    runtime checks: ``xla_ffi_python_cpu_callback`` and its GPU and older variants):
+    Python code the analysis cannot read, but which sees only its operands, so every
+    result element reads every element of every operand (sound, not exact).
 
 Example: ``lapack_spotrf_ffi`` of ``tensor<2x3x3xf32>`` with ``num_batch_dims = "1"``
 gives ``(d0, d1, d2)[s0, s1] -> (d0, s0, s1)``.
@@ -55,6 +60,7 @@ TARGETS: dict[str, str] = {
     **{name: "marker" for name in ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost",
                                    "MoveToDevice", "annotate_device_placement", "LayoutConstraint")},
     **{name: "selection" for name in ("ApproxTopK", "PartialReduce", "TopK")},
+    **{f"xla{ffi}_python_{device}_callback": "callback" for ffi in ("", "_ffi") for device in ("cpu", "gpu")},
 }
 
 
@@ -128,6 +134,9 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> list:
         return _matrix(info, result_index)
     if kind == "marker":
         return _marker(info, result_index)
+    if kind == "callback":
+        space = info.result(result_index)
+        return [[whole_map(info.context, space, info.operand(k), 0)] for k in range(info.num_operands)]
     return sorting.selection_maps(info, result_index, sorting.approx_top_k_dimension(info))
 
 

@@ -212,15 +212,47 @@ def _compute(
             raise _malformed(operation, exc, reads) from exc
 
 
+def tuple_elements_indexing(
+    op: ir.Operation | ir.OpView, direction: Direction, index: int, *, simplify: bool = True
+) -> InstructionIndexing | None:
+    """The maps of a custom call whose one result is a tuple of tensors (what XLA's
+    ``TopK`` and other tuple-returning custom calls import as), its rule applied as if
+    each element were a result: output to input, element ``index`` -> one map set per
+    operand; input to output, operand ``index`` -> one map set per element. None for
+    any other op (not cached: a fused walk asks once per element)."""
+    operation = op if isinstance(op, ir.Operation) else op.operation
+    if op_attrs.op_kind(operation)[1] != "custom_call" or len(operation.results) != 1:
+        return None
+    result_type = operation.results[0].type
+    if not isinstance(result_type, ir.TupleType):
+        return None
+    elements = tuple(value_shape(result_type.get_type(k)) for k in range(result_type.num_types))
+    if any(shape is None for shape in elements):
+        return None
+    try:
+        return _apply_rule(operation, direction, index, simplify, None, elements)
+    except HloIndexingError as exc:
+        raise located(exc, operation)
+    except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise _malformed(operation, exc, []) from exc
+
+
 def _apply_rule(
-    operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
+    operation: ir.Operation,
+    direction: str,
+    index: int,
+    simplify: bool,
+    regions: RegionIndexing | None,
+    result_shapes: tuple | None = None,
 ) -> InstructionIndexing:
+    """The rule's maps of result (operand) ``index``; ``result_shapes`` replaces the
+    results' shapes (the elements of a tuple result)."""
     dialect, kind = op_attrs.op_kind(operation)
     info = OpInfo(
         operation,
         kind,
         tuple(value_shape(v.type) for v in operand_values(operation)),
-        tuple(value_shape(v.type) for v in operation.results),
+        result_shapes if result_shapes is not None else tuple(value_shape(v.type) for v in operation.results),
         operation.context,
         regions,
     )

@@ -38,7 +38,7 @@ from typing import Any
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.maps.algebra import compose, remove_unused_symbols
+from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
@@ -180,11 +180,13 @@ def _without_runtime(m: IndexingMap) -> IndexingMap:
     reads any slice)."""
     if not m.runtime_vars:
         return m
-    return m.replace(ranges=list(m.range_vars) + list(m.runtime_vars), runtimes=[]).simplify()
+    return eliminate_equal_symbols(m.replace(ranges=list(m.range_vars) + list(m.runtime_vars), runtimes=[]).simplify())
 
 
 def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
-    return remove_unused_symbols(compose(first, then).simplify())
+    """``first`` then ``then``, with the range variables a constraint fixes replaced by
+    their value (equal relations get equal maps, so that the iteration settles)."""
+    return eliminate_equal_symbols(remove_unused_symbols(compose(first, then).simplify()))
 
 
 def _capped(info: OpInfo, space: tuple, a: int, maps: set) -> frozenset[IndexingMap]:
@@ -201,13 +203,19 @@ UNORDERED = "iterations composed without their number: runtime offsets in the bo
 
 
 def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]], str]:
-    """The maps of result ``result_index`` per operand, and why they over-approximate ('')."""
-    op, context = info.op.operation, info.context
+    """The maps of result ``result_index`` per operand, and why they over-approximate
+    (''), computed once per analysis (both directions ask for every result)."""
     regions = info.regions
     if regions is None:
         raise UnknownIndexing("the maps of a loop are its body's: ask hlo_indexing.analysis.per_op")
-    if captured_values(op):
+    op = info.op.operation
+    if regions.memo(("while captures", op), lambda: bool(captured_values(op))):
         raise UnknownIndexing("the loop's regions read values defined outside it (not operands)")
+    return regions.memo(("while", op, result_index), lambda: _solve_while(info, regions, result_index))
+
+
+def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tuple[list[list[IndexingMap]], str]:
+    op, context = info.op.operation, info.context
     space = info.result(result_index)
     n = info.num_operands
     body = op.regions[1]
@@ -221,15 +229,27 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
         if exact is not None:
             return exact, ""
     body_maps = _BodyMaps(info, regions)
+    # Without a trip count, every result element depends on how many iterations run,
+    # so the carries the condition reads, and every carry they are computed from, are
+    # read whole; what flows into them from elsewhere needs no composing (whatever they
+    # feed is among them too).
+    whole_carries: set[int] = set()
+    if steps is None:
+        for a, maps in enumerate(regions.output_to_input(op.regions[0], 0)):
+            if a not in whole_carries and any(not m.is_known_empty() for m in maps):
+                whole_carries |= _reaching(body_maps, a)
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
     seen = [set(s) for s in current]
     for _ in range(steps if steps is not None else MAX_STEPS):
         composed: list[set[IndexingMap]] = [set() for _ in range(n)]
         for b in range(n):
+            if b in whole_carries:
+                continue
             for first in current[b]:
                 for a, then_maps in enumerate(body_maps[b]):
-                    composed[a].update(_compose(first, then) for then in then_maps)
+                    if a not in whole_carries:
+                        composed[a].update(_compose(first, then) for then in then_maps)
         following = [_capped(info, space, a, s) for a, s in enumerate(composed)]
         if following == current:
             break
@@ -240,15 +260,11 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
                 seen[a] = {_whole(context, space, info.operand(a))}
     else:
         if steps is None:  # not settled: everything reached may be read
-            return [[_whole(context, space, info.operand(a))] if seen[a] else [] for a in range(n)], UNSETTLED
+            reached_whole = [bool(seen[a]) or a in whole_carries for a in range(n)]
+            return [[_whole(context, space, info.operand(a))] if reached_whole[a] else [] for a in range(n)], UNSETTLED
     if steps is not None:
         return [list(s) for s in current], UNORDERED if steps else ""
-    reached = [set(s) for s in seen]
-    cond = op.regions[0]
-    for a, maps in enumerate(regions.output_to_input(cond, 0)):
-        if any(not m.is_known_empty() for m in maps):  # the trip count depends on carry a
-            for b in _reaching(body_maps, a):
-                reached[b] = {_whole(context, space, info.operand(b))}
+    reached = [{_whole(context, space, info.operand(a))} if a in whole_carries else seen[a] for a in range(n)]
     return [list(s) for s in reached], NOT_COUNTED
 
 

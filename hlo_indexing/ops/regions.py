@@ -12,7 +12,8 @@ API) passes the fused analysis. Without one, such rules answer without reading t
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -45,4 +46,10 @@ class RegionIndexing(Protocol):
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
         """For the block's result ``result_index``, one map set per value of
         ``values`` (values defined outside the region that it reads)."""
+        ...
+
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """``compute()``, computed once per analysis for ``key`` (a rule's own results
+        that several of its calls share, keyed by the op); every call when the hook
+        keeps nothing."""
         ...

@@ -13,12 +13,12 @@
 // (5 row counts x 11 column sizes = 55 of the 110 candidates).
 // CHECK-LABEL: remark: @softmax tiling #1 on a6000-test: tile sizes [4, 911]: 4.96 us
 // CHECK-SAME:  128 blocks x 4 warps), 9 B per output element
-// CHECK-NEXT:  remark: @softmax tiling #2 on a6000-test: tile sizes [2, 911]: 4.96 us
+// CHECK:       remark: @softmax tiling #2 on a6000-test: tile sizes [2, 911]: 4.96 us
 // CHECK-SAME:  against #1: +{{[0-9.]+}} ns: reads {{.*}} (reads 1.2x the bytes (2798592 B vs 2332160 B))
-// CHECK-NEXT:  remark: @softmax tiling #3 on a6000-test: tile sizes [8, 911]:
+// CHECK:       remark: @softmax tiling #3 on a6000-test: tile sizes [8, 911]:
 // CHECK-SAME:  64 blocks x 8 warps
 // CHECK-SAME:  against #1: {{.*}}compute {{.*}}(64 blocks vs 128 keep fewer cores busy)
-// CHECK-NEXT:  remark: @softmax: 55 of 110 tilings rejected on a6000-test (gpu.register-spill 55); e.g. [32, 911]: [gpu.register-spill] stablehlo.multiply: padded tile [32, 1024] has 32768 elements, more than 40% of the 65536 registers of a block (26214)
+// CHECK:       remark: @softmax: 55 of 110 tilings rejected on a6000-test (gpu.register-spill 55); e.g. [32, 911]: [gpu.register-spill] stablehlo.multiply: padded tile [32, 1024] has 32768 elements, more than 40% of the 65536 registers of a block (26214)
 // JSON-LABEL:  "schema": "hlo-indexing/tilings/1",
 // JSON:        "device_ranking": {
 // JSON-NEXT:     "considered": 110,
@@ -57,7 +57,7 @@ func.func @softmax(%p0: tensor<512x911xf32>, %p1: tensor<911xf32>) -> tensor<512
 // counts 1..64 x 17 column sizes = 119 candidates); from 32 rows on (2^21 elements)
 // Triton's own limit of 1048576 elements per tile is broken too: 2 x 17 = 34.
 // CHECK-LABEL: remark: @wide: no tiling is legal on a6000-test
-// CHECK-NEXT:  remark: @wide: 119 of 119 tilings rejected on a6000-test (gpu.register-spill 119, triton.tile-elements 34); e.g. [32, 65536]: [triton.tile-elements] parameter(0): padded tile [32, 65536] has 2097152 elements, more than Triton's 1048576
+// CHECK:       remark: @wide: 119 of 119 tilings rejected on a6000-test (gpu.register-spill 119, triton.tile-elements 34); e.g. [32, 65536]: [triton.tile-elements] parameter(0): padded tile [32, 65536] has 2097152 elements, more than Triton's 1048576
 func.func @wide(%p0: tensor<64x65536xf32>) -> tensor<64x65536xf32> {
   %c0 = stablehlo.constant dense<0.0> : tensor<f32>
   %r = stablehlo.reduce(%p0 init: %c0) applies stablehlo.maximum across dimensions = [1] : (tensor<64x65536xf32>, tensor<f32>) -> tensor<64xf32>
