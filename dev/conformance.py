@@ -542,9 +542,11 @@ def _value_name(value: Any) -> str:
 GROUPED_DIFFERENCES: dict[tuple[str, str], KnownDifference] = {
     ("indexing_analysis_test::ChainedAllGatherFusion", "p0"): KnownDifference(
         "xla_unknown",
-        "XLA cannot chain two collectives' replica id maps and gives up; ours maps each "
-        "element of the second all-gather to the element of p0 it holds on its device "
-        "(d0 mod 128), as every fused map of ours does (replica ids are not composed)",
+        "XLA gives up composing two collectives' replica id maps (ComposeOperandIndexing: "
+        "chaining collectives is a TODO) and returns an undefined map; ours composes the "
+        "positions: element d0 of the second all-gather is element d0 mod 128 of p0 on the "
+        "device that sent it (which device is not in our maps; test_collectives.py::"
+        "test_chained_all_gathers_compose_their_positions checks it against a simulation)",
     ),
 }
 
