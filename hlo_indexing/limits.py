@@ -49,6 +49,8 @@ limit                     error                       what it bounds
                                                       (``maps.exact``, in the isolation server)
 ``ISL_MAX_OPERATIONS``    (proof not run, reason)     isl's own count of elementary steps in
                                                       one proof (gives up sooner than the time)
+``ISL_MAX_CASES``         (proof not run, reason)     pieces a semi-affine map is split into
+                                                      (one per value of its products' factors)
 ========================  ==========================  =====================================
 
 Expressions built by composition may nest deeper than any text we parse: the expression
@@ -127,6 +129,11 @@ PROOF_SECONDS = 10.0
 #: isl's operation budget per proof (isl counts some of its elementary steps; not all
 #: of its algorithms do, hence :data:`PROOF_SECONDS` as well).
 ISL_MAX_OPERATIONS = 2_000_000
+
+#: Pieces a semi-affine map may be split into for isl (``maps.exact``): a product of two
+#: variables or a division by a variable becomes Presburger once one of them is fixed,
+#: one piece per value of its range.
+ISL_MAX_CASES = 256
 
 
 def check_int64(value: int, what: str, location: SourceLocation | None = None) -> int:

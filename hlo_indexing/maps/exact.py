@@ -8,8 +8,12 @@ holds}``, symbols (range and runtime variables) projected out, as
 union; a map with ``min``/``max`` (:mod:`~hlo_indexing.maps.minmax`) is the union of its
 pieces. isl decides equality, inclusion and emptiness of such Presburger relations
 exactly, whatever the domain's size: ``floordiv``, ``ceildiv`` and ``mod`` by constants
-are existentially quantified divisions. Maps isl cannot hold give no proof: a product
-of two variables or a division by a variable (semi-affine), or an undefined map.
+are existentially quantified divisions. A semi-affine map (a product of two variables,
+a division by a variable) is split into Presburger pieces, one per value of a variable
+of the product or divisor (the one with the fewest values, again until none is left;
+at most ``limits.ISL_MAX_CASES`` pieces): ``s0 * s1`` with ``s0 in [0, 1]`` is the
+union of ``s0 = 0`` (``0``) and ``s0 = 1`` (``s1``). Maps isl cannot hold give no
+proof: a semi-affine map with more pieces, or an undefined map.
 
 How: each side goes to isl as its relation *before* projection, ``(d, s) -> f(d, s)``
 (every map of a set padded to the same symbols, a symbol no expression uses fixed at
@@ -39,7 +43,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -136,10 +140,14 @@ def _expr_text(expr: ax.AffineExpr) -> str:
     return str(ax.fold(ax.typed(expr), leaf, combine))
 
 
-def _conditions(m: IndexingMap, num_symbols: int) -> str:
+#: A variable of a map: ("d", position) or ("s", position).
+_Variable: TypeAlias = tuple[str, int]
+
+
+def _conditions(m: IndexingMap, num_symbols: int, fixed: dict[_Variable, int]) -> str:
     """The conditions of ``m``'s lifted relation over ``d<i>``, ``s<j>`` (``num_symbols``
     of them: those ``m`` lacks, and those no expression of ``m`` uses, are 0) and
-    ``o<k>``."""
+    ``o<k>``, the variables of ``fixed`` at their values."""
     if m.is_known_empty():
         return "1 = 0"
     used_dims: set[int] = set()
@@ -153,9 +161,77 @@ def _conditions(m: IndexingMap, num_symbols: int) -> str:
             conditions.append(f"{bounds.lower} <= s{j} <= {bounds.upper}")
         else:
             conditions.append(f"s{j} = 0")
-    conditions += [f"{c.lower} <= {_expr_text(e)} <= {c.upper}" for e, c in m.constraints.items()]
-    conditions += [f"o{i} = {_expr_text(e)}" for i, e in enumerate(m.results)]
+    conditions += [f"{kind}{position} = {value}" for (kind, position), value in fixed.items()]
+    fix = _fixer(m, fixed)
+    conditions += [f"{c.lower} <= {_expr_text(fix(e))} <= {c.upper}" for e, c in m.constraints.items()]
+    conditions += [f"o{i} = {_expr_text(fix(e))}" for i, e in enumerate(m.results)]
     return " and ".join(conditions)
+
+
+def _fixer(m: IndexingMap, fixed: dict[_Variable, int]) -> Callable[[ax.AffineExpr], ax.AffineExpr]:
+    """A function replacing the variables of ``fixed`` by their values in ``m``'s
+    expressions (MLIR folds what becomes constant)."""
+    if not fixed:
+        return lambda expr: expr
+    context = m.context
+    dims = [ax.constant(fixed[("d", i)], context) if ("d", i) in fixed else ax.dim(i, context) for i in range(m.num_dims)]
+    symbols = [
+        ax.constant(fixed[("s", j)], context) if ("s", j) in fixed else ax.symbol(j, context) for j in range(m.num_symbols)
+    ]
+    memo: dict[ax.AffineExpr, ax.AffineExpr] = {}
+    return lambda expr: ax.substitute(expr, dims, symbols, memo)
+
+
+def _semi_affine_variables(exprs: Iterable[ax.AffineExpr]) -> set[_Variable]:
+    """The variables of the non-Presburger nodes of ``exprs``: both factors of a product
+    of two variables, the divisor of a division by a variable."""
+    found: set[_Variable] = set()
+
+    def leaf(node: Any) -> frozenset[_Variable]:
+        kind = type(node)
+        if kind is ax.Const:
+            return frozenset()
+        return frozenset({("d" if kind is ax.Dim else "s", node.position)})
+
+    def combine(node: Any, lhs: frozenset[_Variable], rhs: frozenset[_Variable]) -> frozenset[_Variable]:
+        kind = type(node)
+        if kind is ax.Mul and lhs and rhs:
+            found.update(lhs | rhs)
+        elif kind is not ax.Add and kind is not ax.Mul and rhs:
+            found.update(rhs)
+        return lhs | rhs
+
+    memo: dict[ax.AffineExpr, Any] = {}
+    for expr in exprs:
+        ax.fold(ax.typed(expr), leaf, combine, memo)
+    return found
+
+
+def _disjuncts(m: IndexingMap, num_symbols: int) -> list[str]:
+    """The conditions of ``m``'s lifted relation, one text per Presburger piece (see the
+    module docstring); :class:`NotPresburger` past ``limits.ISL_MAX_CASES`` pieces."""
+    pieces: list[str] = []
+    pending: list[dict[_Variable, int]] = [{}]
+    while pending:
+        fixed = pending.pop()
+        try:
+            pieces.append(_conditions(m, num_symbols, fixed))
+            continue
+        except NotPresburger as exc:
+            fix = _fixer(m, fixed)
+            free = _semi_affine_variables(fix(e) for e in [*m.results, *m.constraints]) - set(fixed)
+            if not free:
+                if not fixed:
+                    raise
+                at = ", ".join(f"{kind}{position} = {value}" for (kind, position), value in sorted(fixed.items()))
+                raise NotPresburger(f"{exc} (at {at})") from None
+            bounds = {v: (m.dim_vars if v[0] == "d" else m.symbol_vars)[v[1]].bounds for v in free}
+            variable = min(sorted(free), key=lambda v: bounds[v].upper - bounds[v].lower)
+            values = range(bounds[variable].lower, bounds[variable].upper + 1)
+            if len(pieces) + len(pending) + len(values) > limits.ISL_MAX_CASES:
+                raise NotPresburger(f"{exc}, in more than {limits.ISL_MAX_CASES} pieces (limits.ISL_MAX_CASES)") from None
+            pending += [{**fixed, variable: value} for value in values]
+    return pieces
 
 
 #: One map or several (their union), plain or with min/max.
@@ -187,7 +263,7 @@ def isl_relation_text(maps: Maps, num_symbols: int | None = None) -> str:
     symbols = max(m.num_symbols for m in items) if num_symbols is None else num_symbols
     inputs = [f"d{i}" for i in range(num_dims)] + [f"s{j}" for j in range(symbols)]
     head = f"[{', '.join(inputs)}] -> [{', '.join(f'o{k}' for k in range(num_results))}]"
-    return "{ " + " ; ".join(f"{head} : {_conditions(m, symbols)}" for m in items) + " }"
+    return "{ " + " ; ".join(f"{head} : {piece}" for m in items for piece in _disjuncts(m, symbols)) + " }"
 
 
 def _ask(question: str, *sides: Maps) -> Proof:
