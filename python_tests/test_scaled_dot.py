@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
+from test_op_indexing_support import relation
 from tiling_fixtures import box, hlo_analysis
 
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing, parse_module
@@ -68,14 +69,6 @@ def _dependence(case) -> list[set]:
     return out
 
 
-def _relation(maps) -> set:
-    out = set()
-    for m in maps:
-        assert not m.is_undefined, m.reason
-        out |= m.relation()
-    return out
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_scaled_dot_maps_are_its_dependence(case) -> None:
     module = parse_module(_module_text(case), filename="s.hlo")
@@ -84,9 +77,9 @@ def test_scaled_dot_maps_are_its_dependence(case) -> None:
     expected = _dependence(case)
     forward = output_to_input_indexing(op, 0)
     for k, pairs in enumerate(expected):
-        assert _relation(forward.maps[k]) == pairs, f"operand {k}: {forward}"
+        assert relation(forward.maps[k]) == pairs, f"operand {k}: {forward}"
         backward = input_to_output_indexing(op, k)
-        assert _relation(backward.maps[0]) == {(i, o) for o, i in pairs}, f"operand {k} -> output: {backward}"
+        assert relation(backward.maps[0]) == {(i, o) for o, i in pairs}, f"operand {k} -> output: {backward}"
 
 
 def test_scaled_dot_dimension_numbers_are_checked() -> None:
