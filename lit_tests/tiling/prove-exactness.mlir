@@ -10,7 +10,7 @@
 // than it reads).
 // CHECK-LABEL: remark: @window tiling #1: tile sizes [3]: 1 tiles
 // CHECK-SAME:  exactness parameter(0) 1 (proven by isl), parameter(1) 1 (proven by isl){{$}}
-// CHECK-NEXT:  remark: @window tiling #2: tile sizes [2]: 2 tiles
+// CHECK:       remark: @window tiling #2: tile sizes [2]: 2 tiles
 // CHECK-SAME:  exactness parameter(0) 0.783 (worst tile 0.5) (below 1, proven by isl), parameter(1) 1 (proven by isl){{$}}
 // JSON-LABEL:  "name": "@window",
 // JSON:        "method": "counted",
