@@ -137,19 +137,23 @@ def tile_all(fusions: list[ir.Operation], budget: int = BUDGET, top: int = 0,
     }
 
 
-def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7,
-            device: Device | None = None) -> list[dict[str, Any]]:
-    """One row per layer count: fusions, tiled / not tileable (with reasons), valid
-    tilings, ops in the fusions' bodies, parse+print s, import s, tiling s (analysis +
-    ranking, and each), ratio, growth per doubling of the layers (None for the first
-    row) and, in CPU time, per doubling of the ops in fusion bodies (the analysis's input:
-    XLA's fusions grow with the layers, so the bodies' ops grow faster than the fusions).
-    With ``device``, the rankings are the device's (:func:`tile_all`)."""
+def measure(
+    layers: list[int], repeat: int = 3, baseline_repeat: int = 7, shape: tuple[int, int, int, int] = jax_training_step.SIZES,
+    device: Device | None = None,
+) -> list[dict[str, Any]]:
+    """One row per layer count of the step at ``shape`` (:data:`jax_training_step.SIZES`,
+    or :data:`jax_training_step.ISSUE_28`: batched, with layer-norm backward fusions):
+    fusions, tiled / not tileable (with reasons), valid tilings, ops in the fusions'
+    bodies, parse+print s, import s, tiling s (analysis + ranking, and each), ratio,
+    growth per doubling of the layers (None for the first row) and, in CPU time, per
+    doubling of the ops in fusion bodies (the analysis's input: XLA's fusions grow with
+    the layers, so the bodies' ops grow faster than the fusions). With ``device``, the
+    rankings are the device's (:func:`tile_all`)."""
     context = make_context()
     rows: list[dict[str, Any]] = []
     for n in layers:
-        stablehlo = jax_training_step.training_step_text(n)
-        hlo = jax_training_step.compiled_training_step_text(n)
+        stablehlo = jax_training_step.training_step_text(n, shape)
+        hlo = jax_training_step.compiled_training_step_text(n, shape)
         start = time.perf_counter()
         module = import_hlo(hlo, f"compiled_training_step_L{n}.hlo")
         import_s = time.perf_counter() - start
@@ -183,7 +187,7 @@ def measure(layers: list[int], repeat: int = 3, baseline_repeat: int = 7,
             )
         rows.append(row)
         on = f" on {device.name}" if device is not None else ""
-        print(f"bench: tiling{on} of the compiled {n}-layer step: {len(fusions)} fusions ({best['tiled']} tiled), "
+        print(f"bench: tiling{on} of the compiled {n}-layer step {shape}: {len(fusions)} fusions ({best['tiled']} tiled), "
               f"{best['valid_tilings']} valid tilings, {seconds:.3f} s, {row['ratio']:.0f}x ({row['cpu_ratio']:.0f}x in CPU time)",
               flush=True)
     return rows

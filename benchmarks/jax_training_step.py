@@ -9,7 +9,10 @@ the new parameters, moments and step count: tens of results over hundreds of ops
 
 ``compiled_training_step_text(layers)`` is the same step compiled by XLA's CPU backend
 (``.lower(...).compile().as_text()``): optimised HLO whose fusions the tiling benchmark
-analyses (issue #19).
+analyses (issue #19). ``shape=ISSUE_28`` gives the step of issue #28 instead (a batch of
+2 sequences of 16, width 32, MLP width 128): XLA fuses its layer-norm backward passes
+into fusions whose root bitcasts a transposed ``f32[2,16,32]`` into ``f32[32,32]``, the
+chains of bitcasts, transposes and broadcasts the bounded tiling is measured on.
 
 Lowering takes about a second per size, so the text is cached under
 ``benchmarks/results/cache/`` keyed on the jax version and the sizes; a missing or stale
@@ -27,16 +30,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 CACHE = Path(__file__).resolve().parent / "results" / "cache"
-#: (sequence length, model width, MLP width): small, the op count is what matters.
-SIZES = (8, 16, 32)
+#: (batch, sequence length, model width, MLP width): small, the op count is what matters
+#: (batch 0: no batch dimension).
+SIZES = (0, 8, 16, 32)
+#: The 4-layer step of issue #28: batched, so that XLA fuses layer-norm backward passes
+#: over ``f32[2,16,32]`` with bitcasts to and from ``f32[32,32]``.
+ISSUE_28 = (2, 16, 32, 128)
 LAYERS = (1, 2, 4, 8)
 
 
-def _lowered(layers: int):  # -> jax.stages.Lowered (jax is optional: no annotation import)
+def _lowered(layers: int, shape: tuple[int, int, int, int]):  # -> jax.stages.Lowered (jax is optional: no annotation import)
     import jax  # optional dependency (test extra): only the training-step benchmark needs it
     import jax.numpy as jnp  # optional dependency, as above
 
-    seq, width, hidden = SIZES
+    batch, seq, width, hidden = shape
 
     def layer_norm(x, scale, bias):
         mean = jnp.mean(x, axis=-1, keepdims=True)
@@ -46,7 +53,7 @@ def _lowered(layers: int):  # -> jax.stages.Lowered (jax is optional: no annotat
     def block(x, p):
         h = layer_norm(x, p["ln1_scale"], p["ln1_bias"])
         q, k, v = h @ p["wq"], h @ p["wk"], h @ p["wv"]
-        attention = jax.nn.softmax(q @ k.T / jnp.sqrt(float(width)), axis=-1)
+        attention = jax.nn.softmax(q @ jnp.swapaxes(k, -1, -2) / jnp.sqrt(float(width)), axis=-1)
         x = x + (attention @ v) @ p["wo"]
         h = layer_norm(x, p["ln2_scale"], p["ln2_bias"])
         return x + jax.nn.gelu(h @ p["w1"] + p["b1"]) @ p["w2"]
@@ -73,27 +80,27 @@ def _lowered(layers: int):  # -> jax.stages.Lowered (jax is optional: no annotat
         "w1": (width, hidden), "b1": (hidden,), "w2": (hidden, width),
     }
     params = [{name: jax.ShapeDtypeStruct(shape, f32) for name, shape in shapes.items()} for _ in range(layers)]
-    batch = jax.ShapeDtypeStruct((seq, width), f32)
+    inputs = jax.ShapeDtypeStruct((batch, seq, width) if batch else (seq, width), f32)
     count = jax.ShapeDtypeStruct((), f32)
-    return jax.jit(step).lower(params, params, params, count, batch, batch)
+    return jax.jit(step).lower(params, params, params, count, inputs, inputs)
 
 
-def training_step_text(layers: int) -> str:
-    """The StableHLO text of an ``layers``-layer training step (cached, see the module
-    docstring)."""
-    return _cached("training_step", layers, "mlir", lambda: _lowered(layers).as_text())
+def training_step_text(layers: int, shape: tuple[int, int, int, int] = SIZES) -> str:
+    """The StableHLO text of an ``layers``-layer training step at ``shape`` (cached, see
+    the module docstring)."""
+    return _cached("training_step", layers, shape, "mlir", lambda: _lowered(layers, shape).as_text())
 
 
-def compiled_training_step_text(layers: int) -> str:
+def compiled_training_step_text(layers: int, shape: tuple[int, int, int, int] = SIZES) -> str:
     """The optimised HLO text of the same step as XLA's CPU compiler emits it
     (``.lower(...).compile().as_text()``: fusions, layouts; cached like
     :func:`training_step_text`, keyed on the jaxlib version too)."""
-    return _cached("compiled_training_step", layers, "hlo", lambda: _lowered(layers).compile().as_text())
+    return _cached("compiled_training_step", layers, shape, "hlo", lambda: _lowered(layers, shape).compile().as_text())
 
 
-def _cached(kind: str, layers: int, suffix: str, make: Callable[[], str]) -> str:
+def _cached(kind: str, layers: int, shape: tuple[int, int, int, int], suffix: str, make: Callable[[], str]) -> str:
     versions = (importlib.metadata.version("jax"), importlib.metadata.version("jaxlib"))
-    key = hashlib.sha256(repr((versions, SIZES, layers, Path(__file__).read_bytes())).encode()).hexdigest()[:16]
+    key = hashlib.sha256(repr((versions, shape, layers, Path(__file__).read_bytes())).encode()).hexdigest()[:16]
     path = CACHE / f"{kind}_L{layers}_{key}.{suffix}"
     if path.exists():
         return path.read_text()

@@ -8,7 +8,11 @@ forks one child per call. The server only imports modules, so it forks without t
 threads of the host (MLIR thread pools, XLA): forking the host itself deadlocked now
 and then in the child. The child runs the function with its stderr going to a
 temporary file and its address space capped (``limits.ISOLATED_MEMORY_BYTES`` above the
-server's); its pickled result comes back through the server. A child that dies gives
+server's, never above the limit the host inherited: a user's ``ulimit -v`` stays the
+child's when it is lower, see :func:`memory_cap`); its pickled result comes back through
+the server. A child that runs out of memory (a ``MemoryError``, or a native
+``std::bad_alloc`` abort) gives :class:`~hlo_indexing.errors.MemoryLimitError` naming the
+cap that was hit, the user's or ours. A child that dies otherwise gives
 :class:`ChildDied` (the signal or exit status and the last native log lines, e.g.
 XLA's ``Check failed: ...``); a call that runs longer than ``limits.HLO_PARSE_SECONDS``
 gives :class:`~hlo_indexing.errors.TimeLimitError` (the server is killed, and started
@@ -44,7 +48,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from hlo_indexing import limits
-from hlo_indexing.errors import SourceLocation, TimeLimitError
+from hlo_indexing.errors import MemoryLimitError, SourceLocation, TimeLimitError
 
 _HEADER = struct.Struct("<Q")
 
@@ -100,28 +104,51 @@ def _address_space() -> int | None:
         return None
 
 
-def _child(function: Callable[..., Any], args: tuple, write_fd: int, log_fd: int) -> None:
+def memory_cap(current: int | None) -> tuple[int | None, bool]:
+    """The address-space limit of a child of a process using ``current`` bytes:
+    ``limits.ISOLATED_MEMORY_BYTES`` above ``current``, unless the limit this process
+    inherited (``ulimit -v``, a soft ``RLIMIT_AS``; never above the hard one) is lower.
+    Returns ``(bytes or None for no limit, whether the inherited limit is the one)``."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)  # soft <= hard
+    inherited = None if soft == resource.RLIM_INFINITY else soft
+    ours = None if current is None else current + limits.ISOLATED_MEMORY_BYTES
+    if inherited is not None and (ours is None or inherited <= ours):
+        return inherited, True
+    return ours, False
+
+
+def _raised(exc: BaseException) -> bytes:
+    """The reply for a call that raised ``exc``: the exception, or its text when it
+    does not pickle."""
+    try:
+        return pickle.dumps(("raised", exc))
+    except Exception:  # noqa: BLE001 - an unpicklable exception: send its text
+        return pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def _child(function: Callable[..., Any], args: tuple, write_fd: int, log_fd: int, cap: int | None, by_user: bool) -> None:
     """Body of the forked child: never returns."""
     code = 0
     try:
         faulthandler.disable()
         os.dup2(log_fd, 2)
-        current = _address_space()
-        if current is not None:
-            cap = current + limits.ISOLATED_MEMORY_BYTES
+        if cap is not None and not by_user:  # below the inherited soft and hard limits
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         payload = pickle.dumps(("ok", function(*args)))
+    except MemoryError:
+        payload = pickle.dumps(("memory", (cap, by_user)))
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the caller
-        try:
-            payload = pickle.dumps(("raised", exc))
-        except Exception:  # noqa: BLE001 - an unpicklable exception: send its text
-            payload = pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        payload = _raised(exc)
     try:
         with os.fdopen(write_fd, "wb") as out:
             out.write(payload)
     except OSError:
         code = 1
     os._exit(code)
+
+
+#: Native log text of a child that ran out of memory (C++'s allocation failure).
+_OUT_OF_MEMORY = ("std::bad_alloc", "Cannot allocate memory", "out of memory")
 
 
 def _log_tail(log: IO[bytes]) -> str:
@@ -144,11 +171,12 @@ def _serve_one(target: str, args: tuple) -> bytes:
     """Fork a child for ``target(*args)``; the pickled ``(kind, value)`` it ends with."""
     function = _resolve(target)
     read_fd, write_fd = os.pipe()
+    cap, by_user = memory_cap(_address_space())
     with tempfile.TemporaryFile() as log:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            _child(function, args, write_fd, log.fileno())
+            _child(function, args, write_fd, log.fileno(), cap, by_user)
         os.close(write_fd)
         with os.fdopen(read_fd, "rb") as result:
             payload = result.read()
@@ -163,7 +191,10 @@ def _serve_one(target: str, args: tuple) -> bytes:
                 how = f"signal {number}"
         else:
             how = f"exit status {os.WEXITSTATUS(status)}"
-        return pickle.dumps(("died", (how, _log_tail(log))))
+        tail = _log_tail(log)
+        if any(sign in tail for sign in _OUT_OF_MEMORY):
+            return pickle.dumps(("memory", (cap, by_user)))
+        return pickle.dumps(("died", (how, tail)))
 
 
 def _serve_in_server(target: str, args: tuple, seconds: float) -> bytes:
@@ -177,10 +208,7 @@ def _serve_in_server(target: str, args: tuple, seconds: float) -> bytes:
     try:
         payload = pickle.dumps(("ok", function(*args)))
     except Exception as exc:  # noqa: BLE001 - everything goes back to the caller
-        try:
-            payload = pickle.dumps(("raised", exc))
-        except Exception:  # noqa: BLE001 - an unpicklable exception: send its text
-            payload = pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        payload = _raised(exc)
     finally:
         resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
     return payload
@@ -282,7 +310,30 @@ def run_isolated(
         raise value
     if kind == "died":
         raise ChildDied(*value)
+    if kind == "memory":
+        cap, by_user = value
+        raise _memory_error(what, cap, by_user, location)
     return value
+
+
+def _memory_error(what: str, cap: int | None, by_user: bool, location: SourceLocation | None) -> MemoryLimitError:
+    """The error of a child that ran out of memory under ``cap`` (the user's or ours)."""
+    size = "no limit" if cap is None else f"{cap / (1 << 30):.1f} GiB"
+    if by_user:
+        return MemoryLimitError(
+            f"{what} ran out of memory under the address-space limit set for this process ({size}, ulimit -v); "
+            "raise that limit to process this input",
+            location,
+            limit="RLIMIT_AS",
+            value=cap,
+        )
+    return MemoryLimitError(
+        f"{what} ran out of memory: it may use {limits.ISOLATED_MEMORY_BYTES / (1 << 30):.1f} GiB above its parent "
+        f"(limits.ISOLATED_MEMORY_BYTES; {size} in all)",
+        location,
+        limit="ISOLATED_MEMORY_BYTES",
+        value=cap,
+    )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ built-in exception a Python user would expect (``ValueError``, ``IndexError``,
         +-- IntegerOverflowError (OverflowError, ValueError)   a number outside int64
         +-- EnumerationTooLargeError          size of a table to build (viewer cells)
         +-- TimeLimitError                    wall-clock time (isolated HLO parsing)
+        +-- MemoryLimitError (MemoryError)    address space (isolated HLO parsing)
 
 The limits themselves are documented, with their values, in :mod:`hlo_indexing.limits`.
 """
@@ -150,6 +151,12 @@ class TimeLimitError(LimitExceededError):
     """An isolated step ran longer than its limit (``limit`` names it): parsing
     untrusted HLO text in a child process, ``limits.HLO_PARSE_SECONDS``; an isl proof,
     ``limits.PROOF_SECONDS``."""
+
+
+class MemoryLimitError(LimitExceededError, MemoryError):
+    """An isolated step (parsing untrusted HLO text in a child process) ran out of its
+    address space: ``limit`` is ``ISOLATED_MEMORY_BYTES`` (ours, above the parent's use)
+    or ``RLIMIT_AS`` (the lower limit set for the process by its user, ``ulimit -v``)."""
 
 
 class InputNotFoundError(HloIndexingError, FileNotFoundError):

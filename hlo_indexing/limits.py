@@ -41,10 +41,20 @@ limit                     error                       what it bounds
                                                       not separable (``Ranking.capped``)
 ``MAX_UNION_POINTS``      (tiling by tiling instead)  tile indices counted jointly for an
                                                       operand read through several tiles
+``MAX_TILE_INDICES_PER_BATCH``  (none: batches)       tile indices a ranking evaluates at
+                                                      once (its memory, whatever the
+                                                      program limit ``max-programs``)
 ``HLO_PARSE_SECONDS``     ``TimeLimitError``          wall-clock time of XLA's HLO parser and
                                                       translator (isolated child process)
-``ISOLATED_MEMORY_BYTES``  (child dies: ``ParseError``)  memory the isolated HLO parser may
-                                                      allocate above its parent
+``MAX_PROGRAMS``          (skipped, reported)         programs of a tiling ``rank_tilings``
+                                                      evaluates (option ``max-programs``)
+``MAX_TILED_NODES``       (not tiled, warning)        tiled instructions of one fusion's
+                                                      analysis (option ``max-nodes``)
+``FUSION_SECONDS``        ``TimeLimitError``          CPU time to tile one computation
+                          (not tiled, warning)        in the tiling passes (``fusion-seconds``)
+``ISOLATED_MEMORY_BYTES``  ``MemoryLimitError``    memory the isolated HLO parser may
+                                                      allocate above its parent (a lower
+                                                      ``ulimit -v`` of the user's wins)
 ``PROOF_SECONDS``         (proof not run, reason)     wall-clock time of one isl proof
                                                       (``maps.exact``, in the isolation server)
 ``ISL_MAX_OPERATIONS``    (proof not run, reason)     isl's own count of elementary steps in
@@ -115,6 +125,27 @@ MAX_FOOTPRINTS_PER_FUSION = 256
 #: ``rank_tilings`` counts the union of the tiles of an operand read through several
 #: tiles (a softmax's input); above, the fusion is ranked tiling by tiling.
 MAX_UNION_POINTS = 1 << 22
+
+#: Default program limit of a ranked tiling (``rank_tilings(max_programs=)``, option
+#: ``max-programs`` of ``hlo-print-tilings``): tilings with more programs are counted as
+#: skipped, not evaluated.
+MAX_PROGRAMS = 1 << 16
+
+#: Default limit on the tiled instructions (value and indexing map pairs) of one fusion's
+#: analysis (``analyze_fusion(max_nodes=)``, option ``max-nodes``); past it the fusion is
+#: not tiled, with the reason. Real fusions have about one per instruction.
+MAX_TILED_NODES = 20_000
+
+#: Default CPU seconds the tiling passes spend on one computation (analysis, ranking,
+#: exactness; option ``fusion-seconds``, 0 for none); past it that computation is
+#: reported not tiled and the others are still tiled. Real fusions take milliseconds; the
+#: slowest of the JAX library programs we keep back took 14 s (a ranking tiling by tiling
+#: over a 4M-element operand).
+FUSION_SECONDS = 10.0
+
+#: Tile indices ``rank_tilings`` evaluates in one numpy pass (more are evaluated in
+#: batches): bounds its memory whatever its ``max_programs``.
+MAX_TILE_INDICES_PER_BATCH = 1 << 20
 
 #: Seconds XLA's parser and translator may take on one HLO module.
 HLO_PARSE_SECONDS = 20.0

@@ -36,6 +36,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.passes.base import Diagnostics, ModulePass
+from hlo_indexing.passes.selection import Selection, func_field, selection
 
 ATTRIBUTE_NAMES = {Direction.OUTPUT_TO_INPUT: "hlo_indexing.output_to_input", Direction.INPUT_TO_OUTPUT: "hlo_indexing.input_to_output"}
 
@@ -47,6 +48,7 @@ class PerOpMapsPass(ModulePass):
         default=Direction.OUTPUT_TO_INPUT, metadata={"help": "output-to-input or input-to-output", "choices": tuple(Direction)}
     )
     simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
+    func: str = func_field()
     physical: str = field(
         default="none", metadata={"help": "map physical indices through the layouts: none, coordinates or offset", "choices": ("none", *FORMS)}
     )
@@ -69,17 +71,24 @@ class AttachIndexingMaps(PerOpMapsPass):
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Attach each HLO op's per-op maps as an attribute (see the module docstring); ops
-        whose analysis fails get an error diagnostic."""
-        attach_per_op_maps(module, self.direction, self.simplify, diagnostics, self.physical)
+        whose analysis fails get an error diagnostic; ``func``: only the ops it selects."""
+        chosen = selection(module, self.func, diagnostics)
+        if chosen is not None:
+            attach_per_op_maps(module, self.direction, self.simplify, diagnostics, chosen, self.physical)
 
 
 def attach_per_op_maps(
-    module: "ir.Operation", direction: str, simplify: bool, diagnostics: Diagnostics, physical: str = "none"
+    module: "ir.Operation",
+    direction: str,
+    simplify: bool,
+    diagnostics: Diagnostics,
+    chosen: Selection = Selection(),
+    physical: str = "none",
 ) -> dict["ir.Operation", list[InstructionIndexing]]:
-    """What :class:`AttachIndexingMaps` does, returning the per-op maps it attached, by
-    op, so that a fused analysis of the same module (``computation_indexing(...,
-    per_op=...)``) does not look them up again. An op whose analysis fails gets an
-    error diagnostic and no entry."""
+    """What :class:`AttachIndexingMaps` does (on the ops ``chosen`` holds), returning
+    the per-op maps it attached, by op, so that a fused analysis of the same module
+    (``computation_indexing(..., per_op=...)``) does not look them up again. An op
+    whose analysis fails gets an error diagnostic and no entry."""
     context = module.context
     # The per-op analysis hands out the same cached objects for ops of the same
     # shapes and attributes: build their attribute once (keyed by identity, the
@@ -87,6 +96,8 @@ def attach_per_op_maps(
     built: dict[tuple[int, ...], tuple[list[InstructionIndexing], ir.Attribute]] = {}
     attached: dict[ir.Operation, list[InstructionIndexing]] = {}
     for op in list(hlo_ops(module)):
+        if not chosen.contains(op):
+            continue
         try:
             per_index = per_op_maps(op, direction, simplify, physical)
         except HloIndexingError as exc:

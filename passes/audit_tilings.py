@@ -29,7 +29,9 @@ from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.base import Diagnostics, ModulePass
-from hlo_indexing.passes.report import format_field, func_field, selected_function
+from hlo_indexing.passes.report import format_field
+from hlo_indexing.passes.selection import func_field, selection
+
 
 @dataclass(frozen=True)
 class AuditTilings(ModulePass):
@@ -48,33 +50,36 @@ class AuditTilings(ModulePass):
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Audit every fusion with a block-level config (see the module docstring); an
         unknown device or a TPU is an error at the module."""
-        if not selected_function(module, self.func, diagnostics):
+        chosen = selection(module, self.func, diagnostics)
+        if chosen is None:
             return
         try:
             target = select_device(self.device)
-            audits = audit_tilings(module, target, function=self.func)
+            audits = [(audit, _fusion(module, audit.name)) for audit in audit_tilings(module, target)]
         except HloIndexingError as exc:
             diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
+        audits = [(audit, op) for audit, op in audits if chosen.everything or (op is not None and chosen.contains(op))]
         if self.format == "json":
-            diagnostics.output(json.dumps(audit_document(target, audits), indent=2))
+            diagnostics.output(json.dumps(audit_document(target, [audit for audit, _ in audits]), indent=2))
             return
         if not audits:
             diagnostics.remark(module.location, "no fusion carries a block_level_fusion_config (XLA's Triton tiling)")
-        for audit in audits:
-            location = _location(module, audit.name) or module.location
+        for audit, op in audits:
+            location = op.location if op is not None else module.location
             if audit.legal:
                 diagnostics.remark(location, str(audit))
             else:
                 diagnostics.warning(location, str(audit))
 
 
-def _location(module: "ir.Operation", name: str) -> "ir.Location | None":
-    found: list[ir.Location] = []
+def _fusion(module: "ir.Operation", name: str) -> "ir.Operation | None":
+    """The ``mhlo.fusion`` imported from HLO instruction ``name``."""
+    found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "mhlo.fusion" and str(op.location).startswith(f'loc("{name}"'):
-            found.append(op.location)
+            found.append(op.operation)
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 

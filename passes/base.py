@@ -31,6 +31,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -52,13 +53,19 @@ class Diagnostic:
 
 @dataclass
 class Diagnostics:
-    """Collects the diagnostics of a pass run, in emission order."""
+    """Collects the diagnostics of a pass run, in emission order; ``listener``, when
+    set, also gets each one as it is emitted (the driver prints them as they come: a
+    print pass reports each computation when it is done, not at the end of the module)."""
 
     items: list[Diagnostic] = field(default_factory=list)
+    listener: "Callable[[Diagnostic], None] | None" = None
 
     def emit(self, severity: str, location: "ir.Location | None", message: str) -> None:
         """Record a diagnostic of ``severity`` at ``location``."""
-        self.items.append(Diagnostic(severity, location, message))
+        diagnostic = Diagnostic(severity, location, message)
+        self.items.append(diagnostic)
+        if self.listener is not None:
+            self.listener(diagnostic)
 
     def error(self, location: "ir.Location", message: str) -> None:
         """Record an error at ``location``."""

@@ -15,9 +15,10 @@ Python API, :func:`hlo_indexing.fusion_indexing` with ``element=``, has them).
 
 Computations are named ``@f`` for a function and after the HLO instruction
 (``fusion.3``) for an ``mhlo.fusion`` imported from HLO, reported in source order;
-reducer and comparator functions are left out. ``hlo-print-fused-indexing-maps`` takes
-``func=NAME`` (one function and the fusions in it) and ``format=json`` (one JSON
-document, :mod:`hlo_indexing.passes.report`).
+reducer and comparator functions are left out. Both take ``func=NAME`` (one function
+and the fusions in it, or one fusion by its HLO instruction name:
+:mod:`hlo_indexing.passes.selection`); ``hlo-print-fused-indexing-maps`` takes
+``format=json`` (one JSON document, :mod:`hlo_indexing.passes.report`).
 
 Both take ``max-maps`` (the per-value cap beyond which a set is over-approximated by
 one whole-value map; a remark says so). A computation the analysis cannot handle
@@ -55,14 +56,14 @@ from hlo_indexing.analysis.results import fused_map_lines, value_label
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
-from hlo_indexing.dialect_glue.locations import enclosing_function
 from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
-from hlo_indexing.passes.report import emit_json, format_field, func_field, selected_function
+from hlo_indexing.passes.report import emit_json, format_field
+from hlo_indexing.passes.selection import func_field, selection
 
 ATTRIBUTE = "hlo_indexing.fused_maps"
 UTILIZATION_ATTRIBUTE = "hlo_indexing.utilization"
@@ -103,6 +104,7 @@ class _FusedMapsPass(ModulePass):
         default=DEFAULT_MAX_POINTS,
         metadata={"help": "enumeration limit of the analyses", "min": 0, "max": MAX_ENUMERATION_POINTS},
     )
+    func: str = func_field()
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,14 @@ class AttachFusedIndexingMaps(_FusedMapsPass):
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Attach the fused maps of every computation (function arguments or the op's
         attribute), and the utilization and coalescing analyses when asked; a computation
-        whose analysis fails gets an error diagnostic."""
+        whose analysis fails gets an error diagnostic; ``func``: only the computations it
+        selects."""
+        chosen = selection(module, self.func, diagnostics)
+        if chosen is None:
+            return
         for _, op in computations(module):
+            if not chosen.contains(op):
+                continue
             results = _fused(op, self.max_maps, diagnostics)
             if results is None:
                 continue
@@ -171,7 +179,6 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
 
     format: str = format_field()
-    func: str = func_field()
     physical: str = field(
         default="none",
         metadata={"help": "map physical indices through the layouts: none, coordinates or offset", "choices": ("none", *FORMS)},
@@ -181,16 +188,17 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
         """Emit remarks with the fused maps of every computation (per tensor element of a
         tuple result) and, when asked, its analyses, at the computation's location; or,
         with ``format=json``, the JSON document of the fused maps."""
-        if not selected_function(module, self.func, diagnostics):
+        chosen = selection(module, self.func, diagnostics)
+        if chosen is None:
             return
         if self.physical != "none" and self.format == "json":
             diagnostics.error(module.location, "format=json prints logical maps only: drop physical= or use text")
             return
         if self.format == "json":
-            emit_json(module, diagnostics, direction=Direction.OUTPUT_TO_INPUT, fused=True, function=self.func, max_maps=self.max_maps)
+            emit_json(module, diagnostics, direction=Direction.OUTPUT_TO_INPUT, fused=True, chosen=chosen, max_maps=self.max_maps)
             return
         for label, op in computations(module):
-            if self.func and enclosing_function(op) != self.func.removeprefix("@"):
+            if not chosen.contains(op):
                 continue
             results = _fused(op, self.max_maps, diagnostics)
             terminator = list(op.regions[0].blocks[0].operations)[-1]

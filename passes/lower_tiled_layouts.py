@@ -45,6 +45,7 @@ from hlo_indexing.layout.types import COMBINE, INT64_MAX, Layout, Shape
 from hlo_indexing.limits import MAX_DIMENSION_INDEX
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
+from hlo_indexing.passes.selection import func_field, selection
 
 ENTRY_PARAMETER_LAYOUTS = "mhlo.xla_entry_computation_parameter_layouts"
 ENTRY_PARAMETER_TILES = "mhlo.xla_entry_computation_parameter_tiles"
@@ -62,10 +63,14 @@ class LowerTiledLayouts(ModulePass):
     rewrite_memrefs: bool = field(
         default=False, metadata={"help": "give laid-out memref function arguments the tiled layout map"}
     )
+    func: str = func_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Lower the tiled layouts of every function (see the module docstring); a malformed
-        layout gets an error diagnostic."""
+        layout gets an error diagnostic; ``func``: only the functions and ops it selects."""
+        chosen = selection(module, self.func, diagnostics)
+        if chosen is None:
+            return
         entry = _entry_layouts(module, diagnostics)
         operations: list[ir.Operation] = []
 
@@ -75,6 +80,8 @@ class LowerTiledLayouts(ModulePass):
 
         module.walk(collect)
         for op in operations:
+            if not chosen.contains(op):
+                continue
             if op.name == "func.func":
                 self._lower_function(op, entry if _symbol_name(op) == "main" else ({}, {}), diagnostics)
             if LAYOUT_ATTRIBUTE in op.attributes and op.name != "func.func":

@@ -33,7 +33,7 @@ from typing import Iterator
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import current_or_default_context, register_passes
 from hlo_indexing.passes import registry
-from hlo_indexing.passes.base import Diagnostics, ModulePass, PassOptionError
+from hlo_indexing.passes.base import Diagnostic, Diagnostics, ModulePass, PassOptionError
 from hlo_indexing.passes.pipeline_text import (
     PipelineElement,
     PipelineError,
@@ -53,7 +53,7 @@ class PythonPass:
 
     Runs ``pass_.run(op, diagnostics)``; an exception raised by the pass counts as an
     error (at the op the :class:`HloIndexingError` is about, else at the pass's op): the
-    pass fails, and nothing is raised through the caller's ``PassManager``. Every diagnostic is appended to ``sink``
+    pass fails, and nothing is raised through the caller's ``PassManager``. Every diagnostic is emitted to ``sink`` as it comes
     (when given); errors are also emitted through MLIR and fail the pass. ``alias`` is
     the old name the pipeline called the pass by, if it did: a note at the op says so."""
 
@@ -62,16 +62,19 @@ class PythonPass:
         self.sink = sink
         self.alias = alias
 
+    def _forward(self, diagnostic: Diagnostic) -> None:
+        """Hand a diagnostic to the sink as it is emitted (its own listener sees it then)."""
+        assert self.sink is not None
+        self.sink.emit(diagnostic.severity, diagnostic.location, diagnostic.message)
+
     def __call__(self, op: "ir.Operation", pass_handle) -> None:
-        diagnostics = Diagnostics()
+        diagnostics = Diagnostics(listener=self._forward if self.sink is not None else None)
         if self.alias is not None:
             diagnostics.note(op.location, registry.alias_note(self.alias))
         try:
             self.pass_.run(op, diagnostics)
         except Exception as exc:  # noqa: BLE001 - a failed pass, never an exception through the user's PassManager
             diagnostics.failure(op.location, exc, f"in pass '{self.pass_.name}'")
-        if self.sink is not None:
-            self.sink.items.extend(diagnostics.items)
         errors = [d for d in diagnostics.items if d.severity == "error"]
         for error in errors:
             error.location.emit_error(error.message)

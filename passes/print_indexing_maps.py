@@ -11,7 +11,8 @@ Same ops and options as ``hlo-attach-indexing-maps``. Each remark is, for
 and for ``direction=input-to-output`` one block per operand, ``input-to-output indexing
 of operand #k (op):`` followed by one ``operand id = r`` line per result (XLA's wording).
 An op imported from HLO is named after its instruction: ``result #0 (stablehlo.add
-add.3)``. Remarks come in source order; ``func=NAME`` keeps the ops of one function and
+add.3)``. Remarks come in source order; ``func=NAME`` keeps the ops of one function or HLO
+instruction (:mod:`~hlo_indexing.passes.selection`) and
 ``format=json`` prints one JSON document instead (:mod:`hlo_indexing.passes.report`).
 """
 
@@ -22,12 +23,13 @@ from typing import ClassVar
 
 from hlo_indexing.analysis.per_op import hlo_ops
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.locations import enclosing_function, location_name, source_order_key
+from hlo_indexing.dialect_glue.locations import location_name, source_order_key
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass, per_op_maps
 from hlo_indexing.passes.base import Diagnostics
-from hlo_indexing.passes.report import emit_json, format_field, func_field, selected_function
+from hlo_indexing.passes.report import emit_json, format_field
+from hlo_indexing.passes.selection import selection
 
 
 @dataclass(frozen=True)
@@ -38,26 +40,26 @@ class PrintIndexingMaps(PerOpMapsPass):
     description: ClassVar[str] = "Emit a remark with each HLO op's per-op indexing maps (XLA text)"
 
     format: str = format_field()
-    func: str = func_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit a remark per result (operand) of every HLO op with its per-op maps in the
         chosen direction (or the JSON document); an op whose analysis fails gets an error
         diagnostic."""
-        if not selected_function(module, self.func, diagnostics):
+        chosen = selection(module, self.func, diagnostics)
+        if chosen is None:
             return
         if self.format == "json":
             if self.physical != "none":
                 diagnostics.error(module.location, "format=json prints logical maps only: drop physical= or use text")
                 return
             try:
-                emit_json(module, diagnostics, direction=self.direction, fused=False, function=self.func, simplify=self.simplify)
+                emit_json(module, diagnostics, direction=self.direction, fused=False, chosen=chosen, simplify=self.simplify)
             except HloIndexingError as exc:
                 diagnostics.error(module.location, exc.message)
             return
         what = "result" if self.direction == Direction.OUTPUT_TO_INPUT else "operand"
         for op in sorted(hlo_ops(module), key=lambda op: source_order_key(op.location)):
-            if self.func and enclosing_function(op) != self.func.removeprefix("@"):
+            if not chosen.contains(op):
                 continue
             instruction = location_name(op.location)
             label = f"{op.name} {instruction}" if instruction else op.name

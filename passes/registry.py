@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from hlo_indexing.direction import Direction
-from hlo_indexing.limits import MAX_ENUMERATION_POINTS
+from hlo_indexing.limits import FUSION_SECONDS, MAX_ENUMERATION_POINTS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.passes import upstream_passes
 
 if TYPE_CHECKING:  # base is bindings-free, but the registry needs no more than its type
@@ -69,10 +69,9 @@ _FUSED_MAPS_OPTIONS = (
     OptionInfo("analyses", "bool", False, "also compute operand utilization and coalescing"),
     OptionInfo("max-points", "int", 1 << 20, "enumeration limit of the analyses", minimum=0, maximum=MAX_ENUMERATION_POINTS),
 )
-_REPORT_OPTIONS = (
-    OptionInfo("format", "str", "text", "text (remarks) or json (one JSON document per module)", ("text", "json")),
-    OptionInfo("func", "str", "", "report only this function and what is nested in it; empty: all"),
-)
+#: The option every pass has (hlo_indexing.passes.selection).
+_FUNC = OptionInfo("func", "str", "", "only this function or HLO instruction (ynn_fusion.6) and what is nested in it; empty: all")
+_FORMAT = OptionInfo("format", "str", "text", "text (remarks) or json (one JSON document per module)", ("text", "json"))
 
 #: pass name -> its description (checked against the pass classes by a test)
 PASSES: dict[str, PassInfo] = {
@@ -82,37 +81,37 @@ PASSES: dict[str, PassInfo] = {
             "hlo-lower-tiled-layouts",
             "Attach the affine maps of XLA tiled layouts (hlo_indexing.layout, entry layouts)",
             "lower_tiled_layouts:LowerTiledLayouts",
-            (OptionInfo("rewrite-memrefs", "bool", False, "give laid-out memref function arguments the tiled layout map"),),
+            (OptionInfo("rewrite-memrefs", "bool", False, "give laid-out memref function arguments the tiled layout map"), _FUNC),
         ),
         PassInfo(
             "hlo-attach-indexing-maps",
             "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes",
             "attach_indexing_maps:AttachIndexingMaps",
-            (_DIRECTION, _SIMPLIFY, _PHYSICAL),
+            (_DIRECTION, _SIMPLIFY, _FUNC, _PHYSICAL),
         ),
         PassInfo(
             "hlo-print-indexing-maps",
             "Emit a remark with each HLO op's per-op indexing maps (XLA text)",
             "print_indexing_maps:PrintIndexingMaps",
-            (_DIRECTION, _SIMPLIFY, _PHYSICAL) + _REPORT_OPTIONS,
+            (_DIRECTION, _SIMPLIFY, _FUNC, _PHYSICAL, _FORMAT),
         ),
         PassInfo(
             "hlo-simplify-indexing-maps",
             "Simplify every indexing-map attribute (hlo_indexing.*) in the module",
             "simplify_maps:SimplifyIndexingMaps",
-            (OptionInfo("report", "bool", False, "emit a remark for each map that was simplified"),),
+            (OptionInfo("report", "bool", False, "emit a remark for each map that was simplified"), _FUNC),
         ),
         PassInfo(
             "hlo-attach-fused-indexing-maps",
             "Attach result->argument fused indexing maps to functions and mhlo.fusion ops",
             "fusion_maps:AttachFusedIndexingMaps",
-            _FUSED_MAPS_OPTIONS,
+            _FUSED_MAPS_OPTIONS + (_FUNC,),
         ),
         PassInfo(
             "hlo-print-fused-indexing-maps",
             "Print fused result->argument indexing maps as remarks",
             "fusion_maps:PrintFusedIndexingMaps",
-            _FUSED_MAPS_OPTIONS + _REPORT_OPTIONS + (_PHYSICAL,),
+            _FUSED_MAPS_OPTIONS + (_FUNC, _FORMAT, _PHYSICAL),
         ),
         PassInfo(
             "hlo-print-tilings",
@@ -121,9 +120,15 @@ PASSES: dict[str, PassInfo] = {
             (
                 OptionInfo("budget", "str", "48KiB", "per-tile footprint budget (bytes, KiB, MiB); not used with a device"),
                 OptionInfo("max", "int", 5, "tilings printed per computation"),
-            )
-            + _REPORT_OPTIONS
-            + (
+                OptionInfo(
+                    "format", "str", "text",
+                    "text (remarks), json (one JSON document per module) or jsonl (one JSON line per computation, as each is done)",
+                    ("text", "json", "jsonl"),
+                ),
+                _FUNC,
+                OptionInfo("max-programs", "int", MAX_PROGRAMS, "tilings with more programs are not evaluated", minimum=1),
+                OptionInfo("max-nodes", "int", MAX_TILED_NODES, "a fusion with more tiled instructions is not tiled", minimum=1),
+                OptionInfo("fusion-seconds", "str", f"{FUSION_SECONDS:g}", "CPU seconds spent tiling one computation at most (0: no limit)"),
                 OptionInfo("device", "str", "", "rank the tilings legal on this device by estimated time (a bundled "
                            "name such as h100 or tpu-v5e, or a JSON description file); empty: by bytes moved under the budget"),
                 OptionInfo("top", "int", 0, "with a device: tilings printed per computation (0: max)", minimum=0),
@@ -134,14 +139,19 @@ PASSES: dict[str, PassInfo] = {
             "hlo-audit-tilings",
             "Audit XLA's block-level tiling of each GPU fusion: legal, coverage, time against the best found",
             "audit_tilings:AuditTilings",
-            (OptionInfo("device", "str", "h100", "the GPU the dump was compiled for (a bundled name or a JSON description file)"),)
-            + _REPORT_OPTIONS,
+            (OptionInfo("device", "str", "h100", "the GPU the dump was compiled for (a bundled name or a JSON description file)"), _FORMAT, _FUNC),
         ),
         PassInfo(
             "hlo-attach-tiles",
             "Attach each op's tile (pid->offsets map, sizes, strides) for the given tile sizes",
             "tilings:AttachTiles",
-            (OptionInfo("tile-sizes", "str", "", "flat tile sizes, one per tiling parameter (e.g. 8,128)"),),
+            (
+                OptionInfo(
+                    "tile-sizes", "str", "",
+                    "flat tile sizes, one per tiling parameter (e.g. 8,128), or per fusion (ynn_fusion.6:16,32,128;fusion.2:8)",
+                ),
+                _FUNC,
+            ),
         ),
     )
 }

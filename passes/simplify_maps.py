@@ -32,6 +32,7 @@ from hlo_indexing.maps.attributes import (
     is_indexing_map_attribute,
 )
 from hlo_indexing.passes.base import Diagnostics, ModulePass
+from hlo_indexing.passes.selection import func_field, selection
 
 ATTRIBUTE_PREFIX = "hlo_indexing."
 _ARGUMENT_ATTRIBUTES = ("arg_attrs", "res_attrs")
@@ -48,10 +49,15 @@ class SimplifyIndexingMaps(ModulePass):
     description: ClassVar[str] = "Simplify every indexing-map attribute (hlo_indexing.*) in the module"
 
     report: bool = field(default=False, metadata={"help": "emit a remark for each map that was simplified"})
+    func: str = func_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Simplify every indexing-map attribute in place (a remark per simplified map when
-        ``report`` is set); a malformed attribute gets an error diagnostic."""
+        ``report`` is set); a malformed attribute gets an error diagnostic; ``func``: only
+        on the ops it selects."""
+        chosen = selection(module, self.func, diagnostics)
+        if chosen is None:
+            return
         operations: list[ir.Operation] = []
 
         def collect(op: ir.Operation) -> ir.WalkResult:
@@ -60,7 +66,8 @@ class SimplifyIndexingMaps(ModulePass):
 
         module.walk(collect)
         for op in operations:
-            self._simplify_operation(op, diagnostics)
+            if chosen.contains(op):
+                self._simplify_operation(op, diagnostics)
 
     def _simplify_operation(self, op: "ir.Operation", diagnostics: Diagnostics) -> None:
         def rewrite(attribute: "ir.Attribute", where: str) -> "ir.Attribute | None":

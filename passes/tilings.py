@@ -30,7 +30,8 @@ candidate tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
 ``limits.MAX_FOOTPRINTS_PER_FUSION`` (both also said in a remark in text), ``failure``
 says why a computation cannot be tiled. The schema ships in the package
 (``hlo_indexing/schema/tilings.schema.json``); the document is made by
-:mod:`hlo_indexing.symbolic_tiling.tilings_report` (:func:`~hlo_indexing.symbolic_tiling.tilings_report.module_tilings` gives it in Python). The budget is bytes
+:mod:`hlo_indexing.symbolic_tiling.tilings_report` (:func:`~hlo_indexing.symbolic_tiling.tilings_report.module_tilings`
+gives it in Python). The budget is bytes
 (``49152``) or with a unit ``B``, ``KiB``, ``MiB``.
 
 ``hlo-print-tilings{device=NAME top=N}`` ranks instead the tilings legal on a device
@@ -54,7 +55,6 @@ naming the reason.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -69,40 +69,38 @@ from hlo_indexing.cost_model.ranking import DeviceRankingMemo
 from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.locations import enclosing_function
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.maps.attributes import indexing_map_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.fusion_maps import set_argument_attributes
-from hlo_indexing.passes.report import format_field, func_field, selected_function
+from hlo_indexing.passes.selection import func_field
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, defining_op
 from hlo_indexing.symbolic_tiling.tilings_report import (
+    body_uses,
     computation_tilings,
     parameters_text,
+    parse_bytes,
     selected_computations,
     tilings_document,
     tilings_schema,
 )
 
-#: ``module_tilings`` and ``tilings_schema`` lived here before issue #25; still importable.
-__all__ = ["AttachTiles", "PrintTilings", "module_tilings", "parse_bytes", "parse_tile_sizes", "tile_attribute", "tilings_schema"]
+#: ``module_tilings``, ``tilings_schema`` and ``parse_bytes`` lived here before issue #25; still importable.
+__all__ = [
+    "AttachTiles", "PrintTilings", "module_tilings", "parse_bytes", "parse_seconds", "parse_tile_sizes",
+    "parse_tile_sizes_per_computation", "tile_attribute", "tilings_schema",
+]
 
 TILE_ATTRIBUTE = "hlo_indexing.tile"
 TILING_ATTRIBUTE = "hlo_indexing.tiling"
 ARGUMENT_TILES_ATTRIBUTE = "hlo_indexing.argument_tiles"
 
-_UNITS = {"": 1, "b": 1, "kib": 1 << 10, "kb": 1000, "mib": 1 << 20, "mb": 1000 * 1000}
-
-
-def parse_bytes(text: str) -> int:
-    """Bytes from ``49152``, ``48KiB``, ``1MiB``, ``64kB`` (case-insensitive units).
-    Raises :class:`HloIndexingError` otherwise."""
-    found = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
-    if found is None or found.group(2).lower() not in _UNITS:
-        raise HloIndexingError(f"invalid byte size '{text}': expected a number with an optional unit B, KiB, MiB, kB, MB")
-    return int(found.group(1)) * _UNITS[found.group(2).lower()]
+#: ``format`` values of ``hlo-print-tilings``.
+TILINGS_FORMATS = ("text", "json", "jsonl")
 
 
 @dataclass(frozen=True)
@@ -114,8 +112,23 @@ class PrintTilings(ModulePass):
 
     budget: str = field(default="48KiB", metadata={"help": "per-tile footprint budget (bytes, KiB, MiB); not used with a device"})
     max: int = field(default=5, metadata={"help": "tilings printed per computation"})
-    format: str = format_field()
+    format: str = field(
+        default="text",
+        metadata={
+            "help": "text (remarks), json (one JSON document per module) or jsonl (one JSON line per computation, as each is done)",
+            "choices": TILINGS_FORMATS,
+        },
+    )
     func: str = func_field()
+    max_programs: int = field(
+        default=MAX_PROGRAMS, metadata={"help": "tilings with more programs are not evaluated", "min": 1}
+    )
+    max_nodes: int = field(
+        default=MAX_TILED_NODES, metadata={"help": "a fusion with more tiled instructions is not tiled", "min": 1}
+    )
+    fusion_seconds: str = field(
+        default=f"{FUSION_SECONDS:g}", metadata={"help": "CPU seconds spent tiling one computation at most (0: no limit)"}
+    )
     device: str = field(default="", metadata={
         "help": "rank the tilings legal on this device by estimated time (a bundled name such as h100 or tpu-v5e, or a "
                 "JSON description file); empty: by bytes moved under the budget"})
@@ -123,52 +136,64 @@ class PrintTilings(ModulePass):
     prove: bool = field(default=False, metadata={"help": "prove each printed exactness by isl (needs islpy)"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
-        """Emit the ranked tilings of every computation (see the module docstring); an
-        invalid budget is an error, a computation that cannot be tiled a warning (text)
-        or a ``failure`` entry (json)."""
+        """Emit the ranked tilings of every computation as each is done (see the module
+        docstring); an invalid option is an error, a computation that cannot be tiled a
+        warning (text) or a ``failure``/``error`` entry (json, jsonl)."""
         try:
             budget = parse_bytes(self.budget)
+            seconds = parse_seconds(self.fusion_seconds)
+            selected = selected_computations(module, self.func)
             target = select_device(self.device) if self.device else None
         except HloIndexingError as exc:
             diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
-        if not selected_function(module, self.func, diagnostics):
-            return
         text = self.format == "text"
         entries = []
         memo = TilingMemo()
+        uses = body_uses(module)
         if target is not None:
-            self._run_for_device(module, target, budget, memo, diagnostics)
+            self._run_for_device(selected, target, budget, memo, diagnostics)
             return
-        for label, op in selected_computations(module, self.func):
+        for label, op in selected:
             entry, ranked, note = computation_tilings(
-                label, op, budget, self.max, blockspecs=not text, memo=memo, prove=self.prove
+                label, op, budget, self.max, blockspecs=not text, memo=memo, max_programs=self.max_programs,
+                max_nodes=self.max_nodes, seconds=seconds, used_in=uses.get(str(op.location), ()), prove=self.prove,
             )
             entries.append(entry)
-            if entry["error"] is not None:
-                diagnostics.error(op.location, f"{label}: {entry['error']}")
-            elif entry["failure"] is not None and text:
-                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
-            elif text:
-                if not ranked:
-                    diagnostics.remark(op.location, f"{label}: no valid tiling fits the budget of {budget} bytes")
-                for k, footprint in enumerate(ranked):
-                    diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
-                if note:
-                    diagnostics.remark(op.location, f"{label}: {note}")
-        if not text:
+            if self.format == "jsonl":
+                diagnostics.output(json.dumps(entry))
+            if not text:
+                continue
+            if entry["used_in"]:
+                diagnostics.remark(op.location, f"{label}: in @{enclosing_function(op)}, also used by {', '.join(entry['used_in'])}")
+            problem = entry["failure"] or entry["error"]
+            if problem is not None:
+                diagnostics.warning(op.location, f"{label}: cannot tile: {problem.removeprefix('cannot tile: ')}")
+                continue
+            if not ranked:
+                fits = f"no valid tiling fits the budget of {budget} bytes"
+                if entry["skipped"]:
+                    fits += f" among those with at most {self.max_programs} programs (max-programs)"
+                diagnostics.remark(op.location, f"{label}: {fits}")
+            for k, footprint in enumerate(ranked):
+                diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
+            if note:
+                diagnostics.remark(op.location, f"{label}: {note}")
+        if self.format == "json":
             diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
 
-    def _run_for_device(self, module: "ir.Operation", target: Device, budget: int, memo: TilingMemo,
+    def _run_for_device(self, selected: list[tuple[str, "ir.Operation"]], target: Device, budget: int, memo: TilingMemo,
                         diagnostics: Diagnostics) -> None:
         text = self.format == "text"
         top = self.top or self.max
         device_memo = DeviceRankingMemo(memo)
         entries = []
-        for label, op in selected_computations(module, self.func):
+        for label, op in selected:
             entry, ranking, ranked_tilings = device_computation_tilings(label, op, target, top, memo=device_memo,
                                                                         blockspecs=not text)
             entries.append(entry)
+            if self.format == "jsonl":
+                diagnostics.output(json.dumps(entry))
             if entry["error"] is not None:
                 diagnostics.error(op.location, f"{label}: {entry['error']}")
             elif entry["failure"] is not None and text:
@@ -181,8 +206,19 @@ class PrintTilings(ModulePass):
                 note = rejections_text(label, ranking)
                 if note:
                     diagnostics.remark(op.location, note)
-        if not text:
+        if self.format == "json":
             diagnostics.output(json.dumps(device_document(budget, target, entries), indent=2))
+
+
+def parse_seconds(text: str) -> float:
+    """Seconds from ``30``, ``2.5`` (``0``: no limit). Raises :class:`HloIndexingError`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise HloIndexingError(f"invalid fusion-seconds '{text}': expected a number of seconds, 0 for no limit")
+    return value
 
 
 def parse_tile_sizes(text: str) -> list[int]:
@@ -191,6 +227,21 @@ def parse_tile_sizes(text: str) -> list[int]:
     if not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise HloIndexingError(f"invalid tile sizes '{text}': expected positive integers separated by commas")
     return [int(p) for p in parts]
+
+
+def parse_tile_sizes_per_computation(text: str) -> dict[str, list[int]]:
+    """``{computation: sizes}`` from ``ynn_fusion.6:16,32,128;fusion.2:8`` (a
+    computation is an HLO instruction name or a function, ``@`` optional), or ``{"": sizes}``
+    from plain ``8,128`` (every computation). Raises :class:`HloIndexingError`."""
+    if ":" not in text:
+        return {"": parse_tile_sizes(text)}
+    out: dict[str, list[int]] = {}
+    for entry in (e.strip() for e in text.split(";") if e.strip()):
+        name, colon, sizes = entry.rpartition(":")
+        if not colon or not name.strip():
+            raise HloIndexingError(f"invalid tile sizes '{entry}': expected NAME:SIZES (e.g. ynn_fusion.6:16,32,128)")
+        out[name.strip().removeprefix("@")] = parse_tile_sizes(sizes)
+    return out
 
 
 def tile_attribute(inst: TiledInstruction, context: "ir.Context") -> "ir.Attribute":
@@ -212,18 +263,33 @@ class AttachTiles(ModulePass):
     name: ClassVar[str] = "hlo-attach-tiles"
     description: ClassVar[str] = "Attach each op's tile (pid->offsets map, sizes, strides) for the given tile sizes"
 
-    tile_sizes: str = field(default="", metadata={"help": "flat tile sizes, one per tiling parameter (e.g. 8,128)"})
+    tile_sizes: str = field(
+        default="",
+        metadata={
+            "help": "flat tile sizes, one per tiling parameter (e.g. 8,128), or per fusion (ynn_fusion.6:16,32,128;fusion.2:8)"
+        },
+    )
+    func: str = func_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
-        """Attach the tiles of every computation at :attr:`tile_sizes` (see the module
-        docstring); an error names the computation and the reason when it cannot."""
+        """Attach the tiles of every computation selected (``func``, and the names of
+        per-computation sizes) at its sizes (see the module docstring); an error names
+        the computation and the reason when it cannot."""
         try:
-            sizes = parse_tile_sizes(self.tile_sizes)
+            per_computation = parse_tile_sizes_per_computation(self.tile_sizes)
+            selected = selected_computations(module, self.func)
+            named = {
+                op: sizes for name, sizes in per_computation.items() if name for _, op in selected_computations(module, name)
+            }
         except HloIndexingError as exc:
             diagnostics.error(module.location, exc.message)
             return
+        if "" not in per_computation:
+            targets = [(label, op, named[op]) for label, op in selected if op in named]
+        else:
+            targets = [(label, op, per_computation[""]) for label, op in selected]
         memo = TilingMemo()
-        for label, op in computations(module):
+        for label, op, sizes in targets:
             fusion = memo.analyze(op)
             if isinstance(fusion, AnalysisFailure):
                 diagnostics.error(op.location, f"{label}: {fusion}")

@@ -62,15 +62,19 @@ class Comparison:
         return sum(len(j) for j in self.jacobian)
 
 
-def fused_pairs(f, shapes, result: int = 0) -> list[frozenset]:
+def fused_pairs(f, shapes, result: int = 0, over_approximated: list[str] | None = None) -> list[frozenset]:
     """(output index, input index) pairs of the fused maps of result ``result`` of
-    ``jax.jit(f)``, per argument."""
+    ``jax.jit(f)``, per argument. The maps must not be said over-approximated, unless
+    ``over_approximated`` is given: it then receives what the analysis says."""
     args = [jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes]
     text = jax.jit(f).lower(*args).as_text()
     module = parse_module(text)
     main = next(op for op in module.body.operations if ir.StringAttr(op.attributes["sym_name"]).value == "main")
     fused = fusion_indexing(main, result)
-    assert not fused.over_approximated, fused.over_approximated
+    if over_approximated is None:
+        assert not fused.over_approximated, fused.over_approximated
+    else:
+        over_approximated.extend(fused.over_approximated)
     out = []
     for maps in fused.maps:
         pairs: set = set()

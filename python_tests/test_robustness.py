@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
+import sys
 import time
 
 import pytest
@@ -22,6 +24,7 @@ from hlo_indexing.errors import (
     InvalidArgumentError,
     InvalidInputError,
     LimitExceededError,
+    MemoryLimitError,
     NestingTooDeepError,
     ParseError,
     TimeLimitError,
@@ -79,6 +82,46 @@ def test_isolation_runs_unbounded_steps_in_the_server_under_their_own_limit(monk
     with pytest.raises(ZeroDivisionError):
         isolation.run_isolated(divmod, 1, 0, what="divmod", fork=False)
     assert isolation.run_isolated(os.getpid, what="pid", fork=False) != server  # killed, started again
+
+
+_UNDER_A_USER_CAP = """
+import resource, sys
+from hlo_indexing import parse_module
+from hlo_indexing.dialect_glue import isolation
+from hlo_indexing.errors import MemoryLimitError
+
+cap = 4_000_000 * 1024  # ulimit -v 4000000
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+module = parse_module("HloModule m\\nENTRY e {\\n  p = f32[4] parameter(0)\\n  ROOT n = f32[4] negate(p)\\n}\\n", input_format="hlo")
+print("imported", "stablehlo.negate" in str(module))
+try:
+    isolation.run_isolated(bytearray, 8 << 30, what="allocating 8 GiB")
+except MemoryLimitError as error:
+    print(error.limit, error.value == cap, error.message)
+"""
+
+
+def test_isolated_parser_keeps_a_users_memory_cap_and_names_it_when_hit() -> None:
+    # Under `ulimit -v 4000000` the child used to raise its own limit past the hard one
+    # ("not allowed to raise maximum limit"); now it keeps the user's lower cap, and a
+    # child that exhausts it says whose limit it was.
+    done = subprocess.run([sys.executable, "-c", _UNDER_A_USER_CAP], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    imported, hit = done.stdout.splitlines()
+    assert imported == "imported True"
+    assert hit.startswith("RLIMIT_AS True allocating 8 GiB ran out of memory under the address-space limit set for this process")
+    assert "ulimit -v" in hit
+
+
+def test_isolated_child_out_of_its_own_memory_names_our_limit() -> None:
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        pytest.skip("the test process runs under an address-space limit of its own")
+    with pytest.raises(MemoryLimitError) as info:
+        isolation.run_isolated(bytearray, limits.ISOLATED_MEMORY_BYTES + (1 << 30), what="allocating")
+    assert info.value.limit == "ISOLATED_MEMORY_BYTES"
+    assert "limits.ISOLATED_MEMORY_BYTES" in info.value.message
+    assert isolation.run_isolated(sum, [1, 2], what="sum") == 3  # the server lives on
 
 
 def test_unverified_fusion_is_refused_at_the_fusion() -> None:

@@ -65,6 +65,8 @@ TERMS = [
     "d{i} floordiv {k}",
     "d{i} mod {k}",
     "(d{i} floordiv {k}) mod {m}",
+    "(d{i} mod {km}) floordiv {k}",
+    "(d{i} mod {m}) floordiv {k}",
     "{c}",
     "(d{i} + {c}) floordiv {k}",
 ]
@@ -79,13 +81,15 @@ def small_maps(draw: st.DrawFn) -> IndexingMap:
         terms = []
         for _ in range(draw(st.integers(1, 2))):
             template = draw(st.sampled_from(TERMS))
+            k, m = draw(st.sampled_from([2, 3, 4])), draw(st.sampled_from([2, 3]))
             terms.append(
                 template.format(
                     i=draw(st.integers(0, n_dims - 1)),
                     j=draw(st.integers(0, n_dims - 1)),
                     c=draw(st.sampled_from([1, 2, 3, 4, -1])),
-                    k=draw(st.sampled_from([2, 3, 4])),
-                    m=draw(st.sampled_from([2, 3])),
+                    k=k,
+                    m=m,
+                    km=k * m,
                 )
             )
         results.append(" + ".join(terms))
@@ -127,6 +131,13 @@ def test_runtime_offsets_are_sound_and_exact_at_every_runtime_value(size: int, t
         "(d0, d1) -> (d0 + d1), domain: d0 in [0, 7], d1 in [0, 0]",
         "(d0, d1, d2) -> (d0 * 4 + d1 + d2), domain: d0 in [0, 2], d1 in [0, 3], d2 in [0, 0]",
         "(d0, d1)[s0] -> (d1 * 3 + d0 + s0), domain: d0 in [0, 0], d1 in [0, 4], s0 in [0, 2]",
+        # Issue #28: a split of a split as the simplifier writes it, (d mod 32) floordiv 16
+        # = (d floordiv 16) mod 2 (reshape chains), and a unit dimension under a mod or a
+        # floordiv (XLA:CPU's bitcasts in diffrax and jax-md programs).
+        "(d0) -> ((d0 mod 32) floordiv 16, d0 mod 16), domain: d0 in [0, 63]",
+        "(d0) -> ((d0 mod 12) floordiv 4), domain: d0 in [0, 23]",
+        "(d0, d1) -> (0, (d0 + d1) mod 2), domain: d0 in [0, 1], d1 in [0, 0]",
+        "(d0, d1) -> ((d0 + d1 * 5) floordiv 4, (d0 + d1) mod 4), domain: d0 in [0, 15], d1 in [0, 0]",
     ],
 )
 def test_tiles_of_reshape_like_maps(text: str) -> None:
@@ -162,3 +173,35 @@ def test_constraint_expressions_combine_as_disjunctions_of_conjunctions() -> Non
     assert not (small & ConstraintExpression.of(d0, Interval(5, 6))).satisfiable
     assert (even | ConstraintExpression.always()).is_always_satisfied
     assert str(either) == "d0 in [1, 3] || d0 mod 2 in [0, 0]"
+
+
+def test_constraint_conjunctions_stay_factored() -> None:
+    # A fusion's constraints are the conjunction of its tiles' disjunctions; multiplied
+    # out they grow as 2**k (issue #28). Kept factored: linear, and the same truth table.
+    from hlo_indexing.dialect_glue.context import default_context
+    from hlo_indexing.maps import affine_expr as ax
+    from hlo_indexing.maps.interval import Interval
+
+    ctx = default_context()
+    d = [ax.dim(i, ctx) for i in range(3)]
+    zero = Interval(0, 0)
+
+    def divides_or_multiple(size: object, n: int) -> ConstraintExpression:
+        return ConstraintExpression.of(ax.mod(ax.constant(n, ctx), size), zero) | ConstraintExpression.of(ax.mod(size, n), zero)
+
+    factors = [divides_or_multiple(d[i % 3], n) for i, n in enumerate([2, 3, 4, 6, 8, 12, 16, 24, 32])]
+    combined = ConstraintExpression.always()
+    for factor in factors + factors:  # each twice: kept once
+        combined = combined & factor
+    assert combined.size == sum(f.size for f in factors)
+    for sizes in itertools.product(range(1, 13), repeat=3):
+        assert combined.is_satisfied_by(list(sizes)) == all(f.is_satisfied_by(list(sizes)) for f in factors)
+    # A bound implying one alternative drops the factor; one contradicting an
+    # alternative removes it (a factor left with one alternative becomes a bound).
+    small = ConstraintExpression.of(d[0], Interval(1, 4))
+    implied = small & (ConstraintExpression.of(d[0], Interval(1, 8)) | ConstraintExpression.of(d[1], Interval(2, 2)))
+    assert str(implied) == "d0 in [1, 4]"
+    pruned = small & (ConstraintExpression.of(d[0], Interval(6, 8)) | ConstraintExpression.of(d[1], Interval(2, 2)))
+    assert str(pruned) == "d0 in [1, 4] && d1 in [2, 2]"
+    assert not (small & (ConstraintExpression.of(d[0], Interval(6, 8)) | ConstraintExpression.of(d[0], Interval(9, 9)))).satisfiable
+    assert str(small & factors[0]) == "d0 in [1, 4] && (2 mod d0 in [0, 0] || d0 mod 2 in [0, 0])"

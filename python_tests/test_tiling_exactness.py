@@ -177,6 +177,24 @@ def test_past_the_limit_isl_proves_the_exactness() -> None:
             assert (window.method, start.method) == (PROVEN if exact else NOT_COMPUTED, COUNTED)
 
 
+def test_a_scalar_output_read_at_a_runtime_start_has_one_program() -> None:
+    # A scalar fusion (as diffrax's step-size controller compiles) has no tiling
+    # parameter: one program, whose tile is read per value of the start. Its exactness is
+    # enumerated over an empty tile grid (it raised numpy's ValueError).
+    f = Fusion()
+    x, start = f.parameter([8]), f.parameter([], "i32")
+    result = f.reshape(f.dynamic_slice(x, [start], [1]), [])
+    with functions_of(f.text("element", result)) as functions:
+        analysis = analysis_of(functions["element"])
+        assert analysis.valid_tilings() == [()]
+        computation = tiled_computation(analysis, [])
+        exactness = tiling_exactness(analysis, [])
+        element, _ = exactness.operands
+        assert (computation.num_programs, element.method, len(element.read_per_tile)) == (1, ENUMERATED, 8)
+        assert check_reads_and_exactness(f, result, computation, exactness, runtime=("arg1", range(8))) == 9
+        assert element.exactness == 1.0
+
+
 def test_a_dot_operand_tile_is_read_once_per_contracting_step() -> None:
     text = """
     func.func @matmul(%a: tensor<8x6xf32>, %b: tensor<6x4xf32>) -> tensor<8x4xf32> {

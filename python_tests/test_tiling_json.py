@@ -143,7 +143,7 @@ def test_func_keeps_one_function_and_names_a_missing_one(tmp_path):
     assert [c["name"] for c in document["computations"]] == ["@pad"]
     result = _run(str(source), "--hlo-print-tilings=func=softmx", "-o", "/dev/null")
     assert result.returncode == 1
-    assert "error: option func: no function 'softmx' in the module; did you mean 'softmax'?" in result.stderr
+    assert "error: option func: no function or fusion 'softmx' in the module; did you mean 'softmax'?" in result.stderr
 
 
 def test_a_zero_sized_computation_is_a_located_warning(tmp_path):

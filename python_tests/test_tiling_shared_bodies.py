@@ -16,8 +16,9 @@ import pytest
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.context import default_context
-from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
 from hlo_indexing.symbolic_tiling import hlo_source, shared_bodies
+from hlo_indexing.symbolic_tiling.exactness import computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
 from hlo_indexing.symbolic_tiling.ranking import rank_tilings
@@ -66,14 +67,23 @@ def assert_same_ranking(memo: TilingMemo, shared: TiledFusion, direct: TiledFusi
         assert mine == theirs
         assert with_exactness(shared, mine) == with_exactness(direct, theirs)
         sizes = list(mine.tile_sizes)
+        # The memo's exactness (computed once per body and sizes, named after this
+        # computation's parameters) is the direct one, counts included.
+        direct_exactness = with_exactness(direct, theirs).exactness
+        assert direct_exactness is not None
+        assert memo.exactness(shared, sizes) == direct_exactness
+        assert memo.exactness(shared, sizes).to_json() == direct_exactness.to_json()
         assert str(tiled_computation(shared, sizes).instructions) == str(tiled_computation(direct, sizes).instructions)
         try:
             expected_specs = pallas_blockspecs(direct, sizes)
         except HloIndexingError as exc:
             with pytest.raises(type(exc), match=re.escape(exc.message)):
                 pallas_blockspecs(shared, sizes)
+            with pytest.raises(type(exc), match=re.escape(exc.message)):
+                memo.blockspecs(shared, sizes)
         else:
             assert pallas_blockspecs(shared, sizes) == expected_specs
+            assert memo.blockspecs(shared, sizes) == expected_specs
 
 
 def check_module_pair(first: ir.Module, second: ir.Module, monkeypatch: pytest.MonkeyPatch) -> int:
@@ -237,6 +247,62 @@ def test_the_same_body_is_analysed_once_and_rebound_to_each_fusion(monkeypatch) 
     assert [n.name for n in results["fb"].nodes] == ["parameter(0)", "parameter(1)", "bb", "t"]
     assert [p.owner for p in results["fb"].parameters] == ["t", "t"]
     assert_same_ranking(memo, results["fb"], direct_analysis(fusions["fb"]), fusions["fb"])
+
+
+def test_exactness_and_blockspecs_are_computed_once_per_body_and_sizes(monkeypatch) -> None:
+    module = hlo_source.import_hlo(REPEATED)
+    fusions = fusions_by_name(module)
+    memo = TilingMemo()
+    results = {name: memo.analyze(op) for name, op in fusions.items()}
+    tiled: list[tuple[int, ...]] = []
+    direct_tiling = shared_bodies.tiled_computation
+
+    def counting(fusion: TiledFusion, sizes: list[int]) -> object:
+        tiled.append(tuple(sizes))
+        return direct_tiling(fusion, sizes)
+
+    monkeypatch.setattr(shared_bodies, "tiled_computation", counting)
+    for name in ("fa", "fb", "fa"):
+        fusion = results[name]
+        assert isinstance(fusion, TiledFusion)
+        exactness = memo.exactness(fusion, [1, 4])
+        memo.blockspecs(fusion, [1, 4])
+        assert [o.name for o in exactness.operands] == [o.name for o in tiling_exactness(fusion, [1, 4]).operands]
+    assert tiled == [(1, 4)]  # fa and fb share their body: one tiled computation for both
+    with pytest.raises(InvalidArgumentError, match="not analysed by this memo"):
+        memo.exactness(analyze_fusion(fusions["fa"]), [1, 4])
+
+
+def test_operands_read_through_the_same_maps_and_tiles_are_counted_once() -> None:
+    # An optimizer's fusion reads dozens of weights the same way: one count per kind.
+    module = hlo_source.import_hlo("""
+HloModule pair
+
+%fused_pair (p0: f32[8,16], p1: f32[8,16], p2: f32[16]) -> f32[8,16] {
+  %p0 = f32[8,16]{1,0} parameter(0)
+  %p1 = f32[8,16]{1,0} parameter(1)
+  %p2 = f32[16]{0} parameter(2)
+  %b = f32[8,16]{1,0} broadcast(%p2), dimensions={1}
+  %s = f32[8,16]{1,0} add(%p0, %p1)
+  ROOT %t = f32[8,16]{1,0} multiply(%s, %b)
+}
+
+ENTRY %main (x: f32[8,16], y: f32[16]) -> f32[8,16] {
+  %x = f32[8,16]{1,0} parameter(0)
+  %y = f32[16]{0} parameter(1)
+  ROOT %f = f32[8,16]{1,0} fusion(%x, %x, %y), kind=kLoop, calls=%fused_pair
+}
+""")
+    fusion = analyze_fusion(fusions_by_name(module)["f"])
+    assert isinstance(fusion, TiledFusion)
+    counts: dict = {}
+    for sizes in fusion.valid_tilings():
+        computation = tiled_computation(fusion, list(sizes))
+        shared = computation_exactness(fusion, computation, counts=counts)
+        direct = computation_exactness(fusion, computation)
+        assert shared == direct and shared.to_json() == direct.to_json()
+    # parameters 0 and 1 share their counts at every tiling; parameter 2 has its own
+    assert len(counts) == 2 * len(fusion.valid_tilings())
 
 
 def test_names_that_cannot_be_carried_over_fall_back_to_the_direct_analysis() -> None:

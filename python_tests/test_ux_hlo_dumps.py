@@ -121,4 +121,4 @@ def test_func_option_with_an_unknown_function_suggests_one():
         [str(OPT), str(DUMP), "--hlo-print-fused-indexing-maps=func=mian", "-o", "/dev/null"], capture_output=True, text=True
     )
     assert done.returncode == 1
-    assert "no function 'mian' in the module; did you mean 'main'?" in done.stderr
+    assert "no function or HLO instruction 'mian' in the module; did you mean 'main'?" in done.stderr

@@ -6,7 +6,7 @@ tile boxes, and an independent brute-force evaluator of what a fusion reads.
 ops' semantics only, which parameter elements each element of a value depends on: a
 boolean array of the value's shape plus one axis over every parameter element (one-hot
 for a parameter; OR for elementwise ops; the same numpy transformation as the op for
-broadcast, transpose, reshape, slice, concatenate, pad, reverse, dynamic slice; ``any``
+broadcast, transpose, reshape, bitcast (through its layouts), slice, concatenate, pad, reverse, dynamic slice; ``any``
 over the reduced axes). It shares no code with the analysis, so tests compare the
 analysis' tiles, footprints and exactness with it.
 """
@@ -216,6 +216,31 @@ class Fusion:
         text = f"stablehlo.reshape %{x.name} : ({x.type}) -> {out.type}"
         return self._op(shape, x.dtype, text, lambda get, rt: get(x).reshape(out.shape + (self.num_elements,)))
 
+    def bitcast(self, x: Value, shape: Sequence[int], source_layout: Sequence[int], result_layout: Sequence[int]) -> Value:
+        """XLA's ``bitcast`` (``mhlo.bitcast``) between layouts given minor to major: the
+        buffer of ``x`` laid out in ``source_layout`` read as ``shape`` in ``result_layout``."""
+        out = Value("", tuple(shape), x.dtype)
+
+        def dense(layout: Sequence[int]) -> str:
+            return f"dense<{list(layout)}> : tensor<{len(layout)}xindex>"
+
+        text = (
+            f'"mhlo.bitcast"(%{x.name}) {{source_layout = {dense(source_layout)}, result_layout = {dense(result_layout)}}} '
+            f": ({x.type}) -> {out.type}"
+        )
+
+        def evaluate(get: Callable[[Value], np.ndarray], runtime: Mapping[str, int]) -> np.ndarray:
+            a = get(x)
+            n = a.shape[-1]
+            source_major_to_minor = list(reversed(source_layout))
+            buffer = np.transpose(a, source_major_to_minor + [len(x.shape)]).reshape(-1, n)
+            result_major_to_minor = list(reversed(result_layout))
+            physical = buffer.reshape(tuple(shape[d] for d in result_major_to_minor) + (n,))
+            logical = [result_major_to_minor.index(d) for d in range(len(shape))]
+            return np.transpose(physical, logical + [len(shape)])
+
+        return self._op(shape, x.dtype, text, evaluate)
+
     def slice(self, x: Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int]) -> Value:
         shape = tuple(len(range(a, b, s)) for a, b, s in zip(start, limit, strides))
         out = Value("", shape, x.dtype)
@@ -343,6 +368,7 @@ def check_reads_and_exactness(
     when the exactness has one, holds exactly when every tile is exact. Returns the
     number of tiles checked."""
     name, values = runtime if runtime is not None else ("", [0])
+    dependencies = {value: fusion.dependencies(result, {name: value}) for value in values}
     checked = 0
     for operand in exactness.operands:
         assert operand.computed, operand
@@ -351,7 +377,7 @@ def check_reads_and_exactness(
         for pid in range(computation.num_programs):
             outputs = output_tile(computation, pid, result.shape)
             for value in values if moves else values[:1]:
-                reads = fusion.reads(fusion.dependencies(result, {name: value}), outputs, operand.index)
+                reads = fusion.reads(dependencies[value], outputs, operand.index)
                 tile = parameter_tile(computation, operand.index, pid, [value] if runtime else [])
                 assert reads <= tile, f"{operand.name} at pid {pid}: reads {sorted(reads - tile)[:4]} outside its tile"
                 assert (operand.read_per_tile[k], operand.covered_per_tile[k]) == (len(reads), len(tile)), (pid, value)

@@ -32,11 +32,13 @@ _EXPECTED = re.compile(
 
 @dataclass(frozen=True)
 class Reported:
-    """A diagnostic that was produced; ``location`` is None when it has no file position."""
+    """A diagnostic that was produced; ``location`` is None when it has no file position;
+    ``streamed``: already printed as it was emitted (see ``driver._process_chunk``)."""
 
     severity: str
     location: SourceLocation | None
     message: str
+    streamed: bool = False
 
     def __str__(self) -> str:
         if self.severity == "output":  # a report (format=json): printed as it is

@@ -67,13 +67,15 @@ def process_input(options: Options, path: str, reports: list[Report] | None = No
         outputs: list[str] = []
         failed = False
         for index, (chunk, start) in enumerate(_split(text, options.get("split-input-file"))):
-            output, reported = _process_chunk(chunk, start, name, input_format, pm, sink, options, keep)
+            # verifying compares them first, a caller's list collects them: printed after the run
+            streamed = mode is None and reports is None
+            output, reported = _process_chunk(chunk, start, name, input_format, pm, sink, options, keep, streamed)
             if reports is not None:
                 if output is not None:
                     reports.extend(Report(name, index, d.message) for d in reported if d.severity == "output")
                 reported = [d for d in reported if d.severity != "output"]
             if mode is None:
-                _print_diagnostics(_located(reported, name, start))
+                _print_diagnostics(_located([d for d in reported if not d.streamed], name, start))
                 failed |= output is None or any(d.severity == "error" for d in reported)
             else:
                 # mlir-opt turns off the "see current operation" notes when verifying
@@ -236,9 +238,12 @@ def _split(text: str, marker) -> list[tuple[str, tuple[int, int] | None]]:
 
 
 def _process_chunk(
-    chunk: str, start: tuple[int, int] | None, name: str, input_format, pm, sink, options: Options, keep: DumpFilter | None
+    chunk: str, start: tuple[int, int] | None, name: str, input_format, pm, sink, options: Options, keep: DumpFilter | None,
+    streamed: bool = False,
 ):
-    """Parse, run the pipeline, print: (output text or None on failure, diagnostics)."""
+    """Parse, run the pipeline, print: (output text or None on failure, diagnostics).
+    With ``streamed``, the passes' diagnostics are printed as they are emitted (and
+    marked ``streamed``), so that a long module reports each computation when it is done."""
 
     try:
         module = parse_module(chunk, filename=name, input_format=input_format)
@@ -250,17 +255,22 @@ def _process_chunk(
     sys.stdout.flush()
     sys.stderr.flush()
     relocate = _Relocate(name, start) if options.get("mlir-print-debuginfo") else None
+
+    def reported_of(d) -> Reported:
+        if d.severity == "output":
+            return Reported(d.severity, None, _name_buffer(d.message, name), streamed)
+        return Reported(d.severity, excerpt.refine(location_of(d.location, name), d.message), d.message, streamed)
+
+    if streamed:
+        sink.listener = lambda d: _print_diagnostics(_located([reported_of(d)], name, start))
     with _native_ir_dumps(keep, relocate):
         try:
             pm.run(module.operation)
         except ir.MLIRError as exc:
             mlir_error = exc
-    reported = [
-        Reported(d.severity, excerpt.refine(location_of(d.location, name), d.message), d.message)
-        if d.severity != "output"
-        else Reported(d.severity, None, _name_buffer(d.message, name))
-        for d in sink.items
-    ]
+        finally:
+            sink.listener = None
+    reported = [reported_of(d) for d in sink.items]
     if mlir_error is not None and not any(d.severity == "error" for d in sink.items):
         for diagnostic in mlir_error.error_diagnostics:
             reported.append(Reported("error", location_of(diagnostic.location, name), diagnostic.message))
@@ -302,7 +312,7 @@ def _name_buffer(report: str, name: str) -> str:
                 rename(value)
 
     rename(document)
-    return json.dumps(document, indent=2)
+    return json.dumps(document, indent=2 if "\n" in report else None)  # a JSON line stays one line
 
 
 @dataclass(frozen=True)

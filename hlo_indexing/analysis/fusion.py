@@ -64,6 +64,7 @@ from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, block_of, callee_block, operand_values
+from hlo_indexing.dialect_glue.locations import location_of
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -163,9 +164,9 @@ class _Composer(SetAlgebra):
             if len(results) == 1 and not self.plumbing(operation.name):
                 result = results[0]
                 if not isinstance(result.type, ir.TupleType):  # the common case, as reads() has it
+                    op_maps, approximated = self.op_maps(op, 0)
                     parts: list[Part] = [
-                        (get((operand, ())), maps, NO_CAPS)
-                        for operand, maps in zip(operation.operands, self.op_maps(op, 0))
+                        (get((operand, ())), maps, approximated) for operand, maps in zip(operation.operands, op_maps)
                     ]
                     table[(result, ())] = self.merge(result, (), parts, arguments)
                     continue
@@ -267,27 +268,31 @@ class _Composer(SetAlgebra):
             for operand in operation.operands:
                 yield operand, (), unknown, NO_CAPS
         else:
-            for operand, operand_maps in zip(operand_values(operation), self.op_maps(op, result_index)):
-                yield operand, (), operand_maps, NO_CAPS
+            op_maps, approximated = self.op_maps(op, result_index)
+            for operand, operand_maps in zip(operand_values(operation), op_maps):
+                yield operand, (), operand_maps, approximated
 
-    def op_maps(self, op: OpLike, result_index: int) -> tuple[frozenset[IndexingMap], ...]:
+    def op_maps(self, op: OpLike, result_index: int) -> tuple[tuple[frozenset[IndexingMap], ...], frozenset[str]]:
         """Output -> input maps of one op, with runtime variables computed in the block
-        folded in."""
+        folded in, and the op's result named as over-approximated when its rule says
+        its maps over-approximate (:func:`_approximated`)."""
         known = self.per_op.get(Direction.OUTPUT_TO_INPUT)
         found = known.get(op.operation) if known is not None else None
         if found is not None:
             indexing = found[result_index]
         else:
             indexing = result_indexing(op, result_index, regions=REGIONS)
+        approximated = _approximated(op.operation, "result", result_index, indexing)
         if not any(indexing.runtime):  # nothing to fold: the same for every op sharing the result
             cached = self.plain_maps.get(id(indexing))
             if cached is None or cached[0] is not indexing:
                 cached = self.plain_maps[id(indexing)] = (indexing, tuple(self.intern(frozenset(maps)) for maps in indexing.maps))
-            return cached[1]
-        return tuple(
+            return cached[1], approximated
+        folded = tuple(
             self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
             for maps, sources in zip(indexing.maps, indexing.runtime, strict=True)
         )
+        return folded, approximated
 
     def plumbing(self, name: str) -> bool:
         """Whether ops called ``name`` need :meth:`reads`' general path: tuples,
@@ -332,8 +337,48 @@ class _Composer(SetAlgebra):
                 indexing = found[operand_index]
             else:
                 indexing = operand_indexing(op, operand_index, regions=REGIONS)
+            approximated = _approximated(operation, "operand", operand_index, indexing)
             for result, result_maps in zip(operation.results, indexing.maps):
-                yield result, (), self.intern(result_maps), NO_CAPS
+                yield result, (), self.intern(result_maps), approximated
+
+
+def _approximated(operation: ir.Operation, what: str, index: int, indexing: InstructionIndexing) -> frozenset[str]:
+    """``{'stablehlo.while result 0 at f.mlir:4:8: why'}`` when the op's rule says its
+    maps over-approximate (its :attr:`~hlo_indexing.ops.result.InstructionIndexing.notes`:
+    a loop's mixing carry, a data-dependent trip count, ...) or a loop in its regions
+    does (a ``while`` in a scan's body: its maps are the body's), else no name."""
+    notes = list(indexing.notes)
+    if len(operation.regions) and op_attrs.op_kind(operation)[1] in NOTED_REGION_KINDS:
+        notes += [note for note in _nested_loop_notes(operation) if note not in notes]
+    if not notes:
+        return NO_CAPS
+    where = location_of(operation.location)
+    at = f" at {where}" if where is not None else ""
+    return frozenset({f"{operation.name} {what} {index}{at}: {'; '.join(notes)}"})
+
+
+#: Kinds of ops whose maps are their regions' (:func:`_approximated` looks into them).
+NOTED_REGION_KINDS = frozenset({"while", "case", "if"})
+
+
+def _nested_loop_notes(operation: ir.Operation) -> list[str]:
+    """The notes of the loops nested in ``operation``'s regions and in the functions
+    they call, each block once (their per-op maps are memoized: the walk of the regions
+    asked for them already)."""
+    notes: list[str] = []
+    pending = [block for region in operation.regions for block in region.blocks]
+    seen = set(pending)
+    while pending:
+        for op in pending.pop().operations:
+            inner = op.operation
+            if op_attrs.op_kind(inner)[1] == "while":
+                for r in range(len(inner.results)):
+                    notes += [n for n in result_indexing(inner, r, regions=REGIONS).notes if n not in notes]
+            callee = callee_block(op)
+            blocks = [block for region in inner.regions for block in region.blocks] + ([callee] if callee is not None else [])
+            pending.extend(block for block in blocks if block not in seen)
+            seen.update(blocks)
+    return notes
 
 
 def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:

@@ -6,6 +6,7 @@ their text and JSON renderings are in :mod:`hlo_indexing.analysis.results`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, REGIONS, computation_indexing
@@ -35,17 +36,21 @@ def module_indexing(
     buffer: str | None = None,
     function: str | None = None,
     simplify: bool = True,
+    within: Callable[[ir.Operation], bool] | None = None,
 ) -> ModuleIndexing:
     """The fused maps of every computation (``fused``) and the per-op maps of every HLO op
     (``per_op``, simplified unless ``simplify=False``) of ``module``, in source order;
-    with ``function``, only those of (or in) the ``func.func`` of that name; ``buffer``
-    names the text it was parsed from (for locations)."""
+    with ``function``, only those of (or in) the ``func.func`` of that name; with
+    ``within``, only the computations and ops it accepts (e.g. those nested in one
+    fusion); ``buffer`` names the text it was parsed from (for locations)."""
     selected = _selected_ops(module, function) if per_op else []
+    if within is not None:
+        selected = [item for item in selected if within(item[0])]
     with REGIONS.session():  # the regions' maps are computed once for the whole module
         found = [(op, tuple(indexings(op, direction, simplify=simplify))) for op, _, _ in selected]
         # The fused walks reuse the (simplified) per-op maps instead of deriving them again.
         known = dict(found) if simplify else {}
-        computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known)) if fused else ()
+        computations_found = tuple(_computation_maps(module, direction, max_maps, buffer, function, known, within)) if fused else ()
     ops = tuple(
         OpMaps(op.name, _located_text(where, loc, buffer), maps, direction, location_name(loc), owner)
         for (op, maps), (_, where, loc), owner in zip(found, selected, _owners(selected), strict=True)
@@ -100,11 +105,12 @@ def _computation_maps(
     buffer: str | None,
     function: str | None,
     known: dict[ir.Operation, tuple[InstructionIndexing, ...]],
+    within: Callable[[ir.Operation], bool] | None,
 ):
     shared: dict = {}  # the computations share the fused walk's memos
     for name, op in computations(module):
         owner = enclosing_function(op)
-        if function is not None and owner != function:
+        if (function is not None and owner != function) or (within is not None and not within(op)):
             continue
         results, arguments = result_names(op), argument_names(op)
         where = _short_location(op, buffer)

@@ -27,6 +27,8 @@ Example::
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import Any
 
 from hlo_indexing.cost_model.estimate import Estimate, time_text
@@ -36,31 +38,48 @@ from hlo_indexing.cost_model.tpu import pallas_tpu_text
 from hlo_indexing.devices.types import Device, TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.symbolic_tiling import tilings_report
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+from hlo_indexing.symbolic_tiling.time_budget import fusion_time_budget
 
 
 def module_tilings(
-    module: "ir.Operation", budget_bytes: int = 48 * 1024, max_tilings: int = 5, *, function: str = "",
+    module: "ir.Operation | ir.Module | str | os.PathLike[str]",
+    budget_bytes: "int | str" = 48 * 1024,
+    max_tilings: int = 5,
+    *,
+    function: str = "",
     device: "str | Device | None" = None,
+    max_programs: int = MAX_PROGRAMS,
+    max_nodes: int = MAX_TILED_NODES,
+    fusion_seconds: float = FUSION_SECONDS,
 ) -> dict[str, Any]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
-    operation; only function ``function`` and the fusions in it when given), as
+    operation or ``ir.Module``, MLIR or HLO text, a path), as
     ``hlo-print-tilings{format=json}`` prints it; valid against
     :func:`~hlo_indexing.symbolic_tiling.tilings_report.tilings_schema`. Without
     ``device``, the device-blind document
-    (:func:`hlo_indexing.symbolic_tiling.tilings_report.module_tilings`); with one (a name,
-    a JSON description file or a device object), the best ``max_tilings`` tilings legal on
-    it, fastest first, as ``hlo-print-tilings{device=...}``."""
+    (:func:`hlo_indexing.symbolic_tiling.tilings_report.module_tilings`, which says what
+    the other arguments take); with one (a name, a JSON description file or a device
+    object), the best ``max_tilings`` tilings legal on it, fastest first, as
+    ``hlo-print-tilings{device=...}``. Raises
+    :class:`~hlo_indexing.errors.InvalidArgumentError` for an argument of the wrong type
+    or value."""
     if device is None:
-        return tilings_report.module_tilings(module, budget_bytes, max_tilings, function=function)
+        return tilings_report.module_tilings(module, budget_bytes, max_tilings, function=function,
+                                             max_programs=max_programs, max_nodes=max_nodes,
+                                             fusion_seconds=fusion_seconds)
+    request = tilings_report.tilings_request(module, budget_bytes, max_tilings, function, max_programs, max_nodes,
+                                             fusion_seconds)
     target = select_device(device)
     memo = DeviceRankingMemo(TilingMemo())
-    entries = [device_computation_tilings(label, op, target, max_tilings, memo=memo)[0]
-               for label, op in tilings_report.selected_computations(module, function)]
-    return device_document(budget_bytes, target, entries)
+    entries = [device_computation_tilings(label, op, target, max_tilings, memo=memo, max_nodes=max_nodes,
+                                          seconds=request.seconds, used_in=request.used_in(op))[0]
+               for label, op in request.selected]
+    return device_document(request.budget_bytes, target, entries)
 
 
 def device_document(budget_bytes: int, target: Device, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
@@ -72,14 +91,23 @@ def device_document(budget_bytes: int, target: Device, computations_json: list[d
 
 def device_computation_tilings(
     label: str, op: "ir.Operation", target: Device, top: int, *, memo: DeviceRankingMemo | None = None,
-    blockspecs: bool = True,
+    blockspecs: bool = True, max_nodes: int = MAX_TILED_NODES, seconds: float = FUSION_SECONDS,
+    used_in: Sequence[str] = (),
 ) -> tuple[dict[str, Any], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
     """One computation's entry of the tilings document ranked for ``target`` (module
     docstring), its ranking and its best ``top`` tilings with their footprints;
-    ``failure``/``error`` as
+    ``failure``/``error``, ``max_nodes``, ``seconds`` and ``used_in`` as
     :func:`~hlo_indexing.symbolic_tiling.tilings_report.computation_tilings`."""
-    memo = memo or DeviceRankingMemo(TilingMemo())
-    entry, fusion = tilings_report.computation_entry(label, op, memo.tiling_memo)
+    with fusion_time_budget(seconds):
+        return _device_computation_tilings(label, op, target, top, memo or DeviceRankingMemo(TilingMemo()), blockspecs,
+                                           max_nodes, used_in)
+
+
+def _device_computation_tilings(
+    label: str, op: "ir.Operation", target: Device, top: int, memo: DeviceRankingMemo, blockspecs: bool,
+    max_nodes: int, used_in: Sequence[str],
+) -> tuple[dict[str, Any], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+    entry, fusion = tilings_report.computation_entry(label, op, memo.tiling_memo, max_nodes=max_nodes, used_in=used_in)
     if fusion is None:
         return entry, None, []
     layouts, output_layouts = declared_parameter_layouts(op)
@@ -97,16 +125,16 @@ def device_computation_tilings(
     for index, (tiling, footprint) in enumerate(ranked_tilings):
         item: dict[str, Any] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
         if blockspecs:
-            item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target)
+            item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target, memo.tiling_memo)
         entry["tilings"].append(item)
     return entry, ranking, ranked_tilings
 
 
-def _pallas_json(fusion: TiledFusion, sizes: tuple[int, ...], target: Device) -> dict[str, str | None]:
+def _pallas_json(fusion: TiledFusion, sizes: tuple[int, ...], target: Device, memo: TilingMemo) -> dict[str, str | None]:
     """A ranked tiling's ``pallas`` field; on a TPU, the kernel's text as Mosaic takes it
     (scalars in SMEM, the dimension semantics: :func:`~.tpu.pallas_tpu_text`)."""
     if not isinstance(target, TpuDevice):
-        return tilings_report.pallas_json(fusion, sizes)
+        return tilings_report.pallas_json(fusion, sizes, memo)
     try:
         return {"blockspecs": pallas_tpu_text(fusion, sizes), "reason": None}
     except HloIndexingError as exc:

@@ -44,7 +44,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.ops import contraction, sorting
 from hlo_indexing.ops.inversion import inverse_rule
 from hlo_indexing.ops.map_builders import dims, make_map, whole_map
-from hlo_indexing.ops.rule import OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
 
 _LAPACK_NAMES = """potrf getrf geqrf geqp3 orgqr ungqr syevd heevd gesdd gesvd geev gees gehrd sytrd hetrd
 trsm gtsv""".split()
@@ -143,7 +143,8 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> list:
         return contraction.scaled_dot_output_to_input(info, result_index)
     if kind == "callback":
         space = info.result(result_index)
-        return [[whole_map(info.context, space, info.operand(k), 0)] for k in range(info.num_operands)]
+        note = f"{target_name(info)}: a host callback: Python the analysis cannot read, taken to read every operand element"
+        return [Entry((whole_map(info.context, space, info.operand(k), 0),), note=note) for k in range(info.num_operands)]
     return sorting.selection_maps(info, result_index, sorting.approx_top_k_dimension(info))
 
 

@@ -25,7 +25,9 @@ the elements of init ``b`` it reads:
 
 Result ``r`` is ``R[r]`` at boundary ``n``. This is exact for carries of the first
 three kinds when the body's maps are (e.g. a scan's stacked output row ``j`` reads row
-``j`` of its input and, through the carry, rows ``0..j - 1``). Other loops (carries
+``j`` of its input and, through the carry, rows ``0..j - 1``); a result that depends on
+a mixing carry, or on more than :data:`MAX_MAPS` maps of one init (then read whole),
+comes with the note saying so (:data:`MIXED`, :data:`CAPPED`). Other loops (carries
 depending on each other in a cycle, a map left with runtime variables) get ``None``:
 the caller falls back to its closure (:mod:`hlo_indexing.ops.loops`).
 """
@@ -44,6 +46,13 @@ from hlo_indexing.ops.rule import OpInfo
 
 #: Cap on the maps kept per carry and init (then: the whole init).
 MAX_MAPS = 16
+
+#: Why the maps of a counted loop over-approximate (the ``note`` of its entries).
+MIXED = (
+    "a carry mixes its own elements (e.g. an RNN's state): what its earlier iterations read is read "
+    "through any of its elements"
+)
+CAPPED = f"more than {MAX_MAPS} maps of one carry: its init is read whole"
 
 
 def _identity(context: Any, shape: tuple, count: int) -> IndexingMap:
@@ -93,9 +102,10 @@ def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
     return remove_unused_symbols(compose(first, then).simplify())
 
 
-def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
+def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> tuple[list, str] | None:
     """Output -> input maps of result ``result_index`` of a counted loop (module
-    docstring), one list per operand; None when the loop is not of the handled form."""
+    docstring), one list per operand, and why they over-approximate ('' when exact:
+    :data:`MIXED`, :data:`CAPPED`); None when the loop is not of the handled form."""
     op, context, n, regions = info.op.operation, info.context, counted.count, info.regions
     if regions is None:
         return None
@@ -135,21 +145,27 @@ def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> list | None:
     for a in fixed:
         reads[a] = [set() for _ in range(carries)]
         reads[a][a] = {_identity(context, info.operand(a), n)}
+    notes: list[str] = []
     for c in order:
+        mixed = modes[c] == MIXES
         found = _carry_reads(info, c, modes[c], maps[c], reads, n)
         if modes[c] == KEEPS and updates[c]:
             settled = _with_updates(found, [_lift(m, n, KEEPS) for m in updates[c]])
             # when the carry's updates of itself do not settle, it is read as mixed
+            mixed = settled is None
             found = settled if settled is not None else _carry_reads(info, c, MIXES, maps[c], reads, n)
         shape = info.result(c)
         reads[c] = [_capped(context, shape, n, info.operand(b), s) for b, s in enumerate(found)]
+        capped = any(len({m for m in s if not m.is_known_empty()}) > MAX_MAPS for s in found)
+        notes.extend(note for note, made in ((MIXED, mixed), (CAPPED, capped)) if made and note not in notes)
     shape = info.result(result_index)
     d = dims(len(shape), context)
     final = make_map(context, shape, d + [ax.constant(n, context)])
-    return [
+    result_maps = [
         list({eliminate_equal_symbols(_compose(final, m)) for m in reads[result_index][b] if not m.is_known_empty()})
         for b in range(carries)
     ]
+    return result_maps, "; ".join(notes)
 
 
 def _carry_reads(info: OpInfo, c: int, mode: str, per: tuple, reads: dict, n: int) -> list[set]:

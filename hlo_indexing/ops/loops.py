@@ -225,9 +225,9 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     counted = counted_loop(op)
     steps = None if counted is None else counted.count
     if counted is not None and counted.count > 0:
-        exact = iterated_maps(info, result_index, counted)
-        if exact is not None:
-            return exact, ""
+        iterated = iterated_maps(info, result_index, counted)
+        if iterated is not None:
+            return iterated
     body_maps = _BodyMaps(info, regions)
     # Without a trip count, every result element depends on how many iterations run,
     # so the carries the condition reads, and every carry they are computed from, are

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import TimeLimitError
 from hlo_indexing.limits import MAX_EXACTNESS_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.exact import Proof, prove_empty, prove_includes
@@ -72,6 +73,7 @@ from hlo_indexing.symbolic_tiling.tiled_computation import (
     tiled_computation,
 )
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode
+from hlo_indexing.symbolic_tiling.time_budget import check_time
 
 COUNTED, ENUMERATED, PROVEN, NOT_COMPUTED = "counted", "enumerated", "proven", "not computed"
 
@@ -187,12 +189,23 @@ def tiling_exactness(
     return computation_exactness(fusion, tiled_computation(fusion, list(tile_sizes)), max_points=max_points, prove=prove)
 
 
+#: What the counts of one operand depend on (see :func:`operand_key`).
+OperandKey = tuple[object, ...]
+
+
 def computation_exactness(
-    fusion: TiledFusion, computation: TiledComputation, *, max_points: int = MAX_EXACTNESS_POINTS, prove: bool = False
+    fusion: TiledFusion,
+    computation: TiledComputation,
+    *,
+    max_points: int = MAX_EXACTNESS_POINTS,
+    counts: dict[OperandKey, OperandExactness] | None = None,
+    prove: bool = False,
 ) -> TilingExactness:
     """The exactness of a tiled computation of ``fusion`` (made by
     :func:`~.tiled_computation.tiled_computation`, which records its sizes), proven by
-    isl too when ``prove`` (see the module docstring)."""
+    isl too when ``prove`` (see the module docstring). ``counts``: the counts of
+    operands met before, by :func:`operand_key` (a compiled optimizer's fusion reads
+    dozens of weights through the same maps and tiles: each is counted once), filled in."""
     nodes: dict[int, list[TiledNode]] = {}
     for node in fusion.nodes:
         number = node.parameter_number
@@ -201,15 +214,40 @@ def computation_exactness(
     insts = computation.by_parameter()
     operands = []
     for number in sorted(insts):
-        operand = _Operand(fusion, computation, nodes[number], insts[number], max_points)
-        counted = operand.exactness(number)
+        key = operand_key(fusion, computation, nodes[number], insts[number], max_points) if counts is not None else None
+        found = counts.get(key) if counts is not None and key is not None else None
+        operand = None
+        if found is None:
+            operand = _Operand(fusion, computation, nodes[number], insts[number], max_points)
+            found = operand.exactness(number)
+            if counts is not None and key is not None and found.computed:  # a spent time budget is this fusion's
+                counts[key] = found
         if prove:
-            proof = operand.proof()
-            if not counted.computed and proof.holds:
-                counted = replace(counted, method=PROVEN)
-            counted = replace(counted, proof=proof)
-        operands.append(counted)
+            proof = (operand or _Operand(fusion, computation, nodes[number], insts[number], max_points)).proof()
+            if not found.computed and proof.holds:
+                found = replace(found, method=PROVEN)
+            found = replace(found, proof=proof)
+        operands.append(replace(found, index=number, name=insts[number][0].name))
     return TilingExactness(computation.tile_sizes, tuple(operands))
+
+
+def operand_key(
+    fusion: TiledFusion, computation: TiledComputation, nodes: list[TiledNode], insts: list[TiledInstruction], max_points: int
+) -> OperandKey | None:
+    """Everything the counts of one operand read (its maps from the tiling parameters,
+    the programs of their dots, its tiles, its shape, the grid and its order, the
+    limit), or None when it reads runtime values (their grouping is the fusion's)."""
+    if any(node.indexing_map.runtime_vars for node in nodes) or any(i.tile_offsets_indexing.runtime_vars for i in insts):
+        return None
+    return (
+        tuple((node.indexing_map, node.hidden) for node in nodes),
+        tuple((i.tile_offsets_indexing, i.tile_sizes, i.tile_strides) for i in insts),
+        str(insts[0].node.value.type),
+        tuple((p.size, p.contracting) for p in fusion.parameters),
+        tuple(computation.tile_sizes),
+        computation.schedule,
+        max_points,
+    )
 
 
 class _NotComputed(Exception):
@@ -427,6 +465,10 @@ class _Operand:
         return OperandExactness(number, self.name, method, read, covered)
 
     def _spend(self, points: int, what: str) -> None:
+        try:
+            check_time(f"the exactness of {what}")
+        except TimeLimitError as exc:
+            raise _NotComputed(exc.message) from None
         self.spent += points
         if self.spent > self.limit:
             raise _NotComputed(f"{what}: more than {self.limit} points to enumerate (limits.MAX_EXACTNESS_POINTS)")
@@ -598,8 +640,8 @@ class _Operand:
         grid = [-(-p.size // s) for p, s in zip(self.fusion.parameters, self.sizes)]
         self._spend(math.prod(grid), "tile grid")
         lookup = np.full(math.prod(grid), -1, np.int64)
-        lookup[np.ravel_multi_index(tuple((self.offsets // sizes).T), grid)] = np.arange(self.programs)
-        pid = lookup[np.ravel_multi_index(tuple((points[:, : m.num_dims] // sizes).T), grid)]
+        lookup[self._grid_index(self.offsets, sizes, grid)] = np.arange(self.programs)
+        pid = lookup[self._grid_index(points[:, : m.num_dims], sizes, grid)]
         keep = (pid >= 0) & ((images >= 0) & (images < np.array(self.shape, np.int64))).all(axis=1)
         tile = pid
         first = m.num_dims + len(m.range_vars)
@@ -612,6 +654,15 @@ class _Operand:
                 keep &= points[:, other] == value
             tile = tile * bounds.size + (value - bounds.lower)
         found: np.ndarray = (tile * self.elements + self._linear(list(images.T)))[keep]
+        return found
+
+    @staticmethod
+    def _grid_index(index: np.ndarray, sizes: np.ndarray, grid: list[int]) -> np.ndarray:
+        """The row-major number, in ``grid``, of the box holding each row of ``index``
+        (boxes of ``sizes``); all 0 for a scalar output (no tiling parameter)."""
+        if not grid:
+            return np.zeros(len(index), np.int64)
+        found: np.ndarray = np.ravel_multi_index(tuple((index // sizes).T), grid)
         return found
 
     def _tile_keys(self, inst: TiledInstruction, offsets: np.ndarray, present: np.ndarray) -> np.ndarray:

@@ -75,7 +75,9 @@ def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int], computation
     """The grid and block specs of flat ``tile_sizes`` (see the module docstring), from
     their tiled ``computation`` when the caller has it.
     Raises :class:`NotABlockError` when a tile is not a block, or a parameter is read
-    through two different tiles; :class:`~hlo_indexing.errors.TilingError` for invalid sizes."""
+    through two different tiles (the message names the operand by its number only, so
+    it holds for every computation of the same body); :class:`~hlo_indexing.errors.TilingError`
+    for invalid sizes."""
     sizes = list(tile_sizes)
     if computation is None:
         computation = tiled_computation(fusion, sizes)
@@ -99,7 +101,7 @@ def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int], computation
 
 
 def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts: list[int], n_outputs: int) -> BlockSpec:
-    label = f"{kind} {index} ({inst.name})"
+    label = f"{kind} {index}"
     offsets_map = inst.tile_offsets_indexing
     if offsets_map.runtime_vars:
         raise NotABlockError(f"{label}: its offsets depend on runtime values")
@@ -237,13 +239,19 @@ def _pallas_block_spec(spec: BlockSpec, index_map: BlockIndexMap, smem_scalars: 
     return PallasBlockSpec(spec.block_shape, index_map)
 
 
-def pallas_blockspecs(fusion: TiledFusion, tile_sizes: Sequence[int], *, smem_scalars: bool = False) -> PallasBlockSpecs:
+def pallas_blockspecs(
+    fusion: TiledFusion,
+    tile_sizes: Sequence[int],
+    computation: TiledComputation | None = None,
+    *,
+    smem_scalars: bool = False,
+) -> PallasBlockSpecs:
     """The grid and block specs of flat ``tile_sizes`` (a :class:`PallasBlockSpecs`: the
     ``pl.BlockSpec`` objects, and as text ``grid = (...)``, ``in_specs = [...]``,
-    ``out_specs = ...``); see :func:`block_index_maps` for when it raises. With
+    ``out_specs = ...``); see :func:`block_index_maps` for ``computation`` and when it raises. With
     ``smem_scalars``, a rank-0 operand's text is ``pl.BlockSpec(memory_space=pltpu.SMEM)``
     (a TPU kernel reads scalars from SMEM: Mosaic has no rank-0 VMEM blocks)."""
-    tiling = block_index_maps(fusion, tile_sizes)
+    tiling = block_index_maps(fusion, tile_sizes, computation)
     names = [grid_index_name(k) for k in range(len(tiling.grid))]
     in_maps = tuple(block_index_map(s, names) for s in tiling.in_specs)
     out_maps = tuple(block_index_map(s, names) for s in tiling.out_specs)

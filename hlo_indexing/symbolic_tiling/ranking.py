@@ -59,7 +59,7 @@ import numpy as np
 from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import TilingError
-from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
+from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION, MAX_PROGRAMS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.footprint import (
@@ -76,6 +76,7 @@ from hlo_indexing.symbolic_tiling.tile_counts import (
     ReaderCounts,
     origins_in_domain,
 )
+from hlo_indexing.symbolic_tiling.time_budget import check_time
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
     TiledNode,
@@ -95,6 +96,8 @@ class Ranking:
     valid: int = 0
     capped: int = 0
     method: str = "symbolic"
+    #: The program limit the ranking ran with (``skipped`` counts the tilings above it).
+    max_programs: int = MAX_PROGRAMS
 
     def rebound(self, nodes: Mapping[TiledNode, TiledNode]) -> "Ranking":
         """This ranking for another fusion with the same body (see
@@ -114,7 +117,7 @@ class Ranking:
         """What was left out, in words ('' when nothing)."""
         parts = []
         if self.skipped:
-            parts.append(f"{self.skipped} tilings with too many programs not evaluated")
+            parts.append(f"{self.skipped} tilings with more than {self.max_programs} programs not evaluated (max-programs)")
         if self.capped:
             limit = "MAX_TILING_CANDIDATES" if self.method == "symbolic" else "MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION"
             parts.append(f"{self.capped} candidate tilings not considered (limits.{limit})")
@@ -212,7 +215,7 @@ def rank_tilings(
     *,
     layouts: Mapping[int, LayoutLike] | None = None,
     output_layouts: Mapping[int, LayoutLike] | None = None,
-    max_programs: int = 1 << 16,
+    max_programs: int = MAX_PROGRAMS,
     counts_cache: CountsCache | None = None,
 ) -> Ranking:
     """The footprints of the valid tilings whose :attr:`Footprint.bytes_per_tile` is at
@@ -235,17 +238,18 @@ def rank_tilings(
     candidates = valid & ~skipped_mask
     readers = _symbolic_readers(fusion, layouts, output_layouts, cache)
     if readers is None:
-        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
+        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts, max_programs)
     candidates &= _implemented_mask(fusion, grid)
     totals = _Totals.zeros(grid.total)
     counted = []
     try:
         for reader in readers:
+            check_time("ranking the tilings")
             counts = cache.counts(reader, fusion, grid, max_programs)
             totals.add(reader, counts)
             counted.append((reader, counts))
     except NotSeparable:
-        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts)
+        return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts, max_programs)
     output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
     num_tiles = np.ones(grid.total, np.int64)
     for p, parameter in enumerate(fusion.parameters):
@@ -260,7 +264,7 @@ def rank_tilings(
     figures = {"bytes_per_tile": totals.bytes_per_tile[order], "bytes_moved": totals.bytes_moved[order],
                "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
     build = _FromTables(counted, order, num_tiles, output_elements)
-    return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped)
+    return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped, max_programs=max_programs)
 
 
 def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
@@ -274,16 +278,17 @@ def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
 
 def constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:
     """``constraints.is_satisfied_by`` at every candidate (a division by zero fails)."""
-    if not constraints.conjunctions:
-        return np.full(total, constraints.satisfiable)
-    mask = np.zeros(total, bool)
-    for conjunction in constraints.conjunctions:
-        holds = np.ones(total, bool)
-        for expr, interval in conjunction:
-            defined = np.ones(total, bool)
-            values = ax.evaluate_array(expr, flat_sizes, [], defined)
-            holds &= defined & (values >= interval.lower) & (values <= interval.upper)
-        mask |= holds
+    mask = np.full(total, constraints.satisfiable)
+    for factor in constraints.factors:
+        either = np.zeros(total, bool)
+        for conjunction in factor:
+            holds = np.ones(total, bool)
+            for expr, interval in conjunction:
+                defined = np.ones(total, bool)
+                values = ax.evaluate_array(expr, flat_sizes, [], defined)
+                holds &= defined & (values >= interval.lower) & (values <= interval.upper)
+            either |= holds
+        mask &= either
     return mask
 
 
@@ -377,7 +382,7 @@ class _Totals:
 
 def _rank_per_tiling(
     fusion: TiledFusion, grid: Grid, valid: np.ndarray, skipped: np.ndarray, programs: np.ndarray, budget_bytes: int,
-    layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None,
+    layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None, max_programs: int,
 ) -> Ranking:
     """The per-tiling path: :func:`tiling_footprint` of each valid candidate with at
     most ``max_programs`` programs, the fewest programs first, at most
@@ -387,6 +392,7 @@ def _rank_per_tiling(
     capped = grid.capped + max(0, len(order) - MAX_FOOTPRINTS_PER_FUSION)
     found = []
     for i in order[:MAX_FOOTPRINTS_PER_FUSION].tolist():
+        check_time("ranking the tilings")
         sizes = tuple(int(grid.flat_sizes[p][i]) for p in range(len(fusion.parameters)))
         try:
             footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
@@ -397,4 +403,4 @@ def _rank_per_tiling(
         if footprint.bytes_per_tile <= budget_bytes:
             found.append(footprint)
     found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
-    return Ranking(found, int(skipped.sum()), int(valid.sum()), capped, "per-tiling")
+    return Ranking(found, int(skipped.sum()), int(valid.sum()), capped, "per-tiling", max_programs)

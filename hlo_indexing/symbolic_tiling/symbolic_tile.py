@@ -244,9 +244,16 @@ def _extract(expr: ir.AffineExpr, dims: Sequence[Interval], symbols: Sequence[In
         return _extract_mod(expr, dims, symbols, ctx)
     if isinstance(expr, ax.FloorDiv):
         divisor = ax.constant_value(expr.rhs)
-        if divisor is None or not isinstance(ax.typed(expr.lhs), ax.Dim) or divisor <= 0:
+        lhs = ax.typed(_without_unit_terms(expr.lhs, dims))
+        if divisor is not None and divisor > 0 and isinstance(lhs, ax.Mod) and isinstance(ax.typed(lhs.lhs), ax.Dim):
+            modulus = ax.constant_value(lhs.rhs)
+            if modulus is not None and modulus > 0 and modulus % divisor == 0:
+                # (d mod (c * k)) floordiv c = (d floordiv c) mod k: the simplifier writes a
+                # split of a split either way.
+                return _extract_mod(ir.AffineModExpr(ax.mod(ax.floordiv(lhs.lhs, divisor), modulus // divisor)), dims, symbols, ctx)
+        if divisor is None or not isinstance(lhs, ax.Dim) or divisor <= 0:
             raise _Failure(f"'{expr}' is not a dimension divided by a positive constant")
-        return _Strided(ax.floordiv(ax.add(expr.lhs, divisor - 1), divisor), ax.constant(1, ctx))
+        return _Strided(ax.floordiv(ax.add(lhs, divisor - 1), divisor), ax.constant(1, ctx))
     if isinstance(expr, ax.Add):
         return _combine([_extract(term, dims, symbols, ctx) for term in _summands(expr)], dims, ctx)
     raise _Failure(f"'{expr}' is not a strided expression (ceildiv)")
@@ -256,7 +263,7 @@ def _extract_mod(expr: ir.AffineModExpr, dims: Sequence[Interval], symbols: Sequ
     modulus = ax.constant_value(expr.rhs)
     if modulus is None or modulus <= 0:
         raise _Failure(f"'{expr}' has no positive constant modulus")
-    lhs = ax.typed(expr.lhs)
+    lhs = ax.typed(_without_unit_terms(expr.lhs, dims))
     if isinstance(lhs, ax.Mul) and ax.constant_value(lhs.rhs) and modulus % ax.rhs_constant(lhs) == 0:
         # (c * x) mod (c * k) = c * (x mod k): the simplifier may write it either way.
         factor = ax.rhs_constant(lhs)
@@ -275,6 +282,27 @@ def _extract_mod(expr: ir.AffineModExpr, dims: Sequence[Interval], symbols: Sequ
     k = ax.constant(modulus, ctx)
     constraints = ConstraintExpression.of(ax.mod(k, count), ZERO) | ConstraintExpression.of(ax.mod(count, modulus), ZERO)
     return _Strided(size, ax.constant(1, ctx), constraints)
+
+
+def _without_unit_terms(expr: ir.AffineExpr, dims: Sequence[Interval]) -> ir.AffineExpr:
+    """``expr`` without the summands over a dimension of one value, 0 (a unit dimension
+    of a bitcast: ``(d0 + d1) mod 2`` with ``d1`` in ``[0, 0]`` is ``d0 mod 2``)."""
+    terms = _summands(expr)
+    kept = [t for t in terms if not _is_zero_term(t, dims)]
+    if len(kept) == len(terms) or not kept:
+        return expr
+    out = kept[0]
+    for term in kept[1:]:
+        out = ax.add(out, term)
+    return out
+
+
+def _is_zero_term(term: ir.AffineExpr, dims: Sequence[Interval]) -> bool:
+    """Whether ``term`` is ``d`` or ``d * c`` of a dimension whose range is ``[0, 0]``."""
+    term = ax.typed(term)
+    if isinstance(term, ax.Mul) and ax.constant_value(term.rhs) is not None:
+        term = ax.typed(term.lhs)
+    return isinstance(term, ax.Dim) and dims[term.position].lower == 0 and dims[term.position].upper == 0
 
 
 def _summands(expr: ir.AffineExpr) -> list[ir.AffineExpr]:

@@ -12,24 +12,31 @@ through. :meth:`ReaderCounts.of` counts, per candidate, the layout tiles one til
   once per choice of those sizes (all choices in one numpy pass over their concatenated
   tile indices) and a candidate's maximum and sum are products over the components;
 * read through several tiles (a softmax reads its input through the reduction and
-  directly), the union of the tiles' boxes at each program is counted by
-  inclusion-exclusion over the boxes' intersections, jointly over every parameter the
-  tiles use: boxes of stride 0 or 1 only, at most :data:`~hlo_indexing.limits.MAX_UNION_POINTS`
-  tile indices, else :class:`NotSeparable`.
+  directly): when one tile's box holds every other's at every tile index (checked one
+  dimension at a time: the reduction's whole rows hold the direct tile's), the union is
+  that box, counted as a single tile; otherwise the union of the boxes at each program
+  is counted by inclusion-exclusion over the boxes' intersections, jointly over every
+  parameter the tiles use: boxes of stride 0 or 1 only, at most
+  :data:`~hlo_indexing.limits.MAX_UNION_POINTS` tile indices, else :class:`NotSeparable`.
+
+Tile indices are evaluated in batches of at most
+:data:`~hlo_indexing.limits.MAX_TILE_INDICES_PER_BATCH` (a choice with more is split
+over several), so that the memory of a ranking is bounded whatever its program limit.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from hlo_indexing.layout.attributes import LayoutLike, as_layout
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
-from hlo_indexing.limits import MAX_TILING_CANDIDATES, MAX_UNION_POINTS
+from hlo_indexing.limits import MAX_TILE_INDICES_PER_BATCH, MAX_TILING_CANDIDATES, MAX_UNION_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.footprint import element_bytes, layout_divisors, layout_unit_elements
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, tile_size_choices
@@ -127,7 +134,7 @@ class CountsCache:
     def __init__(self) -> None:
         self._counts: dict[tuple[object, ...], ReaderCounts] = {}
         self._grids: dict[tuple[int, ...], Grid] = {}
-        self._points: dict[tuple[object, ...], _Points] = {}
+        self._points: dict[tuple[object, ...], list[_Points]] = {}
         self._tables: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._storage: dict[tuple[object, object], Storage] = {}
 
@@ -197,14 +204,20 @@ class CountsCache:
                 table.flags.writeable = False
         return found
 
-    def points(self, grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int) -> "_Points":
-        """:meth:`_Points.of`, computed once per grid and arguments (the operands of one
-        fusion often have the same components)."""
+    def points(self, grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int) -> "_Batches":
+        """:func:`_batches` of the tile indices, kept once per grid and arguments (the
+        operands of one fusion often have the same components) when they fit in one
+        batch; more are made again at each use (bounded memory)."""
         key = (tuple(grid.sizes), tuple(map(len, grid.choices)), parameters, frozenset(programs_of), max_programs)
         found = self._points.get(key)
-        if found is None:
-            found = self._points[key] = _Points.of(grid, parameters, programs_of, max_programs)
-        return found
+        if found is not None:
+            return _Batches(found, sum(b.total for b in found))
+        plan = _plan(grid, parameters, programs_of, max_programs)
+        total = sum(points for _, _, _, points in plan)
+        if total > MAX_TILE_INDICES_PER_BATCH:
+            return _Batches(_batches(grid, parameters, plan), total)
+        batches = self._points[key] = list(_batches(grid, parameters, plan))
+        return _Batches(batches, total)
 
 
 def origins_in_domain(node: TiledNode, fusion: TiledFusion) -> bool:
@@ -247,6 +260,10 @@ class ReaderCounts:
         if len(reader.nodes) > 1:
             if any(grid_parameters(n, fusion) != programs_of for n in reader.nodes):
                 raise NotSeparable(f"{node.name} is read by programs of different grids")
+            dominant = _dominant(reader, grid, programs_of, max_programs, cache)
+            if dominant is not None:  # the union is its tile: counted alone
+                reader, node = replace(reader, nodes=(dominant,)), dominant
+        if len(reader.nodes) > 1:
             joint = sorted({p for n in reader.nodes for parameters, _ in _components(n) for p in parameters})
             components = [(tuple(joint), list(range(len(reader.shape))))]
         else:
@@ -298,39 +315,91 @@ def _components(node: TiledNode) -> list[tuple[tuple[int, ...], list[int]]]:
 
 
 def _component_tables(
-    reader: Reader, grid: Grid, parameters: tuple[int, ...], dims: list[int], points: "_Points"
+    reader: Reader, grid: Grid, parameters: tuple[int, ...], dims: list[int], batches: "_Batches"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per choice of the sizes of ``parameters``: the most layout tiles the component's
     dimensions touch at one tile index, and layout tiles and elements summed over the
-    tile indices. Every choice is evaluated in one numpy pass over the concatenated tile
-    indices of all choices (``points``). A choice with more than the program limit of
-    tile indices (its candidates are all skipped) gets zeros."""
+    tile indices. The choices' tile indices are evaluated in numpy passes of at most
+    ``MAX_TILE_INDICES_PER_BATCH`` (``batches``). A choice with more than the program
+    limit of tile indices (its candidates are all skipped) gets zeros."""
     shape = [len(grid.choices[p]) for p in parameters]
     tables = [np.zeros(shape, np.int64) for _ in range(3)]
-    if not points.positions:
-        return tables[0], tables[1], tables[2]
-    if len(reader.nodes) > 1:
-        units, elements = _union_counts(reader, points)
-    else:
-        units, elements = np.ones(points.total, np.int64), np.ones(points.total, np.int64)
-        for k in dims:
-            offsets, sizes, strides = points.tile(reader.node, k)
-            dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
-            units *= dim_units
-            elements *= dim_elements
-    starts = np.concatenate([[0], np.cumsum(points.segments)[:-1]])
-    flat = np.ravel_multi_index(tuple(np.array(points.positions, np.int64).T), shape) if shape else np.zeros(1, np.int64)
-    for table, values in zip(tables, (np.maximum.reduceat(units, starts), np.add.reduceat(units, starts),
-                                      np.add.reduceat(elements, starts))):
-        table.reshape(-1)[flat] = values
+    if len(reader.nodes) > 1 and batches.total > MAX_UNION_POINTS:
+        raise NotSeparable(f"{batches.total} tile indices for the union of the tiles of {reader.node.name}")
+    for points in batches:
+        if len(reader.nodes) > 1:
+            units, elements = _union_counts(reader, points)
+        else:
+            units, elements = np.ones(points.total, np.int64), np.ones(points.total, np.int64)
+            for k in dims:
+                offsets, sizes, strides = points.tile(reader.node, k)
+                dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
+                units *= dim_units
+                elements *= dim_elements
+        starts = np.concatenate([[0], np.cumsum(points.segments)[:-1]])
+        flat = np.ravel_multi_index(tuple(np.array(points.positions, np.int64).T), shape) if shape else np.zeros(len(starts), np.int64)
+        np.maximum.at(tables[0].reshape(-1), flat, np.maximum.reduceat(units, starts))
+        np.add.at(tables[1].reshape(-1), flat, np.add.reduceat(units, starts))
+        np.add.at(tables[2].reshape(-1), flat, np.add.reduceat(elements, starts))
     return tables[0], tables[1], tables[2]
+
+
+#: One choice of the sizes of some parameters: its position among their choices, the
+#: sizes, the tile count along each (1 for a parameter its programs do not iterate) and
+#: their product.
+_Choice = tuple[tuple[int, ...], list[int], list[int], int]
+
+
+def _plan(grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int) -> list[_Choice]:
+    """The choices of the sizes of ``parameters`` with at most ``max_programs`` tile
+    indices (nothing is enumerated: at most ``MAX_TILING_CANDIDATES`` choices)."""
+    plan: list[_Choice] = []
+    for position in itertools.product(*(range(len(grid.choices[p])) for p in parameters)):
+        chosen = [grid.choices[p][i] for p, i in zip(parameters, position)]
+        counts = [-(-grid.sizes[p] // s) if p in programs_of else 1 for p, s in zip(parameters, chosen)]
+        points = math.prod(counts)
+        if points <= max_programs:
+            plan.append((position, chosen, counts, points))
+    return plan
+
+
+def _batches(grid: Grid, parameters: tuple[int, ...], plan: list[_Choice]) -> Iterator["_Points"]:
+    """The tile indices of the choices of ``plan`` in batches of at most
+    ``MAX_TILE_INDICES_PER_BATCH`` (a choice with more is cut into consecutive ranges of
+    its tile indices, each a segment of its own)."""
+    pending: list[tuple[_Choice, int, int]] = []
+    room = MAX_TILE_INDICES_PER_BATCH
+    for choice in plan:
+        start = 0
+        while start < choice[3]:
+            stop = min(choice[3], start + room)
+            pending.append((choice, start, stop))
+            room -= stop - start
+            start = stop
+            if room == 0:
+                yield _Points.of(grid, parameters, pending)
+                pending, room = [], MAX_TILE_INDICES_PER_BATCH
+    if pending or not plan:
+        yield _Points.of(grid, parameters, pending)
+
+
+@dataclass
+class _Batches(Iterable["_Points"]):
+    """Batches of tile indices (a list, or made on the fly) and how many indices in all."""
+
+    batches: Iterable["_Points"]
+    total: int
+
+    def __iter__(self) -> Iterator["_Points"]:
+        return iter(self.batches)
 
 
 @dataclass
 class _Points:
-    """The tile indices of every choice of the sizes of some parameters, concatenated:
-    per choice (``positions``, indices into the choices) its number of tile indices
-    (``segments``); per tiling parameter, the tile origin and the tile size at each."""
+    """A batch of tile indices of choices of the sizes of some parameters: per segment
+    (one choice, or a range of its tile indices) its position among the choices
+    (``positions``) and its number of tile indices (``segments``); per tiling parameter,
+    the tile origin and the tile size at each index."""
 
     positions: list[tuple[int, ...]]
     segments: list[int]
@@ -342,35 +411,28 @@ class _Points:
         return sum(self.segments)
 
     @staticmethod
-    def of(grid: Grid, parameters: tuple[int, ...], programs_of: set[int], max_programs: int) -> "_Points":
+    def of(grid: Grid, parameters: tuple[int, ...], ranges: list[tuple[_Choice, int, int]]) -> "_Points":
+        """The points of tile indices ``start .. stop - 1`` (row-major over the tile
+        counts) of each choice of the sizes of ``parameters`` in ``ranges``."""
         n_params = len(grid.sizes)
-        shape = [len(grid.choices[p]) for p in parameters]
+        origins: dict[int, list[np.ndarray]] = {}
+        chosen_sizes: dict[int, list[int]] = {}
         positions: list[tuple[int, ...]] = []
         segments: list[int] = []
-        origins: dict[int, list[np.ndarray]] = {p: [] for p in parameters}
-        chosen_sizes: dict[int, list[int]] = {p: [] for p in parameters}
-        for position in itertools.product(*(range(n) for n in shape)):
-            chosen = [grid.choices[p][i] for p, i in zip(parameters, position)]
-            counts = [-(-grid.sizes[p] // s) if p in programs_of else 1 for p, s in zip(parameters, chosen)]
-            points = math.prod(counts)
-            if points > max_programs:
-                continue
+        for (position, chosen, counts, _), start, stop in ranges:
             positions.append(position)
-            segments.append(points)
-            if len(counts) == 1:
-                axes = [np.arange(counts[0], dtype=np.int64)]
-            else:
-                axes = [a.reshape(-1) for a in np.meshgrid(*(np.arange(c, dtype=np.int64) for c in counts), indexing="ij")]
-            for p, tile_index, size in zip(parameters, axes, chosen):
-                origins[p].append(tile_index * size)
-                chosen_sizes[p].append(size)
+            segments.append(stop - start)
+            indices = np.unravel_index(np.arange(start, stop, dtype=np.int64), counts) if counts else ()
+            for p, tile_index, size in zip(parameters, indices, chosen):
+                origins.setdefault(p, []).append(tile_index * size)
+                chosen_sizes.setdefault(p, []).append(size)
         total = sum(segments)
         zeros, ones = np.zeros(total, np.int64), np.ones(total, np.int64)
         found = _Points(
             positions,
             segments,
             [np.concatenate(origins[p]) if p in origins and total else zeros for p in range(n_params)],
-            [np.repeat(np.asarray(chosen_sizes[p], np.int64), segments) if p in origins and total else ones
+            [np.repeat(np.asarray(chosen_sizes[p], np.int64), segments) if p in chosen_sizes and total else ones
              for p in range(n_params)],
         )
         for array in itertools.chain(found.origins, found.sizes):
@@ -393,18 +455,14 @@ def _union_counts(reader: Reader, points: _Points) -> tuple[np.ndarray, np.ndarr
     every point: inclusion-exclusion over the intersections of the boxes' elements and
     of their layout tiles (per dimension an interval of indices, clipped to the array,
     and one of layout tiles: tiles of stride 0 or 1 only)."""
-    if points.total > MAX_UNION_POINTS:
-        raise NotSeparable(f"{points.total} tile indices for the union of the tiles of {reader.node.name}")
     boxes = []  # per node, per dimension: first and last index, first and last layout tile
     for node in reader.nodes:
         box = []
         for k, (extent, divisor) in enumerate(zip(reader.shape, reader.divisors)):
-            offsets, sizes, strides = points.tile(node, k)
-            if np.any((np.abs(strides) > 1) & (sizes > 1)):
+            interval = _interval(node, k, points, extent)
+            if interval is None:
                 raise NotSeparable(f"{node.name} has a strided tile along dimension {k}")
-            span = np.where(sizes > 0, (sizes - 1) * np.abs(strides), -1)
-            low = np.where(strides < 0, offsets - span, offsets)
-            first, last = np.maximum(low, 0), np.minimum(low + span, extent - 1)
+            first, last = interval
             # Layout tiles touched along k: an interval too (empty with the box).
             box.append((first, last, first // divisor, np.where(last >= first, last // divisor, first // divisor - 1)))
         boxes.append(box)
@@ -423,6 +481,43 @@ def _union_counts(reader: Reader, points: _Points) -> tuple[np.ndarray, np.ndarr
             units += sign * subset_units
             elements += sign * subset_elements
     return units, elements
+
+
+def _interval(node: TiledNode, k: int, points: _Points, extent: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The first and last index (clipped to ``0 .. extent - 1``; last < first when
+    empty) of ``node``'s tile along dimension ``k`` at every point; None when the tile
+    has a stride other than 0 or 1 there (it is not an interval)."""
+    offsets, sizes, strides = points.tile(node, k)
+    if np.any((np.abs(strides) > 1) & (sizes > 1)):
+        return None
+    span = np.where(sizes > 0, (sizes - 1) * np.abs(strides), -1)
+    low = np.where(strides < 0, offsets - span, offsets)
+    return np.maximum(low, 0), np.minimum(low + span, extent - 1)
+
+
+def _dominant(reader: Reader, grid: Grid, programs_of: set[int], max_programs: int, cache: "CountsCache") -> TiledNode | None:
+    """The first of ``reader``'s nodes whose tile holds every other's at every tile
+    index of every choice (then the union of the tiles is that tile), checked one
+    dimension at a time over the parameters that dimension's tiles use; None if none
+    does, or a tile is strided."""
+    alive = list(range(len(reader.nodes)))
+    for k, extent in enumerate(reader.shape):
+        used: set[int] = set()
+        for node in reader.nodes:
+            for expr in (node.indexing_map.results[k], node.tile.sizes[k], node.tile.strides[k]):
+                ax.used_variables(expr, used, set())
+        for points in cache.points(grid, tuple(sorted(used)), programs_of, max_programs):
+            intervals = [_interval(node, k, points, extent) for node in reader.nodes]
+            if any(interval is None for interval in intervals):
+                return None
+            boxes = [interval for interval in intervals if interval is not None]
+            alive = [
+                c for c in alive
+                if all(np.all((last < first) | ((boxes[c][0] <= first) & (last <= boxes[c][1]))) for first, last in boxes)
+            ]
+            if not alive:
+                return None
+    return reader.nodes[alive[0]]
 
 
 def _values(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarray], total: int) -> np.ndarray:

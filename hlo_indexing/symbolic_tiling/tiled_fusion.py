@@ -35,6 +35,7 @@ from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.hlo_text import SCALED_DOT_TARGET
 from hlo_indexing.errors import HloIndexingError, TilingError
+from hlo_indexing.limits import MAX_TILED_NODES
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
@@ -43,6 +44,7 @@ from hlo_indexing.ops.dispatch import elementwise_shape
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
+from hlo_indexing.symbolic_tiling.time_budget import check_time
 
 # An SSA value of any type (generic in the bindings' stubs, not at run time).
 if TYPE_CHECKING:
@@ -281,11 +283,16 @@ class MapResults:
 
 
 def analyze_fusion(
-    computation: ir.Operation | ir.Region, *, allow_pad: bool = False, map_results: MapResults | None = None
+    computation: ir.Operation | ir.Region,
+    *,
+    allow_pad: bool = False,
+    map_results: MapResults | None = None,
+    max_nodes: int = MAX_TILED_NODES,
 ) -> TiledFusion | AnalysisFailure:
     """The symbolic tiling of a computation (a ``func.func``, an ``mhlo.fusion`` or its
     region). ``allow_pad``: pads may be tiled (XLA allows them in gemm fusions only);
-    ``map_results``: shared with other analyses (see :class:`MapResults`)."""
+    ``map_results``: shared with other analyses (see :class:`MapResults`); ``max_nodes``:
+    more tiled instructions than that is a failure (``limits.MAX_TILED_NODES``)."""
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     if not region.blocks:
         return AnalysisFailure("the computation has no body")
@@ -293,7 +300,7 @@ def analyze_fusion(
     outputs = _outputs(block)
     if not outputs:
         return AnalysisFailure("the computation has no output")
-    return _Builder(allow_pad, {}, map_results or MapResults()).build(block, outputs)
+    return _Builder(allow_pad, {}, map_results or MapResults(), max_nodes).build(block, outputs)
 
 
 def _zero_sized(outputs: list[SsaValue]) -> str:
@@ -347,8 +354,12 @@ class _Failure(Exception):
 
 
 class _Builder:
-    def __init__(self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue], map_results: MapResults):
+    def __init__(
+        self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue], map_results: MapResults,
+        max_nodes: int = MAX_TILED_NODES,
+    ):
         self.allow_pad = allow_pad
+        self.max_nodes = max_nodes
         self.substitutions = substitutions
         self.runtime_sources: dict[str, SsaValue] = {}
         self.parameters: list[TilingParameter] = []
@@ -385,8 +396,8 @@ class _Builder:
         except _Failure as failure:
             return AnalysisFailure(str(failure))
         constraints = ConstraintExpression.always()
-        for node in self.order:
-            constraints = constraints & node.tile.constraints
+        for tile_constraints in {id(node.tile.constraints): node.tile.constraints for node in self.order}.values():
+            constraints = constraints & tile_constraints  # each distinct tile's once
         return TiledFusion(
             self.parameters, roots, self.order, constraints.simplify(), len(root_shape), self.runtime_sources
         )
@@ -475,6 +486,12 @@ class _Builder:
             return found
         op = defining_op(value)
         name, opcode = _name(value, op), _opcode(op)
+        if len(self.nodes) >= self.max_nodes:
+            raise _Failure(
+                f"{name}: more than {self.max_nodes} tiled instructions (values read through distinct maps; "
+                "limits.MAX_TILED_NODES, option max-nodes)"
+            )
+        check_time("the tiling analysis")
         if opcode == "fusion" and not hidden:
             # XLA nests fusions only as the operands of a dot (its gemm fusions).
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")

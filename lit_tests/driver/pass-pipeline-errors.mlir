@@ -8,7 +8,7 @@
 // MIXED: <command line>:1:{{[0-9]+}}: error: '-pass-pipeline' option can't be used with individual pass options
 
 // RUN: not %hlo-opt %s --pass-pipeline='builtin.module(hlo-simplify-indexing-maps{colour=red})' 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: MLIR Textual PassPipeline Parser:1:43: error: no such option 'colour' for pass 'hlo-simplify-indexing-maps'; options are: report
+// OPTION: MLIR Textual PassPipeline Parser:1:43: error: no such option 'colour' for pass 'hlo-simplify-indexing-maps'; options are: func, report
 
 // RUN: not %hlo-opt %s --hlo-simplify-indexing-maps='report=maybe' 2>&1 | FileCheck %s --check-prefix=VALUE
 // VALUE: <command line>:1:{{[0-9]+}}: error: option 'report' of pass 'hlo-simplify-indexing-maps' expects true or false, got 'maybe'

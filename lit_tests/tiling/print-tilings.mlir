@@ -58,7 +58,7 @@ func.func @softmax(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32> {
 // than 65536 programs (K steps included) are counted, not evaluated.
 // KIB-LABEL:   remark: @matmul tiling #1: tile sizes [16, 16, 128]: 4 tiles, 12800 B per tile (read 4608, write 8192), 8.5 B per output element, padding waste 0.0%
 // KIB:         remark: @matmul tiling #2: tile sizes [8, 16, 128]: 4 tiles, 10496 B per tile (read 2304, write 8192), 8.5 B per output element, padding waste 0.0%
-// KIB:         remark: @matmul: 4 tilings with too many programs not evaluated
+// KIB:         remark: @matmul: 4 tilings with more than 65536 programs not evaluated (max-programs)
 // JSON-LABEL:  "schema": "hlo-indexing/tilings/1",
 // JSON:        "name": "@matmul",
 // JSON:        "index": 1,
