@@ -102,6 +102,13 @@ AffineExpr = ir.AffineExpr
 AffineMap = ir.AffineMap
 Region = ir.Region
 Block = ir.Block
+#: An SSA value of any type (generic in the bindings' stubs, not at run time).
+if TYPE_CHECKING:
+    SsaValue = ir.Value[ir.Type]
+    SsaArgument = ir.BlockArgument[ir.Type]
+else:
+    SsaValue = ir.Value
+    SsaArgument = ir.BlockArgument
 #: An op as the bindings hand it out: an ``Operation``, or an ``OpView`` (a dialect's op class).
 OpLike = ir.Operation | ir.OpView
 
@@ -127,4 +134,6 @@ __all__ = [
     "Region",
     "Block",
     "OpLike",
+    "SsaValue",
+    "SsaArgument",
 ]

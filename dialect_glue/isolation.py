@@ -45,10 +45,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TypeVar, overload
 
 from hlo_indexing import limits
 from hlo_indexing.errors import MemoryLimitError, SourceLocation, TimeLimitError
+
+_T = TypeVar("_T")
 
 _HEADER = struct.Struct("<Q")
 
@@ -126,7 +128,7 @@ def _raised(exc: BaseException) -> bytes:
         return pickle.dumps(("raised", RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
-def _child(function: Callable[..., Any], args: tuple, write_fd: int, log_fd: int, cap: int | None, by_user: bool) -> None:
+def _child(function: Callable[..., object], args: tuple, write_fd: int, log_fd: int, cap: int | None, by_user: bool) -> None:
     """Body of the forked child: never returns."""
     code = 0
     try:
@@ -160,10 +162,10 @@ def _log_tail(log: IO[bytes]) -> str:
     return " ".join((checks or lines)[-2:])[:500]
 
 
-def _resolve(target: str) -> Callable[..., Any]:
+def _resolve(target: str) -> Callable[..., object]:
     """The function named ``module:qualname`` (imported on first use)."""
     module, _, name = target.partition(":")
-    function: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    function: Callable[..., object] = getattr(importlib.import_module(module), name)
     return function
 
 
@@ -272,14 +274,28 @@ class _Server:
 _SERVER = _Server()
 
 
+@overload
 def run_isolated(
-    function: Callable[..., Any] | str,
-    *args: Any,
+    function: Callable[..., _T], *args: object, what: str, location: SourceLocation | None = None,
+    limit: str = "HLO_PARSE_SECONDS", fork: bool = True,
+) -> _T: ...
+
+
+@overload
+def run_isolated(
+    function: str, *args: object, what: str, location: SourceLocation | None = None,
+    limit: str = "HLO_PARSE_SECONDS", fork: bool = True,
+) -> object: ...
+
+
+def run_isolated(
+    function: Callable[..., _T] | str,
+    *args: object,
     what: str,
     location: SourceLocation | None = None,
     limit: str = "HLO_PARSE_SECONDS",
     fork: bool = True,
-) -> Any:
+) -> _T | object:
     """``function(*args)`` in a child of the isolation server (in the server itself
     when not ``fork``); its result (or the exception it raised, re-raised here).
     ``function`` may be named ``"module:qualname"``: only the server imports its module
@@ -313,7 +329,7 @@ def run_isolated(
     if kind == "memory":
         cap, by_user = value
         raise _memory_error(what, cap, by_user, location)
-    return value
+    return value  # what function returned, through pickle
 
 
 def _memory_error(what: str, cap: int | None, by_user: bool, location: SourceLocation | None) -> MemoryLimitError:

@@ -53,7 +53,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Protocol, cast, runtime_checkable
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS
 from hlo_indexing.analysis.jax_names import entry_parameter_names, name_arguments, name_results, result_names
@@ -66,8 +66,24 @@ from hlo_indexing.errors import InputNotFoundError, InvalidArgumentError
 from hlo_indexing.passes.pass_manager import run_pipeline
 
 
+@runtime_checkable
+class _JaxLowered(Protocol):
+    """What :func:`analyze` reads of a ``jax.stages.Lowered`` (jax is not imported here)."""
+
+    def compiler_ir(self, dialect: str) -> object: ...
+
+
+@runtime_checkable
+class _JaxCompiled(Protocol):
+    """What :func:`analyze` reads of a ``jax.stages.Compiled``."""
+
+    def runtime_executable(self) -> object: ...
+
+    def as_text(self) -> str: ...
+
+
 def analyze(
-    obj: Any,
+    obj: object,
     *,
     direction: str = Direction.OUTPUT_TO_INPUT,
     fused: bool = True,
@@ -122,7 +138,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _module_of(obj: Any, filename: str | None) -> tuple[Any, bool, str | None, str]:
+def _module_of(obj: object, filename: str | None) -> tuple[ir.Module | ir.Operation | ir.OpView, bool, str | None, str]:
     """(module in our bindings, whether it is ours alone (not the caller's), the name of
     the text buffer it was parsed from, which MLIR calls ``-``, and what was read, in
     words); ``filename`` names program text."""
@@ -134,9 +150,9 @@ def _module_of(obj: Any, filename: str | None) -> tuple[Any, bool, str | None, s
         )
     if isinstance(obj, (ir.Module, ir.Operation, ir.OpView)):
         return obj, False, None, f"the {type(obj).__name__} given"
-    if callable(getattr(obj, "compiler_ir", None)):  # jax.stages.Lowered
-        return obj.compiler_ir("stablehlo"), False, None, "JAX's StableHLO of a jax Lowered (lowered.compiler_ir('stablehlo'))"
-    if callable(getattr(obj, "runtime_executable", None)) and callable(getattr(obj, "as_text", None)):  # jax.stages.Compiled
+    if isinstance(obj, _JaxLowered):
+        return cast(ir.Module, obj.compiler_ir("stablehlo")), False, None, "JAX's StableHLO of a jax Lowered (lowered.compiler_ir('stablehlo'))"
+    if isinstance(obj, _JaxCompiled):
         return _compiled_module(obj), True, COMPILED_BUFFER, "XLA's optimised HLO of a jax Compiled (compiled.as_text())"
     if isinstance(obj, str) and _names_a_file(obj):
         if not os.path.isfile(obj):
@@ -165,7 +181,7 @@ def _module_of(obj: Any, filename: str | None) -> tuple[Any, bool, str | None, s
 COMPILED_BUFFER = "<compiled HLO>"
 
 
-def _compiled_module(compiled: Any) -> Any:
+def _compiled_module(compiled: _JaxCompiled) -> ir.Module | ir.Operation | ir.OpView:
     """The module of ``compiled.as_text()``, its entry function's arguments and results
     named as JAX names them (:mod:`~hlo_indexing.analysis.jax_names`)."""
     text = compiled.as_text()
@@ -180,14 +196,15 @@ def _compiled_module(compiled: Any) -> Any:
     return module
 
 
-def _result_paths(compiled: Any) -> list[str] | None:
+def _result_paths(compiled: _JaxCompiled) -> list[str] | None:
     """``result`` and the pytree path of each output of ``compiled`` (``result['loss']``,
     as JAX writes ``jax.result_info``), read with the ``jax`` module the object came from
     (loaded, since the object exists; not imported here); None without one."""
     jax = sys.modules.get("jax")
-    if jax is None or not hasattr(compiled, "out_info"):
+    out_info = getattr(compiled, "out_info", None)
+    if jax is None or out_info is None:
         return None
-    leaves, _ = jax.tree_util.tree_flatten_with_path(compiled.out_info)
+    leaves, _ = jax.tree_util.tree_flatten_with_path(out_info)
     return ["result" + jax.tree_util.keystr(path) for path, _ in leaves]
 
 

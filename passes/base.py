@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from hlo_indexing.errors import HloIndexingError
 
@@ -47,7 +47,7 @@ class Diagnostic:
     or ``output`` for a report printed verbatim (location None)."""
 
     severity: str
-    location: Any  # ir.Location
+    location: ir.Location | None
     message: str
 
 
@@ -133,7 +133,7 @@ class ModulePass:
         """Build from textual options (``{"max-maps": "8"}``); raises
         :class:`PassOptionError` naming the bad option."""
         known = {f.name.replace("_", "-"): f for f in cls.options()}
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for key, text in options.items():
             option = known.get(key)
             if option is None:
@@ -144,18 +144,8 @@ class ModulePass:
             values[option.name] = _convert(cls.name, key, option, text)
         return cls(**values)
 
-    def option_text(self) -> str:
-        """The options in pipeline syntax, e.g. ``{direction=input-to-output simplify=false}``."""
-        parts = []
-        for option in self.options():
-            value = getattr(self, option.name)
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            parts.append(f"{option.name.replace('_', '-')}={value}")
-        return "{" + " ".join(parts) + "}" if parts else ""
 
-
-def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> Any:
+def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> bool | int | str:
     kind = option.type if isinstance(option.type, str) else getattr(option.type, "__name__", str(option.type))
     choices = option.metadata.get("choices")
     if choices is not None and text not in choices:

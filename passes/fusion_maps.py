@@ -46,7 +46,7 @@ enumeration take gigabytes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, tensor_elements
@@ -71,7 +71,7 @@ UTILIZATION_EXACT_ATTRIBUTE = "hlo_indexing.utilization_exact"
 COALESCED_ATTRIBUTE = "hlo_indexing.coalesced"
 
 
-def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
+def _fused(op: ir.Operation, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
     block = op.regions[0].blocks[0]
     terminator = list(block.operations)[-1]
     try:
@@ -82,7 +82,7 @@ def _fused(op: Any, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndex
 
 
 def _analyses(
-    op: Any, fused: list[FusionIndexing], max_points: int, diagnostics: Diagnostics
+    op: ir.Operation, fused: list[FusionIndexing], max_points: int, diagnostics: Diagnostics
 ) -> tuple[tuple[Utilization, ...], tuple[Coalescing, ...]] | None:
     try:
         return (
@@ -154,7 +154,7 @@ class AttachFusedIndexingMaps(_FusedMapsPass):
                         op.attributes[key] = ir.ArrayAttr.get(values, context=context)
 
 
-def set_argument_attributes(func: Any, attributes: dict[str, list["ir.Attribute"]]) -> None:
+def set_argument_attributes(func: ir.Operation, attributes: dict[str, list["ir.Attribute"]]) -> None:
     """Set ``attributes[key][i]`` on argument ``i`` of ``func`` (kept: other entries)."""
     context = func.context
     old = list(ir.ArrayAttr(func.attributes["arg_attrs"])) if "arg_attrs" in func.attributes else []
@@ -222,7 +222,7 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
                 diagnostics.remark(op.location, f"{label} arg {a}: utilization {utilization}")
                 diagnostics.remark(op.location, f"{label} arg {a}: coalesced = {coalesced}")
 
-    def _physical(self, op: Any, result: int, fused: FusionIndexing, diagnostics: Diagnostics) -> FusionIndexing | None:
+    def _physical(self, op: "ir.Operation", result: int, fused: FusionIndexing, diagnostics: Diagnostics) -> FusionIndexing | None:
         """The fused maps of ``result`` between physical indices; None (and an error at
         the computation) when they cannot be built."""
         try:
@@ -232,7 +232,7 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
             return None
 
     def _remark(
-        self, location: Any, result: str, fused: FusionIndexing, arguments: tuple[str | None, ...], diagnostics: Diagnostics
+        self, location: ir.Location, result: str, fused: FusionIndexing, arguments: tuple[str | None, ...], diagnostics: Diagnostics
     ) -> None:
         """One remark per map of each argument (of each element read of a tuple argument),
         named as JAX named it where ``arguments`` has its name."""

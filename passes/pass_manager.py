@@ -77,6 +77,7 @@ class PythonPass:
             diagnostics.failure(op.location, exc, f"in pass '{self.pass_.name}'")
         errors = [d for d in diagnostics.items if d.severity == "error"]
         for error in errors:
+            assert error.location is not None, "errors are located"
             error.location.emit_error(error.message)
         if errors:
             pass_handle.signal_pass_failure()

@@ -13,7 +13,6 @@ mlir-opt's reporting passes (``-print-op-stats=json``) print theirs
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from hlo_indexing.analysis.module_analysis import module_indexing
 from hlo_indexing.dialect_glue.bindings import ir
@@ -23,7 +22,7 @@ from hlo_indexing.passes.selection import Selection
 FORMATS = ("text", "json")
 
 
-def format_field() -> Any:
+def format_field() -> str:
     """The ``format`` option of a print pass."""
     return dataclasses.field(
         default="text", metadata={"help": "text (remarks) or json (one JSON document per module)", "choices": FORMATS}

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.locations import enclosing_function, location_name
 from hlo_indexing.passes.base import Diagnostics
 
 
-def func_field() -> Any:
+def func_field() -> str:
     """The ``func`` option of a pass."""
     return dataclasses.field(
         default="",

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from hlo_indexing.cost_model.device_report import (
     device_computation_tilings,
@@ -310,9 +310,9 @@ class AttachTiles(ModulePass):
 
     def _attach(self, op: "ir.Operation", instructions: list[TiledInstruction], sizes: list[int], num_tiles: int) -> None:
         context = op.context
-        on_ops: dict[Any, list[ir.Attribute]] = {}
+        on_ops: dict[ir.Operation, list[ir.Attribute]] = {}
         on_arguments: dict[int, list[ir.Attribute]] = {}
-        owners: dict[Any, ir.Operation] = {}
+        owners: dict[ir.Operation, ir.Operation] = {}
         for inst in instructions:
             owner = defining_op(inst.node.value)
             if owner is None:

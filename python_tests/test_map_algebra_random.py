@@ -17,66 +17,15 @@ import pytest
 from hlo_indexing import IndexingMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps.algebra import compose, convert_range_variables_to_dims, eliminate_equal_symbols, remove_unused_dims, remove_unused_symbols
+from helpers import evaluate_affine, evaluate_tree, tree_text
 from proofs import assert_proven_equal
-
-# ----------------------------------------------------------------- oracle
-
-
-def oracle_eval(tree, dims, symbols) -> int:
-    """Evaluate a tuple tree: ("d", i) | ("s", i) | ("c", v) | (op, lhs, rhs)."""
-    kind = tree[0]
-    if kind == "d":
-        return dims[tree[1]]
-    if kind == "s":
-        return symbols[tree[1]]
-    if kind == "c":
-        return tree[1]
-    a, b = oracle_eval(tree[1], dims, symbols), oracle_eval(tree[2], dims, symbols)
-    if kind == "+":
-        return a + b
-    if kind == "*":
-        return a * b
-    if kind == "floordiv":
-        return a // b
-    assert kind == "mod"
-    return a - b * (a // b)
-
-
-def to_text(tree) -> str:
-    kind = tree[0]
-    if kind in ("d", "s"):
-        return f"{kind}{tree[1]}"
-    if kind == "c":
-        return str(tree[1])
-    return f"({to_text(tree[1])} {kind} {to_text(tree[2])})"
-
-
-def map_eval(expr, dims, symbols) -> int:
-    """An evaluator of ``ir.AffineExpr`` written for the tests (not the library's)."""
-    expr = expr.maybe_downcast()
-    if isinstance(expr, ir.AffineConstantExpr):
-        return expr.value
-    if isinstance(expr, ir.AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return symbols[expr.position]
-    a, b = map_eval(expr.lhs, dims, symbols), map_eval(expr.rhs, dims, symbols)
-    if isinstance(expr, ir.AffineAddExpr):
-        return a + b
-    if isinstance(expr, ir.AffineMulExpr):
-        return a * b
-    if isinstance(expr, ir.AffineFloorDivExpr):
-        return a // b
-    if isinstance(expr, ir.AffineCeilDivExpr):
-        return -((-a) // b)
-    return a % b
 
 
 def feasible(m: IndexingMap, dims, symbols) -> bool:
     for value, var in zip(list(dims) + list(symbols), m.dim_vars + m.symbol_vars):
         if not var.bounds.lower <= value <= var.bounds.upper:
             return False
-    return all(c.lower <= map_eval(e, dims, symbols) <= c.upper for e, c in m.constraints.items())
+    return all(c.lower <= evaluate_affine(e, dims, symbols) <= c.upper for e, c in m.constraints.items())
 
 
 def image_sets(m: IndexingMap, dim_box, symbol_box) -> dict:
@@ -87,7 +36,7 @@ def image_sets(m: IndexingMap, dim_box, symbol_box) -> dict:
     for dims in itertools.product(*dim_box):
         for symbols in itertools.product(*symbol_box):
             if feasible(m, dims, symbols):
-                out.setdefault(dims, set()).add(tuple(map_eval(e, dims, symbols) for e in m.results))
+                out.setdefault(dims, set()).add(tuple(evaluate_affine(e, dims, symbols) for e in m.results))
     return out
 
 
@@ -125,8 +74,8 @@ def random_map(rng: random.Random, with_constraint: bool = True):
         tree = random_tree(rng, n_dims, n_symbols, 2)
         lo = rng.randint(-10, 10)
         constraints.append((tree, (lo, lo + rng.randint(0, 15))))
-        domain.append(f"{to_text(tree)} in [{lo}, {lo + constraints[0][1][1] - lo}]")
-    text = f"{header} -> ({', '.join(to_text(t) for t in results)}), domain: {', '.join(domain)}"
+        domain.append(f"{tree_text(tree)} in [{lo}, {lo + constraints[0][1][1] - lo}]")
+    text = f"{header} -> ({', '.join(tree_text(t) for t in results)}), domain: {', '.join(domain)}"
     return text, results, ranges[:n_dims], ranges[n_dims:], constraints
 
 
@@ -134,8 +83,8 @@ def oracle_images(results, dim_ranges, symbol_ranges, constraints) -> dict:
     out: dict = {}
     for dims in itertools.product(*(range(lo, hi + 1) for lo, hi in dim_ranges)):
         for symbols in itertools.product(*(range(lo, hi + 1) for lo, hi in symbol_ranges)):
-            if all(lo <= oracle_eval(t, dims, symbols) <= hi for t, (lo, hi) in constraints):
-                out.setdefault(dims, set()).add(tuple(oracle_eval(t, dims, symbols) for t in results))
+            if all(lo <= evaluate_tree(t, dims, symbols) <= hi for t, (lo, hi) in constraints):
+                out.setdefault(dims, set()).add(tuple(evaluate_tree(t, dims, symbols) for t in results))
     return out
 
 
@@ -176,13 +125,13 @@ def test_compose_matches_oracle(seed: int) -> None:
         n_mid = rng.randint(1, 2)
         consumer_results = [random_tree(rng, 1, 1, 2) for _ in range(n_mid)]
         consumer_text = (
-            f"(d0)[s0] -> ({', '.join(to_text(t) for t in consumer_results)}), domain: d0 in [0, 5], s0 in [0, 2]"
+            f"(d0)[s0] -> ({', '.join(tree_text(t) for t in consumer_results)}), domain: d0 in [0, 5], s0 in [0, 2]"
         )
         mid_ranges = [(rng.randint(-3, 2), rng.randint(3, 12)) for _ in range(n_mid)]
         producer_results = [random_tree(rng, n_mid, 1, 2)]
         mid_names = [f"d{i}" for i in range(n_mid)]
         producer_text = (
-            f"({', '.join(mid_names)})[s0] -> ({to_text(producer_results[0])}), domain: "
+            f"({', '.join(mid_names)})[s0] -> ({tree_text(producer_results[0])}), domain: "
             + ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in zip(mid_names, mid_ranges))
             + ", s0 in [0, 1]"
         )
@@ -190,11 +139,11 @@ def test_compose_matches_oracle(seed: int) -> None:
         expected: dict = {}
         for d0 in range(6):
             for s_consumer in range(3):
-                mid = tuple(oracle_eval(t, (d0,), (s_consumer,)) for t in consumer_results)
+                mid = tuple(evaluate_tree(t, (d0,), (s_consumer,)) for t in consumer_results)
                 if not all(lo <= v <= hi for v, (lo, hi) in zip(mid, mid_ranges)):
                     continue
                 for s_producer in range(2):
-                    image = (oracle_eval(producer_results[0], mid, (s_producer,)),)
+                    image = (evaluate_tree(producer_results[0], mid, (s_producer,)),)
                     expected.setdefault((d0,), set()).add(image)
         composed = compose(consumer, producer)
         assert composed.num_symbols == 2
@@ -254,8 +203,8 @@ def map_text(results, dim_ranges, symbol_ranges, constraints) -> str:
     syms = [f"s{i}" for i in range(len(symbol_ranges))]
     header = f"({', '.join(dims)})" + (f"[{', '.join(syms)}]" if syms else "")
     domain = [f"{n} in [{lo}, {hi}]" for n, (lo, hi) in zip(dims + syms, dim_ranges + symbol_ranges)]
-    domain += [f"{to_text(t)} in [{lo}, {hi}]" for t, (lo, hi) in constraints]
-    return f"{header} -> ({', '.join(to_text(t) for t in results)}), domain: {', '.join(domain)}"
+    domain += [f"{tree_text(t)} in [{lo}, {hi}]" for t, (lo, hi) in constraints]
+    return f"{header} -> ({', '.join(tree_text(t) for t in results)}), domain: {', '.join(domain)}"
 
 
 def test_remove_unused_dims_projects_the_relation() -> None:
@@ -309,9 +258,9 @@ def test_convert_range_variables_to_dims_moves_them_into_the_domain() -> None:
         dim_box, symbol_box = boxes(dim_ranges, symbol_ranges)
         for dims in itertools.product(*dim_box):
             for symbols in itertools.product(*symbol_box):
-                if all(lo <= oracle_eval(t, dims, symbols) <= hi for t, (lo, hi) in constraints):
+                if all(lo <= evaluate_tree(t, dims, symbols) <= hi for t, (lo, hi) in constraints):
                     key = tuple(dims) + tuple(symbols[i] for i in which)
-                    expected.setdefault(key, set()).add(tuple(oracle_eval(t, dims, symbols) for t in results))
+                    expected.setdefault(key, set()).add(tuple(evaluate_tree(t, dims, symbols) for t in results))
         new_dim_box = dim_box + [symbol_box[i] for i in which]
         assert image_sets(out, new_dim_box, [symbol_box[i] for i in rest]) == expected, f"{text} {which}\n-> {out}"
         converted += 1

@@ -17,61 +17,10 @@ import numpy as np
 import pytest
 
 from hlo_indexing import IndexingMap
-from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
+from helpers import evaluate_affine, evaluate_tree, tree_text
 from proofs import assert_proven_equal
-
-# ----------------------------------------------------------------- oracle
-
-
-def tree_eval(tree, dims: list[np.ndarray], symbols: list[np.ndarray]) -> np.ndarray:
-    """numpy value of a tuple tree (divisors are positive constants)."""
-    kind = tree[0]
-    if kind == "d":
-        return dims[tree[1]]
-    if kind == "s":
-        return symbols[tree[1]]
-    if kind == "c":
-        return np.full(dims[0].shape, tree[1], dtype=np.int64)
-    a, b = tree_eval(tree[1], dims, symbols), tree_eval(tree[2], dims, symbols)
-    if kind == "+":
-        return a + b
-    if kind == "*":
-        return a * b
-    quotient = np.floor_divide(a, b)
-    return quotient if kind == "floordiv" else a - b * quotient
-
-
-def expr_eval(expr, dims: list[np.ndarray], symbols: list[np.ndarray]) -> np.ndarray:
-    """numpy value of an ``ir.AffineExpr`` with positive constant divisors (test-local)."""
-    expr = expr.maybe_downcast()
-    if isinstance(expr, ir.AffineConstantExpr):
-        return np.full(dims[0].shape, expr.value, dtype=np.int64)
-    if isinstance(expr, ir.AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return symbols[expr.position]
-    a, b = expr_eval(expr.lhs, dims, symbols), expr_eval(expr.rhs, dims, symbols)
-    if isinstance(expr, ir.AffineAddExpr):
-        return a + b
-    if isinstance(expr, ir.AffineMulExpr):
-        return a * b
-    assert np.all(b > 0), f"non-positive divisor in {expr}"
-    if isinstance(expr, ir.AffineFloorDivExpr):
-        return np.floor_divide(a, b)
-    if isinstance(expr, ir.AffineCeilDivExpr):
-        return -np.floor_divide(-a, b)
-    return a - b * np.floor_divide(a, b)
-
-
-def tree_text(tree) -> str:
-    kind = tree[0]
-    if kind in ("d", "s"):
-        return f"{kind}{tree[1]}"
-    if kind == "c":
-        return str(tree[1])
-    return f"({tree_text(tree[1])} {kind} {tree_text(tree[2])})"
 
 
 def box_columns(ranges: list[tuple[int, int]]) -> list[np.ndarray]:
@@ -87,7 +36,7 @@ def feasible(m: IndexingMap, dims: list[np.ndarray], symbols: list[np.ndarray]) 
     for values, var in zip(dims + symbols, m.dim_vars + m.symbol_vars):
         keep &= (values >= var.bounds.lower) & (values <= var.bounds.upper)
     for expr, interval in m.constraints.items():
-        values = expr_eval(expr, dims, symbols)
+        values = evaluate_affine(expr, dims, symbols)
         keep &= (values >= interval.lower) & (values <= interval.upper)
     return keep
 
@@ -147,7 +96,7 @@ def random_map(rng: random.Random):
     if rng.random() < 0.3:  # bounds around the value at a random point: rarely infeasible
         tree = division_tree(rng, n_dims, n_symbols, 0)
         columns = box_columns(ranges)
-        values = tree_eval(tree, columns[:n_dims], columns[n_dims:])
+        values = np.broadcast_to(evaluate_tree(tree, columns[:n_dims], columns[n_dims:]), columns[0].shape)
         lower = int(values[rng.randrange(len(values))]) - rng.randint(0, 2)
         constraints.append((tree, (lower, lower + rng.randint(0, 4))))
     names = [f"d{i}" for i in range(n_dims)] + [f"s{i}" for i in range(n_symbols)]
@@ -175,14 +124,14 @@ def test_simplified_forms_are_equal_and_no_larger(seed: int) -> None:
         dims, symbols = columns[:n_dims], columns[n_dims:]
         keep = np.ones(dims[0].shape, dtype=bool)
         for tree, (lo, hi) in constraints:
-            values = tree_eval(tree, dims, symbols)
+            values = evaluate_tree(tree, dims, symbols)
             keep &= (values >= lo) & (values <= hi)
         parsed = IndexingMap.parse(text)
         simplified = parsed.simplify()
         assert np.array_equal(feasible(simplified, dims, symbols), keep), f"{text}\n-> {simplified}"
         assert_proven_equal(parsed, simplified, text)
         for tree, expr in zip(results, simplified.results):
-            assert np.array_equal(tree_eval(tree, dims, symbols)[keep], expr_eval(expr, dims, symbols)[keep]), (
+            assert np.array_equal(np.broadcast_to(evaluate_tree(tree, dims, symbols), keep.shape)[keep], np.broadcast_to(evaluate_affine(expr, dims, symbols), keep.shape)[keep]), (
                 f"{text}\n-> {simplified}"
             )
         assert map_nodes(simplified) <= map_nodes(parsed), f"{text}\n-> {simplified}"

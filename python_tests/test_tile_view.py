@@ -30,6 +30,7 @@ from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TilingError, analyze_fusion
 from hlo_indexing.symbolic_tiling.tile_picture import Box, _needed, image
 from hlo_indexing.tools.tile_view import main, render_tile_svg, select_computation, tile_picture
+from helpers import evaluate_affine
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -71,26 +72,6 @@ func.func @strided(%x: tensor<3x4x16xf32>, %y: tensor<16x3x4xf32>) -> tensor<3x4
 """
 
 
-def evaluate(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarray]) -> np.ndarray:
-    """An affine expression over numpy arrays (floor division and modulo, as in MLIR
-    for positive divisors)."""
-    if isinstance(expr, ir.AffineConstantExpr):
-        return np.int64(expr.value)
-    if isinstance(expr, ir.AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return symbols[expr.position]
-    a, b = evaluate(expr.lhs, dims, symbols), evaluate(expr.rhs, dims, symbols)
-    if isinstance(expr, ir.AffineAddExpr):
-        return a + b
-    if isinstance(expr, ir.AffineMulExpr):
-        return a * b
-    if isinstance(expr, ir.AffineFloorDivExpr):
-        return a // b
-    if isinstance(expr, ir.AffineCeilDivExpr):
-        return -((-a) // b)
-    assert isinstance(expr, ir.AffineModExpr)
-    return a % b
 
 
 def needed_by_maps(function: ir.Operation, parameter: int, tile: set[tuple[int, ...]], output: int = 0) -> set[tuple[int, ...]]:
@@ -105,9 +86,9 @@ def needed_by_maps(function: ir.Operation, parameter: int, tile: set[tuple[int, 
         dims, symbols = grid[: m.num_dims], grid[m.num_dims :]
         keep = np.ones(len(grid[0]), bool)
         for expr, interval in m.constraints.items():
-            value = evaluate(expr, dims, symbols)
+            value = evaluate_affine(expr, dims, symbols)
             keep &= (value >= interval.lower) & (value <= interval.upper)
-        images = [np.broadcast_to(evaluate(e, dims, symbols), keep.shape) for e in m.results]
+        images = [np.broadcast_to(evaluate_affine(e, dims, symbols), keep.shape) for e in m.results]
         for k in np.nonzero(keep)[0].tolist():
             if tuple(int(d[k]) for d in dims) in tile:
                 found.add(tuple(int(i[k]) for i in images))

@@ -103,7 +103,7 @@ def build_grid(shape: Shape, window: Sequence[range] | None = None, max_cells: i
         )
     arith = IntArith()
     offsets = {
-        index: linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith)
+        index: int(linear_from_coordinates(p, tiled_coordinates(p, list(index), arith), arith))
         for index in itertools.product(*window)
     }
     return Grid(shape, p, tuple(extents), tuple(gaps), offsets, chunk, window)
@@ -283,7 +283,7 @@ def build_overview(shape: Shape, width: int) -> Overview:
     padded = set()
     for index in itertools.product(*[[i for i in picked if i is not None] for picked in shown]):
         first = [i * b for i, b in zip(index, blocks)]
-        tiles[index] = linear_from_coordinates(p, tiled_coordinates(p, first, arith), arith) // chunk
+        tiles[index] = int(linear_from_coordinates(p, tiled_coordinates(p, first, arith), arith)) // chunk
         if any(start + b > d for start, b, d in zip(first, blocks, shape.dims)):
             padded.add(index)
     return Overview(shape, p, blocks, counts, chunk, tuple(shown), tiles, frozenset(padded))

@@ -58,13 +58,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.layout.attributes import LayoutLike, as_layout, declared_layouts
@@ -219,7 +218,7 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
 
 
 def coalescing(
-    region_or_func: Any,
+    region_or_func: ir.Region | OpLike,
     *,
     layouts: Sequence[LayoutLike] | None = None,
     result_layouts: Sequence[LayoutLike] | None = None,
@@ -234,7 +233,7 @@ def coalescing(
     results = list(fused) if fused is not None else fused_per_result(region_or_func, max_maps)
     block = block_of(region_or_func)
     if layouts is None or result_layouts is None:
-        declared = declared_layouts(region_or_func) if hasattr(region_or_func, "operation") else None
+        declared = None if isinstance(region_or_func, ir.Region) else declared_layouts(region_or_func)
         if declared is None:
             declared = ([None] * len(block.arguments), [None] * len(results))
         layouts = declared[0] if layouts is None else layouts

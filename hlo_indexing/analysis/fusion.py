@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TypeVar, cast
 
 from hlo_indexing.analysis.fused_maps import (
     DEFAULT_MAX_EXPR_NODES,
@@ -69,9 +69,11 @@ from hlo_indexing.direction import Direction
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.dispatch import operand_indexing, result_indexing, tuple_elements_indexing
-from hlo_indexing.ops.regions import MapSets, RegionIndexing
+from hlo_indexing.ops.regions import MapSets
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.ops.rule import value_shape
+
+_T = TypeVar("_T")
 
 #: The public names: the walks, and the result type and helpers of
 #: :mod:`hlo_indexing.analysis.fused_maps`, which users import from here.
@@ -570,7 +572,7 @@ class _FusedRegions:
 
     def __init__(self) -> None:
         self.depth = 0
-        self.maps: dict[Hashable, Any] = {}
+        self.maps: dict[Hashable, object] = {}  # each key's value of the type its caller computes
         self.shared: dict = {}
 
     @contextmanager
@@ -585,14 +587,15 @@ class _FusedRegions:
                 self.maps.clear()
                 self.shared.clear()
 
-    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()``, kept under ``key`` for the rest of the session."""
         if not self.depth:
             return compute()
         found = self.maps.get(key, _MISSING)
         if found is _MISSING:
-            found = self.maps[key] = compute()
-        return found
+            computed = self.maps[key] = compute()
+            return computed
+        return cast(_T, found)
 
     def _block_maps(self, region: ir.Region, direction: str) -> tuple[FusionIndexing, ...]:
         block = block_of(region)

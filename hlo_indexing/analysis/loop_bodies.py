@@ -23,10 +23,8 @@ iteration ``d2 = d0`` reads row ``d2`` of ``xs``).
 
 from __future__ import annotations
 
-from typing import Any
-
 from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
@@ -42,7 +40,7 @@ from hlo_indexing.ops.result import RuntimeSource
 MAX_MAPS = 16
 
 
-def _shape(value: Any) -> tuple[int, ...]:
+def _shape(value: ir.Value) -> tuple[int, ...]:
     shape = value_shape(value.type)
     if shape is None:
         raise UnsupportedError(f"loop bodies need statically shaped tensors, got {value.type}")
@@ -56,19 +54,19 @@ class _Walk:
         # a source fold skips (its map is not over the walk's dimensions)
         self.none = RuntimeSource(0, make_map(domain.context, [1] * (domain.num_dims + 1), []))
 
-    def whole(self, value: Any) -> IndexingMap:
+    def whole(self, value: ir.Value) -> IndexingMap:
         shape = _shape(value)
         context = self.domain.context
         affine_map = ir.AffineMap.get(self.domain.num_dims, len(shape), syms(len(shape), context), context)
         return IndexingMap(affine_map, self.domain.dim_vars, [(0, n - 1) for n in shape])
 
-    def add(self, table: dict, value: Any, maps: set) -> None:
+    def add(self, table: dict, value: ir.Value, maps: set) -> None:
         current = table.setdefault(value, set())
         current.update(maps)
         if len(current) > MAX_MAPS:
             table[value] = {self.whole(value)}
 
-    def block(self, block: Any, table: dict, scope: Scope) -> list[set]:
+    def block(self, block: ir.Block, table: dict, scope: Scope) -> list[set]:
         """Maps of each block argument, from the maps in ``table`` (of values of ``block``)."""
         for op in reversed(list(block.operations)[:-1]):
             for r, result in enumerate(op.results):
@@ -77,7 +75,7 @@ class _Walk:
                     self.op(op, r, consumer_maps, table, scope)
         return [table.get(argument, set()) for argument in block.arguments]
 
-    def op(self, op: Any, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
+    def op(self, op: OpLike, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
         callee = callee_block(op)
         if callee is not None:
             inner = {list(callee.operations)[-1].operands[r]: set(consumer_maps)}
@@ -98,7 +96,7 @@ class _Walk:
             if composed:
                 self.add(table, operand, composed)
 
-    def compose(self, consumer: IndexingMap, producer: IndexingMap, sources: tuple, op: Any, scope: Scope) -> list:
+    def compose(self, consumer: IndexingMap, producer: IndexingMap, sources: tuple, op: OpLike, scope: Scope) -> list:
         if producer.is_undefined:
             return [producer]
         m = algebra.compose(consumer, producer)
@@ -112,7 +110,7 @@ class _Walk:
 
 
 def iteration_maps(
-    regions: RegionIndexing, region: Any, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+    regions: RegionIndexing, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
 ) -> MapSets:
     """For body result ``result_index``, one map set per body argument, over the
     result's index space plus a trailing iteration dimension ``t`` in ``[0, count -
@@ -131,7 +129,7 @@ def iteration_maps(
     return tuple(frozenset(maps) for maps in per_argument)
 
 
-def outer_value_maps(regions: RegionIndexing, region: Any, result_index: int, values: list) -> MapSets:
+def outer_value_maps(regions: RegionIndexing, region: ir.Region, result_index: int, values: list) -> MapSets:
     """For region result ``result_index``, one map set per value of ``values`` (values
     defined outside the region that it reads: a ``case`` branch's captures)."""
     block = block_of(region)

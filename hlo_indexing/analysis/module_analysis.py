@@ -7,13 +7,12 @@ their text and JSON renderings are in :mod:`hlo_indexing.analysis.results`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, REGIONS, computation_indexing
 from hlo_indexing.analysis.jax_names import argument_names, result_names
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
 from hlo_indexing.analysis.results import ComputationMaps, ModuleIndexing, OpMaps
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.locations import ANONYMOUS_BUFFER, enclosing_function, location_name, location_of
 from hlo_indexing.direction import Direction
@@ -21,7 +20,7 @@ from hlo_indexing.errors import HloIndexingError, SourceLocation
 from hlo_indexing.ops.result import InstructionIndexing
 
 
-def _short_location(op: Any, buffer: str | None) -> str:
+def _short_location(op: OpLike, buffer: str | None) -> str:
     where = location_of(op.location, buffer)
     return str(where) if where is not None else str(op.location)
 
@@ -58,7 +57,7 @@ def module_indexing(
     return ModuleIndexing(computations_found, ops, direction, module)
 
 
-def _selected_ops(module: ir.Operation, function: str | None) -> list[tuple[ir.Operation, SourceLocation | None, Any]]:
+def _selected_ops(module: ir.Operation, function: str | None) -> list[tuple[ir.Operation, SourceLocation | None, ir.Location]]:
     """``(op, file position, location)`` of the HLO ops that get maps, in source order;
     only those in ``function`` when given. Each location is read once."""
     located = [(op, location_of(loc), loc) for op in hlo_ops(module) for loc in (op.location,)]
@@ -68,12 +67,12 @@ def _selected_ops(module: ir.Operation, function: str | None) -> list[tuple[ir.O
     return [item for item, owner in zip(located, _owners(located), strict=True) if owner == function]
 
 
-def _order_key(where: Any) -> tuple[int, str, int, int]:
+def _order_key(where: SourceLocation | None) -> tuple[int, str, int, int]:
     """:func:`source_order_key` of a file position already found."""
     return (0, where.filename, where.line, where.column) if where is not None else (1, "", 0, 0)
 
 
-def _located_text(where: SourceLocation | None, loc: Any, buffer: str | None) -> str:
+def _located_text(where: SourceLocation | None, loc: ir.Location, buffer: str | None) -> str:
     """:func:`_short_location` of an op whose file position (found without ``buffer``)
     is ``where``."""
     if where is None:
@@ -83,9 +82,9 @@ def _located_text(where: SourceLocation | None, loc: Any, buffer: str | None) ->
     return str(where)
 
 
-def _owners(located: list[tuple[ir.Operation, Any, Any]]) -> list[str | None]:
+def _owners(located: list[tuple[ir.Operation, SourceLocation | None, ir.Location]]) -> list[str | None]:
     """:func:`enclosing_function` of each op, looked up once per parent op."""
-    by_parent: dict[Any, str | None] = {}
+    by_parent: dict[ir.Operation, str | None] = {}
     owners = []
     for op, _, _ in located:
         parent = op.parent
@@ -99,7 +98,7 @@ def _owners(located: list[tuple[ir.Operation, Any, Any]]) -> list[str | None]:
 
 
 def _computation_maps(
-    module: Any,
+    module: ir.Operation,
     direction: str,
     max_maps: int,
     buffer: str | None,

@@ -48,9 +48,9 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from hlo_indexing.analysis.fusion import FusionIndexing, path_text
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.direction import Direction
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable, display_text
 from hlo_indexing.maps.text import print_expr
@@ -139,7 +139,7 @@ class ModuleIndexing:
     computations: tuple[ComputationMaps, ...]
     ops: tuple[OpMaps, ...]
     direction: str
-    module: Any
+    module: ir.Operation
     source: str = ""
 
     def computation(self, name: str) -> ComputationMaps:
@@ -160,7 +160,7 @@ class ModuleIndexing:
                 return op
         raise KeyError(_missing(name, [op.name for op in self.ops if op.name], "op"))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON document (see the module docstring; its schema:
         ``hlo_indexing/schema/indexing.schema.json``)."""
         return module_to_dict(self)
@@ -222,12 +222,12 @@ SCHEMA_ID = "hlo-indexing/indexing/1"
 SCHEMA_FILE = "indexing.schema.json"
 
 
-def schema() -> dict[str, Any]:
+def schema() -> dict[str, object]:
     """The JSON Schema of the document (shipped as package data, :mod:`hlo_indexing.schema`)."""
     return load_schema(SCHEMA_FILE)
 
 
-def map_to_dict(m: IndexingMap) -> dict[str, Any]:
+def map_to_dict(m: IndexingMap) -> dict[str, object]:
     """One map: its XLA text, variables with ranges, results and constraints."""
     known = not m.is_undefined and not m.is_known_empty()
     dims, symbols = m.variable_names() if known else ([], [])
@@ -253,23 +253,23 @@ def map_to_dict(m: IndexingMap) -> dict[str, Any]:
     }
 
 
-def _variables(names: list[str], variables: tuple[Variable, ...]) -> list[dict[str, Any]]:
+def _variables(names: list[str], variables: tuple[Variable, ...]) -> list[dict[str, object]]:
     entries = []
     for name, variable in zip(names, variables, strict=True):
-        entry: dict[str, Any] = {"name": name, "lower": variable.bounds.lower, "upper": variable.bounds.upper}
+        entry: dict[str, object] = {"name": name, "lower": variable.bounds.lower, "upper": variable.bounds.upper}
         if variable.origin:
             entry["origin"] = variable.origin
         entries.append(entry)
     return entries
 
 
-def _maps(maps: frozenset[IndexingMap]) -> list[dict[str, Any]]:
+def _maps(maps: frozenset[IndexingMap]) -> list[dict[str, object]]:
     return [map_to_dict(m) for m in sorted(maps, key=str)]
 
 
 def _fused_value(
     index: int, fused: FusionIndexing, names: tuple[str | None, ...], target_names: tuple[str | None, ...]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     targets = [
         {"index": k, "name": _name(target_names, k), "element": path_text(path), "maps": _maps(maps)}
         for k in range(len(fused.maps))
@@ -287,7 +287,7 @@ def _name(names: tuple[str | None, ...], index: int) -> str | None:
     return names[index] if index < len(names) else None
 
 
-def computation_to_dict(computation: ComputationMaps) -> dict[str, Any]:
+def computation_to_dict(computation: ComputationMaps) -> dict[str, object]:
     """One computation's fused maps (see the module docstring)."""
     names, target_names = computation.result_names, computation.argument_names
     if computation.direction != Direction.OUTPUT_TO_INPUT:
@@ -302,12 +302,12 @@ def computation_to_dict(computation: ComputationMaps) -> dict[str, Any]:
     }
 
 
-def _op_value(index: int, indexing: InstructionIndexing) -> dict[str, Any]:
+def _op_value(index: int, indexing: InstructionIndexing) -> dict[str, object]:
     targets = [{"index": k, "element": "", "maps": _maps(maps)} for k, maps in enumerate(indexing.maps)]
     return {"index": index, "reason": indexing.reason or None, "targets": targets}
 
 
-def op_to_dict(op: OpMaps) -> dict[str, Any]:
+def op_to_dict(op: OpMaps) -> dict[str, object]:
     """One op's per-op maps (see the module docstring)."""
     return {
         "op": op.op,
@@ -318,7 +318,7 @@ def op_to_dict(op: OpMaps) -> dict[str, Any]:
     }
 
 
-def module_to_dict(result: ModuleIndexing) -> dict[str, Any]:
+def module_to_dict(result: ModuleIndexing) -> dict[str, object]:
     """The whole document for ``result`` (see the module docstring)."""
     return {
         "schema": SCHEMA_ID,

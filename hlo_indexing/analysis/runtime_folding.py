@@ -32,11 +32,10 @@ Example: ``dynamic_slice(p0, constant(42))`` of ``s32[4096] -> s32[10]`` gives
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import callee_block
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
@@ -54,7 +53,7 @@ _CLAMPING_OPS = frozenset({"dynamic_slice", "dynamic_update_slice", "gather"})
 _MOVING_OPS = frozenset({"reshape", "transpose", "broadcast_in_dim", "broadcast", "reverse", "slice", "bitcast", "copy"})
 
 
-def _integer_range(value_type: Any) -> Interval | None:
+def _integer_range(value_type: ir.Type) -> Interval | None:
     """The values of the element type of ``value_type``, if it is an integer type (not
     ``i1``: a predicate's ``true`` reads as -1 in a signless attribute but converts to 1)."""
     try:
@@ -71,7 +70,7 @@ def _integer_range(value_type: Any) -> Interval | None:
     return Interval(-(1 << (integer.width - 1)), (1 << (integer.width - 1)) - 1)
 
 
-def _constant_element(op: Any, index_map: IndexingMap) -> int | None:
+def _constant_element(op: OpLike, index_map: IndexingMap) -> int | None:
     attribute = op.attributes["value"] if "value" in op.attributes else None
     if not isinstance(attribute, ir.DenseIntElementsAttr):
         return None
@@ -98,7 +97,7 @@ class Known:
     """The value of a block argument given as an affine expression of the variables of
     the maps it is read through (a loop's induction variable: ``start + step * t``)."""
 
-    expr: Any
+    expr: ir.AffineExpr
 
 
 @dataclass(frozen=True)
@@ -121,7 +120,7 @@ MAX_VALUE_PIECES = 16
 
 
 def runtime_value(
-    value: Any, index_map: IndexingMap, scope: Scope | None = None, budget: list[int] | None = None
+    value: ir.Value, index_map: IndexingMap, scope: Scope | None = None, budget: list[int] | None = None
 ) -> Pieces | None:
     """The element ``index_map(d, s)`` of ``value`` as :data:`Pieces` of affine
     expressions of ``index_map``'s dimensions ``d`` and symbols ``s``, when ``value`` is
@@ -137,15 +136,16 @@ def runtime_value(
     value_range = _integer_range(value.type)
     if value_range is None or budget[0] < 0:
         return None
-    if isinstance(value, ir.BlockArgument):
+    owner = value.owner
+    if isinstance(owner, ir.Block):  # a block argument
         if scope is None or value not in scope.arguments:
             return None
         bound = scope.arguments[value]
         if not isinstance(bound, Known):
             return runtime_value(bound, index_map, scope.parent, budget)
-        expr = bound.expr
-        return [((), expr)] if value_range.contains(ax.bounds(expr, index_map.dim_ranges, index_map.symbol_ranges)) else None
-    op = value.owner
+        known = bound.expr
+        return [((), known)] if value_range.contains(ax.bounds(known, index_map.dim_ranges, index_map.symbol_ranges)) else None
+    op = owner
     name = op.name.split(".", 1)[-1]
     pieces: Pieces | None = None
 
@@ -214,7 +214,9 @@ def _constant_product(exprs: Sequence[ir.AffineExpr]) -> ir.AffineExpr | None:
     return ax.mul(lhs, rhs)
 
 
-def _combined(operands: Sequence[Pieces | None], combine: Any) -> Pieces | None:
+def _combined(
+    operands: Sequence[Pieces | None], combine: Callable[[list[ir.AffineExpr]], ir.AffineExpr | None]
+) -> Pieces | None:
     """The pieces of ``combine([operand values])``: every combination of the operands'
     pieces, their conditions joined; None when an operand is unknown or ``combine``
     gives None."""
@@ -260,14 +262,14 @@ _COMPARISONS = {
 }
 
 
-def _decided(predicate: Any, index_map: IndexingMap, scope: Scope | None, budget: list[int]) -> bool | None:
+def _decided(predicate: ir.Value, index_map: IndexingMap, scope: Scope | None, budget: list[int]) -> bool | None:
     """The value of a scalar-per-element ``compare`` of two known integer values when the
     same at every point of ``index_map``'s domain (JAX's ``i < 0 ? i + n : i``), else None."""
     while isinstance(predicate, ir.BlockArgument) and scope is not None and predicate in scope.arguments:
         predicate, scope = scope.arguments[predicate], scope.parent
-    if isinstance(predicate, ir.BlockArgument) or predicate.owner.name.split(".", 1)[-1] != "compare":
-        return None
     op = predicate.owner
+    if isinstance(op, ir.Block) or op.name.split(".", 1)[-1] != "compare":
+        return None
     direction = str(op.attributes["comparison_direction"]).rstrip(">").split()[-1]
     lhs = runtime_value(op.operands[0], index_map, scope, budget)
     rhs = runtime_value(op.operands[1], index_map, scope, budget) if lhs is not None else None
@@ -281,7 +283,7 @@ def _decided(predicate: Any, index_map: IndexingMap, scope: Scope | None, budget
     return verdicts.pop() if len(verdicts) == 1 else None
 
 
-def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
+def _substitute(m: IndexingMap, position: int, expr: ir.AffineExpr) -> IndexingMap:
     """``m`` with symbol ``position`` replaced by ``expr`` (the symbol stays, unused)."""
     context = m.context
     dims = [ax.dim(i, context) for i in range(m.num_dims)]
@@ -297,7 +299,7 @@ def _substitute(m: IndexingMap, position: int, expr: Any) -> IndexingMap:
 
 
 def fold_runtime_variables(
-    m: IndexingMap, sources: Sequence[RuntimeSource], op: Any, scope: Scope | None = None
+    m: IndexingMap, sources: Sequence[RuntimeSource], op: OpLike, scope: Scope | None = None
 ) -> list[IndexingMap]:
     """The maps replacing ``m`` (an output -> input map of ``op`` whose runtime variables
     ``sources`` describe, in order, by the ``RuntimeSource`` contract) once every runtime
@@ -330,7 +332,7 @@ def fold_runtime_variables(
     return pieces
 
 
-def _folded(piece: IndexingMap, position: int, expr: Any, clamp: Interval, clamps: bool) -> list[IndexingMap]:
+def _folded(piece: IndexingMap, position: int, expr: ir.AffineExpr, clamp: Interval, clamps: bool) -> list[IndexingMap]:
     """``piece`` with symbol ``position`` (a runtime variable clamped to ``clamp``)
     replaced by its value ``expr`` where ``expr`` lies in ``clamp``; where it does not, by
     the bound it is clamped to (``clamps``) or kept (module docstring)."""

@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
@@ -70,14 +70,14 @@ class Utilization:
         return f"<= {self.fraction:.6g} (bound, {self.method})"
 
 
-def fused_per_result(region_or_func: Any, max_maps: int = DEFAULT_MAX_MAPS) -> list[FusionIndexing]:
+def fused_per_result(region_or_func: ir.Region | OpLike, max_maps: int = DEFAULT_MAX_MAPS) -> list[FusionIndexing]:
     """``fusion_indexing`` of every result of the computation, in result order."""
     terminator = list(block_of(region_or_func).operations)[-1]
     return [fusion_indexing(region_or_func, r, max_maps=max_maps) for r in range(len(terminator.operands))]
 
 
 def operand_utilization(
-    region_or_func: Any,
+    region_or_func: ir.Region | OpLike,
     *,
     max_points: int = DEFAULT_MAX_POINTS,
     max_maps: int = DEFAULT_MAX_MAPS,

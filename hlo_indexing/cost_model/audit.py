@@ -28,7 +28,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -138,8 +137,9 @@ def dot_tile_sizes(fusion: TiledFusion) -> dict[str, tuple[int, ...]]:
             continue
         config = parse_backend_config(ir.StringAttr(op.attributes[BACKEND_CONFIG_ATTR]).value,
                                       f"backend_config of {node.name}")
-        if isinstance(config.get("sizes"), list):
-            found[node.name] = tuple(int(s) for s in config["sizes"])
+        sizes = config.get("sizes")
+        if isinstance(sizes, list):
+            found[node.name] = tuple(int(s) for s in sizes)
     return found
 
 
@@ -311,18 +311,18 @@ AUDIT_SCHEMA_ID = "hlo-indexing/tiling-audit/1"
 AUDIT_SCHEMA_FILE = "tiling-audit.schema.json"
 
 
-def audit_schema() -> dict[str, Any]:
+def audit_schema() -> dict[str, object]:
     """The JSON Schema of the audit document (:func:`audit_document`)."""
     return load_schema(AUDIT_SCHEMA_FILE)
 
 
-def audit_document(target: Device, audits: Sequence[FusionAudit]) -> dict[str, Any]:
+def audit_document(target: Device, audits: Sequence[FusionAudit]) -> dict[str, object]:
     """The audit document of ``audits`` made on ``target`` (what
     ``hlo-audit-tilings{format=json}`` prints; valid against :func:`audit_schema`)."""
     return {"schema": AUDIT_SCHEMA_ID, "device": device_json(target), "fusions": [audit_json(a) for a in audits]}
 
 
-def module_audit(module: ir.Module | ir.Operation, device: "str | Device" = "h100", *, function: str = "") -> dict[str, Any]:
+def module_audit(module: ir.Module | ir.Operation, device: "str | Device" = "h100", *, function: str = "") -> dict[str, object]:
     """The audit document of every fusion of ``module`` with a block-level config (only
     those in function ``function`` when given), on ``device`` (a bundled name, a JSON
     description file or a device object)."""

@@ -24,7 +24,6 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from hlo_indexing.errors import InvalidInputError, TilingError
 from hlo_indexing.symbolic_tiling.experimental.hlo_graph import Computation
@@ -34,7 +33,7 @@ from hlo_indexing.symbolic_tiling.experimental.tiling_space import TilingSpace
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$.\-]*|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[{}\[\]:,]|\s+|.')
 
 
-def parse_backend_config(text: str, where: str = "backend_config") -> dict[str, Any]:
+def parse_backend_config(text: str, where: str = "backend_config") -> dict[str, object]:
     """A backend config as a dict: JSON, or JSON with bare keys and bare enum values
     (XLA's text accepts both). ``InvalidInputError`` naming ``where`` when it is
     neither."""
@@ -54,11 +53,13 @@ def parse_backend_config(text: str, where: str = "backend_config") -> dict[str, 
     return value
 
 
-def _int(value: Any, field: str, where: str) -> int:
+def _int(value: object, field: str, where: str) -> int:
     try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{where}: {field} is not an integer: {value!r}") from None
+        if isinstance(value, int | float | str):  # proto JSON writes int64 fields as strings
+            return int(value)
+    except (ValueError, OverflowError):
+        pass
+    raise InvalidInputError(f"{where}: {field} is not an integer: {value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,13 @@ class BlockLevelParameters:
     waves_per_eu: int = 0
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], where: str = "block_level_fusion_config") -> BlockLevelParameters:
+    def from_config(cls, config: Mapping[str, object], where: str = "block_level_fusion_config") -> BlockLevelParameters:
         """From a ``block_level_fusion_config`` object (proto JSON: absent fields are 0)."""
         tiles = []
-        for k, tile in enumerate(config.get("output_tiles", [])):
+        output_tiles = config.get("output_tiles", [])
+        if not isinstance(output_tiles, list):
+            raise InvalidInputError(f"{where}: output_tiles is not a list")
+        for k, tile in enumerate(output_tiles):
             sizes = tile.get("sizes", []) if isinstance(tile, Mapping) else None
             if not isinstance(sizes, list):
                 raise InvalidInputError(f"{where}: output_tiles[{k}] has no list of sizes")
@@ -97,10 +101,10 @@ class BlockLevelParameters:
             waves_per_eu=_int(config.get("waves_per_eu", 0), "waves_per_eu", where),
         )
 
-    def to_config(self) -> dict[str, Any]:
+    def to_config(self) -> dict[str, object]:
         """The ``block_level_fusion_config`` object (``ToBlockLevelFusionConfig``;
         ``num_tiles_per_pid`` only when above 1)."""
-        config: dict[str, Any] = {
+        config: dict[str, object] = {
             "output_tiles": [{"sizes": list(sizes)} for sizes in self.output_tile_sizes],
             "num_warps": self.num_warps,
             "num_ctas": self.num_ctas,
@@ -114,7 +118,7 @@ class BlockLevelParameters:
         return config
 
 
-def fusion_block_level_config(backend_config: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def fusion_block_level_config(backend_config: Mapping[str, object]) -> Mapping[str, object] | None:
     """The ``block_level_fusion_config`` of a fusion's backend config, if it has one."""
     fusion_config = backend_config.get("fusion_backend_config")
     if not isinstance(fusion_config, Mapping):

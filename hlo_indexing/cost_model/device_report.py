@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
 from hlo_indexing.cost_model.estimate import Estimate, time_text
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
@@ -40,6 +39,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.symbolic_tiling import tilings_report
+from hlo_indexing.symbolic_tiling.tilings_report import ComputationEntry
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
@@ -56,7 +56,7 @@ def module_tilings(
     max_programs: int = MAX_PROGRAMS,
     max_nodes: int = MAX_TILED_NODES,
     fusion_seconds: float = FUSION_SECONDS,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation or ``ir.Module``, MLIR or HLO text, a path), as
     ``hlo-print-tilings{format=json}`` prints it; valid against
@@ -82,7 +82,7 @@ def module_tilings(
     return device_document(request.budget_bytes, target, entries)
 
 
-def device_document(budget_bytes: int, target: Device, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
+def device_document(budget_bytes: int, target: Device, computations_json: Sequence[ComputationEntry]) -> dict[str, object]:
     """The tilings document of computations ranked for ``target``."""
     document = tilings_report.tilings_document(budget_bytes, computations_json)
     document["device"] = device_json(target)
@@ -93,7 +93,7 @@ def device_computation_tilings(
     label: str, op: "ir.Operation", target: Device, top: int, *, memo: DeviceRankingMemo | None = None,
     blockspecs: bool = True, max_nodes: int = MAX_TILED_NODES, seconds: float = FUSION_SECONDS,
     used_in: Sequence[str] = (),
-) -> tuple[dict[str, Any], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+) -> tuple[ComputationEntry, DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
     """One computation's entry of the tilings document ranked for ``target`` (module
     docstring), its ranking and its best ``top`` tilings with their footprints;
     ``failure``/``error``, ``max_nodes``, ``seconds`` and ``used_in`` as
@@ -106,7 +106,7 @@ def device_computation_tilings(
 def _device_computation_tilings(
     label: str, op: "ir.Operation", target: Device, top: int, memo: DeviceRankingMemo, blockspecs: bool,
     max_nodes: int, used_in: Sequence[str],
-) -> tuple[dict[str, Any], DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+) -> tuple[ComputationEntry, DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
     entry, fusion = tilings_report.computation_entry(label, op, memo.tiling_memo, max_nodes=max_nodes, used_in=used_in)
     if fusion is None:
         return entry, None, []
@@ -123,7 +123,7 @@ def _device_computation_tilings(
     entry["device_ranking"] = ranking_json(ranking)
     entry["tilings"] = entry.pop("tilings")  # after the ranking's counts
     for index, (tiling, footprint) in enumerate(ranked_tilings):
-        item: dict[str, Any] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
+        item: dict[str, object] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
         if blockspecs:
             item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target, memo.tiling_memo)
         entry["tilings"].append(item)
@@ -153,7 +153,7 @@ def estimate_text(estimate: Estimate) -> str:
             f"write {time_text(estimate.write_time_ns)}, compute {time_text(estimate.compute_time_ns)}; {launch})")
 
 
-def device_json(device: Device) -> dict[str, Any]:
+def device_json(device: Device) -> dict[str, object]:
     """The device a document was made for."""
     return {"name": device.name, "kind": device.kind, "description": device.description}
 
@@ -181,7 +181,7 @@ def rejections_text(label: str, ranking: DeviceRanking) -> str:
     return f"{label}: {ranking.note}" + (f"; {examples}" if examples else "")
 
 
-def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
+def ranking_json(ranking: DeviceRanking) -> dict[str, object]:
     """The computation's ``device_ranking`` entry."""
     return {
         "considered": ranking.considered,
@@ -194,6 +194,6 @@ def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
     }
 
 
-def tiling_json(ranking: DeviceRanking, index: int, tiling: RankedTiling) -> dict[str, Any]:
+def tiling_json(ranking: DeviceRanking, index: int, tiling: RankedTiling) -> dict[str, object]:
     """The device fields of one tiling entry."""
     return {"estimate": tiling.estimate.to_json(), "legal": True, "loses": ranking.loses(index) or None}

@@ -17,7 +17,6 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -104,7 +103,7 @@ class Estimate:
         inf = math.inf
         return cls(inf, inf, inf, inf, 0, 0, 0, num_blocks, num_warps, (BreakdownItem(reason, inf),))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Every figure, JSON-ready (times in ns, an infinite time as None): the
         ``estimate`` object of ``hlo_indexing/schema/tilings.schema.json``."""
         def finite(value: float) -> float | None:

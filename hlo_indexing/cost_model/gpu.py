@@ -12,7 +12,7 @@ tilings, one tiling at a time.
   tiling that satisfies the emitter constraints, estimated with
   :func:`~.gpu_model.num_warps_for` warps, infinite ones dropped, the fastest first
   (stable order);
-* :func:`estimate_experimental`, :func:`assess_experimental`, :func:`best_experimental`:
+* :func:`estimate_experimental`, :func:`best_experimental`:
   the same on XLA's experimental ``TilingSpace`` path (:mod:`hlo_indexing.symbolic_tiling.experimental.tiled_hlo`),
   tile sizes padded to powers of two, checked by ``VerifyTritonConstraints``.
 
@@ -183,17 +183,6 @@ def estimate_experimental(
     program = experimental_program(computation, graph, device)
     warps = None if num_warps is None else np.asarray([num_warps], np.int64)
     return estimate(program, device, warps, num_stages, tma).at(0)
-
-
-def assess_experimental(computation: ExperimentalComputation, graph: HloGraph, device: GpuDevice,
-                        num_warps: int | None = None, num_stages: int = 1) -> Assessment:
-    """``VerifyTritonConstraints`` and the estimate of an experimental tiled computation."""
-    sizes = tuple(d.tile_size or d.size for d in computation.space.dimensions)
-    rejections = list(verify_experimental(computation, device))
-    result = estimate_experimental(computation, graph, device, num_warps, num_stages)
-    if result.is_infinite:
-        rejections.append(Rejection("gpu.register-spill", "a tile does not fit in 40% of the block's registers"))
-    return Assessment(sizes, tuple(rejections), result)
 
 
 def experimental_candidates(space: TilingSpace) -> list[tuple[int, ...]]:

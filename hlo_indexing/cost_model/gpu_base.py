@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -43,7 +42,7 @@ WARP_SCHEDULERS = 4
 MAX_UNROLL = 4
 
 
-def reification_cost(estimate: Estimate, device: GpuDevice, name: str = "") -> dict[str, Any]:
+def reification_cost(estimate: Estimate, device: GpuDevice, name: str = "") -> dict[str, object]:
     """``MakeReificationCostFromRuntime``: exec, compute and memory (read + write) times
     in microseconds and the end-to-end cycles (exec ns x the float clock)."""
     return {

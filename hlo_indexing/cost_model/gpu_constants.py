@@ -15,8 +15,6 @@ L2_CACHE_SPEEDUP = 2.5
 L1_CACHE_SPEEDUP = 8.0
 #: kMemoryComputeParallelism (gpu_performance_model_base.h:192).
 MEMORY_COMPUTE_PARALLELISM = 0.95
-#: kKernelLaunchOverhead (gpu_performance_model_base.h:177).
-KERNEL_LAUNCH_OVERHEAD_NS = 1000.0
 #: kFractionOfRegistersAvailableToStoreTile (gpu_indexing_performance_model.cc:129).
 REGISTER_FRACTION_FOR_TILES = 0.4
 #: kMaxTensorNumElements (triton_emitter_constraints.cc:62): Triton's TRITON_MAX_TENSOR_NUMEL.

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -45,6 +45,8 @@ from hlo_indexing.cost_model.gpu_rates import (
 )
 from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
 from hlo_indexing.devices.types import GpuDevice
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class ProgramEstimates:
         )
 
 
-def _shared(cache: TileArrays | None, key: object, compute: Callable[[], Any]) -> Any:
+def _shared(cache: TileArrays | None, key: object, compute: Callable[[], _T]) -> _T:
     return compute() if cache is None or key is None else cache.memo(key, compute)
 
 

@@ -30,7 +30,7 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from hlo_indexing.cost_model.element_types import tensor_element_type
 from hlo_indexing.devices.types import GpuDevice
@@ -62,9 +62,18 @@ CONCATENATE_ALIGNED_FLOPS = 6
 CONCATENATE_UNALIGNED_FLOPS = 400
 
 
+class _Profile(TypedDict):
+    """One profile of ``xla_op_profiles.json``: cycles per element by opcode, then by
+    element type (upper case)."""
+
+    device_comment: str
+    clock_cycles: dict[str, dict[str, int]]
+
+
 @functools.cache
-def _profiles() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(PROFILES_FILE.read_text())
+def _profiles() -> dict[str, _Profile]:
+    """The table's profiles by name."""
+    data: dict[str, _Profile] = json.loads(PROFILES_FILE.read_text())["profiles"]
     return data
 
 
@@ -74,13 +83,13 @@ def profile_name(device: GpuDevice) -> str:
     architecture name) when the table has it, else ``sm_86``."""
     capability = device.cuda_compute_capability
     wanted = f"sm_{capability[0]}{capability[1]}" if capability else device.compute_capability.split(":")[0]
-    return wanted if wanted in _profiles()["profiles"] else DEFAULT_PROFILE
+    return wanted if wanted in _profiles() else DEFAULT_PROFILE
 
 
 @functools.cache
 def elementwise_flops(device: GpuDevice, opcode: str, element_type: str) -> int:
     """Cycles per element of an elementwise op on ``device`` (its output element type)."""
-    table = _profiles()["profiles"][profile_name(device)]["clock_cycles"]
+    table = _profiles()[profile_name(device)]["clock_cycles"]
     return int(table.get(opcode, {}).get(element_type.upper(), DEFAULT_FLOPS_PER_ELEMENT))
 
 

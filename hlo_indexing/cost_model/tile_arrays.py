@@ -9,12 +9,14 @@ the fusion's constraints and are never ranked)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeVar, cast
 
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
+
+_T = TypeVar("_T")
 
 
 def padded(sizes: np.ndarray) -> np.ndarray:
@@ -35,13 +37,13 @@ class TileArrays:
         self._columns: dict[tuple[ir.AffineExpr, ...], np.ndarray] = {}
         self._padded: dict[tuple[ir.AffineExpr, ...], np.ndarray] = {}
         self._elements: dict[tuple[ir.AffineExpr, ...], np.ndarray] = {}
-        self._memo: dict[object, Any] = {}
+        self._memo: dict[object, object] = {}  # each key's value of the type its caller computes
 
-    def memo(self, key: object, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: object, compute: Callable[[], _T]) -> _T:
         """``compute()``, computed once per ``key`` for these candidates (a backend's
         figures that depend only on tiles and on what ``key`` names)."""
         if key in self._memo:
-            return self._memo[key]
+            return cast(_T, self._memo[key])
         found = self._memo[key] = compute()
         return found
 

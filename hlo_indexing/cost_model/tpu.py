@@ -57,7 +57,7 @@ from hlo_indexing.cost_model.element_types import byte_size, xla_name
 from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
 from hlo_indexing.devices.types import TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import LimitExceededError, TilingError
+from hlo_indexing.errors import LimitExceededError
 from hlo_indexing.limits import MAX_PALLAS_GRID_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap

@@ -20,7 +20,6 @@ import dataclasses
 import difflib
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from hlo_indexing.devices.types import Device, ExecutionUnitRate, GpuDevice, TpuDevice
 from hlo_indexing.errors import InvalidArgumentError
@@ -65,13 +64,13 @@ class _Fields:
     """Typed access to one description's fields; every complaint names ``origin`` (the
     file, or the bundled device) and the field."""
 
-    def __init__(self, origin: str, data: Mapping[str, Any]):
+    def __init__(self, origin: str, data: Mapping[str, object]):
         self.origin, self.data = origin, data
 
     def error(self, field: str, problem: str) -> InvalidArgumentError:
         return InvalidArgumentError(f"{self.origin}: field '{field}': {problem}")
 
-    def _get(self, field: str, optional: bool) -> Any:
+    def _get(self, field: str, optional: bool) -> object:
         if field not in self.data:
             if optional:
                 return None
@@ -84,22 +83,23 @@ class _Fields:
             raise self.error(field, f"expected a non-empty string, got {value!r}")
         return value
 
-    def integer(self, field: str, optional: bool = False) -> Any:
-        value = self._get(field, optional)
-        if value is None and optional:
-            return None
-        return self.positive_int(field, value)
+    def integer(self, field: str) -> int:
+        return self.positive_int(field, self._get(field, False))
+
+    def optional_integer(self, field: str) -> int | None:
+        value = self._get(field, True)
+        return None if value is None else self.positive_int(field, value)
 
     def number(self, field: str) -> float:
         return self.positive_number(field, self._get(field, False))
 
-    def positive_int(self, where: str, value: Any) -> int:
+    def positive_int(self, where: str, value: object) -> int:
         """``value`` if it is a positive integer; else an error naming ``where``."""
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise self.error(where, f"expected a positive integer, got {value!r}")
         return value
 
-    def positive_number(self, where: str, value: Any) -> float:
+    def positive_number(self, where: str, value: object) -> float:
         """``value`` as a float if it is a positive finite number; else an error naming ``where``."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
             raise self.error(where, f"expected a positive number, got {value!r}")
@@ -111,7 +111,7 @@ class _Fields:
             raise self.error(field, f"expected one of {', '.join(choices)}, got {value!r}")
         return value
 
-    def table(self, field: str) -> Mapping[str, Any]:
+    def table(self, field: str) -> Mapping[str, object]:
         value = self._get(field, True)
         if value is None:
             return {}
@@ -162,9 +162,9 @@ def _gpu(fields: _Fields) -> GpuDevice:
         shared_memory_per_block_bytes=fields.integer("shared_memory_per_block_bytes"),
         shared_memory_per_block_optin_bytes=fields.integer("shared_memory_per_block_optin_bytes"),
         shared_memory_per_core_bytes=fields.integer("shared_memory_per_core_bytes"),
-        registers_per_core_limit=fields.integer("registers_per_core_limit", optional=True),
-        registers_per_block_limit=fields.integer("registers_per_block_limit", optional=True),
-        max_blocks_per_multiprocessor=fields.integer("max_blocks_per_multiprocessor", optional=True),
+        registers_per_core_limit=fields.optional_integer("registers_per_core_limit"),
+        registers_per_block_limit=fields.optional_integer("registers_per_block_limit"),
+        max_blocks_per_multiprocessor=fields.optional_integer("max_blocks_per_multiprocessor"),
         block_dim_limit_x=fields.integer("block_dim_limit_x"),
         block_dim_limit_y=fields.integer("block_dim_limit_y"),
         block_dim_limit_z=fields.integer("block_dim_limit_z"),
@@ -178,7 +178,7 @@ def _gpu(fields: _Fields) -> GpuDevice:
     )
 
 
-def _pair(fields: _Fields, field: str, value: Any) -> tuple[int, int]:
+def _pair(fields: _Fields, field: str, value: object) -> tuple[int, int]:
     if not isinstance(value, list) or len(value) != 2:
         raise fields.error(field, f"expected [rows, columns], got {value!r}")
     return fields.positive_int(field, value[0]), fields.positive_int(field, value[1])
@@ -221,7 +221,7 @@ def _tpu(fields: _Fields) -> TpuDevice:
 _BUILDERS: dict[str, tuple[type, Callable[[_Fields], Device]]] = {"gpu": (GpuDevice, _gpu), "tpu": (TpuDevice, _tpu)}
 
 
-def device_from_mapping(data: Any, origin: str, base: Device | None = None) -> Device:
+def device_from_mapping(data: object, origin: str, base: Device | None = None) -> Device:
     """Validate one description (a parsed JSON object) and build its device. ``base`` is
     the device named by the description's ``"base"`` (resolved by the caller); its
     fields are the defaults. ``origin`` names the description in errors (a file path,
@@ -254,9 +254,9 @@ def device_from_mapping(data: Any, origin: str, base: Device | None = None) -> D
     return build(fields)
 
 
-def _as_mapping(device: Device) -> dict[str, Any]:
+def _as_mapping(device: Device) -> dict[str, object]:
     """A device's fields in the JSON form :func:`device_from_mapping` reads."""
-    result: dict[str, Any] = {}
+    result: dict[str, object] = {}
     for field in dataclasses.fields(device):
         value = getattr(device, field.name)
         if field.name in ("scalar_units", "matrix_units"):
@@ -272,7 +272,7 @@ def _as_mapping(device: Device) -> dict[str, Any]:
     return result
 
 
-def device_to_json(device: Device) -> dict[str, Any]:
+def device_to_json(device: Device) -> dict[str, object]:
     """A device as a JSON object that :func:`device_from_mapping` reads back unchanged
     (``kind`` included): a starting point for a user's own description."""
     return {"kind": device.kind, **_as_mapping(device)}

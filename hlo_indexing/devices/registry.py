@@ -14,8 +14,8 @@ import functools
 import json
 import os
 import re
+from typing import TypedDict, cast
 from pathlib import Path
-from typing import Any
 
 from hlo_indexing.devices.reader import device_from_mapping
 from hlo_indexing.devices.types import Device, GpuDevice, TpuDevice
@@ -31,7 +31,21 @@ def normalize_name(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.lower())
 
 
-def _read_json(path: Path) -> Any:
+class _BundledEntry(TypedDict, total=False):
+    """The fields of a bundled description :func:`_bundled` reads itself (the others:
+    :func:`~hlo_indexing.devices.reader.device_from_mapping`)."""
+
+    name: str
+    aliases: list[str]
+
+
+class _BundledFile(TypedDict):
+    """A bundled device file (data of this package)."""
+
+    devices: list[_BundledEntry]
+
+
+def _read_json(path: Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -50,7 +64,7 @@ def _bundled() -> tuple[tuple[Device, ...], dict[str, Device]]:
     devices: list[Device] = []
     by_name: dict[str, Device] = {}
     for file_name in BUNDLED_FILES:
-        document = _read_json(DATA / file_name)
+        document = cast(_BundledFile, _read_json(DATA / file_name))
         for entry in document["devices"]:
             origin = f"bundled device file {file_name}, device '{entry.get('name')}'"
             found = device_from_mapping(entry, origin)

@@ -11,9 +11,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
-
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, SsaValue, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE
 from hlo_indexing.errors import InvalidInputError
@@ -36,20 +34,20 @@ def as_layout(layout: LayoutLike, rank: int) -> Layout:
     return layout
 
 
-def _layout_attr(attribute: Any, index: int = 0) -> str | None:
+def _layout_attr(attribute: ir.Attribute, index: int = 0) -> str | None:
     if isinstance(attribute, ir.ArrayAttr):
         attribute = ir.ArrayAttr(attribute)[index]
     return ir.StringAttr(attribute).value if isinstance(attribute, ir.StringAttr) else None
 
 
-def _value_attr(func: Any, key: str, index: int) -> str | None:
+def _value_attr(func: ir.Operation, key: str, index: int) -> str | None:
     if key not in func.attributes:
         return None
     entry = ir.DictAttr(ir.ArrayAttr(func.attributes[key])[index])
     return _layout_attr(entry[LAYOUT_ATTRIBUTE]) if LAYOUT_ATTRIBUTE in entry else None
 
 
-def layout_of_value(value: Any) -> str | None:
+def layout_of_value(value: SsaValue) -> str | None:
     """The ``hlo_indexing.layout`` of a func argument or an op result, if written (for an
     argument of an ``mhlo.fusion`` region: its operand's)."""
     owner = value.owner
@@ -66,7 +64,7 @@ def layout_of_value(value: Any) -> str | None:
     return _layout_attr(op.attributes[LAYOUT_ATTRIBUTE], ir.OpResult(value).result_number)
 
 
-def declared_layouts(op: Any) -> tuple[list[str | None], list[str | None]]:
+def declared_layouts(op: OpLike) -> tuple[list[str | None], list[str | None]]:
     """The layouts written on a ``func.func``'s arguments and results, or on an
     ``mhlo.fusion``'s operands (their producers or function arguments) and results."""
     operation = op.operation

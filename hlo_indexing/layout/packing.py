@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -31,7 +30,7 @@ from hlo_indexing.layout.tiling import TileStep, TilingPlan, plan
 from hlo_indexing.layout.types import Layout, Shape
 
 
-def pack(array: np.ndarray, layout: Layout, fill: Any = 0) -> np.ndarray:
+def pack(array: np.ndarray, layout: Layout, fill: object = 0) -> np.ndarray:
     """The physical buffer (1-D, ``array.dtype``) of ``array`` under ``layout``, with
     every padding slot (tile and ``L(n)`` padding) set to ``fill``."""
     array = np.asarray(array)
@@ -113,7 +112,7 @@ def _from_tiled(h: int, k: int) -> tuple[int, ...]:
     return tuple(np.argsort(_to_tiled(h, k)))
 
 
-def _pad(array: np.ndarray, shape: tuple[int, ...], fill: Any) -> np.ndarray:
+def _pad(array: np.ndarray, shape: tuple[int, ...], fill: object) -> np.ndarray:
     """``array`` in the top corner of a new array of ``shape``; the rest is ``fill``."""
     out = np.empty(shape, dtype=array.dtype)
     out[tuple(slice(0, d) for d in array.shape)] = array
@@ -151,7 +150,7 @@ def _blocks(p: TilingPlan, logical: np.ndarray, tiled: np.ndarray) -> Iterator[t
         yield src, dst
 
 
-def _fill_padding(step: TileStep, tiled: np.ndarray, fill: Any) -> None:
+def _fill_padding(step: TileStep, tiled: np.ndarray, fill: object) -> None:
     """Set the padding slots of the last (partial) tile of each tiled dim."""
     k = len(step.tile)
     h = len(step.combined) - k

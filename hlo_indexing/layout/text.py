@@ -25,7 +25,7 @@ Malformed text raises :class:`LayoutParseError` naming the offending token and i
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 
 from hlo_indexing.errors import ParseError, SourceLocation
 from hlo_indexing.layout.tiling import COMBINE
@@ -42,12 +42,26 @@ class LayoutParseError(ParseError):
         self.column = column
 
 
+class LayoutFields(TypedDict, total=False):
+    """The fields of a layout besides its order, as written (absent: ``Layout``'s default)."""
+
+    tiles: tuple[tuple[int, ...], ...]
+    tail_padding_alignment: int
+    index_type: str
+    pointer_type: str
+    element_size_bits: int
+    memory_space: int
+    split_configs: tuple[tuple[int, tuple[int, ...]], ...]
+    sparse_physical_shape: str
+    dynamic_metadata_bytes: int
+
+
 class LayoutText(NamedTuple):
     """A layout as written: its minor-to-major order and its other fields, keyed by the
     keyword of ``Layout`` (``tiles``, ``tail_padding_alignment``, ...; absent: default)."""
 
     minor_to_major: tuple[int, ...]
-    fields: dict[str, Any]
+    fields: LayoutFields
 
 
 class ShapeText(NamedTuple):
@@ -174,7 +188,7 @@ class _Parser:
             raise self.error(
                 f"minor_to_major {{{','.join(map(str, m2m))}}} is not a permutation of 0..{expected - 1}", open_brace
             )
-        values: dict[str, Any] = {}  # Layout's keyword arguments
+        values: LayoutFields = {}  # Layout's keyword arguments
         if self.accept(":"):
             self.fields(values)
         self.take("}")
@@ -183,7 +197,7 @@ class _Parser:
     # fields in XLA's fixed order; each key is the field's introducer
     _ORDER = ("D", "T", "L", "#", "*", "E", "S", "SC", "P", "M")
 
-    def fields(self, values: dict[str, object]) -> None:
+    def fields(self, values: LayoutFields) -> None:
         last = -1
         while self.peek()[1] != "}" and self.peek()[0] != "end":
             token = self.peek()

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -213,22 +213,28 @@ def padded_size(shape: TiledShape | Sequence[int], layout: TiledLayout | None = 
     return plan(shape, layout).padded_size
 
 
-class Arith(Protocol):
+#: The value type an :class:`Arith` computes on.
+_N = TypeVar("_N")
+#: :class:`IntArith`'s values: ints, or numpy integer arrays (elementwise).
+Integers = int | np.ndarray
+
+
+class Arith(Protocol[_N]):
     """The operations the placement formulas need, on some value type."""
 
-    def zero(self) -> Any:
+    def zero(self) -> _N:
         """The value 0."""
         ...
 
-    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any:
+    def combine(self, major: _N, minor: _N, minor_extent: int) -> _N:
         """``major * minor_extent + minor``."""
         ...
 
-    def div(self, value: Any, divisor: int) -> Any:
+    def div(self, value: _N, divisor: int) -> _N:
         """``value`` divided by ``divisor``, rounded down."""
         ...
 
-    def mod(self, value: Any, divisor: int) -> Any:
+    def mod(self, value: _N, divisor: int) -> _N:
         """``value mod divisor`` (floor semantics)."""
         ...
 
@@ -236,24 +242,24 @@ class Arith(Protocol):
 class IntArith:
     """:class:`Arith` on Python ints or numpy integer arrays (elementwise)."""
 
-    def zero(self) -> Any:
+    def zero(self) -> Integers:
         """The int 0."""
         return 0
 
-    def combine(self, major: Any, minor: Any, minor_extent: int) -> Any:
+    def combine(self, major: Integers, minor: Integers, minor_extent: int) -> Integers:
         """``major * minor_extent + minor``."""
         return major * minor_extent + minor
 
-    def div(self, value: Any, divisor: int) -> Any:
+    def div(self, value: Integers, divisor: int) -> Integers:
         """``value // divisor``."""
         return value // divisor
 
-    def mod(self, value: Any, divisor: int) -> Any:
+    def mod(self, value: Integers, divisor: int) -> Integers:
         """``value % divisor``."""
         return value % divisor
 
 
-def tiled_coordinates(p: TilingPlan, index: Sequence[Any], arith: Arith) -> list[Any]:
+def tiled_coordinates(p: TilingPlan, index: Sequence[_N], arith: Arith[_N]) -> list[_N]:
     """The coordinates of logical ``index`` in :attr:`TilingPlan.tiled_shape`."""
     coords = [index[q] for q in p.permutation]
     for step in p.steps:
@@ -274,7 +280,7 @@ def tiled_coordinates(p: TilingPlan, index: Sequence[Any], arith: Arith) -> list
     return coords or [arith.zero()]
 
 
-def linear_from_coordinates(p: TilingPlan, coords: Sequence[Any], arith: Arith) -> Any:
+def linear_from_coordinates(p: TilingPlan, coords: Sequence[_N], arith: Arith[_N]) -> _N:
     """The row-major offset of tiled coordinates."""
     value = arith.zero()
     for coord, extent in zip(coords, p.tiled_shape):
@@ -282,11 +288,11 @@ def linear_from_coordinates(p: TilingPlan, coords: Sequence[Any], arith: Arith) 
     return value
 
 
-def logical_from_offset(p: TilingPlan, offset: Any, arith: Arith) -> tuple[list[Any], list[tuple[Any, int]]]:
+def logical_from_offset(p: TilingPlan, offset: _N, arith: Arith[_N]) -> tuple[list[_N], list[tuple[_N, int]]]:
     """Invert the placement of a buffer ``offset``: returns the logical index and the
     checks ``(value, extent)`` that hold (``0 <= value < extent``) exactly when the
     offset holds an element rather than padding."""
-    checks: list[tuple[Any, int]] = []
+    checks: list[tuple[_N, int]] = []
     shape = p.tiled_shape
     coords = []
     for j, extent in enumerate(shape):
@@ -310,10 +316,8 @@ def logical_from_offset(p: TilingPlan, offset: Any, arith: Arith) -> tuple[list[
         for value in coords[: step.ones]:
             checks.append((value, 1))
         coords = coords[step.ones :]
-    logical = [None] * len(p.dims)
-    for j, q in enumerate(p.permutation):
-        logical[q] = coords[j]
-    return logical, checks
+    position = {q: j for j, q in enumerate(p.permutation)}
+    return [coords[position[q]] for q in range(len(p.dims))], checks
 
 
 def linear_index(shape: TiledShape | Sequence[int], index: Sequence[int], layout: TiledLayout | None = None) -> int:
@@ -334,7 +338,7 @@ def logical_index(shape: TiledShape | Sequence[int], offset: int, layout: TiledL
         raise IndexOutOfRangeError(f"offset {offset} is outside the buffer of {p.padded_size} elements")
     index, checks = logical_from_offset(p, offset, IntArith())
     if all(0 <= value < extent for value, extent in checks):
-        return tuple(index)
+        return tuple(int(i) for i in index)
     return PADDING
 
 

@@ -23,7 +23,7 @@ node of the uniqued DAG once), as the others (:func:`evaluate`,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -36,6 +36,8 @@ from hlo_indexing.errors import (
 from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 
 AffineExpr = ir.AffineExpr
+#: The value :func:`fold` computes per node.
+_V = TypeVar("_V")
 
 Add, Mul, Mod, FloorDiv, CeilDiv = (
     ir.AffineAddExpr,
@@ -161,10 +163,10 @@ def rebuild(expr: AffineExpr, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
 
 def fold(
     expr: AffineExpr,
-    leaf: Callable[[AffineExpr], Any],
-    combine: Callable[[AffineExpr, Any, Any], Any],
-    memo: dict[AffineExpr, Any] | None = None,
-) -> Any:
+    leaf: Callable[[AffineExpr], _V],
+    combine: Callable[[AffineExpr, _V, _V], _V],
+    memo: dict[AffineExpr, _V] | None = None,
+) -> _V:
     """The value of ``expr`` computed bottom-up without recursion: ``leaf(node)`` for
     constants and variables, ``combine(node, lhs value, rhs value)`` for binary nodes.
     Each node of the DAG is computed once and kept in ``memo`` (a fresh dict by default;
@@ -212,7 +214,7 @@ def substitute(
                 return typed(dims[node.position])
             return typed(symbols[node.position]) if kind is Sym else node
 
-        return cast(AffineExpr, fold(expr, leaf, rebuild, memo))
+        return fold(expr, leaf, rebuild, memo)
 
 
 def _substitute(
@@ -260,7 +262,7 @@ def evaluate(expr: AffineExpr, dims: Sequence[int], symbols: Sequence[int]) -> i
             return lhs // rhs
         return -((-lhs) // rhs)
 
-    return int(fold(expr, leaf, combine))
+    return fold(expr, leaf, combine)
 
 
 def evaluate_array(
@@ -418,7 +420,7 @@ def bounds(
     try:
         return _bounds(typed(expr), dim_ranges, symbol_ranges, memo)
     except RecursionError:  # too deep for the recursive walk: the same walk on a stack (module docstring)
-        return cast(Interval, fold(expr, lambda node: _leaf_bounds(node, dim_ranges, symbol_ranges), _binary_bounds, memo))
+        return fold(expr, lambda node: _leaf_bounds(node, dim_ranges, symbol_ranges), _binary_bounds, memo)
 
 
 def _bounds(
@@ -493,7 +495,7 @@ def node_count(expr: AffineExpr) -> int:
     try:
         return _node_count(typed(expr))
     except RecursionError:  # too deep for the recursive walk: the same count on a stack
-        return int(fold(expr, lambda node: 1, lambda node, lhs, rhs: 1 + lhs + rhs))
+        return fold(expr, lambda node: 1, lambda node, lhs, rhs: 1 + lhs + rhs)
 
 
 def _node_count(expr: Any) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import DomainTooLargeError, InvalidArgumentError
+from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval

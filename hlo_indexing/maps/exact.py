@@ -45,7 +45,7 @@ import functools
 import importlib.util
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from hlo_indexing import limits
 from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
@@ -285,9 +285,9 @@ def _ask(question: str, *sides: Maps) -> Proof:
         return Proof(False, f"arities differ: {sorted(shapes)}")
     num_dims = items[0][0].num_dims
     try:
-        answer: Answer = run_isolated(
+        answer = cast("Answer", run_isolated(  # maps.isl_decision.decide's answer, through pickle
             _DECIDE, question, texts, num_dims, symbols, what="an isl proof", limit="PROOF_SECONDS", fork=False
-        )
+        ))
     except TimeLimitError:
         return Proof(None, f"isl did not finish within {limits.PROOF_SECONDS:g} s (limits.PROOF_SECONDS)")
     except ChildDied as exc:

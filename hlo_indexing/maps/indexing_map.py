@@ -142,7 +142,7 @@ class IndexingMap:
         self._empty = empty
         self._reason = reason
         self._hash: int | None = None
-        self._equality_key: tuple[Any, ...] | None = None
+        self._equality_key: tuple[object, ...] | None = None
         self._is_identity: bool | None = None
         self._text: str | None = None
         self._names: tuple[str, ...] | None = None
@@ -341,7 +341,7 @@ class IndexingMap:
 
     # ----------------------------------------------------------------- identity
 
-    def _key(self) -> tuple[Any, ...]:
+    def _key(self) -> tuple[object, ...]:
         """What equality compares (computed once): variables as plain
         ``(lower, upper, origin)`` tuples, as :class:`Variable` equality does."""
         if self._equality_key is None:
@@ -357,7 +357,7 @@ class IndexingMap:
                 self._equality_key = (self._map, variables, frozenset(self._constraints.items()))
         return self._equality_key
 
-    def memo_key(self) -> tuple[Any, ...]:
+    def memo_key(self) -> tuple[object, ...]:
         """What the maps' memo (:mod:`hlo_indexing.maps.memo`) keys a result on: the map
         and its variable names (cosmetic, so not part of equality, but printed and carried
         into derived maps)."""

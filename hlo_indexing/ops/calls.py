@@ -12,14 +12,14 @@ Example: ``%0 = func.call @f(%x)`` where ``@f`` transposes gives ``operand id = 
 
 from __future__ import annotations
 
-from typing import Any
+from hlo_indexing.dialect_glue.bindings import ir
 
 from hlo_indexing.dialect_glue.call_like import callee_region
-from hlo_indexing.ops.rule import OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import OpInfo, RuleResult, UnknownIndexing
 from hlo_indexing.ops.regions import RegionIndexing
 
 
-def _region(info: OpInfo) -> tuple[Any, RegionIndexing]:
+def _region(info: OpInfo) -> tuple[ir.Region, RegionIndexing]:
     region = callee_region(info.op)
     if region is None:
         raise UnknownIndexing("the called computation is not in the module")
@@ -28,13 +28,13 @@ def _region(info: OpInfo) -> tuple[Any, RegionIndexing]:
     return region, info.regions
 
 
-def call_output_to_input(info: OpInfo, result_index: int) -> list:
+def call_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Result ``result_index`` -> each operand: the callee's fused maps."""
     region, regions = _region(info)
     return [list(maps) for maps in regions.output_to_input(region, result_index)]
 
 
-def call_input_to_output(info: OpInfo, operand_index: int) -> list:
+def call_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand ``operand_index`` -> each result: the callee's fused input -> output maps."""
     region, regions = _region(info)
     return [list(maps) for maps in regions.input_to_output(region, operand_index)]

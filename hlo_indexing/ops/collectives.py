@@ -35,7 +35,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.inversion import inverse_rule
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing
 
 
 def group_size(info: OpInfo) -> int:
@@ -48,14 +48,14 @@ def group_size(info: OpInfo) -> int:
     return shape[1] if len(shape) == 2 and shape[1] > 0 else 1
 
 
-def _only(info: OpInfo, result_index: int, maps: list) -> list:
+def _only(info: OpInfo, result_index: int, maps: list) -> RuleResult:
     """``maps`` for operand ``result_index``, no dependence on the others."""
     out: list = [[] for _ in range(info.num_operands)]
     out[result_index] = maps
     return out
 
 
-def _same_index(info: OpInfo, result_index: int) -> list:
+def _same_index(info: OpInfo, result_index: int) -> RuleResult:
     space = info.result(result_index)
     if space != info.operand(result_index):
         raise UnknownIndexing(f"result {space} and operand {info.operand(result_index)} differ")
@@ -75,7 +75,7 @@ def _gather_axis(info: OpInfo) -> int:
     return axis
 
 
-def all_gather_output_to_input(info: OpInfo, result_index: int) -> list:
+def all_gather_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output ``d`` reads element ``d mod n`` (along the gathered axis) of the operand
     held by replica ``d floordiv n`` of its group (printed as ``replica id``)."""
     axis = _gather_axis(info)
@@ -96,7 +96,7 @@ def all_gather_replicas(info: OpInfo, result_index: int) -> IndexingMap:
     return make_map(info.context, result, [ax.floordiv(d[axis], operand[axis])])
 
 
-def all_gather_input_to_output(info: OpInfo, operand_index: int) -> list:
+def all_gather_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """The operand lands in the slot of its replica: a range variable over the group."""
     axis = _gather_axis(info)
     operand, result = info.operand(operand_index), info.result(operand_index)
@@ -107,7 +107,7 @@ def all_gather_input_to_output(info: OpInfo, operand_index: int) -> list:
     return out
 
 
-def all_reduce_output_to_input(info: OpInfo, result_index: int) -> list:
+def all_reduce_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Result ``d`` reads operand ``d`` (of every device of the group: :func:`every_device`)."""
     return _same_index(info, result_index)
 
@@ -118,7 +118,7 @@ def every_device(info: OpInfo, result_index: int) -> IndexingMap:
     return make_map(info.context, space, syms(1, info.context), [group_size(info)])
 
 
-def reduce_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
+def reduce_scatter_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Result ``d`` reads operand element ``d + r * m`` along the scatter dimension (``r``
     this device's position, ``m`` the result's size there), of every device."""
     operand, result = info.operand(result_index), info.result(result_index)
@@ -141,7 +141,7 @@ def _all_to_all_params(info: OpInfo, index: int) -> tuple[int, int, int, tuple, 
     return split, concat, count, operand, result
 
 
-def all_to_all_output_to_input(info: OpInfo, result_index: int) -> list:
+def all_to_all_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """The element of the block the sending device sends to this one (module docstring)."""
     split, concat, count, operand, result = _all_to_all_params(info, result_index)
     d, r = dims(len(result), info.context), syms(1, info.context)[0]
@@ -164,7 +164,7 @@ def all_to_all_replicas(info: OpInfo, result_index: int) -> IndexingMap:
     return make_map(info.context, result, [ax.floordiv(d[concat], block)])
 
 
-def collective_permute_output_to_input(info: OpInfo, result_index: int) -> list:
+def collective_permute_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Result ``d`` reads operand ``d`` (of the source device; ``collective_broadcast``:
     of the group's first device, :func:`first_device`)."""
     return _same_index(info, result_index)

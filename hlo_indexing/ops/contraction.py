@@ -12,7 +12,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.inversion import invert
 from hlo_indexing.ops.map_builders import dims, filled, make_map, syms
-from hlo_indexing.ops.rule import OpInfo
+from hlo_indexing.ops.rule import OpInfo, RuleResult
 from hlo_indexing.ops.reduction import window_map
 
 
@@ -51,13 +51,13 @@ def _dot_maps(info: OpInfo, dn: op_attrs.DotDimensions) -> list[IndexingMap]:
     return [make_map(info.context, result, filled(lhs_exprs), ranges), make_map(info.context, result, filled(rhs_exprs), ranges)]
 
 
-def dot_output_to_input(info: OpInfo, result_index: int) -> list:
+def dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Contracting dims become range variables shared by both operands."""
     dn = op_attrs.dot_dimensions(info.op, info.operand(0), info.operand(1), info.result(0))
     return [[m] for m in _dot_maps(info, dn)]
 
 
-def scaled_dot_output_to_input(info: OpInfo, result_index: int) -> list:
+def scaled_dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """A scaled dot (XLA's ``scaled-dot(lhs, rhs, lhs_scale, rhs_scale)``, imported as a
     custom call): the lhs and rhs are read as a dot's; each scale has its operand's rank
     and holds one value per block of it, so it is read at the operand's index divided,
@@ -69,7 +69,7 @@ def scaled_dot_output_to_input(info: OpInfo, result_index: int) -> list:
         raise op_attrs.invalid(info.op, "operands", f"a scaled dot takes 4 operands, not {info.num_operands}")
     dn = op_attrs.scaled_dot_dimensions(info.op, lhs, rhs, info.result(0))
     maps = _dot_maps(info, dn)
-    out = [[m] for m in maps]
+    out: list[list[IndexingMap]] = [[m] for m in maps]
     for operand, scale, m in ((lhs, info.operand(2), maps[0]), (rhs, info.operand(3), maps[1])):
         if len(scale) != len(operand) or any(n % b for n, b in zip(operand, scale)):
             raise op_attrs.invalid(info.op, "operands", f"scale {list(scale)} does not divide its operand {list(operand)} into blocks")
@@ -78,7 +78,7 @@ def scaled_dot_output_to_input(info: OpInfo, result_index: int) -> list:
     return out
 
 
-def dot_input_to_output(info: OpInfo, operand_index: int) -> list:
+def dot_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """An lhs element reaches every output with its batch and free indices; the rhs's
     free dims are range variables (and symmetrically for the rhs)."""
     shape = info.operand(operand_index)
@@ -181,14 +181,14 @@ def _window_symbol(window: Window, position: int) -> int:
     return sum(1 for size in window.sizes[:position] if size > 1)
 
 
-def convolution_output_to_input(info: OpInfo, result_index: int) -> list:
+def convolution_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input and kernel: each output element reads the window of input positions
     (range variables over the kernel's spatial positions and the input features of its
     group) and the kernel elements of its output feature."""
     return [[m] for m in _conv_maps(info)]
 
 
-def convolution_input_to_output(info: OpInfo, operand_index: int) -> list:
+def convolution_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input or kernel -> output: the inverse relation of the output -> operand map, over the
     operand's index space."""
     maps = _conv_maps(info)

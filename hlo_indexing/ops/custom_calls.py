@@ -44,7 +44,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.ops import contraction, sorting
 from hlo_indexing.ops.inversion import inverse_rule
 from hlo_indexing.ops.map_builders import dims, make_map, whole_map
-from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing
 
 _LAPACK_NAMES = """potrf getrf geqrf geqp3 orgqr ungqr syevd heevd gesdd gesvd geev gees gehrd sytrd hetrd
 trsm gtsv""".split()
@@ -99,7 +99,7 @@ def _batch_dims(info: OpInfo) -> int:
     return max(0, rank - 2)
 
 
-def _matrix(info: OpInfo, result_index: int) -> list:
+def _matrix(info: OpInfo, result_index: int) -> RuleResult:
     space, batch = info.result(result_index), _batch_dims(info)
     out = []
     for k in range(info.num_operands):
@@ -109,7 +109,7 @@ def _matrix(info: OpInfo, result_index: int) -> list:
     return out
 
 
-def _marker(info: OpInfo, result_index: int) -> list:
+def _marker(info: OpInfo, result_index: int) -> RuleResult:
     """Result ``result_index`` reads operand ``result_index`` (see the module docstring)."""
     space, target = info.result(result_index), info.operand(result_index)
     if len(space) != len(target):
@@ -132,7 +132,7 @@ def _marker(info: OpInfo, result_index: int) -> list:
     return out
 
 
-def custom_call_output_to_input(info: OpInfo, result_index: int) -> list:
+def custom_call_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input maps of a custom call (see the module docstring)."""
     kind = _kind(info)
     if kind == "matrix":
@@ -151,7 +151,7 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> list:
 _by_inversion = inverse_rule(custom_call_output_to_input)
 
 
-def custom_call_input_to_output(info: OpInfo, operand_index: int) -> list:
+def custom_call_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input -> output maps: the exact inverses of :func:`custom_call`'s maps."""
     _kind(info)
     return _by_inversion(info, operand_index)

@@ -16,11 +16,11 @@ from __future__ import annotations
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.indexing_map import Variable
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.inversion import invert
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, Shape
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, Shape
 from hlo_indexing.ops.result import RuntimeSource
 
 
@@ -45,7 +45,7 @@ def _dynamic_slice_map(info: OpInfo) -> Entry:
     return Entry((make_map(info.context, result, [a + b for a, b in zip(d, rt)], (), variables),), sources)
 
 
-def dynamic_slice_output_to_input(info: OpInfo, result_index: int) -> list:
+def dynamic_slice_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> operand: ``d + rt`` with one runtime variable per dimension (the clamped
     start, read from its start-index operand); each start-index operand: its single element."""
     result = info.result(0)
@@ -77,7 +77,7 @@ def _inverted(entry: Entry, target_shape: Shape) -> Entry:
     return Entry((invert(m, target_shape),), tuple(sources))
 
 
-def dynamic_slice_input_to_output(info: OpInfo, operand_index: int) -> list:
+def dynamic_slice_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output: the inverse of the output -> operand map, its runtime variables read
     at the output positions; a start-index operand contributes to every output element."""
     result = info.result(0)
@@ -86,7 +86,7 @@ def dynamic_slice_input_to_output(info: OpInfo, operand_index: int) -> list:
     return [_inverted(_dynamic_slice_map(info), info.operand(0))]
 
 
-def _update_map(info: OpInfo, space) -> Entry:
+def _update_map(info: OpInfo, space: Shape) -> Entry:
     """output -> update: ``d - rt`` where the update covers ``d``."""
     operand, update = info.operand(0), info.operand(1)
     variables, sources = _offsets(info, 2, operand, update, space)
@@ -96,14 +96,15 @@ def _update_map(info: OpInfo, space) -> Entry:
     return Entry((make_map(info.context, space, exprs, (), variables, constraints),), sources)
 
 
-def dynamic_update_slice_output_to_input(info: OpInfo, result_index: int) -> list:
+def dynamic_update_slice_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Operand: identity (over-approximation: the updated window does not read it)."""
     result = info.result(0)
     identity = make_map(info.context, result, dims(len(result), info.context))
-    return [[identity], _update_map(info, result)] + [[scalar_map(info.context, result)]] * (info.num_operands - 2)
+    starts: list[list[IndexingMap]] = [[scalar_map(info.context, result)]] * (info.num_operands - 2)
+    return [[identity], _update_map(info, result), *starts]
 
 
-def dynamic_update_slice_input_to_output(info: OpInfo, operand_index: int) -> list:
+def dynamic_update_slice_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output: identity (over-approximation: elements under the update are
     overwritten); update -> output: shifted by the runtime start; a start-index operand
     contributes to every output element."""
@@ -201,13 +202,13 @@ def _gather_indices_map(info: OpInfo, space_is_result: bool):
     return make_map(info.context, indices, exprs, [result[i] for i in dn.offset_dims])
 
 
-def gather_output_to_input(info: OpInfo, result_index: int) -> list:
+def gather_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Operand: ``offset + rt`` per started dimension; indices: the whole index vector
     of the output's batch position."""
     return [_gather_operand_entry(info), [_gather_indices_map(info, True)]]
 
 
-def gather_input_to_output(info: OpInfo, operand_index: int) -> list:
+def gather_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output: the inverse of the output -> operand map (its runtime offsets read at
     the output positions); start indices -> output: every output element of the index's
     batch position."""
@@ -231,7 +232,7 @@ def _scatter_update_entry(info: OpInfo, update_index: int) -> Entry:
     )
 
 
-def scatter_output_to_input(info: OpInfo, result_index: int) -> list:
+def scatter_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Inputs: identity (every input feeds the combiner); indices: all of them
     (over-approximation); updates: the updates whose window covers the output element."""
     n = (info.num_operands - 1) // 2
@@ -244,7 +245,7 @@ def scatter_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[identity]] * n + [[indices]] + updates
 
 
-def scatter_input_to_output(info: OpInfo, operand_index: int) -> list:
+def scatter_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand ``k`` -> output ``k``: identity (over-approximation); scatter indices -> every
     output element; updates -> output: the inverse of the output -> update map, its runtime
     offsets read at the output positions."""

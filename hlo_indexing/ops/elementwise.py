@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
-from hlo_indexing.ops.rule import OpInfo
+from hlo_indexing.ops.rule import OpInfo, RuleResult
 
 
 def _operand_map(info: OpInfo, operand_shape, result_shape):
@@ -16,13 +16,13 @@ def _operand_map(info: OpInfo, operand_shape, result_shape):
     return make_map(info.context, result_shape, dims(len(result_shape), info.context))
 
 
-def elementwise_output_to_input(info: OpInfo, result_index: int) -> list:
+def elementwise_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """output -> operand k: ``(d...) -> (d...)``, or ``(d...) -> ()`` for a scalar operand."""
     result = info.result(result_index)
     return [[_operand_map(info, info.operand(k), result)] for k in range(info.num_operands)]
 
 
-def elementwise_input_to_output(info: OpInfo, operand_index: int) -> list:
+def elementwise_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """operand -> result: identity, or every result element for a scalar operand."""
     operand = info.operand(operand_index)
     out = []
@@ -35,7 +35,7 @@ def elementwise_input_to_output(info: OpInfo, operand_index: int) -> list:
     return out
 
 
-def pairwise_output_to_input(info: OpInfo, result_index: int) -> list:
+def pairwise_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Result ``k`` reads operand ``k`` only (``optimization_barrier``)."""
     shape = info.result(result_index)
     return [
@@ -44,7 +44,7 @@ def pairwise_output_to_input(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def pairwise_input_to_output(info: OpInfo, operand_index: int) -> list:
+def pairwise_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand ``k`` feeds result ``k`` only (identity), no other result."""
     shape = info.operand(operand_index)
     return [
@@ -53,7 +53,7 @@ def pairwise_input_to_output(info: OpInfo, operand_index: int) -> list:
     ]
 
 
-def bitcast_convert_output_to_input(info: OpInfo, result_index: int) -> list:
+def bitcast_convert_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Equal widths: identity. Narrowing (``f32[4] -> i8[4,4]``): the extra minor result
     dimension is dropped. Widening (``i8[4,4] -> f32[4]``): a range variable enumerates
     the operand's extra minor dimension."""
@@ -67,7 +67,7 @@ def bitcast_convert_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, d + s, [operand[-1]])]]
 
 
-def bitcast_convert_input_to_output(info: OpInfo, operand_index: int) -> list:
+def bitcast_convert_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Equal widths: identity. Operand with an extra minor dimension (widening): it is dropped.
     Narrowing: a range variable enumerates the result's extra minor dimension."""
     operand, result = info.operand(0), info.result(0)
@@ -109,7 +109,7 @@ def broadcast_result_map(context, operand, result, bdims):
     return make_map(context, operand, exprs, [result[p] for p in free])
 
 
-def broadcasting_output_to_input(info: OpInfo, result_index: int) -> list:
+def broadcasting_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> operand ``k`` of a numpy-style broadcast: the operand's dimensions read their
     result dimensions (trailing alignment unless ``broadcast_dimensions`` says otherwise), 0
     for a size-1 dimension that is expanded."""
@@ -120,7 +120,7 @@ def broadcasting_output_to_input(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def broadcasting_input_to_output(info: OpInfo, operand_index: int) -> list:
+def broadcasting_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> each result: result dimensions not fed by an operand dimension of the same
     size are range variables."""
     operand = info.operand(operand_index)

@@ -11,7 +11,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
@@ -19,7 +19,7 @@ from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, Shape
+from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, entry_maps
 
 
 def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
@@ -50,23 +50,22 @@ def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
     )
 
 
-def inverse_rule(forward: Any) -> Any:
+def inverse_rule(forward: Callable[[OpInfo, int], RuleResult]) -> Callable[[OpInfo, int], RuleResult]:
     """The input -> output rule of an output -> input rule ``forward``, by inverting its
     maps exactly (:func:`invert`): operand ``k`` -> result ``r`` is the inverse of
     result ``r`` -> operand ``k``. For rules whose maps have no runtime variables."""
 
-    def inverse(info: OpInfo, operand_index: int) -> list:
-        out = []
+    def inverse(info: OpInfo, operand_index: int) -> RuleResult:
+        out: list[list[IndexingMap]] = []
         for r in range(info.num_results):
-            entry = forward(info, r)[operand_index]
-            maps = entry.maps if isinstance(entry, Entry) else entry
+            maps = entry_maps(forward(info, r)[operand_index])
             out.append([invert_direct(m, info.operand(operand_index)) for m in maps])
         return out
 
     return inverse
 
 
-def _variable_position(expr: Any, num_dims: int) -> int | None:
+def _variable_position(expr: ir.AffineExpr, num_dims: int) -> int | None:
     """Position of a plain dimension (``k``) or symbol (``num_dims + k``), else None."""
     expr = ax.typed(expr)
     if isinstance(expr, ax.Dim):

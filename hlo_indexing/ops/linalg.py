@@ -21,10 +21,10 @@ from __future__ import annotations
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.ops.inversion import inverse_rule
 from hlo_indexing.ops.map_builders import dims, make_map, syms, whole_map
-from hlo_indexing.ops.rule import OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import OpInfo, RuleResult, UnknownIndexing
 
 
-def fft_output_to_input(info: OpInfo, result_index: int) -> list:
+def fft_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Leading dimensions elementwise, the transformed ones read whole."""
     space, target = info.result(0), info.operand(0)
     transformed = len(op_attrs.int_array(info.op, "fft_length"))
@@ -33,13 +33,13 @@ def fft_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[whole_map(info.context, space, target, len(space) - transformed)]]
 
 
-def cholesky_output_to_input(info: OpInfo, result_index: int) -> list:
+def cholesky_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Batch dimensions elementwise, the matrix read whole."""
     space = info.result(0)
     return [[whole_map(info.context, space, info.operand(0), len(space) - 2)]]
 
 
-def triangular_solve_output_to_input(info: OpInfo, result_index: int) -> list:
+def triangular_solve_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """All of ``a``'s matrix; the column (``left_side``) or row of ``b`` being solved."""
     space, a, b = info.result(0), info.operand(0), info.operand(1)
     batch = len(space) - 2

@@ -34,14 +34,16 @@ the caller falls back to its closure (:mod:`hlo_indexing.ops.loops`).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
+from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
-from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.indexing_map import IndexingMap, RangeLike
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
+from hlo_indexing.ops.regions import MapSets
 from hlo_indexing.ops.rule import OpInfo
 
 #: Cap on the maps kept per carry and init (then: the whole init).
@@ -55,7 +57,7 @@ MIXED = (
 CAPPED = f"more than {MAX_MAPS} maps of one carry: its init is read whole"
 
 
-def _identity(context: Any, shape: tuple, count: int) -> IndexingMap:
+def _identity(context: ir.Context, shape: tuple, count: int) -> IndexingMap:
     """``(x..., tau) -> (x...)`` with ``tau`` in ``[0, count]``."""
     return make_map(context, list(shape) + [count + 1], dims(len(shape), context))
 
@@ -76,7 +78,7 @@ def _lift(m: IndexingMap, count: int, mode: str) -> IndexingMap:
     s = syms(m.num_symbols + 1 + extra, context)
     x = s[m.num_symbols + 1 :] if mode == MIXES else d[:n_x]
     t: ax.AffineExpr
-    ranges: list[Any] = list(m.range_vars)
+    ranges: list[RangeLike] = list(m.range_vars)
     if mode == REWRITES:
         t = tau - 1
         constraints = {tau: Interval(1, count)}
@@ -102,28 +104,31 @@ def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
     return remove_unused_symbols(compose(first, then).simplify())
 
 
-def iterated_maps(info: OpInfo, result_index: int, counted: Any) -> tuple[list, str] | None:
+def iterated_maps(
+    info: OpInfo, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+) -> tuple[list[list[IndexingMap]], str] | None:
     """Output -> input maps of result ``result_index`` of a counted loop (module
     docstring), one list per operand, and why they over-approximate ('' when exact:
-    :data:`MIXED`, :data:`CAPPED`); None when the loop is not of the handled form."""
-    op, context, n, regions = info.op.operation, info.context, counted.count, info.regions
+    :data:`MIXED`, :data:`CAPPED`); None when the loop is not of the handled form.
+    ``inductions`` and ``count`` are the loop's :class:`~hlo_indexing.ops.loops.Counted`."""
+    op, context, n, regions = info.op.operation, info.context, count, info.regions
     if regions is None:
         return None
     body = op.regions[1]
     carries = info.num_operands
     terminator = list(body.blocks[0].operations)[-1]
     passing = {a for a in range(carries) if terminator.operands[a] == body.blocks[0].arguments[a]}
-    fixed = passing | {k for k, _start, _step in counted.inductions}
-    maps: dict[int, tuple] = {}
+    fixed = passing | {k for k, _start, _step in inductions}
+    maps: dict[int, MapSets] = {}
     modes: dict[int, str] = {}
     updates: dict[int, set] = {}  # a KEEPS carry's own maps besides the identity
 
-    def load(c: int) -> tuple:
+    def load(c: int) -> MapSets:
         """The body's maps of carry ``c`` (computed once, only for the carries the
         result depends on); raises ``_NotHandled``."""
         if c not in maps:
             try:
-                per = regions.iteration_output_to_input(body, c, counted.inductions, n)
+                per = regions.iteration_output_to_input(body, c, inductions, n)
             except HloIndexingError:  # e.g. tuples in the body: the caller's closure copes
                 raise _NotHandled from None
             if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
@@ -213,7 +218,7 @@ def _with_updates(base: list[set], updates: list[IndexingMap]) -> list[set] | No
     return None
 
 
-def _capped(context: Any, shape: tuple, n: int, target: tuple, maps: set) -> set:
+def _capped(context: ir.Context, shape: tuple, n: int, target: tuple, maps: set) -> set:
     maps = {m for m in maps if not m.is_known_empty()}
     if len(maps) <= MAX_MAPS:
         return maps
@@ -224,7 +229,7 @@ class _NotHandled(Exception):
     """The body's maps of a carry are not of the handled form."""
 
 
-def _order(load: Any, start: int, fixed: set, carries: int) -> list[int] | None:
+def _order(load: Callable[[int], MapSets], start: int, fixed: set, carries: int) -> list[int] | None:
     """The carries ``start`` depends on (itself included, ``fixed`` ones left out), each
     after those it reads; None on a cycle. ``load(c)`` gives carry ``c``'s body maps."""
     order: list[int] = []

@@ -33,16 +33,15 @@ without the region hook.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing, entry_maps
 from hlo_indexing.ops.loop_iterations import iterated_maps
 from hlo_indexing.ops.regions import RegionIndexing
 
@@ -51,26 +50,27 @@ MAX_MAPS = 16
 MAX_STEPS = 64
 
 
-def _constant(value: Any) -> int | None:
+def _constant(value: ir.Value) -> int | None:
     """The integer of a scalar ``constant`` producing ``value``, else None."""
-    if isinstance(value, ir.BlockArgument) or not value.owner.name.endswith(".constant"):
+    owner = value.owner
+    if isinstance(owner, ir.Block) or not owner.name.endswith(".constant"):
         return None
-    attribute = value.owner.attributes["value"]
+    attribute = owner.attributes["value"]
     if not isinstance(attribute, ir.DenseIntElementsAttr) or not ir.DenseIntElementsAttr(attribute).is_splat:
         return None
     return ir.IntegerAttr(ir.DenseIntElementsAttr(attribute).get_splat_value()).value
 
 
-def _terminator(region: Any) -> Any:
+def _terminator(region: ir.Region) -> ir.OpView:
     return list(region.blocks[0].operations)[-1]
 
 
-def _increment(value: Any, argument: Any) -> int | None:
+def _increment(value: ir.Value, argument: ir.Value) -> int | None:
     """The constant ``c`` when ``value`` is ``argument + c`` (also computed inside a
     called computation, as JAX's ``fori_loop`` bodies do), else None."""
-    if isinstance(value, ir.BlockArgument):
-        return None
     op = value.owner
+    if isinstance(op, ir.Block):
+        return None
     callee = callee_block(op)
     if callee is not None:
         returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
@@ -86,7 +86,7 @@ def _increment(value: Any, argument: Any) -> int | None:
     return None
 
 
-def _step(body: Any, k: int) -> int | None:
+def _step(body: ir.Region, k: int) -> int | None:
     """The constant the body adds to carry ``k``, if it does exactly that."""
     return _increment(_terminator(body).operands[k], body.blocks[0].arguments[k])
 
@@ -112,7 +112,7 @@ class Counted:
     count: int
 
 
-def counted_loop(op: Any) -> Counted | None:
+def counted_loop(op: OpLike) -> Counted | None:
     """The induction carry and trip count of a counted ``while`` (module docstring), else None."""
     cond, body = op.operation.regions
     predicate = _terminator(cond).operands[0]
@@ -150,7 +150,7 @@ def counted_loop(op: Any) -> Counted | None:
     return Counted(((k, start, step), *others), count)
 
 
-def _whole(context: Any, space: tuple, target: tuple) -> IndexingMap:
+def _whole(context: ir.Context, space: tuple, target: tuple) -> IndexingMap:
     return make_map(context, space, syms(len(target), context), target)
 
 
@@ -225,7 +225,7 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     counted = counted_loop(op)
     steps = None if counted is None else counted.count
     if counted is not None and counted.count > 0:
-        iterated = iterated_maps(info, result_index, counted)
+        iterated = iterated_maps(info, result_index, counted.inductions, counted.count)
         if iterated is not None:
             return iterated
     body_maps = _BodyMaps(info, regions)
@@ -280,13 +280,13 @@ def _reaching(body_maps: _BodyMaps, start: int) -> set[int]:
     return found
 
 
-def while_output_to_input(info: OpInfo, result_index: int) -> list:
+def while_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input maps of a ``while`` result (see the module docstring)."""
     maps, note = _while_maps(info, result_index)
     return [Entry(tuple(per_operand), note=note) for per_operand in maps]
 
 
-def while_input_to_output(info: OpInfo, operand_index: int) -> list:
+def while_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input -> output: the inverses of every result's output -> input maps."""
     target = info.operand(operand_index)
     out = []
@@ -296,7 +296,7 @@ def while_input_to_output(info: OpInfo, operand_index: int) -> list:
     return out
 
 
-def case_output_to_input(info: OpInfo, result_index: int) -> list:
+def case_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """A result reads the branch index (predicate) and, in each captured value, the
     union of what the branches read (module docstring)."""
     op = info.op.operation
@@ -318,13 +318,13 @@ def case_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
 
 
-def case_input_to_output(info: OpInfo, operand_index: int) -> list:
+def case_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """The branch index reaches every result element; a captured value the inverses of
     :func:`case_output_to_input`'s maps."""
     if operand_index == 0:
         return [[_whole(info.context, (), info.result(r))] for r in range(info.num_results)]
     target = info.operand(operand_index)
     return [
-        [invert_direct(m, target) for m in case_output_to_input(info, r)[operand_index]]
+        [invert_direct(m, target) for m in entry_maps(case_output_to_input(info, r)[operand_index])]
         for r in range(info.num_results)
     ]

@@ -22,9 +22,8 @@ devices gives ``(d0, d1) -> (d0, d1)``.
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.shardy import ManualComputation, manual_computation
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_symbols
@@ -32,7 +31,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map
-from hlo_indexing.ops.rule import OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.ops.rule import OpInfo, RuleResult, UnknownIndexing, entry_maps, value_shape
 
 #: Collectives: a body holding one reads other devices' shards.
 CROSS_DEVICE_KINDS = frozenset(
@@ -40,7 +39,7 @@ CROSS_DEVICE_KINDS = frozenset(
 )
 
 
-def _cross_device(op: Any) -> bool:
+def _cross_device(op: OpLike) -> bool:
     """True when ``op``'s body holds a collective."""
     found: list[str] = []
 
@@ -56,17 +55,17 @@ def _cross_device(op: Any) -> bool:
 class _Coordinates:
     """The device coordinates as range variables: one per mesh axis, then fresh ones."""
 
-    def __init__(self, manual: ManualComputation, context: Any):
+    def __init__(self, manual: ManualComputation, context: ir.Context):
         self.context = context
         self.axes = list(manual.axis_sizes)
         self.sizes = manual.axis_sizes
         self.ranges: list[int] = [self.sizes[a] for a in self.axes]
 
-    def fresh(self, size: int) -> Any:
+    def fresh(self, size: int) -> ir.AffineExpr:
         self.ranges.append(size)
         return ax.symbol(len(self.ranges) - 1, self.context)
 
-    def block(self, axes: tuple[str, ...], count: int, shared: bool) -> Any | None:
+    def block(self, axes: tuple[str, ...], count: int, shared: bool) -> ir.AffineExpr | None:
         """The block index ``lin_axes(c)`` of ``count`` blocks (shared coordinates, or
         fresh ones), or None when ``axes`` do not split into ``count`` blocks."""
         if not axes or any(a not in self.sizes for a in axes) or math.prod(self.sizes[a] for a in axes) != count:
@@ -78,7 +77,7 @@ class _Coordinates:
         return index
 
 
-def _local(value_type: Any, what: str) -> tuple[int, ...]:
+def _local(value_type: ir.Type, what: str) -> tuple[int, ...]:
     shape = value_shape(value_type)
     if shape is None:
         raise UnknownIndexing(f"{what} is not a statically shaped tensor")
@@ -102,7 +101,7 @@ def _result_side(manual: ManualComputation, result_index: int, space: tuple, loc
     return local, constraints
 
 
-def manual_output_to_input(info: OpInfo, result_index: int) -> list:
+def manual_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Global result ``result_index`` -> each global operand (module docstring)."""
     op = info.op.operation
     manual = manual_computation(op)
@@ -154,10 +153,10 @@ def _lifted(m: IndexingMap, sides: tuple, axes: tuple, argument: tuple, global_s
     return eliminate_equal_symbols(remove_unused_symbols(lifted.simplify()))
 
 
-def manual_input_to_output(info: OpInfo, operand_index: int) -> list:
+def manual_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Global operand -> each global result: the inverses of the output -> input maps."""
     target = info.operand(operand_index)
     return [
-        [invert_direct(m, target) for m in manual_output_to_input(info, r)[operand_index]]
+        [invert_direct(m, target) for m in entry_maps(manual_output_to_input(info, r)[operand_index])]
         for r in range(info.num_results)
     ]

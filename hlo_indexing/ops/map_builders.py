@@ -7,7 +7,6 @@ the inversion of maps :mod:`hlo_indexing.ops.inversion`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
@@ -178,7 +177,7 @@ def reshape_exprs(
     return [ax.constant(0, context) if e is None else e for e in out]
 
 
-def whole_map(context: Any, space: Shape, target: Shape, kept: int = 0) -> IndexingMap:
+def whole_map(context: ir.Context, space: Shape, target: Shape, kept: int = 0) -> IndexingMap:
     """``(d...)[s...] -> (d[0..kept-1], s...)``: the first ``kept`` dimensions of
     ``target`` follow ``space``'s (batch dimensions), the rest is read whole."""
     d = dims(len(space), context)

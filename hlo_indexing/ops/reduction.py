@@ -10,7 +10,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.inversion import invert
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, spread_map, syms
-from hlo_indexing.ops.rule import OpInfo
+from hlo_indexing.ops.rule import OpInfo, RuleResult
 
 
 def _reduced(info: OpInfo) -> tuple[int, ...]:
@@ -25,7 +25,7 @@ def _reduced(info: OpInfo) -> tuple[int, ...]:
     return reduced
 
 
-def reduce_output_to_input(info: OpInfo, result_index: int) -> list:
+def reduce_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Input ``j``: the kept dims from the output, reduced dims as range variables
     (every input is read, as the reducer combines all of them); init ``j``: ``() ``."""
     n = info.num_operands // 2
@@ -39,7 +39,7 @@ def reduce_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[input_map]] * n + [[scalar_map(info.context, result)]] * n
 
 
-def reduce_input_to_output(info: OpInfo, operand_index: int) -> list:
+def reduce_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input ``k`` -> each result: the reduced dimensions dropped; an init value contributes to
     every result element."""
     n = info.num_operands // 2
@@ -86,7 +86,7 @@ def _drop_implied(m):
     return m if len(kept) == len(m.constraints) else m.replace(constraints=kept)
 
 
-def reduce_window_output_to_input(info: OpInfo, result_index: int) -> list:
+def reduce_window_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> each input: its window (range variables over the window positions, with
     strides, dilations and padding as constraints); each init value: its single element."""
     n = info.num_operands // 2
@@ -96,7 +96,7 @@ def reduce_window_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[input_map]] * n + [[scalar_map(info.context, result)]] * n
 
 
-def reduce_window_input_to_output(info: OpInfo, operand_index: int) -> list:
+def reduce_window_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input -> each output: every output element whose window holds the input element; an init
     value contributes to every output element."""
     n = info.num_operands // 2
@@ -125,13 +125,13 @@ def _sort_map(info: OpInfo, shape):
     return make_map(info.context, shape, exprs, [shape[dimension]])
 
 
-def sort_output_to_input(info: OpInfo, result_index: int) -> list:
+def sort_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> each operand: every position along the sorted dimension (a range variable),
     other dimensions unchanged."""
     return [[_sort_map(info, info.result(result_index))]] * info.num_operands
 
 
-def sort_input_to_output(info: OpInfo, operand_index: int) -> list:
+def sort_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> each result: every position along the sorted dimension (a range variable),
     other dimensions unchanged."""
     return [[_sort_map(info, info.operand(operand_index))]] * info.num_results
@@ -145,7 +145,7 @@ def _select_and_scatter_maps(info: OpInfo):
     return window_of_source, invert(window_of_source, operand)
 
 
-def select_and_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
+def select_and_scatter_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output element ``o`` receives the source values whose window contains ``o``
     (which of them is data-dependent: an over-approximation), selected by comparing
     the operand over those windows."""
@@ -158,7 +158,7 @@ def select_and_scatter_output_to_input(info: OpInfo, result_index: int) -> list:
     ]
 
 
-def select_and_scatter_input_to_output(info: OpInfo, operand_index: int) -> list:
+def select_and_scatter_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output: the window positions of the sources whose window holds the element;
     source -> output: the positions of its window; the init value contributes to every
     output element."""

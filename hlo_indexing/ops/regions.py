@@ -13,10 +13,12 @@ API) passes the fused analysis. Without one, such rules answer without reading t
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps.indexing_map import IndexingMap
+
+_T = TypeVar("_T")
 
 #: One set of maps per argument (output->input) or per result (input->output).
 MapSets = tuple[frozenset[IndexingMap], ...]
@@ -48,7 +50,7 @@ class RegionIndexing(Protocol):
         ``values`` (values defined outside the region that it reads)."""
         ...
 
-    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()``, computed once per analysis for ``key`` (a rule's own results
         that several of its calls share, keyed by the op); every call when the hook
         keeps nothing."""

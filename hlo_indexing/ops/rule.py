@@ -12,7 +12,7 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hlo_indexing.dialect_glue.bindings import ir
@@ -83,14 +83,25 @@ class Entry:
     note: str = ""
 
 
-def unknown(reason: str) -> tuple[Callable[[OpInfo, int], list], Callable[[OpInfo, int], list]]:
+#: What a rule returns: one entry per operand (output to input) or per result (input to
+#: output), each a list of maps or an :class:`Entry` (maps and the sources of their
+#: runtime variables).
+RuleResult = Sequence[Sequence[IndexingMap] | Entry]
+
+
+def entry_maps(entry: Sequence[IndexingMap] | Entry) -> Sequence[IndexingMap]:
+    """The maps of one entry of a :data:`RuleResult`."""
+    return entry.maps if isinstance(entry, Entry) else entry
+
+
+def unknown(reason: str) -> tuple[Callable[[OpInfo, int], RuleResult], Callable[[OpInfo, int], RuleResult]]:
     """The two functions (output to input, input to output) of a rule giving ``unknown
     indexing`` for every operand/result, with ``reason``."""
 
-    def output_to_input(info: OpInfo, index: int) -> list:
+    def output_to_input(info: OpInfo, index: int) -> RuleResult:
         return [[IndexingMap.undefined(f"{info.op.operation.name}: {reason}")]] * info.num_operands
 
-    def input_to_output(info: OpInfo, index: int) -> list:
+    def input_to_output(info: OpInfo, index: int) -> RuleResult:
         return [[IndexingMap.undefined(f"{info.op.operation.name}: {reason}")]] * info.num_results
 
     return output_to_input, input_to_output

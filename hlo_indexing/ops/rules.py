@@ -4,7 +4,7 @@ Ops missing from the table get ``unknown indexing``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,13 +26,7 @@ from hlo_indexing.ops import (
     shape_ops,
     sorting,
 )
-from hlo_indexing.ops.rule import Entry, OpInfo, unknown
-
-#: What a rule returns: one entry per operand (output to input) or per result (input to
-#: output), each a list of maps or an :class:`~hlo_indexing.ops.map_builders.Entry` (maps
-#: and the sources of their runtime variables).
-RuleResult = Sequence[Sequence[IndexingMap] | Entry]
-
+from hlo_indexing.ops.rule import OpInfo, RuleResult, unknown
 
 class OutputToInputRule(Protocol):
     """``rule(info, result_index)``: for result ``result_index`` of the op described by

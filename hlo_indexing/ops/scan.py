@@ -34,10 +34,9 @@ through the body's map, the earlier steps whole).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -46,7 +45,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.rule import OpInfo, Shape, UnknownIndexing
+from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, UnknownIndexing
 from hlo_indexing.ops.regions import RegionIndexing
 
 
@@ -169,7 +168,7 @@ class _Chain:
 Piece = tuple[int, int, int]
 
 
-def _piece_constraints(expr: Any, piece: Piece) -> dict:
+def _piece_constraints(expr: ir.AffineExpr, piece: Piece) -> dict[ir.AffineExpr, Interval]:
     lo, hi, period = piece
     constraints = {expr: Interval(lo, hi)}
     if period > 1:
@@ -177,11 +176,13 @@ def _piece_constraints(expr: Any, piece: Piece) -> dict:
     return constraints
 
 
-def _insert(exprs: list, position: int, expr: Any) -> list:
+def _insert(exprs: list[ir.AffineExpr], position: int, expr: ir.AffineExpr) -> list[ir.AffineExpr]:
     return exprs[:position] + [expr] + exprs[position:]
 
 
-def _embedded(m: IndexingMap, space: tuple[int, ...], coords: list, step: Any, dimension: int | None, constraints: dict):
+def _embedded(
+    m: IndexingMap, space: tuple[int, ...], coords: list[ir.AffineExpr], step: ir.AffineExpr, dimension: int | None, constraints: dict[ir.AffineExpr, Interval]
+) -> IndexingMap | None:
     """Body map ``m`` (over a slice or carry) as a map over ``space``: its dimensions
     replaced by ``coords``; ``step`` inserted at ``dimension`` in its results (unless
     None); plus ``constraints``. None when ``m`` has runtime variables (their values
@@ -197,7 +198,7 @@ def _embedded(m: IndexingMap, space: tuple[int, ...], coords: list, step: Any, d
 
 
 def _whole(
-    context: Any, space: Shape, target: Shape, step_at: int | None, steps: int, constraints_of: Callable[[Any], dict]
+    context: ir.Context, space: Shape, target: Shape, step_at: int | None, steps: int, constraints_of: Callable[[ir.AffineExpr | None], dict[ir.AffineExpr, Interval]]
 ) -> IndexingMap:
     """``(d...)[s...] -> (s...)`` over all of ``target``: a carry (``step_at`` None), or
     a slice with the step symbol inserted at ``step_at``. ``constraints_of(step)``
@@ -211,13 +212,14 @@ def _whole(
     return make_map(context, space, results, slice_shape + [steps], constraints=constraints_of(s[-1]))
 
 
-def _after(layout: _Layout, piece: Piece, reader: Any, source: Any) -> dict:
+def _after(layout: _Layout, piece: Piece, reader: ir.AffineExpr, source: ir.AffineExpr | None) -> dict[ir.AffineExpr, Interval]:
     """The source step runs ``l + 1`` steps before the reader step, ``l`` in ``piece``."""
+    assert source is not None, "a step's slice has its step symbol"
     distance = source - reader if layout.reverse else reader - source
     return _piece_constraints(distance - 1, piece)
 
 
-def _from_init(layout: _Layout, piece: Piece, reader: Any) -> dict:
+def _from_init(layout: _Layout, piece: Piece, reader: ir.AffineExpr) -> dict[ir.AffineExpr, Interval]:
     """The reader step runs ``l`` steps after the first one, ``l`` in ``piece``."""
     return _piece_constraints(reader * -1 + (layout.steps - 1) if layout.reverse else reader, piece)
 
@@ -226,15 +228,15 @@ def _holds(carry: int, carries: frozenset[int]) -> bool:
     return carry in carries
 
 
-def _init_at(layout: _Layout, piece: Piece, reader: Any, _step: Any) -> dict:
+def _init_at(layout: _Layout, piece: Piece, reader: ir.AffineExpr, _step: ir.AffineExpr | None) -> dict[ir.AffineExpr, Interval]:
     return _from_init(layout, piece, reader)
 
 
-def _known(maps: list) -> list:
+def _known(maps: Sequence[IndexingMap | None]) -> list[IndexingMap]:
     return [m for m in maps if m is not None and not m.is_known_empty()]
 
 
-def _output_to_input(info: OpInfo, layout: _Layout, body: _Body, result_index: int) -> list:
+def _output_to_input(info: OpInfo, layout: _Layout, body: _Body, result_index: int) -> RuleResult:
     n, dim, context = layout.steps, layout.dimension, info.context
     space = info.result(result_index)
     d = dims(len(space), context)
@@ -261,11 +263,11 @@ def _output_to_input(info: OpInfo, layout: _Layout, body: _Body, result_index: i
     return out
 
 
-def _input_to_output(info: OpInfo, layout: _Layout, body: _Body, operand_index: int) -> list:
+def _input_to_output(info: OpInfo, layout: _Layout, body: _Body, operand_index: int) -> RuleResult:
     return [_known(_operand_to_result(info, layout, body, operand_index, r)) for r in range(info.num_results)]
 
 
-def _operand_to_result(info: OpInfo, layout: _Layout, body: _Body, operand_index: int, r: int) -> list:
+def _operand_to_result(info: OpInfo, layout: _Layout, body: _Body, operand_index: int, r: int) -> list[IndexingMap | None]:
     n, dim, context = layout.steps, layout.dimension, info.context
     space, target, per_step = info.operand(operand_index), info.result(r), r < layout.outputs
     d = dims(len(space), context)
@@ -275,13 +277,13 @@ def _operand_to_result(info: OpInfo, layout: _Layout, body: _Body, operand_index
     step_at = dim if per_step else None
     last = ax.constant(layout.last, context)
 
-    def reader(t: Any) -> Any:  # the step of the result element (a final carry: the last)
-        return t if per_step else last
+    def reader(t: ir.AffineExpr | None) -> ir.AffineExpr:  # the step of the result element (a final carry: the last)
+        return t if per_step and t is not None else last
 
-    def from_init(piece: Piece) -> Callable[[Any], dict]:
+    def from_init(piece: Piece) -> Callable[[ir.AffineExpr | None], dict[ir.AffineExpr, Interval]]:
         return lambda t: _from_init(layout, piece, reader(t))
 
-    def after(piece: Piece, source: Any) -> Callable[[Any], dict]:
+    def after(piece: Piece, source: ir.AffineExpr) -> Callable[[ir.AffineExpr | None], dict[ir.AffineExpr, Interval]]:
         return lambda t: _after(layout, piece, reader(t), source)
 
     if operand_index >= layout.inputs:
@@ -311,7 +313,7 @@ def _body_independent(info: OpInfo, layout: _Layout, result_index: int, operand_
     return make_map(info.context, space, s, target, constraints={s[layout.dimension] - d[layout.dimension]: reach})
 
 
-def scan_output_to_input(info: OpInfo, result_index: int) -> list:
+def scan_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input maps of result ``result_index``: one list per operand."""
     layout = _layout(info)
     body = _body(info, layout)
@@ -320,7 +322,7 @@ def scan_output_to_input(info: OpInfo, result_index: int) -> list:
     return _output_to_input(info, layout, body, result_index)
 
 
-def scan_input_to_output(info: OpInfo, operand_index: int) -> list:
+def scan_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Input -> output maps of operand ``operand_index``: one list per result."""
     layout = _layout(info)
     body = _body(info, layout)

@@ -4,6 +4,7 @@ reverse, slice, reshape, bitcast (with layouts), concatenate, pad, tuples."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -12,7 +13,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, filled, make_map, reshape_exprs, syms
-from hlo_indexing.ops.rule import OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, UnknownIndexing, value_shape
 from hlo_indexing.ops.elementwise import (
     broadcast_operand_map,
     broadcast_result_map,
@@ -29,13 +30,13 @@ def _broadcast_dims(info: OpInfo) -> tuple[int, ...]:
     return op_attrs.broadcast_dimensions(info.op, "broadcast_dimensions", operand, result)
 
 
-def broadcast_output_to_input(info: OpInfo, result_index: int) -> list:
+def broadcast_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> operand of ``broadcast_in_dim``: operand dimension ``j`` reads result
     dimension ``broadcast_dimensions[j]``, 0 when it has size 1 and is expanded."""
     return [[broadcast_operand_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
 
 
-def broadcast_input_to_output(info: OpInfo, operand_index: int) -> list:
+def broadcast_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output: result dimensions not fed by an operand dimension of the same size
     are range variables."""
     return [[broadcast_result_map(info.context, info.operand(0), info.result(0), _broadcast_dims(info))]]
@@ -49,7 +50,7 @@ def _permutation(info: OpInfo) -> tuple[int, ...]:
     return perm
 
 
-def transpose_output_to_input(info: OpInfo, result_index: int) -> list:
+def transpose_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Result dim ``i`` is operand dim ``perm[i]``: operand dim ``perm[i]`` reads ``d_i``."""
     perm, result = _permutation(info), info.result(0)
     d = dims(len(result), info.context)
@@ -59,7 +60,7 @@ def transpose_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, filled(exprs))]]
 
 
-def transpose_input_to_output(info: OpInfo, operand_index: int) -> list:
+def transpose_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand ``d`` -> output ``(d[p] for p in permutation)``."""
     perm, operand = _permutation(info), info.operand(0)
     d = dims(len(operand), info.context)
@@ -73,12 +74,12 @@ def _reverse_map(info: OpInfo, shape) -> IndexingMap:
     return make_map(info.context, shape, exprs)
 
 
-def reverse_output_to_input(info: OpInfo, result_index: int) -> list:
+def reverse_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output ``d`` -> operand: ``n - 1 - d`` along the reversed dimensions."""
     return [[_reverse_map(info, info.result(0))]]
 
 
-def reverse_input_to_output(info: OpInfo, operand_index: int) -> list:
+def reverse_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand ``d`` -> output: ``n - 1 - d`` along the reversed dimensions."""
     return [[_reverse_map(info, info.operand(0))]]
 
@@ -104,7 +105,7 @@ def _slice_params(info: OpInfo):
     return starts, strides
 
 
-def slice_output_to_input(info: OpInfo, result_index: int) -> list:
+def slice_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output ``d`` -> operand ``d * stride + start`` per dimension."""
     starts, strides = _slice_params(info)
     result = info.result(0)
@@ -112,7 +113,7 @@ def slice_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, [d[i] * strides[i] + starts[i] for i in range(len(result))])]]
 
 
-def slice_input_to_output(info: OpInfo, operand_index: int) -> list:
+def slice_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Only operand elements on the stride grid have an image."""
     starts, strides = _slice_params(info)
     result = info.result(0)
@@ -129,7 +130,7 @@ def slice_input_to_output(info: OpInfo, operand_index: int) -> list:
     return [[make_map(info.context, ranges, exprs, constraints=constraints)]]
 
 
-def reshape_output_to_input(info: OpInfo, result_index: int) -> list:
+def reshape_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> operand of a row-major reshape: linearise the output index, delinearise it in
     the operand's shape (within groups of dimensions with equal element counts)."""
     operand, result = info.operand(0), info.result(0)
@@ -137,7 +138,7 @@ def reshape_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, exprs)]]
 
 
-def reshape_input_to_output(info: OpInfo, operand_index: int) -> list:
+def reshape_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output of a row-major reshape (the reshape's rule in the other direction)."""
     operand, result = info.operand(0), info.result(0)
     exprs = reshape_exprs(dims(len(operand), info.context), operand, result, info.context)
@@ -179,7 +180,7 @@ def _bitcast_layouts(info: OpInfo):
     return layouts
 
 
-def bitcast_output_to_input(info: OpInfo, result_index: int) -> list:
+def bitcast_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """A layout-changing no-op: transpose to physical order, reshape, transpose back."""
     src_layout, dst_layout = _bitcast_layouts(info)
     operand, result = info.operand(0), info.result(0)
@@ -187,7 +188,7 @@ def bitcast_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[make_map(info.context, result, exprs)]]
 
 
-def bitcast_input_to_output(info: OpInfo, operand_index: int) -> list:
+def bitcast_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output: transpose to physical order, reshape, transpose back (the layouts'
     permutations)."""
     src_layout, dst_layout = _bitcast_layouts(info)
@@ -205,7 +206,7 @@ def _concat_offsets(info: OpInfo) -> tuple[int, list[int]]:
     return axis, offsets
 
 
-def concatenate_output_to_input(info: OpInfo, result_index: int) -> list:
+def concatenate_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Operand ``k`` covers only its own part of the output along the axis."""
     axis, offsets = _concat_offsets(info)
     result = info.result(0)
@@ -219,7 +220,7 @@ def concatenate_output_to_input(info: OpInfo, result_index: int) -> list:
     return out
 
 
-def concatenate_input_to_output(info: OpInfo, operand_index: int) -> list:
+def concatenate_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand ``k`` -> output: shifted by the operand's offset along the concatenated axis."""
     axis, offsets = _concat_offsets(info)
     operand = info.operand(operand_index)
@@ -245,7 +246,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
-def pad_output_to_input(info: OpInfo, result_index: int) -> list:
+def pad_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Operand: output positions ``low + x * (interior + 1)`` inside the output; padding
     value: exactly the other positions, as a union of maps (one per dimension and kind
     of padding: low edge, high edge, interior)."""
@@ -272,7 +273,9 @@ def pad_output_to_input(info: OpInfo, result_index: int) -> list:
     return [[operand_map], _padding_value_maps(info, result, low, interior, operand, scalar=True)]
 
 
-def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar: bool) -> list:
+def _padding_value_maps(
+    info: OpInfo, result: Shape, low: Sequence[int], interior: Sequence[int], operand: Shape, *, scalar: bool
+) -> list[IndexingMap]:
     """Output positions holding the padding value, as maps from the output (``scalar``:
     output -> padding value) or from the padding value (-> output)."""
     maps = []
@@ -307,7 +310,7 @@ def _padding_value_maps(info: OpInfo, result, low, interior, operand, *, scalar:
     return [m for m in maps if not m.is_known_empty()]
 
 
-def pad_input_to_output(info: OpInfo, operand_index: int) -> list:
+def pad_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand -> output: ``low + d * (interior + 1)`` per dimension, constrained to the
     output; padding value -> every padded output element."""
     low, interior = _pad_params(info)
@@ -323,7 +326,7 @@ def pad_input_to_output(info: OpInfo, operand_index: int) -> list:
     return [[make_map(info.context, ranges, exprs)]]
 
 
-def no_operands(info: OpInfo, result_index: int) -> list:
+def no_operands(info: OpInfo, result_index: int) -> RuleResult:
     """constant, iota: nothing is read."""
     return []
 
@@ -346,21 +349,21 @@ def _element_identity(info: OpInfo, value: ir.Value, what: str) -> IndexingMap:
 # which element a map belongs to.
 
 
-def get_tuple_element_output_to_input(info: OpInfo, result_index: int) -> list:
+def get_tuple_element_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Result ``x`` reads element ``index`` of the tuple at ``x``."""
     return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
-def get_tuple_element_input_to_output(info: OpInfo, operand_index: int) -> list:
+def get_tuple_element_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Element ``index`` of the tuple at ``x`` is the result at ``x``."""
     return [[_element_identity(info, info.op.results[0], "the result")]]
 
 
-def tuple_output_to_input(info: OpInfo, result_index: int) -> list:
+def tuple_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Element ``k`` of the result at ``x`` reads operand ``k`` at ``x``."""
     return [[_element_identity(info, value, f"operand {k}")] for k, value in enumerate(info.op.operands)]
 
 
-def tuple_input_to_output(info: OpInfo, operand_index: int) -> list:
+def tuple_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """Operand ``k`` at ``x`` is element ``k`` of the result at ``x``."""
     return [[_element_identity(info, info.op.operands[operand_index], f"operand {operand_index}")]]

@@ -14,17 +14,15 @@ Example: ``chlo.top_k(tensor<3x5xf32>, k = 2)`` gives, for both results,
 
 from __future__ import annotations
 
-from typing import Any
-
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
-from hlo_indexing.ops.rule import OpInfo, Shape, UnknownIndexing
+from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, UnknownIndexing
 
 
-def row_map(context: Any, space: Shape, target: Shape, dimension: int) -> IndexingMap:
+def row_map(context: ir.Context, space: Shape, target: Shape, dimension: int) -> IndexingMap:
     """``(d...)[s] -> (d with d[dimension] replaced by s)``, ``s`` over ``target``'s
     ``dimension``: the whole row of ``target`` along ``dimension``."""
     d = dims(len(space), context)
@@ -33,7 +31,7 @@ def row_map(context: Any, space: Shape, target: Shape, dimension: int) -> Indexi
     return make_map(context, space, exprs, [target[dimension]])
 
 
-def selection_maps(info: OpInfo, result_index: int, dimension: int) -> list:
+def selection_maps(info: OpInfo, result_index: int, dimension: int) -> RuleResult:
     """Result ``result_index`` -> every operand: rows along ``dimension`` for operands
     of the result's rank, the single element of scalars."""
     space = info.result(result_index)
@@ -51,7 +49,7 @@ def selection_maps(info: OpInfo, result_index: int, dimension: int) -> list:
     return out
 
 
-def selection_inverse_maps(info: OpInfo, operand_index: int, dimension: int) -> list:
+def selection_inverse_maps(info: OpInfo, operand_index: int, dimension: int) -> RuleResult:
     """Operand ``operand_index`` -> every result: rows along ``dimension`` (a scalar
     operand reaches every result element)."""
     space = info.operand(operand_index)
@@ -66,12 +64,12 @@ def selection_inverse_maps(info: OpInfo, operand_index: int, dimension: int) -> 
     return out
 
 
-def top_k_output_to_input(info: OpInfo, result_index: int) -> list:
+def top_k_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """``chlo.top_k``: whole rows along the last dimension."""
     return selection_maps(info, result_index, len(info.operand(0)) - 1)
 
 
-def top_k_input_to_output(info: OpInfo, operand_index: int) -> list:
+def top_k_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     """``chlo.top_k``: an operand row reaches the whole row of both results."""
     return selection_inverse_maps(info, operand_index, len(info.operand(0)) - 1)
 

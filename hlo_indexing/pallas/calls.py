@@ -16,12 +16,16 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.pallas.jax_support import Jax, load_jax
+
+if TYPE_CHECKING:  # jax is optional: imported at run time by jax_support only
+    from jax._src.pallas.core import BlockMapping
+    from jax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn
 
 #: Block dimension kinds: ``blocked`` (index counts blocks), ``squeezed`` (size 1,
 #: dropped from the kernel's view, index counts elements), ``element`` (index is an
@@ -56,7 +60,7 @@ class Operand:
     dtype: str
     bits: int | None
     block: tuple[BlockDim, ...]
-    index_map: Any
+    index_map: ClosedJaxpr
     memory_space: str
     buffers: int
     revisit_any: bool
@@ -118,7 +122,7 @@ class PallasCall:
         return tuple(o for o in self.operands if o.role == "output")
 
 
-def trace_calls(fn: Callable[..., Any], args: Sequence[Any]) -> list[PallasCall]:
+def trace_calls(fn: Callable[..., object], args: Sequence[object]) -> list[PallasCall]:
     """Every ``pallas_call`` in the trace of ``fn(*args)``, in the order met (outer
     equations first). Raises :class:`InvalidArgumentError` when tracing fails (the
     message carries jax's)."""
@@ -133,7 +137,7 @@ def trace_calls(fn: Callable[..., Any], args: Sequence[Any]) -> list[PallasCall]
     return [read_call(eqn, jax) for eqn in _pallas_equations(closed.jaxpr, jax)]
 
 
-def _pallas_equations(jaxpr: Any, jax: Jax) -> Iterator[Any]:
+def _pallas_equations(jaxpr: Jaxpr, jax: Jax) -> Iterator[JaxprEqn]:
     """The ``pallas_call`` equations of ``jaxpr`` and of the jaxprs nested in its
     equations' parameters (not inside a kernel), depth first, on an explicit stack."""
     stack = [iter(jaxpr.eqns)]
@@ -150,7 +154,7 @@ def _pallas_equations(jaxpr: Any, jax: Jax) -> Iterator[Any]:
             stack.append(iter(inner.eqns))
 
 
-def _nested_jaxprs(params: dict[str, Any], jax: Jax) -> Iterator[Any]:
+def _nested_jaxprs(params: dict[str, object], jax: Jax) -> Iterator[Jaxpr]:
     for value in params.values():
         for item in value if isinstance(value, (tuple, list)) else (value,):
             if isinstance(item, jax.core.ClosedJaxpr):
@@ -159,7 +163,7 @@ def _nested_jaxprs(params: dict[str, Any], jax: Jax) -> Iterator[Any]:
                 yield item
 
 
-def read_call(eqn: Any, jax: Jax) -> PallasCall:
+def read_call(eqn: JaxprEqn, jax: Jax) -> PallasCall:
     """The :class:`PallasCall` of one ``pallas_call`` equation."""
     params = eqn.params
     mapping = params["grid_mapping"]
@@ -204,7 +208,7 @@ def read_call(eqn: Any, jax: Jax) -> PallasCall:
     return PallasCall(name, static_grid, semantics, vmapped, backend, prefetch_shapes, tuple(operands), scratch, limit)
 
 
-def _kernel_name(debug: Any) -> str:
+def _kernel_name(debug: object) -> str:
     """``kernel at path:line`` (jax's words), the path relative to the working directory
     when it lies below it."""
     text = str(getattr(debug, "func_src_info", None) or "kernel")
@@ -220,7 +224,7 @@ def _kernel_name(debug: Any) -> str:
     return text
 
 
-def _compiler_params(compiler: Any) -> Any:
+def _compiler_params(compiler: object) -> object:
     """The backend's parameters: older jax versions hold them in a dict by backend."""
     if isinstance(compiler, dict):
         for key in ("mosaic_tpu", "mosaic", "triton", "mosaic_gpu"):
@@ -230,7 +234,7 @@ def _compiler_params(compiler: Any) -> Any:
     return compiler
 
 
-def _backend(compiler_params: Any) -> str:
+def _backend(compiler_params: object) -> str:
     if compiler_params is None:
         return "unknown"
     module = type(compiler_params).__module__
@@ -241,12 +245,12 @@ def _backend(compiler_params: Any) -> str:
     return "unknown"
 
 
-def _semantics_name(value: Any) -> str:
+def _semantics_name(value: object) -> str:
     text = str(getattr(value, "value", value)).lower()
     return "arbitrary" if text in ("arbitrary", "none") else text
 
 
-def _memory_space(value: Any) -> str:
+def _memory_space(value: object) -> str:
     if value is None:
         return "vmem"
     text = str(getattr(value, "name", value)).lower()
@@ -256,7 +260,7 @@ def _memory_space(value: Any) -> str:
     return "semaphore" if "sem" in text else text
 
 
-def _dtype(aval: Any) -> tuple[str, int | None]:
+def _dtype(aval: object) -> tuple[str, int | None]:
     dtype = getattr(aval, "dtype", None)
     try:
         numpy_dtype = np.dtype(dtype)
@@ -288,21 +292,21 @@ def xla_element_type(dtype: str) -> str | None:
     return None
 
 
-def _block_dim(dim: Any) -> BlockDim:
+def _block_dim(dim: object) -> BlockDim:
     kind = type(dim).__name__
     if kind == "Blocked":
-        return BlockDim(BLOCKED, int(dim.block_size))
+        return BlockDim(BLOCKED, int(getattr(dim, "block_size")))
     if kind == "Squeezed":
         return BlockDim(SQUEEZED, 1)
     if kind == "Element":
         padding = tuple(getattr(dim, "padding", (0, 0)))
         note = f"padding {padding}" if padding != (0, 0) else ""
-        return BlockDim(ELEMENT if not note else UNSUPPORTED, int(dim.block_size), note)
+        return BlockDim(ELEMENT if not note else UNSUPPORTED, int(getattr(dim, "block_size")), note)
     size = int(getattr(dim, "block_size", 1))
     return BlockDim(UNSUPPORTED, size, kind)
 
 
-def _operand(bm: Any, role: str, number: int, name: str, aliased: bool) -> Operand:
+def _operand(bm: BlockMapping, role: str, number: int, name: str, aliased: bool) -> Operand:
     array = bm.array_aval
     dtype, bits = _dtype(array)
     pipeline = getattr(bm, "pipeline_mode", None)
@@ -326,7 +330,7 @@ def _operand(bm: Any, role: str, number: int, name: str, aliased: bool) -> Opera
     )
 
 
-def _scratch(aval: Any) -> Scratch:
+def _scratch(aval: object) -> Scratch:
     inner = getattr(aval, "inner_aval", aval)
     dtype, bits = _dtype(inner)
     return Scratch(tuple(int(n) for n in getattr(inner, "shape", ())), dtype, bits, _memory_space(getattr(aval, "memory_space", None)))
@@ -338,7 +342,7 @@ def evaluate_index_map(call: PallasCall, operand: Operand, point: Sequence[int])
     are evaluated)."""
     jax = load_jax()
     closed = operand.index_map
-    arguments: list[Any] = [np.int32(v) for v in point]
+    arguments: list[object] = [np.int32(v) for v in point]
     if call.prefetch_shapes:
         arguments += [np.zeros(shape, np.int32) for shape in call.prefetch_shapes]
         values = jax.core.jaxpr_as_fun(jax.discharge_state(closed))(*arguments)

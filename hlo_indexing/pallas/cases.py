@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.limits import INT64_MAX, INT64_MIN, MAX_INDEX_MAP_CASES
@@ -147,7 +147,7 @@ class Space:
             return None
         return Region(region.dims, region.symbols, tuple(constraints.items()))
 
-    def _narrow(self, region: Region, variable: Any, interval: Interval) -> Region | None:
+    def _narrow(self, region: Region, variable: ir.AffineDimExpr | ir.AffineSymbolExpr, interval: Interval) -> Region | None:
         """``region`` with the range of one dimension or unknown intersected with ``interval``."""
         if isinstance(variable, ax.Dim):
             dims = list(region.dims)
@@ -397,7 +397,7 @@ class NotAffine(Exception):
     into an unknown named after it)."""
 
 
-def _single_variable(expr: ir.AffineExpr) -> tuple[ir.AffineExpr, int, int] | None:
+def _single_variable(expr: ir.AffineExpr) -> tuple[ir.AffineDimExpr | ir.AffineSymbolExpr, int, int] | None:
     """``(v, a, c)`` when ``expr`` is ``a * v + c`` of one dimension or unknown ``v``."""
     form = linearize(expr)
     if len(form.terms) != 1:

@@ -23,7 +23,6 @@ Mosaic's rule that their block is the whole array.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from hlo_indexing.cost_model import mosaic
 from hlo_indexing.devices.registry import device as find_device
@@ -49,7 +48,7 @@ from hlo_indexing.pallas.report import (
 )
 
 
-def check_pallas(fn: Callable[..., Any], *args: Any, device: str | Device | None = None, max_points: int = MAX_PALLAS_GRID_POINTS) -> PallasReport:
+def check_pallas(fn: Callable[..., object], *args: object, device: str | Device | None = None, max_points: int = MAX_PALLAS_GRID_POINTS) -> PallasReport:
     """Trace ``fn(*args)`` (``args``: arrays or ``jax.ShapeDtypeStruct`` s) and check every
     ``pallas_call`` in it (see the module docstring and :mod:`.report` for the findings).
     ``device``: a device name (``"tpu-v5e"``), a :class:`~hlo_indexing.devices.types.Device`,

@@ -87,11 +87,6 @@ class Question:
         """``(i=3, j=0)``."""
         return "(" + ", ".join(f"{grid_index_name(k)}={v}" for k, v in enumerate(point)) + ")"
 
-    def confirmed(self, maps: OperandMaps, point: tuple[int, ...], expected: Sequence[int]) -> bool:
-        """Whether the index map's jaxpr gives ``expected`` at ``point`` (the witness
-        the maps found)."""
-        return tuple(self.evaluate(maps.operand, point)) == tuple(int(v) for v in expected)
-
 
 # ---------------------------------------------------------------------------- queries
 

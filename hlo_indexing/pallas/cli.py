@@ -21,14 +21,17 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hlo_indexing.errors import HloIndexingError, InputNotFoundError, InvalidArgumentError
 from hlo_indexing.limits import MAX_PALLAS_GRID_POINTS
 from hlo_indexing.pallas.check import check_pallas
 from hlo_indexing.pallas.jax_support import load_jax
+
+if TYPE_CHECKING:  # jax is optional: imported at run time by jax_support only
+    import jax
 
 #: XLA element type names accepted in ``--arg`` besides numpy's.
 _XLA_TO_NUMPY = {
@@ -39,7 +42,7 @@ _XLA_TO_NUMPY = {
 _ARGUMENT = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*\[\s*([0-9,\s]*)\]\s*$")
 
 
-def parse_argument(text: str) -> Any:
+def parse_argument(text: str) -> jax.ShapeDtypeStruct:
     """A ``jax.ShapeDtypeStruct`` from ``f32[128,256]``; :class:`InvalidArgumentError`
     naming the text otherwise."""
     match = _ARGUMENT.match(text)
@@ -55,7 +58,7 @@ def parse_argument(text: str) -> Any:
     return jax.ShapeDtypeStruct(shape, dtype)
 
 
-def load_function(target: str) -> Any:
+def load_function(target: str) -> Callable[..., object]:
     """The function ``FILE.py:NAME`` names (the file executed as a module)."""
     path_text, sep, name = target.rpartition(":")
     if not sep or not path_text or not name:
@@ -75,7 +78,7 @@ def load_function(target: str) -> Any:
         raise InvalidArgumentError(f"{path}: running the file failed: {type(error).__name__}: {error}") from error
     finally:
         sys.path.pop(0)
-    value: Any = module
+    value: object = module
     for part in name.split("."):
         if not hasattr(value, part):
             raise InvalidArgumentError(f"{path}: no attribute {name!r}")

@@ -17,13 +17,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from hlo_indexing.maps.affine_expr import constant_value
 from hlo_indexing.pallas.cases import Cases, NotAffine, Space, TooManyCases
 from hlo_indexing.symbolic_tiling.pallas import grid_index_name
+
+if TYPE_CHECKING:  # jax is optional: imported at run time by jax_support only
+    from jax.extend.core import ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var
 
 _ARITHMETIC = {"add", "sub", "mul", "neg", "div", "rem", "max", "min", "sign", "abs"}
 _COMPARISONS = {"lt", "le", "gt", "ge", "eq", "ne"}
@@ -40,12 +43,16 @@ class Ref:
     shape: tuple[int, ...]
 
 
-def block_index_cases(index_map: Any, space: Space, num_prefetch: int, prefetch_shapes: Sequence[tuple[int, ...]]) -> list[Cases]:
+#: What the interpreter binds a jaxpr variable to.
+_Value = Cases | Ref
+
+
+def block_index_cases(index_map: ClosedJaxpr, space: Space, num_prefetch: int, prefetch_shapes: Sequence[tuple[int, ...]]) -> list[Cases]:
     """The block index of every block dimension as :data:`Cases` over ``space``.
     ``index_map`` is the closed jaxpr (grid indices, then ``num_prefetch`` refs)."""
     jaxpr = index_map.jaxpr
     grid_rank = len(space.dim_ranges)
-    inputs: list[Any] = [space.dim(k) for k in range(grid_rank)]
+    inputs: list[_Value] = [space.dim(k) for k in range(grid_rank)]
     inputs += [Ref(k, tuple(prefetch_shapes[k]) if k < len(prefetch_shapes) else ()) for k in range(num_prefetch)]
     while len(inputs) < len(jaxpr.invars):  # dynamic grid bounds or other operands: unknown
         inputs.append(space.unknown(f"index-map operand {len(inputs)}"))
@@ -61,27 +68,28 @@ def block_index_cases(index_map: Any, space: Space, num_prefetch: int, prefetch_
     return result
 
 
-def _is_integer_value(value: Any) -> bool:
+def _is_integer_value(value: _Value) -> bool:
     return isinstance(value, tuple) and all(not isinstance(v, bool) for _, v in value)
 
 
-def _constant(value: Any, space: Space, origin: str) -> Any:
+def _constant(value: object, space: Space, origin: str) -> Cases:
     array = np.asarray(value)
     if array.shape == () and array.dtype.kind in "biu":
         return space.constant(bool(array) if array.dtype.kind == "b" else int(array))
     return space.unknown(origin)
 
 
-def _interpret(jaxpr: Any, consts: list[Any], inputs: list[Any], space: Space) -> list[Any]:
-    env: dict[Any, Any] = {}
+def _interpret(jaxpr: Jaxpr, consts: Sequence[_Value], inputs: Sequence[_Value], space: Space) -> list[_Value]:
+    env: dict[Var, _Value] = {}
     for var, value in zip(jaxpr.constvars, consts):
         env[var] = value
     for var, value in zip(jaxpr.invars, inputs):
         env[var] = value
 
-    def read(atom: Any) -> Any:
-        if hasattr(atom, "val"):  # a Literal
-            return _constant(atom.val, space, f"the literal {atom.val!r}")
+    def read(atom: Var | Literal) -> _Value:
+        if hasattr(atom, "val"):  # a Literal (jax's classes are not imported at run time)
+            literal = cast("Literal", atom).val
+            return _constant(literal, space, f"the literal {literal!r}")
         return env[atom]
 
     for eqn in jaxpr.eqns:
@@ -92,7 +100,7 @@ def _interpret(jaxpr: Any, consts: list[Any], inputs: list[Any], space: Space) -
     return [read(atom) for atom in jaxpr.outvars]
 
 
-def _equation(eqn: Any, values: list[Any], space: Space) -> list[Any]:
+def _equation(eqn: JaxprEqn, values: list[_Value], space: Space) -> list[_Value]:
     name = eqn.primitive.name
     try:
         return _rule(eqn, name, values, space)
@@ -101,15 +109,18 @@ def _equation(eqn: Any, values: list[Any], space: Space) -> list[Any]:
         return [_unknown_like(var, space, f"the result of {what}") for var in eqn.outvars]
 
 
-def _unknown_like(var: Any, space: Space, origin: str) -> Any:
+def _unknown_like(var: object, space: Space, origin: str) -> Cases:
     dtype = getattr(getattr(var, "aval", None), "dtype", None)
     if dtype is not None and np.dtype(dtype).kind == "b":
         return space.unknown_bool(origin)
     return space.unknown(origin)
 
 
-def _rule(eqn: Any, name: str, values: list[Any], space: Space) -> list[Any]:
-    if any(isinstance(v, Ref) for v in values) and name != "get":
+def _rule(eqn: JaxprEqn, name: str, values: list[_Value], space: Space) -> list[_Value]:
+    if name == "get":
+        return [_prefetched(eqn, values, space)]
+    cases = [v for v in values if not isinstance(v, Ref)]
+    if len(cases) < len(values):
         raise NotAffine("applied to a prefetched array")
     if name in _CALLS:
         closed = eqn.params.get(_CALLS[name])
@@ -117,26 +128,26 @@ def _rule(eqn: Any, name: str, values: list[Any], space: Space) -> list[Any]:
             raise NotAffine("no body")
         inner = getattr(closed, "jaxpr", closed)
         consts = [_constant(c, space, "a constant of the index map") for c in getattr(closed, "consts", ())]
-        return _interpret(inner, consts, values, space)
-    if any(not _is_scalar(var) for var in eqn.outvars) and name not in ("get",):
+        return _interpret(inner, consts, cases, space)
+    if any(not _is_scalar(var) for var in eqn.outvars):
         raise NotAffine("a non-scalar value")
     if name in _ARITHMETIC:
-        if any(_is_bool(v) for v in values):
-            values = [_as_int(v, space) for v in values]
-        return [space.arithmetic(name, values)]
+        if any(_is_bool(v) for v in cases):
+            cases = [_as_int(v, space) for v in cases]
+        return [space.arithmetic(name, cases)]
     if name == "clamp":
-        low, x, high = values
+        low, x, high = cases
         return [space.arithmetic("min", [space.arithmetic("max", [x, low]), high])]
     if name in _COMPARISONS:
-        return [space.compare(name, values[0], values[1])]
+        return [space.compare(name, cases[0], cases[1])]
     if name in _LOGIC:
-        if all(_is_bool(v) for v in values):
-            return [space.logic(name, values)]
+        if all(_is_bool(v) for v in cases):
+            return [space.logic(name, cases)]
         raise NotAffine("bitwise arithmetic")
     if name == "select_n":
-        return [space.select(values[0], values[1:])]
+        return [space.select(cases[0], cases[1:])]
     if name == "convert_element_type":
-        (value,) = values
+        (value,) = cases
         target = np.dtype(eqn.params["new_dtype"])
         if target.kind == "b":
             return [value if _is_bool(value) else space.compare("ne", value, space.constant(0))]
@@ -144,16 +155,14 @@ def _rule(eqn: Any, name: str, values: list[Any], space: Space) -> list[Any]:
             return [_as_int(value, space)]
         raise NotAffine(f"a conversion to {target}")
     if name in _TRANSPARENT:
-        return [values[0]]
+        return [cases[0]]
     if name in ("shift_left", "shift_right_arithmetic"):
-        amount = _constant_of(values[1])
+        amount = _constant_of(cases[1])
         if amount is None or not 0 <= amount < 31:
             raise NotAffine("a shift by a value that varies")
         if name == "shift_left":
-            return [space.arithmetic("mul", [values[0], space.constant(1 << amount)])]
-        return [_floor_divide(values[0], 1 << amount, space)]
-    if name == "get":
-        return [_prefetched(eqn, values, space)]
+            return [space.arithmetic("mul", [cases[0], space.constant(1 << amount)])]
+        return [_floor_divide(cases[0], 1 << amount, space)]
     raise NotAffine("not an integer operation the analysis follows")
 
 
@@ -174,30 +183,30 @@ def _constant_of(value: Cases) -> int | None:
     return constant_value(found[0])
 
 
-def _prefetched(eqn: Any, values: list[Any], space: Space) -> Cases:
+def _prefetched(eqn: JaxprEqn, values: list[_Value], space: Space) -> Cases:
     ref = values[0]
     if not isinstance(ref, Ref):
         raise NotAffine("a read from a value that is not a prefetched array")
     indices = []
     for value in values[1:]:
-        texts = {_render(v) for _, v in value}
+        texts = {"..."} if isinstance(value, Ref) else {_render(v) for _, v in value}
         indices.append(texts.pop() if len(texts) == 1 else "...")
     where = f"[{', '.join(indices)}]" if indices else ""
     return space.unknown(f"scalar-prefetch operand {ref.number}{where}")
 
 
-def _render(value: Any) -> str:
+def _render(value: object) -> str:
     if isinstance(value, bool):
         return str(value)
     text = str(value).replace(" floordiv ", " // ").replace(" mod ", " % ")
     return re.sub(r"\bd(\d+)\b", lambda m: grid_index_name(int(m.group(1))), text)
 
 
-def _is_scalar(var: Any) -> bool:
+def _is_scalar(var: object) -> bool:
     return tuple(getattr(getattr(var, "aval", None), "shape", ())) == ()
 
 
-def _is_bool(value: Any) -> bool:
+def _is_bool(value: _Value) -> bool:
     return isinstance(value, tuple) and all(isinstance(v, bool) for _, v in value)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 RACE = "race"
 UNCOVERED = "uncovered-output"
@@ -77,7 +76,7 @@ class Finding:
         """``error`` or ``warning``."""
         return SEVERITIES[self.kind]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready."""
         return {
             "kind": self.kind,
@@ -107,7 +106,7 @@ class OperandReport:
     block_index_maps: tuple[str, ...]
     element_maps: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready."""
         return {
             "operand": self.label,
@@ -132,7 +131,7 @@ class CallReport:
     operands: tuple[OperandReport, ...]
     findings: tuple[Finding, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready."""
         return {
             "call": self.call,
@@ -177,7 +176,7 @@ class PallasReport:
         """The kinds found."""
         return {f.kind for f in self.findings}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready: the device, notes, calls (with operands, maps and findings) and a
         count of errors and warnings."""
         return {

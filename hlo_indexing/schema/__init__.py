@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from typing import Any
 
 
-def load_schema(file_name: str) -> dict[str, Any]:
+def load_schema(file_name: str) -> dict[str, object]:
     """The JSON Schema in ``file_name`` (a file of this package, e.g.
     ``"tilings.schema.json"``), parsed."""
     text = resources.files(__name__).joinpath(file_name).read_text(encoding="utf-8")
-    loaded: dict[str, Any] = json.loads(text)
+    loaded: dict[str, object] = json.loads(text)
     return loaded

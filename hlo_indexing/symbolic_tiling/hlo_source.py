@@ -8,16 +8,14 @@ public one, and each op is located at its instruction (``loc("name"(...))``).
 
 from __future__ import annotations
 
-from typing import Any
-
-from hlo_indexing.dialect_glue.bindings import OpLike, ir
+from hlo_indexing.dialect_glue.bindings import OpLike, SsaArgument, ir
 from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
 from hlo_indexing.dialect_glue.locations import location_name
 from hlo_indexing.errors import HloIndexingError
 
 
-def instruction_name(op: "OpLike | ir.BlockArgument[Any]") -> str:
+def instruction_name(op: "OpLike | SsaArgument") -> str:
     """The HLO instruction name an op (or a computation parameter) was imported from:
     the name of its location ``loc("name"(...))`` ('' for any other location, e.g. a
     bare file location ``loc("file":line:col)``)."""

@@ -29,7 +29,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -41,6 +41,13 @@ from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+
+if TYPE_CHECKING:  # jax is optional: only the pl.BlockSpec objects need it
+    import jax
+    from jax.experimental.pallas import BlockSpec as PallasBlockSpec
+
+    #: A grid or block index as Pallas passes it: a Python int, or a traced scalar.
+    GridIndex = int | jax.Array
 
 #: Names of the grid indices in the generated lambdas (``g6``, ``g7``, ... after these).
 INDEX_NAMES = ("i", "j", "k", "l", "m", "n")
@@ -146,9 +153,9 @@ class BlockIndexMap:
     ``floordiv`` and ``mod``). ``text`` is the same as a Python lambda."""
 
     text: str
-    results: tuple[Callable[[Sequence[Any]], Any], ...] = field(repr=False, compare=False)
+    results: tuple[Callable[[Sequence[GridIndex]], GridIndex], ...] = field(repr=False, compare=False)
 
-    def __call__(self, *indices: Any) -> tuple[Any, ...]:
+    def __call__(self, *indices: GridIndex) -> tuple[GridIndex, ...]:
         return tuple(result(indices) for result in self.results)
 
 
@@ -162,7 +169,7 @@ def block_index_map(spec: BlockSpec, names: Sequence[str]) -> BlockIndexMap:
     return BlockIndexMap(text, tuple(ax.fold(e, _leaf_function, _combined_function) for e in spec.index_map.results))
 
 
-def _leaf_function(node: ir.AffineExpr) -> Callable[[Sequence[Any]], Any]:
+def _leaf_function(node: ir.AffineExpr) -> Callable[[Sequence[GridIndex]], GridIndex]:
     """A constant, or grid index ``d_k`` (:func:`python_expr` refused symbols)."""
     if isinstance(node, ax.Const):
         value = int(node.value)
@@ -172,14 +179,14 @@ def _leaf_function(node: ir.AffineExpr) -> Callable[[Sequence[Any]], Any]:
 
 
 def _combined_function(
-    node: ir.AffineExpr, lhs: Callable[[Sequence[Any]], Any], rhs: Callable[[Sequence[Any]], Any]
-) -> Callable[[Sequence[Any]], Any]:
+    node: ir.AffineExpr, lhs: Callable[[Sequence[GridIndex]], GridIndex], rhs: Callable[[Sequence[GridIndex]], GridIndex]
+) -> Callable[[Sequence[GridIndex]], GridIndex]:
     """``lhs op rhs`` (:func:`python_expr` refused ``ceildiv``)."""
     operation = _OPERATIONS[type(node)]
     return lambda indices: operation(lhs(indices), rhs(indices))
 
 
-_OPERATIONS: dict[type, Callable[[Any, Any], Any]] = {
+_OPERATIONS: dict[type, Callable[[GridIndex, GridIndex], GridIndex]] = {
     ax.Add: operator.add,
     ax.Mul: operator.mul,
     ax.FloorDiv: operator.floordiv,
@@ -211,23 +218,23 @@ class PallasBlockSpecs:
         return self.tiling.grid
 
     @property
-    def in_specs(self) -> list[Any]:
+    def in_specs(self) -> list[PallasBlockSpec]:
         """A ``pl.BlockSpec`` per fusion parameter read, in parameter order."""
         return [_pallas_block_spec(s, m, self.smem_scalars) for s, m in zip(self.tiling.in_specs, self.in_index_maps)]
 
     @property
-    def out_specs(self) -> Any:
+    def out_specs(self) -> PallasBlockSpec | list[PallasBlockSpec]:
         """The output's ``pl.BlockSpec``, or a list of them for several outputs."""
         specs = [_pallas_block_spec(s, m, self.smem_scalars) for s, m in zip(self.tiling.out_specs, self.out_index_maps)]
         return specs[0] if len(specs) == 1 else specs
 
-    def pallas_call_arguments(self) -> dict[str, Any]:
+    def pallas_call_arguments(self) -> dict[str, object]:
         """``grid``, ``in_specs`` and ``out_specs``, the keyword arguments of
         ``pl.pallas_call`` they fill."""
         return {"grid": self.grid, "in_specs": self.in_specs, "out_specs": self.out_specs}
 
 
-def _pallas_block_spec(spec: BlockSpec, index_map: BlockIndexMap, smem_scalars: bool) -> Any:
+def _pallas_block_spec(spec: BlockSpec, index_map: BlockIndexMap, smem_scalars: bool) -> PallasBlockSpec:
     try:
         from jax.experimental.pallas import BlockSpec as PallasBlockSpec, tpu as pltpu  # optional: only the objects need jax
     except ImportError as exc:

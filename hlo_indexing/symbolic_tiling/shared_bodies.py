@@ -37,10 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
 
 from hlo_indexing.layout.attributes import LayoutLike
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import SsaValue, ir
 from hlo_indexing.dialect_glue.op_attrs import attribute_key
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
 from hlo_indexing.limits import MAX_PROGRAMS, MAX_TILED_NODES
@@ -57,10 +56,6 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     analyze_fusion,
 )
 
-if TYPE_CHECKING:
-    SsaValue = ir.Value[Any]
-else:
-    SsaValue = ir.Value
 
 #: The structure of a computation's body (see :func:`body_key`).
 BodyKey = tuple[object, ...]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import SsaValue, ir
 from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.errors import TilingError
 from hlo_indexing.maps import affine_expr as ax
@@ -24,7 +24,6 @@ from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
-    SsaValue,
     TiledFusion,
     TiledNode,
     TilingParameter,

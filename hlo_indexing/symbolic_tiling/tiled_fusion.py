@@ -27,12 +27,11 @@ import itertools
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.dialect_glue import op_attrs
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import SsaArgument, SsaValue, ir
 from hlo_indexing.dialect_glue.hlo_text import SCALED_DOT_TARGET
 from hlo_indexing.errors import HloIndexingError, TilingError
 from hlo_indexing.limits import MAX_TILED_NODES
@@ -46,11 +45,6 @@ from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
 from hlo_indexing.symbolic_tiling.time_budget import check_time
 
-# An SSA value of any type (generic in the bindings' stubs, not at run time).
-if TYPE_CHECKING:
-    SsaValue = ir.Value[Any]
-else:
-    SsaValue = ir.Value
 
 #: XLA's opcodes of the dots (their contracting dimensions become tiling parameters); a
 #: ``scaled-dot`` is imported as a custom call to ``hlo_text.SCALED_DOT_TARGET``.
@@ -139,7 +133,7 @@ def _name_of(value: SsaValue) -> str:
 def _name(value: SsaValue, owner: ir.Operation | None) -> str:
     """The instruction name of ``value``, whose :func:`defining_op` is ``owner``."""
     if owner is None:
-        argument: "ir.BlockArgument[Any]" = ir.BlockArgument(value)
+        argument: SsaArgument = ir.BlockArgument(value)
         name = instruction_name(argument)
         fusion = argument.owner.owner
         if name and fusion is not None and fusion.name == "mhlo.fusion" and name == instruction_name(fusion):

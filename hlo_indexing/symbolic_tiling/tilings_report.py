@@ -24,9 +24,9 @@ import difflib
 import os
 import re
 from collections.abc import Sequence
+from typing import NotRequired, TypedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
@@ -61,17 +61,38 @@ def parameters_text(fusion: TiledFusion) -> list[str]:
     ]
 
 
+class ComputationEntry(TypedDict):
+    """One computation of the tilings JSON document (``computations`` of
+    ``hlo_indexing/schema/tilings.schema.json``)."""
+
+    name: str
+    kind: str
+    location: str
+    used_in: list[str]
+    failure: str | None
+    error: str | None
+    parameters: list[dict[str, object]]
+    valid_tilings: int
+    fitting: int
+    skipped: int
+    capped: int
+    #: The ranked tilings (the device report moves them after its ranking's counts).
+    tilings: NotRequired[list[dict[str, object]]]
+    #: Set by the device-ranked report (:mod:`hlo_indexing.cost_model.device_report`).
+    device_ranking: NotRequired[dict[str, object]]
+
+
 #: The ``schema`` field of the tilings JSON document (``hlo_indexing/schema/tilings.schema.json``).
 TILINGS_SCHEMA_ID = "hlo-indexing/tilings/1"
 TILINGS_SCHEMA_FILE = "tilings.schema.json"
 
 
-def tilings_schema() -> dict[str, Any]:
+def tilings_schema() -> dict[str, object]:
     """The JSON Schema of the tilings document (shipped as package data, :mod:`hlo_indexing.schema`)."""
     return load_schema(TILINGS_SCHEMA_FILE)
 
 
-def tilings_document(budget_bytes: int, computations_json: list[dict[str, Any]]) -> dict[str, Any]:
+def tilings_document(budget_bytes: int, computations_json: Sequence[ComputationEntry]) -> dict[str, object]:
     """The JSON document of ``hlo-print-tilings{format=json}``: the schema id, the
     budget and one entry per computation (:func:`computation_tilings`)."""
     return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "computations": computations_json}
@@ -87,7 +108,7 @@ def module_tilings(
     max_nodes: int = MAX_TILED_NODES,
     fusion_seconds: float = FUSION_SECONDS,
     prove: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation or ``ir.Module``, or what :func:`~hlo_indexing.dialect_glue.parsing.parse_module`
     reads: MLIR or HLO text, a path), as ``hlo-print-tilings{format=json}`` prints it; valid
@@ -235,7 +256,7 @@ def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
     memo: TilingMemo | None = None, max_programs: int = MAX_PROGRAMS, max_nodes: int = MAX_TILED_NODES,
     seconds: float = FUSION_SECONDS, used_in: Sequence[str] = (), prove: bool = False,
-) -> tuple[dict[str, Any], list[Footprint], str]:
+) -> tuple[ComputationEntry, list[Footprint], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     footprints (with their exactness) and what the ranking left out, in words
     (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
@@ -254,13 +275,13 @@ def computation_tilings(
 
 def computation_entry(
     label: str, op: "ir.Operation", memo: TilingMemo, *, max_nodes: int = MAX_TILED_NODES, used_in: Sequence[str] = (),
-) -> tuple[dict[str, Any], TiledFusion | None]:
+) -> tuple[ComputationEntry, TiledFusion | None]:
     """A computation's entry of the tilings document without its tilings, and its
     analysis (None, with ``failure`` or ``error`` set, when it cannot be tiled);
     ``max_nodes`` and ``used_in`` as :func:`computation_tilings`. The device-ranked
     report (:mod:`hlo_indexing.cost_model.device_report`) starts from it too."""
     where = location_of(op.location)
-    entry: dict[str, Any] = {
+    entry: ComputationEntry = {
         "name": label,
         "kind": op.name,
         "location": str(where) if where is not None else str(op.location),
@@ -292,7 +313,7 @@ def computation_entry(
 def _computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo,
     max_programs: int, max_nodes: int, used_in: Sequence[str], prove: bool,
-) -> tuple[dict[str, Any], list[Footprint], str]:
+) -> tuple[ComputationEntry, list[Footprint], str]:
     entry, fusion = computation_entry(label, op, memo, max_nodes=max_nodes, used_in=used_in)
     if fusion is None:
         return entry, [], ""
@@ -308,7 +329,7 @@ def _computation_tilings(
     entry["skipped"] = ranking.skipped
     entry["capped"] = ranking.capped
     for rank, footprint in enumerate(ranked, 1):
-        tiling: dict[str, Any] = {"rank": rank, **footprint.to_json()}
+        tiling: dict[str, object] = {"rank": rank, **footprint.to_json()}
         if blockspecs:
             tiling["pallas"] = pallas_json(fusion, footprint.tile_sizes, memo)
         entry["tilings"].append(tiling)

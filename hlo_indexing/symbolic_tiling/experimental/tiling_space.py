@@ -60,11 +60,6 @@ class TilingSpace:
         """Number of dimensions."""
         return len(self.dimensions)
 
-    @property
-    def is_symbolic(self) -> bool:
-        """True until tile sizes are assigned."""
-        return any(d.tile_size is None for d in self.dimensions)
-
     def dimension(self, hlo: Instruction, position: int) -> DimensionInfo:
         """The dimension created for ``hlo`` at ``position`` (KeyError if none)."""
         for d in self.dimensions:

@@ -1,0 +1,83 @@
+"""Helpers shared by the tests.
+
+:func:`evaluate_affine` is the tests' own evaluator of ``ir.AffineExpr`` trees, written
+independently of the library's (:mod:`hlo_indexing.maps.affine_expr`) so that a test
+comparing a map with a brute-force evaluation does not check the library against itself.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import numpy as np
+
+from hlo_indexing.dialect_glue.bindings import ir
+
+#: Python ints, or numpy integer arrays (evaluated elementwise, broadcasting).
+Value = TypeVar("Value", int, np.ndarray)
+
+
+def evaluate_affine(expr: ir.AffineExpr, dims: list[Value] | tuple[Value, ...], symbols: list[Value] | tuple[Value, ...]) -> Value:
+    """The value of ``expr`` with ``d_i = dims[i]`` and ``s_j = symbols[j]``: MLIR's
+    semantics (``floordiv`` and ``mod`` round towards minus infinity, ``ceildiv`` up,
+    ``a mod b = a - b * (a floordiv b)``). A constant is a Python int (numpy broadcasts
+    it). ``ZeroDivisionError`` names the expression when a divisor is 0."""
+    expr = expr.maybe_downcast()
+    if isinstance(expr, ir.AffineConstantExpr):
+        return expr.value
+    if isinstance(expr, ir.AffineDimExpr):
+        return dims[expr.position]
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return symbols[expr.position]
+    a, b = evaluate_affine(expr.lhs, dims, symbols), evaluate_affine(expr.rhs, dims, symbols)
+    if isinstance(expr, ir.AffineAddExpr):
+        return a + b
+    if isinstance(expr, ir.AffineMulExpr):
+        return a * b
+    if np.any(np.asarray(b) == 0):
+        raise ZeroDivisionError(f"a divisor of {expr} is 0")
+    quotient = a // b
+    if isinstance(expr, ir.AffineFloorDivExpr):
+        return quotient
+    if isinstance(expr, ir.AffineCeilDivExpr):
+        return -((-a) // b)
+    assert isinstance(expr, ir.AffineModExpr), f"unknown affine expression kind: {expr}"
+    return a - b * quotient
+
+
+#: A test-built expression tree: ``("d", i)``, ``("s", j)``, ``("c", value)`` or
+#: ``(op, lhs, rhs)`` with ``op`` one of ``+ * floordiv mod`` (the random-map tests build
+#: them, print them as map text and evaluate them as the oracle).
+Tree = tuple
+
+
+def evaluate_tree(tree: Tree, dims: list[Value] | tuple[Value, ...], symbols: list[Value] | tuple[Value, ...]) -> Value:
+    """The value of ``tree`` with ``d_i = dims[i]`` and ``s_j = symbols[j]`` (floor
+    semantics for ``floordiv`` and ``mod``); a constant is a Python int."""
+    kind = tree[0]
+    if kind == "d":
+        return dims[tree[1]]
+    if kind == "s":
+        return symbols[tree[1]]
+    if kind == "c":
+        return tree[1]
+    a, b = evaluate_tree(tree[1], dims, symbols), evaluate_tree(tree[2], dims, symbols)
+    if kind == "+":
+        return a + b
+    if kind == "*":
+        return a * b
+    quotient = a // b
+    if kind == "floordiv":
+        return quotient
+    assert kind == "mod", f"unknown tree operation: {kind}"
+    return a - b * quotient
+
+
+def tree_text(tree: Tree) -> str:
+    """``tree`` in the map text syntax (parenthesised at every operation)."""
+    kind = tree[0]
+    if kind in ("d", "s"):
+        return f"{kind}{tree[1]}"
+    if kind == "c":
+        return str(tree[1])
+    return f"({tree_text(tree[1])} {kind} {tree_text(tree[2])})"
