@@ -278,14 +278,16 @@ _SERVER = _Server()
 def run_isolated(
     function: Callable[..., _T], *args: object, what: str, location: SourceLocation | None = None,
     limit: str = "HLO_PARSE_SECONDS", fork: bool = True,
-) -> _T: ...
+) -> _T:
+    """A callable run isolated gives back its own result type."""
 
 
 @overload
 def run_isolated(
     function: str, *args: object, what: str, location: SourceLocation | None = None,
     limit: str = "HLO_PARSE_SECONDS", fork: bool = True,
-) -> object: ...
+) -> object:
+    """A ``"module:qualname"`` target run isolated gives back an object of unknown type."""
 
 
 def run_isolated(
