@@ -59,9 +59,11 @@ def layout_of_value(value: SsaValue) -> str | None:
             return layout_of_value(parent.operands[ir.BlockArgument(value).arg_number])
         return None
     op = owner.operation if hasattr(owner, "operation") else owner
-    if LAYOUT_ATTRIBUTE not in op.attributes:
+    try:
+        attribute = op.attributes[LAYOUT_ATTRIBUTE]  # one read of the attributes through the bindings
+    except KeyError:
         return None
-    return _layout_attr(op.attributes[LAYOUT_ATTRIBUTE], ir.OpResult(value).result_number)
+    return _layout_attr(attribute, ir.OpResult(value).result_number)
 
 
 def declared_layouts(op: OpLike) -> tuple[list[str | None], list[str | None]]:

@@ -20,8 +20,8 @@ the walk; a value from outside the body by its type). Instruction names (locatio
 not part of it: the rebinding reads them from the other computation. A computation
 that cannot be tiled is analysed by itself (its reason names its own instructions).
 Keys are compared only between computations with the same argument and output types
-(their :func:`outline`, cheap to read): a computation alone with its outline is never
-walked for its key.
+and op count (their :func:`outline`, cheap to read): a computation alone with its
+outline is never walked for its key.
 
 A memo holds the values and operations of the module it was used on: make one per run
 over a module and drop it with that run. Example::
@@ -108,15 +108,18 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
 
 def outline(computation: ir.Operation | ir.Region) -> tuple[object, ...]:
     """The types of a computation's arguments and outputs (its entry block's arguments
-    and its terminator's operands): equal for computations with equal
-    :func:`body_key`."""
+    and its terminator's operands) and the number of ops of its entry block: equal for
+    computations with equal :func:`body_key`. Tells apart most computations of different
+    bodies without walking them (the fusions of a training step's residual gradient
+    differ in their op counts)."""
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     if not region.blocks:
         return ()
     block = region.blocks[0]
     operations = block.operations
-    outputs = operations[len(operations) - 1].operands if len(operations) else ()
-    return tuple(argument.type for argument in block.arguments), tuple(value.type for value in outputs)
+    count = len(operations)
+    outputs = operations[count - 1].operands if count else ()
+    return tuple(argument.type for argument in block.arguments), tuple(value.type for value in outputs), count
 
 
 @dataclass

@@ -339,8 +339,8 @@ def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
 
 
 def _outputs(block: ir.Block) -> list[SsaValue]:
-    terminator = list(block.operations)[-1]
-    return list(terminator.operands)
+    operations = block.operations
+    return list(operations[len(operations) - 1].operands)
 
 
 class _Failure(Exception):
@@ -473,7 +473,8 @@ class _Builder:
     def _visit(
         self, value: SsaValue, indexing: IndexingMap, hidden: tuple[int, ...], region: tuple[tuple[int, int], ...] = ()
     ) -> TiledNode:
-        value = self.substitutions.get(value, value)
+        if self.substitutions:
+            value = self.substitutions.get(value, value)
         key = (value, indexing, hidden, region)
         found = self.nodes.get(key)
         if found is not None:
@@ -503,13 +504,17 @@ class _Builder:
         node = TiledNode(value, name, opcode, indexing, tile, hidden, region, len(self.nodes))
         self.nodes[key] = node
         if op is not None and opcode not in LEAF_OPS:
+            shape = elementwise_shape(op)
+            if shape is not None:  # every operand read through the identity: one map for all
+                operand_map = self._simplify(compose(indexing, self._identity(shape, op.context)))
+                for operand in op.operands:
+                    node.operands.append(self._visit(operand, operand_map, hidden, region))
+                self.order.append(node)
+                return node
             result_index = ir.OpResult(value).result_number
             try:
-                shape = elementwise_shape(op)
                 operand_map_sets: list[Collection[IndexingMap]]
-                if shape is not None:  # every operand read through the identity
-                    operand_map_sets = [(self._identity(shape, op.context),)] * len(op.operands)
-                elif opcode == "fusion":
+                if opcode == "fusion":
                     operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
                 else:
                     operand_map_sets = list(output_to_input_indexing(op, result_index, simplify=False).maps)
