@@ -48,12 +48,15 @@ def _value_attr(func: ir.Operation, key: str, index: int) -> str | None:
 
 
 def layout_of_value(value: SsaValue) -> str | None:
-    """The ``hlo_indexing.layout`` of a func argument or an op result, if written."""
+    """The ``hlo_indexing.layout`` of a func argument or an op result, if written (for an
+    argument of an ``mhlo.fusion`` region: its operand's)."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         parent = owner.owner.operation
         if parent.name == "func.func":
             return _value_attr(parent, "arg_attrs", ir.BlockArgument(value).arg_number)
+        if parent.name == "mhlo.fusion":
+            return layout_of_value(parent.operands[ir.BlockArgument(value).arg_number])
         return None
     op = owner.operation if hasattr(owner, "operation") else owner
     try:

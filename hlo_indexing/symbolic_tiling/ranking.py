@@ -199,7 +199,7 @@ class _FromTables:
                 element_bytes=reader.element_bytes,
                 unit_bytes=unit_bytes,
                 tile_sizes=tuple(ax.evaluate(e, list(sizes), []) for e in tile.sizes),
-                tile_strides=tuple(ax.evaluate(e, list(sizes), []) for e in tile.strides),
+                tile_strides=tuple(ax.evaluate(e, tile.clamped(sizes), []) for e in tile.strides),
                 bytes_per_tile=int(counts.units_max[i]) * unit_bytes,
                 bytes_moved=int(counts.units_sum[i]) * unit_bytes,
                 useful_bytes=int(counts.elements_sum[i]) * reader.element_bytes,

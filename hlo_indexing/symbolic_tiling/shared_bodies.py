@@ -154,7 +154,7 @@ class TilingMemo:
         self._counts = CountsCache()
         # Per body and tile sizes: its tiled computation, exactness, BlockSpecs (or why not).
         self._tiled: dict[tuple[int, tuple[int, ...]], TiledComputation] = {}
-        self._exactness: dict[tuple[int, tuple[int, ...]], TilingExactness] = {}
+        self._exactness: dict[tuple[int, tuple[int, ...], bool], TilingExactness] = {}
         self._blockspecs: dict[tuple[int, tuple[int, ...]], PallasBlockSpecs | NotABlockError] = {}
         # The counts of one operand, shared by every operand read through the same maps and tiles.
         self._operand_counts: dict[OperandKey, OperandExactness] = {}
@@ -226,16 +226,17 @@ class TilingMemo:
             self._rankings[key] = ranking
         return ranking if fusion is shared.fusion else ranking.rebound(nodes)
 
-    def exactness(self, fusion: TiledFusion, tile_sizes: Sequence[int]) -> TilingExactness:
+    def exactness(self, fusion: TiledFusion, tile_sizes: Sequence[int], *, prove: bool = False) -> TilingExactness:
         """:func:`~.exactness.tiling_exactness` of ``fusion`` (an analysis from
         :meth:`analyze`; any other is computed by itself), computed once per body and
-        tile sizes and named after ``fusion``'s parameters. Raises as it does."""
+        tile sizes and named after ``fusion``'s parameters; ``prove``: proven by isl too.
+        Raises as it does."""
         shared, names = self._shared(fusion)
         key = (id(shared), tuple(tile_sizes))
-        found = self._exactness.get(key)
+        found = self._exactness.get((*key, prove))
         if found is None:
-            found = self._exactness[key] = computation_exactness(
-                shared, self._tiled_computation(shared, key), counts=self._operand_counts
+            found = self._exactness[(*key, prove)] = computation_exactness(
+                shared, self._tiled_computation(shared, key), counts=self._operand_counts, prove=prove
             )
         if names is None:
             return found
