@@ -3,7 +3,12 @@
 Inputs: the ``simplify`` records of XLA's conformance corpus (``input`` texts that parse)
 and seeded random maps (sums, products, floordiv and mod by constants over 1-3 dims and
 0-2 symbols, half of them with a constraint). The simplifier itself
-(``IndexingMap.simplify``) is timed cold (the map memo cleared first). Example::
+(``IndexingMap.simplify``) is timed cold (the map memo cleared first).
+With ``islpy`` installed, so is the proof that each simplified map has its input's
+relation (:func:`hlo_indexing.maps.exact.prove_equal`, wall-clock: isl runs in the
+isolation server, warmed up first): ``prove_ms_per_map``, ``prove_ratio`` (proof time /
+parse time) and ``proven`` (how many proofs held; the others were not run, past
+``limits.PROOF_SECONDS`` or outside Presburger arithmetic), None without islpy. Example::
 
     record = measure(random_map_texts(200, seed=0), repeat=3)
     record["maps_per_s"], record["ratio"]     # ratio: simplify time / parse time
@@ -20,6 +25,7 @@ from bench_analysis import best_of, clear_caches
 
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.maps.exact import isl_available, prove_equal
 from hlo_indexing.maps.indexing_map import IndexingMap
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "xla_indexing" / "cases.jsonl"  # ../shared beside the clone
@@ -79,10 +85,19 @@ def measure(texts: list[str], repeat: int = 3) -> dict[str, Any]:
         maps: list[IndexingMap] = []
         parse_s = best_of(lambda: maps.__setitem__(slice(None), [IndexingMap.parse(t) for t in texts]), repeat)
         simplify_s = best_of(lambda: (clear_caches(), [m.simplify() for m in maps]), repeat)
+        proven = prove_s = None
+        if isl_available() and maps:
+            pairs = [(m, m.simplify()) for m in maps]
+            proofs = [prove_equal(m, simplified) for m, simplified in pairs]  # starts isl's server
+            proven = sum(bool(p.holds) for p in proofs)
+            prove_s = best_of(lambda: [prove_equal(m, simplified) for m, simplified in pairs], repeat)
     return {
         "maps": len(texts),
         "parse_s": parse_s,
         "simplify_s": simplify_s,
         "maps_per_s": len(texts) / simplify_s if simplify_s else float("inf"),
         "ratio": simplify_s / parse_s,
+        "prove_ms_per_map": None if prove_s is None else 1000 * prove_s / len(texts),
+        "prove_ratio": None if prove_s is None else prove_s / parse_s,
+        "proven": proven,
     }

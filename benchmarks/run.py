@@ -373,8 +373,11 @@ def markdown(record: dict) -> str:
     )
     parts.append(
         table(
-            ["simplifier inputs", "maps", "maps simplified / s", "parse s", "simplify s", "ratio simplify/parse"],
-            [[r["inputs"], r["maps"], r["maps_per_s"], r["parse_s"], r["simplify_s"], r["ratio"]] for r in record["simplifier"]],
+            ["simplifier inputs", "maps", "maps simplified / s", "parse s", "simplify s", "ratio simplify/parse",
+             "isl proof ms / map", "ratio proof/parse", "proven"],
+            [[r["inputs"], r["maps"], r["maps_per_s"], r["parse_s"], r["simplify_s"], r["ratio"],
+              *("-" if r.get(k) is None else r[k] for k in ("prove_ms_per_map", "prove_ratio", "proven"))]
+             for r in record["simplifier"]],
         )
     )
     parts.append(

@@ -1,20 +1,26 @@
 """Semantic comparison of indexing maps for the conformance runner
 (:mod:`conformance`): two maps agree when their relations ``{(d, f(d, s))}``
-are equal by enumeration (symbols projected out), on sampled dimension points when the
-domain is large; a set of maps per operand is compared as a set of relations,
-order-insensitive. A mismatch raises :class:`CaseFailure`, whose message says where.
+are equal (symbols projected out): proven by isl when ``islpy`` is installed
+(:mod:`hlo_indexing.maps.exact`, whatever the domain's size), else by enumeration, on
+sampled dimension points when the domain is large; a set of maps per operand is
+compared as a set of relations, order-insensitive. A mismatch raises
+:class:`CaseFailure`, whose message says where. :data:`METHODS` counts how each
+comparison was decided.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
 from hlo_indexing.errors import DomainTooLargeError
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.exact import prove_equal
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.minmax import ClampedMap, parse_clamped_map
 from hlo_indexing.maps.interval import Interval
 
 # Above this many points a map is compared on sampled dimension points instead.
@@ -22,6 +28,11 @@ FULL_ENUMERATION_LIMIT = 200_000
 SAMPLED_POINTS = 16
 POINTWISE_SAMPLES = 20_000
 PER_POINT_LIMIT = 200_000
+
+
+#: How many comparisons each method decided: "isl" (proven or disproven), "enumeration"
+#: (every point), "sampled" (dimension points sampled: not a proof).
+METHODS: Counter[str] = Counter()
 
 
 class CaseFailure(Exception):
@@ -36,6 +47,8 @@ def parse_map(text: str) -> IndexingMap:
     stripped = " ".join(text.split())
     if stripped in ("UNDEFINED", "unknown indexing"):
         return IndexingMap.undefined("expected by XLA")
+    if "min(" in stripped or "max(" in stripped:
+        return parse_clamped_map(text)  # type: ignore[return-value]  # a ClampedMap: see relation_difference
     return IndexingMap.parse(text, allow_empty_ranges=True)
 
 
@@ -48,7 +61,11 @@ def relation_difference(ours: IndexingMap, expected: IndexingMap, rng: random.Ra
     """'' when both maps have the same relation, else a description of a difference.
 
     Small domains are enumerated in full; larger ones on ``SAMPLED_POINTS`` random
-    dimension points (plus the box corners), each enumerated over its symbols."""
+    dimension points (plus the box corners), each enumerated over its symbols. A map
+    with min/max (:class:`~hlo_indexing.maps.minmax.ClampedMap`) is compared through
+    its pieces."""
+    if isinstance(ours, ClampedMap) or isinstance(expected, ClampedMap):
+        return _clamped_difference(ours, expected)
     if expected.is_undefined or ours.is_undefined:
         if expected.is_undefined and ours.is_undefined:
             return ""
@@ -62,10 +79,18 @@ def relation_difference(ours: IndexingMap, expected: IndexingMap, rng: random.Ra
             f"arity differs: ours {ours.num_dims} dims -> {ours.num_results} results, "
             f"expected {expected.num_dims} -> {expected.num_results}"
         )
+    proof = prove_equal(ours, expected)
+    if proof.ran:
+        METHODS["isl"] += 1
+        return "" if proof.holds else f"relation differs (isl: {proof})"
+    if max(ours.domain_size(), expected.domain_size()) <= FULL_ENUMERATION_LIMIT:
+        METHODS["enumeration"] += 1
+        if _pointwise_equal(ours, expected, rng):
+            return ""
+        return _describe(ours.relation(FULL_ENUMERATION_LIMIT), expected.relation(FULL_ENUMERATION_LIMIT))
+    METHODS["sampled"] += 1
     if _pointwise_equal(ours, expected, rng):
         return ""
-    if max(ours.domain_size(), expected.domain_size()) <= FULL_ENUMERATION_LIMIT:
-        return _describe(ours.relation(FULL_ENUMERATION_LIMIT), expected.relation(FULL_ENUMERATION_LIMIT))
     box = [
         Interval(min(a.lower, b.lower), max(a.upper, b.upper))
         for a, b in zip(ours.dim_ranges, expected.dim_ranges)
@@ -83,6 +108,22 @@ def relation_difference(ours: IndexingMap, expected: IndexingMap, rng: random.Ra
         if mismatch:
             return f"at dims {point}: {mismatch}"
     return ""
+
+
+def _clamped_difference(ours: "IndexingMap | ClampedMap", expected: "IndexingMap | ClampedMap") -> str:
+    """'' when the relations are equal (isl, else every point of the pieces)."""
+    if (ours.num_dims, ours.num_results) != (expected.num_dims, expected.num_results):
+        return f"arity differs: ours {ours.num_dims} -> {ours.num_results}, expected {expected.num_dims} -> {expected.num_results}"
+    proof = prove_equal(ours, expected)
+    if proof.ran:
+        METHODS["isl"] += 1
+        return "" if proof.holds else f"relation differs (isl: {proof})"
+    METHODS["enumeration"] += 1
+
+    def relation(m: "IndexingMap | ClampedMap") -> set:
+        return m.relation(FULL_ENUMERATION_LIMIT)
+
+    return _describe(relation(ours), relation(expected))
 
 
 def _pointwise_equal(ours: IndexingMap, expected: IndexingMap, rng: random.Random) -> bool:

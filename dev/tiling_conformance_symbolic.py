@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, symbolic_tile
 
@@ -45,7 +46,8 @@ _keep_alive: list[object] = []
 
 def check_symbolic_tile(record: dict) -> Result:
     """Compare our symbolic tile with XLA's at every ``evaluations`` vector."""
-    tile = symbolic_tile(_tiled_map(record))
+    tiled_map = _tiled_map(record)
+    tile = symbolic_tile(tiled_map)
     expected = record.get("expected")
     if expected is None:
         if isinstance(tile, NotATile):
@@ -58,15 +60,40 @@ def check_symbolic_tile(record: dict) -> Result:
         xla = [(v["lo"], v["hi"]) for v in expected["rt_vars"]]
         if ours != xla:
             return "fail", f"runtime variable bounds {ours}, XLA {xla}"
-    return _compare_evaluations(tile, record.get("evaluations", []))
+    return _compare_evaluations(tile, record.get("evaluations", []), tiled_map)
 
 
-def _compare_evaluations(tile: SymbolicTile, evaluations: list[dict]) -> Result:
+def _xla_tile_misses(m: IndexingMap, entry: dict) -> str:
+    """An element the map reads from the tile at offset 0 of ``entry``'s sizes that XLA's
+    tile (``entry``'s offsets, sizes and strides) lacks, as text; '' when it has all."""
+    sizes = entry["tile_sizes"]
+    dims = [Variable(Interval(r.lower, min(r.upper, r.lower + t - 1)), v.name, v.origin)
+            for r, t, v in zip(m.dim_ranges, sizes, m.dim_vars)]
+    rt = entry.get("rt_var_values", [])
+    runtime = [Variable(Interval(value, value), v.name, v.origin) for value, v in zip(rt, m.runtime_vars)] or None
+    _, images = m.replace(dims=dims, runtimes=runtime).enumerate()
+    axes = [{o + k * s for k in range(n)} for o, n, s in zip(entry["offsets"], entry["sizes"], entry["strides"])]
+    for element in images.tolist():
+        if any(value not in axis for value, axis in zip(element, axes)):
+            return f"at tile sizes {sizes} the map reads {tuple(element)}, outside XLA's tile"
+    return ""
+
+
+def _compare_evaluations(tile: SymbolicTile, evaluations: list[dict], m: IndexingMap) -> Result:
+    """Equal constraints and, where they hold, equal tiles. Where XLA's constraints hold
+    and ours do not, XLA's tile must miss an element the map reads (XLA drops the
+    constraints of a term under a constant factor, e.g. the mod of a split reshape after
+    a reverse): a documented difference, checked at every such vector."""
+    misses = []
     for entry in evaluations:
         sizes = entry["tile_sizes"]
         holds = tile.satisfies_constraints(sizes)
         if holds != entry["constraints_hold"]:
-            return "fail", f"at tile sizes {sizes}: constraints hold = {holds}, XLA: {entry['constraints_hold']} (ours: {tile.constraints})"
+            missed = "" if holds else _xla_tile_misses(m, entry)
+            if not missed:
+                return "fail", f"at tile sizes {sizes}: constraints hold = {holds}, XLA: {entry['constraints_hold']} (ours: {tile.constraints})"
+            misses.append(missed)
+            continue
         if not holds:
             continue
         offsets, got_sizes, strides = tile.evaluate(sizes, entry.get("rt_var_values", ()))
@@ -78,6 +105,9 @@ def _compare_evaluations(tile: SymbolicTile, evaluations: list[dict]) -> Result:
         # offset + stride * iota(1) are the same set for every stride.
         if any(a != b and n > 1 for a, b, n in zip(strides, entry["strides"], got_sizes)):
             return "fail", f"at tile sizes {sizes}: strides {list(strides)}, XLA {entry['strides']}"
+    if misses:
+        return "skip", (f"documented difference, checked: XLA's tile has no constraint where ours has ({tile.constraints}); "
+                        f"there it is wrong: {misses[0]} ({len(misses)} such tile sizes); elsewhere the tiles agree")
     return "pass", f"{len(evaluations)} evaluations agree"
 
 

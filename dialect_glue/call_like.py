@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.locations import located, location_name, source_order_key
@@ -136,9 +137,40 @@ def is_scalar_helper(func: ir.Operation) -> bool:
 CAPTURING_OPS = frozenset({"stablehlo.case", "stablehlo.if", "mhlo.case", "mhlo.if"})
 
 
+#: The answers of :func:`captured_values` per operation while :func:`remembered_captures`
+#: is active (None: not active).
+_remembered: dict[ir.Operation, tuple[ir.Value, ...]] | None = None
+
+
+@contextmanager
+def remembered_captures() -> Iterator[None]:
+    """Within: :func:`captured_values` computes its answer once per operation (for an
+    analysis of one module that does not change meanwhile; nested uses share the
+    outermost's answers). The walk over an op's regions is what makes it costly, and
+    analyses ask again for every result and every use of a ``case`` or ``while``."""
+    global _remembered
+    if _remembered is not None:
+        yield
+        return
+    _remembered = {}
+    try:
+        yield
+    finally:
+        _remembered = None
+
+
 def captured_values(op: OpLike) -> list[ir.Value]:
     """Values used inside ``op``'s regions but defined outside them, in order of first use."""
     operation = op.operation
+    if _remembered is None:
+        return _captured_values(operation)
+    found = _remembered.get(operation)
+    if found is None:
+        found = _remembered[operation] = tuple(_captured_values(operation))
+    return list(found)
+
+
+def _captured_values(operation: ir.Operation) -> list[ir.Value]:
     defined: set[ir.Value] = set()
     used: list[ir.Value] = []
 

@@ -21,6 +21,10 @@ What this importer adds, because the translator loses or refuses it:
 * backend configs: an instruction's ``backend_config={...}`` as written (XLA's GPU
   backend keeps there, e.g., a Triton fusion's ``block_level_fusion_config`` and a dot's
   tile ``sizes``) becomes the string attribute ``hlo_indexing.backend_config`` on its op;
+* scaled dots: the translator has none; a ``scaled-dot`` is translated as a custom call
+  to ``hlo_text.SCALED_DOT_TARGET`` with the same operands, its dimension numbers in the
+  call's ``backend_config`` (:func:`~.hlo_text.scaled_dots_as_custom_calls`), whose
+  indexing rule is :func:`hlo_indexing.ops.contraction.scaled_dot_output_to_input`;
 * locations: each op, argument and function is located at its instruction in the text,
   as ``loc("<name as written>"("<file>":line:col))``, so diagnostics point into the HLO
   file and users find ``%fusion.3`` by name.
@@ -49,6 +53,7 @@ from hlo_indexing.dialect_glue.hlo_text import (
     HloInstruction,
     has_hlo_header,
     prepare_for_translation,
+    scaled_dots_as_custom_calls,
     scan_hlo_text,
 )
 from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
@@ -209,6 +214,8 @@ def _parse_and_translate(text: str) -> tuple[Names, bytes]:
         hlo_module = entry.parse_text(_with_header(text)[0])
         stripped, changed = prepare_for_translation(text)
         translatable = entry.parse_text(_with_header(stripped)[0]) if changed else hlo_module
+        if any(i.opcode.name == "kScaledDot" for c in translatable.computations() for i in c.instructions()):  # type: ignore[attr-defined]
+            translatable = entry.parse_text(scaled_dots_as_custom_calls(translatable.to_string()))  # type: ignore[attr-defined]
     except entry.error_type as exc:
         raise _XlaRejected("parse", str(exc)) from None
     names = [(c.name, [i.name for i in c.instructions()]) for c in hlo_module.computations()]  # type: ignore[attr-defined]

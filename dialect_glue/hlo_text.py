@@ -300,3 +300,29 @@ def prepare_for_translation(text: str) -> tuple[str, bool]:
         out[blank_from:blank_to] = " " * (blank_to - blank_from)
         changed = True
     return "".join(out), changed
+
+
+#: The custom call a ``scaled-dot`` is translated as (XLA's translator has no scaled dot):
+#: the four operands unchanged, the dot's dimension numbers in its ``backend_config``.
+SCALED_DOT_TARGET = "hlo_indexing.scaled_dot"
+_SCALED_DOT = re.compile(r"^(?P<head>[^\n]*?=[^\n]*?\s)scaled-dot\((?P<operands>[^()\n]*)\)(?P<attributes>[^\n]*)$", re.MULTILINE)
+#: One dot dimension-number attribute of XLA's text: side, kind, dimensions.
+DOT_DIMS_ATTRIBUTE = re.compile(r"\b(lhs|rhs)_(batch|contracting)_dims=\{([\d,\s]*)\}")
+
+
+def scaled_dots_as_custom_calls(printed: str) -> str:
+    """XLA's printing of a module (``HloModule.to_string()``: one instruction per line,
+    operands by name) with each ``scaled-dot`` written as a custom call to
+    :data:`SCALED_DOT_TARGET` whose ``backend_config`` holds its dimension numbers
+    (``lhs_contracting_dims={1}, rhs_contracting_dims={0}``); its other attributes are
+    dropped (the importer puts layouts and backend configs back from the user's text).
+    Other lines are unchanged."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        dims = ", ".join(m.group(0) for m in DOT_DIMS_ATTRIBUTE.finditer(match.group("attributes")))
+        return (
+            f"{match.group('head')}custom-call({match.group('operands')}), "
+            f'custom_call_target="{SCALED_DOT_TARGET}", backend_config="{dims}"'
+        )
+
+    return _SCALED_DOT.sub(rewrite, printed)

@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
 from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE
+from hlo_indexing.dialect_glue.hlo_text import DOT_DIMS_ATTRIBUTE
 from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.errors import InvalidAttributeError, LimitExceededError, UnsupportedError
 from hlo_indexing.limits import MAX_ATTRIBUTE_ELEMENTS
@@ -268,6 +269,31 @@ def dot_dimensions(op: OpLike, lhs: Shape, rhs: Shape, result: Shape | None = No
             tuple(read.lhs_contracting_dimensions),
             tuple(read.rhs_contracting_dimensions),
         )
+    return _checked_dot_dimensions(op, name, dn, lhs, rhs, result)
+
+
+def scaled_dot_dimensions(op: OpLike, lhs: Shape, rhs: Shape, result: Shape | None = None) -> DotDimensions:
+    """Dimension numbers of a scaled dot imported from HLO (a custom call to
+    ``hlo_text.SCALED_DOT_TARGET`` whose ``backend_config`` is XLA's attribute text,
+    ``lhs_contracting_dims={1}, rhs_contracting_dims={0}``), checked as
+    :func:`dot_dimensions` checks them; else :class:`InvalidAttributeError` naming
+    ``backend_config``."""
+    name = "backend_config"
+    attr = _attribute(op, name)
+    if not isinstance(attr, ir.StringAttr):
+        raise invalid(op, name, "is not the string of a scaled dot's dimension numbers")
+    text = attr.value
+    found = {(side, kind): tuple(int(d) for d in dims.replace(" ", "").split(",") if d) for side, kind, dims in DOT_DIMS_ATTRIBUTE.findall(text)}
+    _require(op, name, DOT_DIMS_ATTRIBUTE.sub("", text).strip(", ") == "", f"{text!r} is not a list of dot dimension numbers")
+    dn = DotDimensions(
+        found.get(("lhs", "batch"), ()), found.get(("rhs", "batch"), ()),
+        found.get(("lhs", "contracting"), ()), found.get(("rhs", "contracting"), ()),
+    )
+    return _checked_dot_dimensions(op, name, dn, lhs, rhs, result)
+
+
+def _checked_dot_dimensions(op: OpLike, name: str, dn: DotDimensions, lhs: Shape, rhs: Shape, result: Shape | None) -> DotDimensions:
+    """``dn`` once checked against the operand shapes (and the result's when given)."""
     check_dimensions(op, name, dn.lhs_batch + dn.lhs_contracting, len(lhs), what="lhs batching + contracting")
     check_dimensions(op, name, dn.rhs_batch + dn.rhs_contracting, len(rhs), what="rhs batching + contracting")
     _require(op, name, len(dn.lhs_batch) == len(dn.rhs_batch), f"pairs {len(dn.lhs_batch)} lhs with {len(dn.rhs_batch)} rhs batching dimensions")

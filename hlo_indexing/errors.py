@@ -148,8 +148,9 @@ class EnumerationTooLargeError(LimitExceededError):
 
 
 class TimeLimitError(LimitExceededError):
-    """An isolated step (parsing untrusted HLO text in a child process) ran longer than
-    ``limits.HLO_PARSE_SECONDS``."""
+    """An isolated step ran longer than its limit (``limit`` names it): parsing
+    untrusted HLO text in a child process, ``limits.HLO_PARSE_SECONDS``; an isl proof,
+    ``limits.PROOF_SECONDS``."""
 
 
 class MemoryLimitError(LimitExceededError, MemoryError):

@@ -55,6 +55,12 @@ limit                     error                       what it bounds
 ``ISOLATED_MEMORY_BYTES``  ``MemoryLimitError``    memory the isolated HLO parser may
                                                       allocate above its parent (a lower
                                                       ``ulimit -v`` of the user's wins)
+``PROOF_SECONDS``         (proof not run, reason)     wall-clock time of one isl proof
+                                                      (``maps.exact``, in the isolation server)
+``ISL_MAX_OPERATIONS``    (proof not run, reason)     isl's own count of elementary steps in
+                                                      one proof (gives up sooner than the time)
+``ISL_MAX_CASES``         (proof not run, reason)     pieces a semi-affine map is split into
+                                                      (one per value of its products' factors)
 ========================  ==========================  =====================================
 
 Expressions built by composition may nest deeper than any text we parse: the expression
@@ -146,6 +152,19 @@ HLO_PARSE_SECONDS = 20.0
 
 #: Bytes of address space the isolated HLO parser may add to its parent's.
 ISOLATED_MEMORY_BYTES = 4 << 30
+
+#: Seconds one isl proof may take (equality, inclusion or emptiness of maps' relations):
+#: isl's projections of quantified variables have no bound of their own.
+PROOF_SECONDS = 10.0
+
+#: isl's operation budget per proof (isl counts some of its elementary steps; not all
+#: of its algorithms do, hence :data:`PROOF_SECONDS` as well).
+ISL_MAX_OPERATIONS = 2_000_000
+
+#: Pieces a semi-affine map may be split into for isl (``maps.exact``): a product of two
+#: variables or a division by a variable becomes Presburger once one of them is fixed,
+#: one piece per value of its range.
+ISL_MAX_CASES = 256
 
 
 def check_int64(value: int, what: str, location: SourceLocation | None = None) -> int:

@@ -8,7 +8,9 @@
 #   not        lit's internal-shell builtin (inverts the exit status)
 # Features:
 #   crosscheck when the C++ `iree-opt` (extra `crosscheck`) is on PATH
+#   isl        when `islpy` (extra `exact`) is installed: proofs by isl run
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -43,3 +45,6 @@ config.substitutions.append((r"\bFileCheck\b", f"{_tool('filecheck')} --enable-v
 
 if shutil.which("iree-opt", path=_path):
     config.available_features.add("crosscheck")
+
+if importlib.util.find_spec("islpy") is not None:
+    config.available_features.add("isl")

@@ -12,6 +12,9 @@ apply to each element (reducer computations). Options:
 * ``direction=input-to-output``: attribute ``hlo_indexing.input_to_output``, one entry
   per *operand*, each with one entry per result, each an ``ArrayAttr`` of maps.
 * ``simplify=false`` keeps the maps as built.
+* ``physical=coordinates|offset`` maps physical indices instead of logical ones: the
+  maps composed with the layouts of the values (:mod:`hlo_indexing.analysis.physical`;
+  always simplified); ``none`` (default) keeps logical indices.
 
 Example (output-to-input)::
 
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hlo_indexing.analysis.per_op import hlo_ops, indexings
+from hlo_indexing.analysis.physical import FORMS, physical_indexings
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
@@ -45,6 +49,17 @@ class PerOpMapsPass(ModulePass):
     )
     simplify: bool = field(default=True, metadata={"help": "simplify the maps"})
     func: str = func_field()
+    physical: str = field(
+        default="none", metadata={"help": "map physical indices through the layouts: none, coordinates or offset", "choices": ("none", *FORMS)}
+    )
+
+
+def per_op_maps(op: "ir.Operation", direction: str, simplify: bool, physical: str = "none") -> list[InstructionIndexing]:
+    """The maps of ``op`` the per-op passes' options ask for, one indexing per result
+    (output-to-input) or operand (input-to-output)."""
+    if physical != "none":
+        return physical_indexings(op, direction, physical)
+    return indexings(op, direction, simplify)
 
 
 @dataclass(frozen=True)
@@ -59,11 +74,16 @@ class AttachIndexingMaps(PerOpMapsPass):
         whose analysis fails get an error diagnostic; ``func``: only the ops it selects."""
         chosen = selection(module, self.func, diagnostics)
         if chosen is not None:
-            attach_per_op_maps(module, self.direction, self.simplify, diagnostics, chosen)
+            attach_per_op_maps(module, self.direction, self.simplify, diagnostics, chosen, self.physical)
 
 
 def attach_per_op_maps(
-    module: "ir.Operation", direction: str, simplify: bool, diagnostics: Diagnostics, chosen: Selection = Selection()
+    module: "ir.Operation",
+    direction: str,
+    simplify: bool,
+    diagnostics: Diagnostics,
+    chosen: Selection = Selection(),
+    physical: str = "none",
 ) -> dict["ir.Operation", list[InstructionIndexing]]:
     """What :class:`AttachIndexingMaps` does (on the ops ``chosen`` holds), returning
     the per-op maps it attached, by op, so that a fused analysis of the same module
@@ -79,7 +99,7 @@ def attach_per_op_maps(
         if not chosen.contains(op):
             continue
         try:
-            per_index = indexings(op, direction, simplify)
+            per_index = per_op_maps(op, direction, simplify, physical)
         except HloIndexingError as exc:
             diagnostics.failure(op.location, exc)
             continue

@@ -26,6 +26,10 @@ one whole-value map; a remark says so). A computation the analysis cannot handle
 ``hlo-fuse-indexing-maps`` and ``hlo-print-fusion-indexing``, are aliases
 (:data:`hlo_indexing.passes.registry.ALIASES`).
 
+``hlo-print-fused-indexing-maps`` takes ``physical=coordinates|offset``: the maps go from
+the result's physical index to the arguments' physical indices, through the layouts
+written on them (:mod:`hlo_indexing.analysis.physical`).
+
 With ``analyses=true`` both also give, per argument, the operand utilisation
 (:mod:`hlo_indexing.analysis.utilization`) and the coalescing hint
 (:mod:`hlo_indexing.analysis.coalescing`, layouts from ``hlo_indexing.layout`` attributes):
@@ -47,6 +51,7 @@ from typing import ClassVar
 from hlo_indexing.analysis.coalescing import Coalescing, coalescing
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, tensor_elements
 from hlo_indexing.analysis.jax_names import argument_names, result_names
+from hlo_indexing.analysis.physical import FORMS, physical_fusion_indexing
 from hlo_indexing.analysis.results import fused_map_lines, value_label
 from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
 from hlo_indexing.dialect_glue.bindings import ir
@@ -68,7 +73,7 @@ COALESCED_ATTRIBUTE = "hlo_indexing.coalesced"
 
 def _fused(op: ir.Operation, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
     block = op.regions[0].blocks[0]
-    terminator = list(block.operations)[-1]
+    terminator = block.operations[-1]
     try:
         return [fusion_indexing(op, r, max_maps=max_maps) for r in range(len(terminator.operands))]
     except (HloIndexingError, ValueError, NotImplementedError) as exc:
@@ -174,6 +179,10 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
     description: ClassVar[str] = "Print fused result->argument indexing maps as remarks"
 
     format: str = format_field()
+    physical: str = field(
+        default="none",
+        metadata={"help": "map physical indices through the layouts: none, coordinates or offset", "choices": ("none", *FORMS)},
+    )
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit remarks with the fused maps of every computation (per tensor element of a
@@ -182,6 +191,9 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
         chosen = selection(module, self.func, diagnostics)
         if chosen is None:
             return
+        if self.physical != "none" and self.format == "json":
+            diagnostics.error(module.location, "format=json prints logical maps only: drop physical= or use text")
+            return
         if self.format == "json":
             emit_json(module, diagnostics, direction=Direction.OUTPUT_TO_INPUT, fused=True, chosen=chosen, max_maps=self.max_maps)
             return
@@ -189,12 +201,17 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
             if not chosen.contains(op):
                 continue
             results = _fused(op, self.max_maps, diagnostics)
-            terminator = list(op.regions[0].blocks[0].operations)[-1]
+            terminator = op.regions[0].blocks[0].operations[-1]
             names, arguments = result_names(op), argument_names(op)
             for r, fused in enumerate(results or []):
                 for path in tensor_elements(terminator.operands[r].type):
                     if path:  # a tuple result: one set of remarks per tensor element
                         fused = fusion_indexing(op, r, element=path, max_maps=self.max_maps)
+                    elif self.physical != "none":
+                        physical = self._physical(op, r, fused, diagnostics)
+                        if physical is None:
+                            break
+                        fused = physical
                     value = f"{label} {value_label('result', (r,) + path, names)}"
                     self._remark(op.location, value, fused, arguments, diagnostics)
 
@@ -204,6 +221,15 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
             for a, (utilization, coalesced) in enumerate(zip(*found) if found else ()):
                 diagnostics.remark(op.location, f"{label} arg {a}: utilization {utilization}")
                 diagnostics.remark(op.location, f"{label} arg {a}: coalesced = {coalesced}")
+
+    def _physical(self, op: "ir.Operation", result: int, fused: FusionIndexing, diagnostics: Diagnostics) -> FusionIndexing | None:
+        """The fused maps of ``result`` between physical indices; None (and an error at
+        the computation) when they cannot be built."""
+        try:
+            return physical_fusion_indexing(op, result, form=self.physical, fused=fused)
+        except (HloIndexingError, ValueError) as exc:
+            diagnostics.failure(op.location, exc, "while composing the fused maps with the layouts")
+            return None
 
     def _remark(
         self, location: ir.Location, result: str, fused: FusionIndexing, arguments: tuple[str | None, ...], diagnostics: Diagnostics

@@ -21,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from hlo_indexing.analysis.per_op import hlo_ops, indexings
+from hlo_indexing.analysis.per_op import hlo_ops
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.locations import location_name, source_order_key
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
-from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass
+from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass, per_op_maps
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.report import emit_json, format_field
 from hlo_indexing.passes.selection import selection
@@ -49,6 +49,9 @@ class PrintIndexingMaps(PerOpMapsPass):
         if chosen is None:
             return
         if self.format == "json":
+            if self.physical != "none":
+                diagnostics.error(module.location, "format=json prints logical maps only: drop physical= or use text")
+                return
             try:
                 emit_json(module, diagnostics, direction=self.direction, fused=False, chosen=chosen, simplify=self.simplify)
             except HloIndexingError as exc:
@@ -61,7 +64,7 @@ class PrintIndexingMaps(PerOpMapsPass):
             instruction = location_name(op.location)
             label = f"{op.name} {instruction}" if instruction else op.name
             try:
-                per_index = indexings(op, self.direction, self.simplify)
+                per_index = per_op_maps(op, self.direction, self.simplify, self.physical)
             except HloIndexingError as exc:
                 diagnostics.failure(op.location, exc)
                 continue

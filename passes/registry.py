@@ -61,6 +61,9 @@ _DIRECTION = OptionInfo(
     "direction", "str", Direction.OUTPUT_TO_INPUT, "output-to-input or input-to-output", (Direction.OUTPUT_TO_INPUT, Direction.INPUT_TO_OUTPUT)
 )
 _SIMPLIFY = OptionInfo("simplify", "bool", True, "simplify the maps")
+_PHYSICAL = OptionInfo(
+    "physical", "str", "none", "map physical indices through the layouts: none, coordinates or offset", ("none", "coordinates", "offset")
+)
 _FUSED_MAPS_OPTIONS = (
     OptionInfo("max-maps", "int", 16, "cap on distinct maps per value", minimum=1),
     OptionInfo("analyses", "bool", False, "also compute operand utilization and coalescing"),
@@ -84,13 +87,13 @@ PASSES: dict[str, PassInfo] = {
             "hlo-attach-indexing-maps",
             "Attach each HLO op's per-op indexing maps as hlo_indexing.* attributes",
             "attach_indexing_maps:AttachIndexingMaps",
-            (_DIRECTION, _SIMPLIFY, _FUNC),
+            (_DIRECTION, _SIMPLIFY, _FUNC, _PHYSICAL),
         ),
         PassInfo(
             "hlo-print-indexing-maps",
             "Emit a remark with each HLO op's per-op indexing maps (XLA text)",
             "print_indexing_maps:PrintIndexingMaps",
-            (_DIRECTION, _SIMPLIFY, _FUNC, _FORMAT),
+            (_DIRECTION, _SIMPLIFY, _FUNC, _PHYSICAL, _FORMAT),
         ),
         PassInfo(
             "hlo-simplify-indexing-maps",
@@ -108,7 +111,7 @@ PASSES: dict[str, PassInfo] = {
             "hlo-print-fused-indexing-maps",
             "Print fused result->argument indexing maps as remarks",
             "fusion_maps:PrintFusedIndexingMaps",
-            _FUSED_MAPS_OPTIONS + (_FUNC, _FORMAT),
+            _FUSED_MAPS_OPTIONS + (_FUNC, _FORMAT, _PHYSICAL),
         ),
         PassInfo(
             "hlo-print-tilings",
@@ -129,6 +132,7 @@ PASSES: dict[str, PassInfo] = {
                 OptionInfo("device", "str", "", "rank the tilings legal on this device by estimated time (a bundled "
                            "name such as h100 or tpu-v5e, or a JSON description file); empty: by bytes moved under the budget"),
                 OptionInfo("top", "int", 0, "with a device: tilings printed per computation (0: max)", minimum=0),
+                OptionInfo("prove", "bool", False, "prove each printed exactness by isl (needs islpy)"),
             ),
         ),
         PassInfo(

@@ -13,7 +13,10 @@ HLO does)::
 
 each with the exactness of its operand tiles (:mod:`~hlo_indexing.symbolic_tiling.exactness`:
 per parameter, the fraction of the tile elements the fused maps read over the whole
-output, with the worst tile's when lower, or ``not computed (reason)``).
+output, with the worst tile's when lower, or ``not computed (reason)``). ``prove=true``
+has isl prove each printed exactness (``1 (proven by isl)``, ``... (below 1, proven by
+isl)``; an exactness too large to count but proven 1 is printed ``1 (proven by isl)``),
+with ``islpy`` installed (else each says the proof was not run).
 
 ``format=json`` prints instead one JSON document per module, verbatim (no remark
 wrapper), as the other print passes do (:mod:`hlo_indexing.passes.report`):
@@ -130,6 +133,7 @@ class PrintTilings(ModulePass):
         "help": "rank the tilings legal on this device by estimated time (a bundled name such as h100 or tpu-v5e, or a "
                 "JSON description file); empty: by bytes moved under the budget"})
     top: int = field(default=0, metadata={"help": "with a device: tilings printed per computation (0: max)", "min": 0})
+    prove: bool = field(default=False, metadata={"help": "prove each printed exactness by isl (needs islpy)"})
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation as each is done (see the module
@@ -153,7 +157,7 @@ class PrintTilings(ModulePass):
         for label, op in selected:
             entry, ranked, note = computation_tilings(
                 label, op, budget, self.max, blockspecs=not text, memo=memo, max_programs=self.max_programs,
-                max_nodes=self.max_nodes, seconds=seconds, used_in=uses.get(str(op.location), ()),
+                max_nodes=self.max_nodes, seconds=seconds, used_in=uses.get(str(op.location), ()), prove=self.prove,
             )
             entries.append(entry)
             if self.format == "jsonl":

@@ -23,6 +23,7 @@ import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import default_context
+from hlo_indexing.maps.exact import isl_available
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.exactness import TilingExactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation
@@ -363,8 +364,9 @@ def check_reads_and_exactness(
     times the values of the one dynamic-slice start ``runtime = (name, values)`` for a
     parameter whose tiles move with it): the
     elements the evaluator says the output tile reads lie in the parameter's tile
-    (soundness), and their count and the tile's are the exactness' counts. Returns
-    the number of tiles checked."""
+    (soundness), and their count and the tile's are the exactness' counts; isl's proof,
+    when the exactness has one, holds exactly when every tile is exact. Returns the
+    number of tiles checked."""
     name, values = runtime if runtime is not None else ("", [0])
     dependencies = {value: fusion.dependencies(result, {name: value}) for value in values}
     checked = 0
@@ -382,4 +384,7 @@ def check_reads_and_exactness(
                 k += 1
                 checked += 1
         assert k == len(operand.read_per_tile)
+        if operand.proof is not None:  # isl agrees with the checked counts at every tile
+            exact_everywhere = bool((operand.read_per_tile == operand.covered_per_tile).all())
+            assert operand.proof.holds is (exact_everywhere if isl_available() else None), (operand.name, operand.proof)
     return checked

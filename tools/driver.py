@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from hlo_indexing.analysis.verify_exact import verify_module
 from hlo_indexing.dialect_glue.bindings import ir, passmanager
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.locations import ANONYMOUS_BUFFER, location_of
@@ -277,6 +278,11 @@ def _process_chunk(
                 reported.append(Reported("note", location_of(note.location, name), note.message))
     if mlir_error is not None:
         return None, reported
+    if options.get("hlo-verify-exact"):
+        checks = verify_module(module.operation)
+        reported += [Reported(c.severity, location_of(c.location, name), c.message) for c in checks]
+        if any(c.severity == "error" for c in checks):
+            return None, reported
     asm = module.operation.get_asm(
         enable_debug_info=bool(options.get("mlir-print-debuginfo")),
         print_generic_op_form=bool(options.get("mlir-print-op-generic")),

@@ -43,6 +43,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "mlir-print-ir-after-change": ("bool", "With --mlir-print-ir-after-all, print only when the pass changed the IR"),
     "mlir-print-ir-module-scope": ("bool", "Print the whole module when printing IR of nested passes"),
     "mlir-timing": ("bool", "Report the time of each pass (stderr)"),
+    "hlo-verify-exact": ("bool", "Prove by isl that every per-op and fused map equals its unsimplified form (needs islpy)"),
     "dump-pass-pipeline": ("bool", "Print the pass pipeline before running it (stderr)"),
     "list-passes": ("bool", "List hlo-indexing's passes with their options"),
     "report-file": (

@@ -238,7 +238,7 @@ def coalescing(
             declared = ([None] * len(block.arguments), [None] * len(results))
         layouts = declared[0] if layouts is None else layouts
         result_layouts = declared[1] if result_layouts is None else result_layouts
-    terminator = list(block.operations)[-1]
+    terminator = block.operations[-1]
     inner_dims = []
     for r, value in enumerate(terminator.operands):
         result_shape = value_shape(value.type) or ()

@@ -63,7 +63,14 @@ from hlo_indexing.analysis.map_sets import NO_CAPS, Entry, Part, SetAlgebra
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, CAPTURING_OPS, block_of, callee_block, operand_values
+from hlo_indexing.dialect_glue.call_like import (
+    CALL_LIKE_OPS,
+    CAPTURING_OPS,
+    block_of,
+    callee_block,
+    operand_values,
+    remembered_captures,
+)
 from hlo_indexing.dialect_glue.locations import location_of
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
@@ -351,7 +358,8 @@ def _approximated(operation: ir.Operation, what: str, index: int, indexing: Inst
     does (a ``while`` in a scan's body: its maps are the body's), else no name."""
     notes = list(indexing.notes)
     if len(operation.regions) and op_attrs.op_kind(operation)[1] in NOTED_REGION_KINDS:
-        notes += [note for note in _nested_loop_notes(operation) if note not in notes]
+        nested = REGIONS.memo(("nested loop notes", operation), lambda: tuple(_nested_loop_notes(operation)))
+        notes += [note for note in nested if note not in notes]
     if not notes:
         return NO_CAPS
     where = location_of(operation.location)
@@ -366,7 +374,8 @@ NOTED_REGION_KINDS = frozenset({"while", "case", "if"})
 def _nested_loop_notes(operation: ir.Operation) -> list[str]:
     """The notes of the loops nested in ``operation``'s regions and in the functions
     they call, each block once (their per-op maps are memoized: the walk of the regions
-    asked for them already)."""
+    asked for them already). :func:`_approximated` keeps them for the session: it asks
+    for every result and operand of an op, and the walk covers every nested block."""
     notes: list[str] = []
     pending = [block for region in operation.regions for block in region.blocks]
     seen = set(pending)
@@ -421,7 +430,7 @@ def fusion_indexing(
     (pass one of its functions, or use :func:`hlo_indexing.analyze`) and
     :class:`~hlo_indexing.errors.IndexOutOfRangeError` for a result it does not have."""
     block = _computation_block(region_or_func, "fusion_indexing")
-    results = list(block.operations)[-1].operands
+    results = block.operations[-1].operands
     _check_index("fusion_indexing", "result", result_index, len(results))
     root = results[result_index]
     if isinstance(element_type(root.type, element), ir.TupleType):
@@ -443,7 +452,7 @@ def fusion_input_to_output_indexing(
     block = _computation_block(region_or_func, "fusion_input_to_output_indexing")
     _check_index("fusion_input_to_output_indexing", "argument", argument_index, len(block.arguments))
     argument = block.arguments[argument_index]
-    results = list(block.operations)[-1].operands
+    results = block.operations[-1].operands
     if isinstance(element_type(argument.type, element), ir.TupleType):
         return _whole_tuple(f"argument #{argument_index}", argument, element, len(results), Direction.INPUT_TO_OUTPUT)
     if value_shape(element_type(argument.type, element)) is None:
@@ -577,10 +586,11 @@ class _FusedRegions:
 
     @contextmanager
     def session(self) -> Iterator[None]:
-        """Keep region maps until the outermost session ends."""
+        """Keep region maps (and the values regions capture) until the outermost session ends."""
         self.depth += 1
         try:
-            yield
+            with remembered_captures():
+                yield
         finally:
             self.depth -= 1
             if not self.depth:

@@ -78,7 +78,7 @@ class _Walk:
     def op(self, op: OpLike, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
         callee = callee_block(op)
         if callee is not None:
-            inner = {list(callee.operations)[-1].operands[r]: set(consumer_maps)}
+            inner = {callee.operations[-1].operands[r]: set(consumer_maps)}
             arguments = self.block(callee, inner, Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope))
             for operand, maps in zip(op.operands, arguments, strict=True):
                 if maps:
@@ -117,7 +117,7 @@ def iteration_maps(
     1]``, with body argument ``k`` equal to ``start + step * t`` for each ``(k, start,
     step)`` of ``inductions`` (module docstring)."""
     block = block_of(region)
-    root = list(block.operations)[-1].operands[result_index]
+    root = block.operations[-1].operands[result_index]
     space = _shape(root)
     context = root.context
     d = dims(len(space) + 1, context)
@@ -133,7 +133,7 @@ def outer_value_maps(regions: RegionIndexing, region: ir.Region, result_index: i
     """For region result ``result_index``, one map set per value of ``values`` (values
     defined outside the region that it reads: a ``case`` branch's captures)."""
     block = block_of(region)
-    root = list(block.operations)[-1].operands[result_index]
+    root = block.operations[-1].operands[result_index]
     domain = IndexingMap.identity(_shape(root), context=root.context)
     table: dict = {root: {domain}}
     _Walk(regions, domain).block(block, table, Scope({}, None))

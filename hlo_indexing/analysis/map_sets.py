@@ -135,12 +135,12 @@ class SetAlgebra:
         kept: list[Entry] = []
         fresh: list[Sets] = []
         for entry, maps, caps in parts:
-            if caps:
-                capped = capped | caps
+            if caps and caps is not capped:
+                capped = capped | caps if capped else caps  # parts mostly share one set of names
             if entry is None:
                 continue
-            if entry.caps:
-                capped = capped | entry.caps
+            if entry.caps and entry.caps is not capped:
+                capped = capped | entry.caps if capped else entry.caps
             if not entry.sets:
                 continue
             if maps is None or self.passes_through(maps, entry):

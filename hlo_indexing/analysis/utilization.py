@@ -72,7 +72,7 @@ class Utilization:
 
 def fused_per_result(region_or_func: ir.Region | OpLike, max_maps: int = DEFAULT_MAX_MAPS) -> list[FusionIndexing]:
     """``fusion_indexing`` of every result of the computation, in result order."""
-    terminator = list(block_of(region_or_func).operations)[-1]
+    terminator = block_of(region_or_func).operations[-1]
     return [fusion_indexing(region_or_func, r, max_maps=max_maps) for r in range(len(terminator.operands))]
 
 

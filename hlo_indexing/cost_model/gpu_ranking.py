@@ -22,9 +22,10 @@ rule: XLA's own search drops them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from hlo_indexing.cost_model.gpu_op_costs import (
     mlir_flops_per_element,
 )
 from hlo_indexing.cost_model.gpu_programs import dot_problem, symbolic_program
-from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
+from hlo_indexing.cost_model.tile_arrays import TileArrays, failing, padded
 from hlo_indexing.cost_model.triton_constraints import symbolic_checks
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue import op_attrs
@@ -124,8 +125,7 @@ def _same_offsets(first: TiledNode, second: TiledNode, single: np.ndarray) -> np
     return result
 
 
-@dataclass(frozen=True)
-class _Static:
+class _Static(NamedTuple):
     """What a node's visit needs that does not depend on the tiling."""
 
     number: int | None
@@ -135,18 +135,23 @@ class _Static:
     op: ir.Operation | None
 
 
-def _type_facts(value_type: ir.Type) -> tuple[tuple[int, ...], str]:
+def _type_facts(value_type: ir.Type) -> tuple[tuple[int, ...], str, int]:
+    """(shape, XLA element type name, bytes per element)."""
     ranked = ir.RankedTensorType(value_type)
-    return tuple(ranked.shape), xla_name(ranked.element_type)
+    element = xla_name(ranked.element_type)
+    return tuple(ranked.shape), element, byte_size(element)
 
 
-def _static(node: TiledNode, device: GpuDevice, tiles: TileArrays) -> _Static:
+def _static(node: TiledNode, device: GpuDevice, types: dict[ir.Type, tuple[tuple[int, ...], str, int]]) -> _Static:
     """A node's static facts; the op itself is read only when its flops or the dot
     model need more than its opcode and element type. Facts of a type are read once
-    per ``tiles`` (fusions of one grid share their types)."""
+    (``types``, shared by the fusions of a module)."""
     number = node.parameter_number
     value_type = node.value.type
-    shape, element = tiles.memo(("type", value_type), lambda: _type_facts(value_type))
+    facts = types.get(value_type)
+    if facts is None:
+        facts = types[value_type] = _type_facts(value_type)
+    shape, element, element_bytes = facts
     opcode = XLA_OPCODE_OF_NODE.get(node.opcode, node.opcode)
     op = None
     if number is not None or opcode in ZERO_COST_OPCODES:
@@ -158,7 +163,7 @@ def _static(node: TiledNode, device: GpuDevice, tiles: TileArrays) -> _Static:
         flops = mlir_flops_per_element(op, device)
     if op is None and opcode in ("concatenate", "dot"):
         op = _op(node)
-    return _Static(number, shape, byte_size(element), flops, op)
+    return _Static(number, shape, element_bytes, flops, op)
 
 
 def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
@@ -169,30 +174,27 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
     per element summed."""
     count = tiles.count
     flat = tiles.flat
-    num_blocks = np.ones(count, np.int64)
-    for p, parameter in enumerate(fusion.parameters):
-        if not parameter.contracting:
-            num_blocks = num_blocks * -(-parameter.size // flat[p])
-    by_serial = {node.serial: node for node in fusion.nodes}
-    statics = {id(node): _static(node, device, tiles) for node in fusion.nodes}
     contracting = tuple(p.contracting for p in fusion.parameters)
+    num_blocks = tiles.memo(("output tiles", contracting), lambda: _output_tiles(fusion, flat, count))
+    by_serial: dict[int, TiledNode] = {}
+    types: dict[ir.Type, tuple[tuple[int, ...], str, int]] = tiles.fact("type facts", dict)
     root = fusion.root_candidates[0][0]
-    implemented = np.ones(count, bool)
-    for node in fusion.nodes:
-        constant = [ax.constant_value(e) for e in node.tile.strides]
-        if any(c is None or c < 0 for c in constant):
-            implemented &= np.all(tiles.columns(node.tile.strides) >= 0, axis=1)
-        op = statics[id(node)].op
-        if node.opcode == "concatenate" and op is not None:
-            implemented &= _concatenate_aligned(op, tiles.columns(node.tile.sizes))
-    present = _present(fusion, tiles)
     everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
+    implemented = everywhere
+    present = _present(fusion, tiles)
     blocks_of: dict[tuple[object, ...], np.ndarray] = {}
-    visits: dict[int, TiledVisit] = {}
+    root_visit: TiledVisit | None = None
+    root_bytes = 0
     kept: list[TiledVisit] = []
     groups: dict[tuple[object, ...], TiledVisit] = {}
     for node in fusion.nodes:
-        info = statics[id(node)]
+        info = _static(node, device, types)
+        strides = tuple(node.tile.strides)
+        nonnegative = tiles.memo(("strides >= 0", strides), lambda: _nonnegative(strides, tiles))
+        if nonnegative is not None:
+            implemented = implemented & nonnegative
+        if node.opcode == "concatenate" and info.op is not None:
+            implemented = implemented & _concatenate_aligned(info.op, tiles.columns(node.tile.sizes))
         mask = present.get(id(node))
         lone = info.number is not None or node is root or node.opcode in ("dot", "iota") or mask is not None
         group_key = (tuple(node.tile.sizes), node.region, node.hidden)
@@ -201,6 +203,8 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             continue
         block_key = (node.region, node.hidden)
         if block_key not in blocks_of:
+            if node.region and not by_serial:
+                by_serial.update((other.serial, other) for other in fusion.nodes)
             blocks_of[block_key] = _blocks(fusion, node, by_serial, flat, num_blocks)
         layout = layouts.get(info.number) if info.number is not None else None
         rank = len(info.shape)
@@ -212,7 +216,7 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
             element_bytes=info.element_bytes,
             minor_to_major=layout.minor_to_major if layout is not None else tuple(range(rank - 1, -1, -1)),
             sizes=tiles.columns(node.tile.sizes),
-            strides=tiles.columns(node.tile.strides),
+            strides=tiles.columns(strides),
             blocks=blocks_of[block_key],
             present=mask if mask is not None else everywhere,
             flops_per_element=info.flops_per_element,
@@ -221,22 +225,40 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
         )
         if (info.number is not None or node is root) and not node.region:
             visit.key = (contracting, info.shape, visit.minor_to_major, info.element_bytes, tuple(node.tile.sizes),
-                         tuple(node.tile.strides))
-        visits[id(node)] = visit
+                         strides)
+        if node.opcode == "dot" and info.op is not None:
+            problem = dot_problem(info.op, _transposed_downstream(fusion, node))
+            if problem is not None:
+                lhs = tiles.columns(node.operands[0].tile.sizes)
+                lhs_k = op_attrs.dot_dimensions(info.op, _shape(info.op.operands[0]),
+                                                _shape(info.op.operands[1])).lhs_contracting[0]
+                visit.dot = DotVisit(problem, lhs[:, lhs_k])
+        if node is root:
+            root_visit, root_bytes = visit, math.prod(info.shape) * info.element_bytes
         kept.append(visit)
         if not lone:
             groups[group_key] = visit
-    for node in fusion.nodes:
-        op = statics[id(node)].op
-        if node.opcode == "dot" and op is not None:
-            problem = dot_problem(op, _transposed_downstream(fusion, node))
-            if problem is not None:
-                lhs = tiles.columns(node.operands[0].tile.sizes)
-                lhs_k = op_attrs.dot_dimensions(op, _shape(op.operands[0]), _shape(op.operands[1])).lhs_contracting[0]
-                visits[id(node)].dot = DotVisit(problem, lhs[:, lhs_k])
-    root_info = statics[id(root)]
-    root_bytes = int(np.prod(root_info.shape, dtype=np.int64)) * root_info.element_bytes
-    return TiledProgram(num_blocks, kept, [(visits[id(root)], root_bytes)]), implemented
+    assert root_visit is not None, "the root is a lone node: it has its own visit"
+    return TiledProgram(num_blocks, kept, [(root_visit, root_bytes)], ("output tiles", contracting)), implemented
+
+
+def _output_tiles(fusion: TiledFusion, flat: Sequence[np.ndarray], count: int) -> np.ndarray:
+    """Per candidate, the programs of the grid: the tiles of the non-contracting parameters."""
+    num_blocks = np.ones(count, np.int64)
+    for p, parameter in enumerate(fusion.parameters):
+        if not parameter.contracting:
+            num_blocks = num_blocks * -(-parameter.size // flat[p])
+    return num_blocks
+
+
+def _nonnegative(strides: tuple[ir.AffineExpr, ...], tiles: TileArrays) -> np.ndarray | None:
+    """Per candidate, whether every stride is nonnegative; None when all are everywhere
+    (constant strides, read without evaluating them)."""
+    constants = [ax.constant_value(e) for e in strides]
+    if all(c is not None and c >= 0 for c in constants):
+        return None
+    ok = np.all(tiles.columns(strides) >= 0, axis=1)
+    return None if ok.all() else ok
 
 
 def _transposed_downstream(fusion: TiledFusion, dot: TiledNode) -> bool:
@@ -275,12 +297,11 @@ def _present(fusion: TiledFusion, tiles: TileArrays) -> dict[int, np.ndarray]:
     for node in fusion.nodes:
         groups.setdefault(node.value, []).append(node)
     count = tiles.count
-    single = np.stack([tiles.flat[p] >= parameter.size for p, parameter in enumerate(fusion.parameters)], axis=1) \
-        if fusion.parameters else np.ones((count, 0), bool)
     present: dict[int, np.ndarray] = {}
     for nodes in groups.values():
         if len(nodes) < 2:
             continue
+        single = tiles.memo("single tile", lambda: _single_tile(fusion, tiles))
         for node in nodes:
             present[id(node)] = np.ones(count, bool)
         for first, second in combinations(nodes, 2):
@@ -299,6 +320,13 @@ def _present(fusion: TiledFusion, tiles: TileArrays) -> dict[int, np.ndarray]:
     return present
 
 
+def _single_tile(fusion: TiledFusion, tiles: TileArrays) -> np.ndarray:
+    """``[candidates, parameters]``: True where a parameter has a single tile."""
+    if not fusion.parameters:
+        return np.ones((tiles.count, 0), bool)
+    return np.stack([tiles.flat[p] >= parameter.size for p, parameter in enumerate(fusion.parameters)], axis=1)
+
+
 def evaluate_candidates(
     fusion: TiledFusion,
     tiles: TileArrays,
@@ -310,22 +338,27 @@ def evaluate_candidates(
     count = tiles.count
     checks = list(symbolic_checks(fusion, tiles, device))
     program = None
+    register_checks: list[ConstraintCheck] = []
     if needs_per_candidate(fusion):
         figures, implemented = _per_candidate(fusion, tiles.flat, device, layouts or {})
     else:
         program, implemented = _program(fusion, tiles, device, layouts or {})
-        figures = estimate(program, device, cache=tiles)
+        register_checks = _register_checks(program, device)
+        fits = tiles.memo("all candidates", lambda: np.ones(count, bool))
+        for check in register_checks:
+            fits = fits & check.ok
+        figures = estimate(program, device, cache=tiles, fits=fits)
     checks.append(ConstraintCheck("tiling.unimplemented", "", implemented, lambda i: (
         "the tiled computation cannot be built: a negative stride, a concatenate tile across two operands, or an "
         "extra output its tiles do not partition")))
     if program is not None:
-        checks += _register_checks(program, device)
+        checks += register_checks
     else:
         spills = figures.spills & implemented
         checks.append(ConstraintCheck("gpu.register-spill", "", ~spills, lambda i: (
             f"a root, parameter or iota tile has more padded elements than {constants.REGISTER_FRACTION_FOR_TILES:.0%} "
             f"of the {device.registers_per_block_limit} registers of a block (XLA estimates it as infinite)")))
-    checks = [check for check in checks if not check.ok.all()]  # only the rules some candidate breaks
+    checks = [check for check in checks if failing(check.ok) is not None]  # only the rules some candidate breaks
     return CandidateEstimates(
         checks=checks,
         exec_time_ns=figures.exec_ns,
@@ -347,11 +380,13 @@ def _register_checks(program: TiledProgram, device: GpuDevice) -> list[Constrain
         return []
     limit = constants.REGISTER_FRACTION_FOR_TILES * device.registers_per_block_limit
     checked = [root for root, _ in program.roots]
-    checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and v not in checked]
+    roots = {id(root) for root in checked}
+    checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and id(v) not in roots]
     checks = []
     for visit in checked:
-        ok = ~visit.present | (visit.padded_elements <= limit)
-        if ok.all():
+        fits = visit.padded_elements <= limit
+        ok = failing(fits if visit.always else ~visit.present | fits)
+        if ok is None:
             continue
 
         def describe(i: int, visit: TiledVisit = visit) -> str:

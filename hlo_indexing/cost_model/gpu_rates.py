@@ -72,10 +72,9 @@ def read_time_ns(
     by :func:`adjust_bandwidth`."""
     bandwidth = np.float64(device.memory_bandwidth_bytes_per_second)
     dram = (bandwidth * utilization).astype(np.float32)
-    rest = np.full(net_bytes.shape, np.float32(bandwidth), np.float32)
     fits_l2 = net_bytes < device.l2_cache_size_bytes
     fits_l1 = net_bytes < device.l1_cache_size_per_sm_bytes * device.core_count
-    rest = np.where(fits_l2, rest * np.float32(constants.L2_CACHE_SPEEDUP), (np.float64(bandwidth) * utilization).astype(np.float32))
+    rest = np.where(fits_l2, np.float32(bandwidth) * np.float32(constants.L2_CACHE_SPEEDUP), dram)
     rest = np.where(fits_l2 & fits_l1, rest * np.float32(constants.L1_CACHE_SPEEDUP), rest)
     dram = adjust_bandwidth(device, dram, num_blocks)
     rest = adjust_bandwidth(device, rest, num_blocks)
@@ -88,23 +87,25 @@ def read_time_ns(
 
 def tiled_utilization(
     device: GpuDevice,
-    shape: tuple[int, ...],
+    shape: tuple[int, ...] | np.ndarray,
     minor_to_major: tuple[int, ...],
-    element_bytes: int,
+    element_bytes: int | np.ndarray,
     tile_sizes: np.ndarray,
     tile_strides: np.ndarray,
 ) -> np.ndarray:
     """``BandwidthUtilizationRateHeuristicForTiledMemoryAccess``: the contiguous part of
     a tile (walking the layout minor to major, stopping at a stride other than 1 and
     after a dimension the tile covers only partly) in bytes, over the DRAM->L2
-    transactions it needs. ``tile_sizes``/``tile_strides``: ``[candidates, rank]``."""
-    count = tile_sizes.shape[0]
-    contiguous = np.ones(count, np.int64)
-    going = np.ones(count, bool)
+    transactions it needs. ``tile_sizes``/``tile_strides``: ``[candidates, rank]``; or,
+    for several tiles of one rank and layout at once, ``[tiles, candidates, rank]`` with
+    ``shape`` an array ``[tiles, 1, rank]`` and ``element_bytes`` one ``[tiles, 1]``."""
+    dims = np.asarray(shape, np.int64)
+    contiguous = np.ones(tile_sizes.shape[:-1], np.int64)
+    going = np.ones(tile_sizes.shape[:-1], bool)
     for dim in minor_to_major:
-        going &= tile_strides[:, dim] == 1
-        contiguous = np.where(going, contiguous * np.minimum(tile_sizes[:, dim], shape[dim]), contiguous)
-        going &= tile_sizes[:, dim] >= shape[dim]
+        going &= tile_strides[..., dim] == 1
+        contiguous = np.where(going, contiguous * np.minimum(tile_sizes[..., dim], dims[..., dim]), contiguous)
+        going &= tile_sizes[..., dim] >= dims[..., dim]
     transaction = device.dram_to_l2_transaction_size_bytes
     used = contiguous * element_bytes
     return used / (transaction * -(-used // transaction))

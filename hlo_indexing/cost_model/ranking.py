@@ -219,13 +219,21 @@ def _renamed_label(label: str, names: Mapping[str, str]) -> str:
     return f"{head} {names.get(name, name)}" if name else label
 
 
-def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None) -> dict[int, Layout]:
-    """Per fusion parameter number, its layout as the backends take it."""
+def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays) -> dict[int, Layout]:
+    """Per fusion parameter number, its layout as the backends take it (each layout text
+    parsed once per rank, kept with the facts of ``tiles``)."""
     found: dict[int, Layout] = {}
+    if not layouts:
+        return found
+    wanted = sum(1 for layout in layouts.values() if layout is not None)
     for node in fusion.nodes:
+        if len(found) == wanted:
+            break  # every declared layout found (those of numbers the fusion lacks are never)
         number = node.parameter_number
-        if number is not None and layouts and layouts.get(number) is not None and number not in found:
-            found[number] = as_layout(layouts[number], len(ir.RankedTensorType(node.value.type).shape))
+        if number is not None and layouts.get(number) is not None and number not in found:
+            layout, rank = layouts[number], len(ir.RankedTensorType(node.value.type).shape)
+            found[number] = (as_layout(layout, rank) if not isinstance(layout, str) else
+                             tiles.fact(("layout", layout, rank), lambda: as_layout(layout, rank)))
     return found
 
 
@@ -237,20 +245,24 @@ def rank_for_device(
     output_layouts: Mapping[int, LayoutLike] | None = None,
     tiles: MutableMapping[tuple[int, ...], TileArrays] | None = None,
     counts_cache: CountsCache | None = None,
+    facts: dict[object, object] | None = None,
 ) -> DeviceRanking:
     """The device ranking of ``fusion`` (module docstring). ``tiles``: the candidates'
     :class:`~.tile_arrays.TileArrays` by parameter sizes, shared with other rankings
     (the backend judges every candidate of the grid; those breaking the fusion's own
-    constraints are left out here). ``counts_cache``: shared by the footprints' tables
-    (:class:`Footprints`)."""
+    constraints are left out here). ``facts``: the facts new TileArrays share
+    (:meth:`~.tile_arrays.TileArrays.fact`; pass the same dict with the same ``tiles``).
+    ``counts_cache``: shared by the footprints' tables (:class:`Footprints`)."""
     sizes_key = tuple(p.size for p in fusion.parameters)
-    grid = Grid.over(sizes_key)
     shared = tiles if tiles is not None else {}
     arrays = shared.get(sizes_key)
     if arrays is None:
-        arrays = shared[sizes_key] = TileArrays(list(grid.flat_sizes) if fusion.parameters else [])
+        grid = Grid.over(sizes_key)
+        arrays = shared[sizes_key] = TileArrays(list(grid.flat_sizes) if fusion.parameters else [], facts)
+        arrays.memo("grid", lambda: grid)
+    grid = arrays.memo("grid", lambda: Grid.over(sizes_key))
     valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
-    judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts))
+    judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts, arrays))
     legal = np.flatnonzero(valid & judged.legal())
     order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
     broken_by_rule: dict[str, np.ndarray] = {}
@@ -305,6 +317,7 @@ class DeviceRankingMemo:
         self.tiling_memo = tiling_memo
         self._rankings: dict[tuple[object, ...], DeviceRanking] = {}
         self._tiles: dict[tuple[int, ...], TileArrays] = {}
+        self._facts: dict[object, object] = {}
         self._counts = CountsCache()
 
     def rank(self, fusion: TiledFusion, device: Device, *, layouts: Mapping[int, LayoutLike] | None = None,
@@ -313,13 +326,13 @@ class DeviceRankingMemo:
         origin = self.tiling_memo.origin(fusion)
         if origin is None:
             return rank_for_device(fusion, device, layouts=layouts, output_layouts=output_layouts, tiles=self._tiles,
-                                   counts_cache=self._counts)
+                                   counts_cache=self._counts, facts=self._facts)
         first, nodes = origin
         key = (id(first), device, _layouts_key(layouts), _layouts_key(output_layouts))
         ranking = self._rankings.get(key)
         if ranking is None:
             ranking = self._rankings[key] = rank_for_device(first, device, layouts=layouts, output_layouts=output_layouts,
-                                                            tiles=self._tiles, counts_cache=self._counts)
+                                                            tiles=self._tiles, counts_cache=self._counts, facts=self._facts)
         if fusion is first:
             return ranking
         return ranking.rebound(fusion, {node.name: other.name for node, other in nodes.items()}, nodes)

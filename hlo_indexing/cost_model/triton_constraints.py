@@ -39,12 +39,13 @@ import numpy as np
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.cost_model import gpu_constants as constants
 from hlo_indexing.cost_model.estimate import ConstraintCheck, Rejection
-from hlo_indexing.cost_model.tile_arrays import TileArrays, padded
+from hlo_indexing.cost_model.tile_arrays import TileArrays, failing, padded
 from hlo_indexing.devices.types import GpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.symbolic_tiling.experimental import tiled_hlo
 from hlo_indexing.symbolic_tiling.experimental.hlo_graph import first_array
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
+from hlo_indexing.symbolic_tiling.ranking import constraint_mask
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, symbolic_tile
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op
 
@@ -60,14 +61,17 @@ def _is_power_of_two(values: np.ndarray) -> np.ndarray:
 def symbolic_checks(
     fusion: TiledFusion, flat_sizes: Sequence[np.ndarray] | TileArrays, device: GpuDevice, *, tiled_only: bool = False
 ) -> list[ConstraintCheck]:
-    """Every rule on every subject (module docstring) for the candidates ``flat_sizes``
-    (per tiling parameter, its size at each candidate; or their :class:`TileArrays`)."""
+    """Every rule on every subject (module docstring) that some of the candidates
+    ``flat_sizes`` break (per tiling parameter, its size at each candidate; or their
+    :class:`TileArrays`, whose memo then shares the rules' verdicts on the same tiles
+    between fusions): a check every candidate passes rejects nothing and is left out."""
     tiles = flat_sizes if isinstance(flat_sizes, TileArrays) else TileArrays(flat_sizes)
-    padded_tiles: TileArrays = tiles.memo("padded parameters", lambda: TileArrays([padded(sizes) for sizes in tiles.flat]))
+    padded_tiles: TileArrays = tiles.memo("padded parameters",
+                                          lambda: TileArrays([padded(sizes) for sizes in tiles.flat], tiles.facts))
     checks: list[ConstraintCheck] = []
     if not tiled_only:
         checks += _tile_element_checks(fusion, tiles)
-        checks.append(_grid_check(fusion, tiles, device))
+        checks += _grid_checks(fusion, tiles, device)
         checks += _dot_checks(fusion, padded_tiles)
         checks += _root_checks(fusion, tiles)
     checks += _tiled_checks(fusion, padded_tiles)
@@ -82,29 +86,40 @@ def _tile_element_checks(fusion: TiledFusion, tiles: TileArrays) -> list[Constra
         if key in seen:
             continue
         seen.add(key)
-        sizes = tiles.padded_columns(key)
+        ok = tiles.memo(("tile elements ok", key),
+                        lambda: failing(tiles.padded_elements(key) <= constants.MAX_TENSOR_ELEMENTS))
+        if ok is None:
+            continue
         elements = tiles.padded_elements(key)
+        sizes = tiles.padded_columns(key)
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, elements: np.ndarray = elements) -> str:
             return (f"{node.name}: padded tile {_text(sizes, i)} has {int(elements[i])} elements, more than Triton's "
                     f"{constants.MAX_TENSOR_ELEMENTS}")
 
-        checks.append(ConstraintCheck("triton.tile-elements", node.name, elements <= constants.MAX_TENSOR_ELEMENTS, describe))
+        checks.append(ConstraintCheck("triton.tile-elements", node.name, ok, describe))
     return checks
 
 
-def _grid_check(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice) -> ConstraintCheck:
+def _grid_checks(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice) -> list[ConstraintCheck]:
     root = fusion.root_candidates[0][0]
-    shape = list(ir.RankedTensorType(root.value.type).shape)
-    blocks = np.ones(tiles.count, np.int64)
-    for dim, sizes in zip(shape, tiles.flat):
-        blocks = blocks * (-(-dim // sizes))
+    shape = tuple(ir.RankedTensorType(root.value.type).shape)
     limit = device.block_dim_limit_x
+
+    def grid() -> tuple[np.ndarray, np.ndarray | None]:
+        blocks = np.ones(tiles.count, np.int64)
+        for dim, sizes in zip(shape, tiles.flat):
+            blocks = blocks * (-(-dim // sizes))
+        return blocks, failing(blocks < limit)
+
+    blocks, ok = tiles.memo(("grid", shape, limit), grid)
+    if ok is None:
+        return []
 
     def describe(i: int) -> str:
         return f"{int(blocks[i])} blocks, the device's grid holds fewer than {limit}"
 
-    return ConstraintCheck("triton.grid", root.name, blocks < limit, describe)
+    return [ConstraintCheck("triton.grid", root.name, ok, describe)]
 
 
 def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
@@ -114,7 +129,10 @@ def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[Constrain
             continue
         for operand in node.operands:
             sizes = padded_tiles.columns(operand.tile.sizes)
-            ok = np.all((sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)
+            ok = padded_tiles.memo(("dot operand ok", tuple(operand.tile.sizes)), lambda: failing(np.all(
+                (sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)))
+            if ok is None:
+                continue
 
             def describe(i: int, node: TiledNode = node, operand: TiledNode = operand, sizes: np.ndarray = sizes) -> str:
                 return (f"{node.name}: operand {operand.name} has the tile {_text(sizes, i)} at padded tile sizes; "
@@ -130,9 +148,13 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
     for node in fusion.nodes:
         if node.value not in root_values:
             continue
-        shape = np.asarray(ir.RankedTensorType(node.value.type).shape, np.int64)
+        dims = tuple(ir.RankedTensorType(node.value.type).shape)
         sizes = tiles.columns(node.tile.sizes)
-        ok = np.all(_is_power_of_two(sizes) | (sizes == shape), axis=1)
+        ok = tiles.memo(("root tile ok", tuple(node.tile.sizes), dims), lambda: failing(np.all(
+            _is_power_of_two(sizes) | (sizes == np.asarray(dims, np.int64)), axis=1)))
+        if ok is None:
+            continue
+        shape = np.asarray(dims, np.int64)
 
         def describe(i: int, node: TiledNode = node, sizes: np.ndarray = sizes, shape: np.ndarray = shape) -> str:
             bad = [k for k in range(len(shape)) if not (sizes[i, k] == shape[k] or _is_power_of_two(sizes[i, k:k + 1])[0])]
@@ -147,7 +169,7 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
 def _tiled_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     checks: list[ConstraintCheck] = []
     for node in fusion.nodes:
-        if node.parameter_number is not None:
+        if node.parameter_number is not None or node.opcode not in ("reshape", "bitcast", "concatenate"):
             continue
         op = defining_op(node.value)
         if op is None:
@@ -166,12 +188,14 @@ def _reshape_constraints(op: ir.Operation) -> ConstraintExpression | None:
 
 def _reshape_check(node: TiledNode, op: ir.Operation, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     shapes = (node.operands[0].value.type, node.value.type) if node.operands else (op.operands[0].type, node.value.type)
-    constraints: ConstraintExpression | None = padded_tiles.memo(("reshape", shapes), lambda: _reshape_constraints(op))
+    constraints: ConstraintExpression | None = padded_tiles.fact(("reshape", shapes), lambda: _reshape_constraints(op))
     if constraints is None:
         return []
     sizes = padded_tiles.padded_columns(node.tile.sizes)
-    ok = padded_tiles.memo(("reshape ok", shapes, tuple(node.tile.sizes)), lambda: np.array(
-        [constraints.is_satisfied_by([int(v) for v in row]) for row in sizes], bool))
+    ok = padded_tiles.memo(("reshape ok", shapes, tuple(node.tile.sizes)), lambda: failing(constraint_mask(
+        constraints, [padded_tiles.padded_value(e) for e in node.tile.sizes], padded_tiles.count)))
+    if ok is None:
+        return []
     own = constraints
 
     def describe(i: int) -> str:
@@ -202,11 +226,12 @@ def _concatenate_checks(node: TiledNode, op: ir.Operation, padded_tiles: TileArr
     def stride_text(i: int) -> str:
         return f"{node.name}: its tile has stride {int(stride[i])} along the concatenated dimension {axis}, not 1"
 
-    return [
+    checks = [
         ConstraintCheck("tiled.concatenate-divisibility", node.name, divisible, divisibility),
         ConstraintCheck("tiled.concatenate-offset", node.name, offset == 0, offset_text),
         ConstraintCheck("tiled.concatenate-stride", node.name, stride == 1, stride_text),
     ]
+    return [check for check in checks if not check.ok.all()]
 
 
 def rejections_at(checks: Sequence[ConstraintCheck], index: int) -> tuple[Rejection, ...]:

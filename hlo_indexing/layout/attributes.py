@@ -48,17 +48,22 @@ def _value_attr(func: ir.Operation, key: str, index: int) -> str | None:
 
 
 def layout_of_value(value: SsaValue) -> str | None:
-    """The ``hlo_indexing.layout`` of a func argument or an op result, if written."""
+    """The ``hlo_indexing.layout`` of a func argument or an op result, if written (for an
+    argument of an ``mhlo.fusion`` region: its operand's)."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         parent = owner.owner.operation
         if parent.name == "func.func":
             return _value_attr(parent, "arg_attrs", ir.BlockArgument(value).arg_number)
+        if parent.name == "mhlo.fusion":
+            return layout_of_value(parent.operands[ir.BlockArgument(value).arg_number])
         return None
     op = owner.operation if hasattr(owner, "operation") else owner
-    if LAYOUT_ATTRIBUTE not in op.attributes:
+    try:
+        attribute = op.attributes[LAYOUT_ATTRIBUTE]  # one read of the attributes through the bindings
+    except KeyError:
         return None
-    return _layout_attr(op.attributes[LAYOUT_ATTRIBUTE], ir.OpResult(value).result_number)
+    return _layout_attr(attribute, ir.OpResult(value).result_number)
 
 
 def declared_layouts(op: OpLike) -> tuple[list[str | None], list[str | None]]:
@@ -68,7 +73,7 @@ def declared_layouts(op: OpLike) -> tuple[list[str | None], list[str | None]]:
     if operation.name == "mhlo.fusion":
         return [layout_of_value(v) for v in operation.operands], [layout_of_value(v) for v in operation.results]
     n_args = len(block_of(operation).arguments)
-    n_results = len(list(block_of(operation).operations)[-1].operands)
+    n_results = len(block_of(operation).operations[-1].operands)
     if operation.name == "func.func":
         return (
             [_value_attr(operation, "arg_attrs", i) for i in range(n_args)],

@@ -6,7 +6,9 @@ Three maps, all simplified:
 * :func:`tiled_coordinates_map`: logical index -> coordinates in the tiled shape (the
   form of an MLIR ``memref`` layout map), see :func:`memref_type`;
 * :func:`logical_index_map`: physical offset -> logical index, with constraints that
-  hold exactly on the offsets holding an element (padding excluded).
+  hold exactly on the offsets holding an element (padding excluded);
+* :func:`coordinates_logical_map`: coordinates in the tiled shape -> logical index (the
+  inverse of :func:`tiled_coordinates_map`, padding excluded likewise).
 
 Example::
 
@@ -38,6 +40,7 @@ from hlo_indexing.layout.tiling import (
 )
 from hlo_indexing.layout.types import Layout, Shape
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap
 
 
@@ -128,6 +131,25 @@ def logical_index_map(
         if value.hi >= extent:
             m = m.add_constraint(value.expr, (0, extent - 1))
     return m.simplify()
+
+
+def coordinates_logical_map(
+    shape: Shape | Sequence[int], layout: Layout | None = None, context: "ir.Context | None" = None
+) -> IndexingMap:
+    """``(c0, ..., ck-1) -> (i0, ..., in-1)`` over the coordinates of the tiled shape
+    (:func:`~hlo_indexing.layout.tiling.physical_shape`), with constraints excluding the
+    padding slots: the inverse of :func:`tiled_coordinates_map` (for a layout without
+    tiles, the permutation from the physical order of the dimensions back to the
+    logical one). Known empty for a zero-sized array."""
+    p, context = _plan_and_context(shape, layout, context)
+    tiled = p.tiled_shape
+    if 0 in p.dims:
+        return IndexingMap.known_empty(len(tiled), 0, len(p.dims), context)
+    arith = _AffineArith(context)
+    coords = [_Bounded(ax.dim(i, context), n - 1) for i, n in enumerate(tiled)]
+    offset = linear_from_coordinates(p, coords, arith)
+    to_offset = IndexingMap.from_exprs([(0, n - 1) for n in tiled], [offset.expr], context=context)
+    return compose(to_offset, logical_index_map(shape, layout, context)).simplify()
 
 
 #: XLA element type -> MLIR element type (signless integers, as memrefs use them)

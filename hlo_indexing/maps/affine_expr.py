@@ -287,7 +287,7 @@ def evaluate_array(
     minimum negates ``d0``) are computed exactly with Python ints; a result outside
     int64 raises :class:`IntegerOverflowError`."""
     expr = typed(expr)
-    if not _may_overflow(expr, dims, symbols):
+    if type(expr) not in _BINARY_KINDS or not _may_overflow(expr, dims, symbols):  # a leaf computes nothing
         return _evaluate_array(expr, dims, symbols, defined)
     exact = _evaluate_array(
         expr, [np.asarray(v, dtype=object) for v in dims], [np.asarray(v, dtype=object) for v in symbols], defined, int
@@ -306,14 +306,21 @@ _SAFE_MAGNITUDE = 1 << 62
 
 
 def _may_overflow(expr: AffineExpr, dims: Sequence[np.ndarray], symbols: Sequence[np.ndarray]) -> bool:
-    """Whether some node of ``expr`` may reach :data:`_SAFE_MAGNITUDE` over the values given."""
+    """Whether some node of ``expr`` may reach :data:`_SAFE_MAGNITUDE` over the values given
+    (the spans of the variables ``expr`` uses; the others are never read)."""
 
-    def span(values: np.ndarray) -> Interval:
-        array = np.asarray(values)
-        return Interval(int(array.min()), int(array.max())) if array.size else Interval(0, 0)
+    def spans(values: Sequence[np.ndarray], used: set[int]) -> list[Interval]:
+        found = []
+        for position, value in enumerate(values):
+            array = np.asarray(value) if position in used else None
+            found.append(Interval(int(array.min()), int(array.max())) if array is not None and array.size else Interval(0, 0))
+        return found
 
+    used_dims: set[int] = set()
+    used_symbols: set[int] = set()
+    used_variables(expr, used_dims, used_symbols)
     memo: dict[AffineExpr, Interval] = {}
-    bounds(expr, [span(v) for v in dims], [span(v) for v in symbols], memo)
+    bounds(expr, spans(dims, used_dims), spans(symbols, used_symbols), memo)
     return any(max(abs(b.lower), abs(b.upper)) >= _SAFE_MAGNITUDE for b in memo.values() if not b.is_empty)
 
 

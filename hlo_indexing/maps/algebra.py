@@ -136,6 +136,8 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
     keep_symbols: set[int] = set(range(m.num_symbols)) if not removable_symbols else set()
     for e in m.results:
         ax.used_variables(e, keep_dims, keep_symbols)
+    if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
+        return m  # the results use every variable
     constraint_vars = {e: _variables(e) for e in m.constraints}
     changed = True
     while changed:
@@ -380,7 +382,14 @@ def eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
     in which the variable appears once, with coefficient ``+-1``) by its value, keeping
     its range as a constraint on that value: ``(d0)[s0] -> (s0), d0 - s0 in [0, 0]``
     becomes ``(d0) -> (d0)``. The relation is unchanged. One variable at a time, until
-    none is fixed (a loop: there may be many)."""
+    none is fixed (a loop: there may be many). Remembered in the maps' memo (loops ask
+    for the same maps at every iteration and for every result)."""
+    if m.is_undefined:
+        return m
+    return memoized(m.context, ("eliminate_equal_symbols", m.memo_key()), lambda: _eliminate_equal_symbols(m))
+
+
+def _eliminate_equal_symbols(m: IndexingMap) -> IndexingMap:
     while True:
         out = _eliminate_one_equal_symbol(m)
         if out is None:

@@ -13,7 +13,7 @@ from typing import Any, TypeGuard, cast
 from hlo_indexing.dialect_glue.bindings import AffineExpr, Context, ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.maps.linear_form import Linear, atom_order, build, linearize
+from hlo_indexing.maps.linear_form import Linear, LinearForms, atom_order, build, linearize
 
 BinaryExpr = ir.AffineBinaryExpr
 
@@ -24,10 +24,14 @@ MAX_COMPACTED_CONSTANT = 1 << 48
 class ExprSimplifier:
     """Simplifies expressions over fixed variable ranges (memoised per instance)."""
 
-    def __init__(self, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval], context: Context):
+    def __init__(
+        self, dim_ranges: Sequence[Interval], symbol_ranges: Sequence[Interval], context: Context, forms: LinearForms | None = None
+    ):
         self.dim_ranges = list(dim_ranges)
         self.symbol_ranges = list(symbol_ranges)
         self.context = context
+        #: Linear forms (range-independent): may be shared by the simplifiers of one map's rounds.
+        self.forms = forms if forms is not None else LinearForms()
         self._memo: dict[AffineExpr, AffineExpr] = {}
         self._bounds_memo: dict[AffineExpr, Interval] = {}
         self._compact_memo: dict[AffineExpr, AffineExpr] = {}
@@ -41,10 +45,16 @@ class ExprSimplifier:
 
     def linear_bounds(self, linear: Linear) -> Interval:
         """An interval holding every value of the linear form ``linear`` over the ranges."""
-        total = Interval.point(linear.constant)
+        lower = upper = linear.constant
+        dims, symbols = self.dim_ranges, self.symbol_ranges
+        atom: Any  # typed by the bindings: dispatch on its class
         for atom, coeff in linear.terms.items():
-            total = total + self.bounds(atom) * coeff
-        return total
+            kind = type(atom)
+            bounds = dims[atom.position] if kind is ax.Dim else symbols[atom.position] if kind is ax.Sym else self.bounds(atom)
+            at_lower, at_upper = bounds.lower * coeff, bounds.upper * coeff  # Interval * coeff, summed as Interval.__add__
+            lower += min(at_lower, at_upper)
+            upper += max(at_lower, at_upper)
+        return Interval(lower, upper)
 
     def const(self, value: int) -> AffineExpr:
         """The constant expression ``value`` in this simplifier's context."""
@@ -67,11 +77,17 @@ class ExprSimplifier:
         if kind is ax.Dim or kind is ax.Sym:
             interval = self.bounds(expr)
             return self.const(interval.lower) if interval.is_point else cast(AffineExpr, expr)
+        is_sum = kind is ax.Add or (kind is ax.Mul and _has_constant_factor(expr))
+        if is_sum:
+            variables = self.forms.variable_sum(expr)
+            if variables is not None:
+                return self._simplify_variable_sum(variables)
+            linear = self.forms.of(expr)
         interval = self.bounds(expr)
         if interval.is_point:
             return self.const(interval.lower)
-        if kind is ax.Add or (kind is ax.Mul and _has_constant_factor(expr)):
-            return self.simplify_sum(linearize(expr))
+        if is_sum:
+            return self.simplify_sum(linear.copy())
         if kind is ax.Mul:  # semi-affine product
             return ax.mul(self(expr.lhs), self(expr.rhs))
         assert isinstance(expr, ax.Binary)  # constants, variables and sums are handled above
@@ -186,6 +202,37 @@ class ExprSimplifier:
         return merged
 
     # -- sums
+
+    def build(self, linear: Linear) -> AffineExpr:
+        """The expression of ``linear`` (:func:`~hlo_indexing.maps.linear_form.build`,
+        remembered with its linear form); a sum of variables has its bounds noted
+        (exactly what :meth:`bounds` finds on the built sum of scaled variables)."""
+        expr = self.forms.build(linear, self.context)
+        if expr not in self._bounds_memo and self.forms.variable_sum(expr) is not None:
+            self._bounds_memo[expr] = self.linear_bounds(linear)
+        return expr
+
+    def _simplify_variable_sum(self, linear: Linear) -> AffineExpr:
+        """:meth:`simplify_sum` of a sum of dimensions and symbols (:func:`is_variable_sum`),
+        without building the expression twice: the expression of :meth:`fold_variables`."""
+        out = self.fold_variables(linear)
+        return self.build(out) if out.terms else self.const(out.constant)
+
+    def fold_variables(self, linear: Linear) -> Linear:
+        """The linear form of the simplified sum of dimensions and symbols ``linear``
+        (:func:`is_variable_sum`; a new object): variables of a single value become
+        constants, and no other rewrite applies to such a sum. Its bounds are those of
+        the linear form (exact for distinct variables), so a sum of one value is that
+        constant, as :meth:`_simplify` folds any expression of a point range."""
+        out = Linear(constant=linear.constant)
+        atom: Any  # a dimension or a symbol (typed by the bindings)
+        for atom, coeff in linear.terms.items():
+            interval = self.dim_ranges[atom.position] if type(atom) is ax.Dim else self.symbol_ranges[atom.position]
+            if interval.is_point:
+                out.constant += coeff * interval.lower
+            else:
+                out.terms[atom] = coeff
+        return out
 
     def simplify_sum(self, linear: Linear) -> AffineExpr:
         """The simplified expression of ``linear``: each atom simplified, then the sum rewrites

@@ -85,7 +85,7 @@ class IndexingMap:
     :meth:`known_empty` or :meth:`undefined`. All operations return new maps.
     """
 
-    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_equality_key", "_is_identity", "_text", "_names")
+    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_equality_key", "_is_identity", "_text", "_names", "_results")
 
     def __init__(
         self,
@@ -146,6 +146,7 @@ class IndexingMap:
         self._is_identity: bool | None = None
         self._text: str | None = None
         self._names: tuple[str, ...] | None = None
+        self._results: tuple[ir.AffineExpr, ...] | None = None
 
     @classmethod
     def _make(
@@ -295,12 +296,19 @@ class IndexingMap:
     @property
     def num_results(self) -> int:
         """The number of results (0 for an undefined map)."""
-        return 0 if self._map is None else len(self._map.results)
+        return 0 if self._map is None else len(self._result_exprs())
 
     @property
     def results(self) -> list[ir.AffineExpr]:
         """The result expressions (``ir.AffineExpr``), in order."""
-        return list(self._defined().results)
+        return list(self._result_exprs())
+
+    def _result_exprs(self) -> tuple[ir.AffineExpr, ...]:
+        """The result expressions, read from the affine map once (each read through the
+        bindings makes new Python objects)."""
+        if self._results is None:
+            self._results = tuple(self._defined().results)
+        return self._results
 
     @property
     def is_undefined(self) -> bool:

@@ -105,13 +105,18 @@ def build(linear: Linear, context: Context) -> AffineExpr:
     """The ``ir.AffineExpr`` of a linear form, terms in a deterministic order."""
     expr: AffineExpr | None = None
     check_int64(linear.constant, "constant of a simplified expression")
+    variables_only = True
     for atom in sorted(linear.terms, key=atom_order):
         coeff = check_int64(linear.terms[atom], "coefficient of a simplified expression")
         term = atom if coeff == 1 else atom * coeff
         expr = term if expr is None else expr + term
+        variables_only = variables_only and (type(atom) is ax.Dim or type(atom) is ax.Sym)
     if expr is None:
         return ax.constant(linear.constant, context)
-    return _left_associated(ax.typed(expr + linear.constant if linear.constant else expr))
+    built = ax.typed(expr + linear.constant if linear.constant else expr)
+    # Distinct variables times non-zero factors, the constant last: MLIR folds nothing
+    # while adding them up, so the sum is already the left-associated tree.
+    return built if variables_only else _left_associated(built)
 
 
 def _left_associated(expr: AffineExpr) -> AffineExpr:
@@ -136,6 +141,56 @@ def _left_associated(expr: AffineExpr) -> AffineExpr:
             break
         expr = rebuilt
     return expr
+
+
+class LinearForms:
+    """Linear forms of expressions and expressions of linear forms, remembered: a memo
+    for work that rewrites the same expressions again and again (the rounds of one map's
+    simplification). Both are independent of variable ranges. Example::
+
+        forms = LinearForms()
+        forms.of(d0 * 4 + d1 * 2)          # Linear({d0: 4, d1: 2}); shared, do not modify
+        forms.build(Linear({d0: 4}), ctx)  # d0 * 4, linear form remembered
+    """
+
+    __slots__ = ("_forms", "_exprs", "_variable_sums")
+
+    def __init__(self) -> None:
+        self._forms: dict[AffineExpr, Linear] = {}
+        self._exprs: dict[tuple[frozenset[tuple[AffineExpr, int]], int], AffineExpr] = {}
+        self._variable_sums: dict[AffineExpr, Linear | None] = {}
+
+    def of(self, expr: AffineExpr) -> Linear:
+        """:func:`linearize` of ``expr``, remembered (the object is shared: copy it before
+        changing it)."""
+        found = self._forms.get(expr)
+        if found is None:
+            found = self._forms[expr] = linearize(expr)
+        return found
+
+    def variable_sum(self, expr: AffineExpr) -> Linear | None:
+        """:meth:`of` ``expr`` when it is a sum of variables (:func:`is_variable_sum`), else
+        None; remembered."""
+        found = self._variable_sums.get(expr, False)
+        if found is False:
+            form = self.of(expr)
+            found = self._variable_sums[expr] = form if is_variable_sum(form) else None
+        return found  # type: ignore[return-value]  # False is the memo's "not yet"
+
+    def build(self, linear: Linear, context: Context) -> AffineExpr:
+        """:func:`build` of ``linear``, remembered, and the result's linear form with it."""
+        key = (frozenset(linear.terms.items()), linear.constant)
+        found = self._exprs.get(key)
+        if found is None:
+            found = self._exprs[key] = build(linear, context)
+            self._forms.setdefault(found, linear.copy())
+        return found
+
+
+def is_variable_sum(linear: Linear) -> bool:
+    """Whether every atom of ``linear`` is a dimension or a symbol (the expression it
+    came from holds no ``mod``, division or product of variables)."""
+    return all(type(atom) is ax.Dim or type(atom) is ax.Sym for atom in linear.terms)
 
 
 def single_dimension_forms(results: Sequence[AffineExpr]) -> list[tuple[int | None, int, int]] | None:

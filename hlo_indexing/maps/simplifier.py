@@ -48,7 +48,7 @@ from hlo_indexing.errors import IntegerOverflowError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.maps.linear_form import Linear, build, linearize
+from hlo_indexing.maps.linear_form import Linear, LinearForms
 from hlo_indexing.maps.variables import MapParts, Variable
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
@@ -87,9 +87,10 @@ class _MapState:
         self.n_range = len(parts.ranges)
         self.constraints = dict(parts.constraints)
         self.empty = False
+        self.forms = LinearForms()  # shared by the rounds: they rewrite the same expressions
 
     def simplifier(self) -> ExprSimplifier:
-        return ExprSimplifier([v.bounds for v in self.dims], [v.bounds for v in self.symbols], self.context)
+        return ExprSimplifier([v.bounds for v in self.dims], [v.bounds for v in self.symbols], self.context, self.forms)
 
     def narrow(self, variable: ir.AffineDimExpr | ir.AffineSymbolExpr, interval: Interval) -> bool:
         """Intersect ``variable``'s range with ``interval`` (an empty result marks the map
@@ -117,7 +118,11 @@ class _MapState:
                 previous = updated.get(expr)
                 updated[expr] = interval if previous is None else previous.intersect(interval)
                 continue
-            new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
+            variables = simplify.forms.variable_sum(expr)
+            if variables is not None:  # what simplify(expr) gives, without building it
+                new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
+            else:
+                new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
             changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
             if self.empty:
                 return True
@@ -138,7 +143,12 @@ class _MapState:
     ) -> tuple[AffineExpr | None, Interval, bool]:
         """Move constants and factors into the interval, turn constraints on a single
         variable into range narrowing; returns (expr or None if dropped, interval, narrowed)."""
-        linear = linearize(expr)
+        return self._normalize_linear(simplify.forms.of(expr).copy(), interval, simplify)
+
+    def _normalize_linear(
+        self, linear: Linear, interval: Interval, simplify: ExprSimplifier
+    ) -> tuple[AffineExpr | None, Interval, bool]:
+        """:meth:`_normalize` of the expression whose linear form is ``linear`` (changed here)."""
         interval = interval + (-linear.constant)
         linear.constant = 0
         if len(linear.terms) == 1:
@@ -175,7 +185,7 @@ class _MapState:
                 narrowed = self.narrow(atom.lhs, _values_in_mod_class(bounds, k, interval))
                 if self.empty:
                     return None, interval, True
-        new_expr = build(linear, self.context)
+        new_expr = simplify.build(linear)
         value_bounds = simplify.bounds(new_expr)
         if interval.contains(value_bounds):
             return None, interval, narrowed
@@ -196,6 +206,8 @@ class _MapState:
             g = math.gcd(g, coeff)
         candidates = sorted({abs(c) for c in linear.terms.values()}, reverse=True)
         for k in candidates:
+            if k == 1 or interval.lower % k != 0 or interval.upper % k != k - 1:
+                continue  # (k = 1 leaves no remainder to split off)
             big, small = Linear(), Linear()
             for atom, coeff in linear.terms.items():
                 if coeff % k == 0:
@@ -204,9 +216,7 @@ class _MapState:
                     small.add(atom, coeff)
             if not small.terms or not big.terms:
                 continue
-            if not Interval(0, k - 1).contains(simplify.linear_bounds(small)):
-                continue
-            if interval.lower % k == 0 and interval.upper % k == k - 1:
+            if Interval(0, k - 1).contains(simplify.linear_bounds(small)):
                 return Interval(interval.lower // k, interval.upper // k), big
         if g > 1:
             return Interval(-((-interval.lower) // g), interval.upper // g), Linear({a: c // g for a, c in linear.terms.items()})
@@ -278,6 +288,8 @@ class _MapState:
 def _may_divide_by_zero(expr: AffineExpr, simplify: ExprSimplifier) -> bool:
     """Whether a ``floordiv``/``ceildiv``/``mod`` of ``expr`` has a divisor that is not a
     constant and may be 0 over the ranges (a semi-affine expression undefined somewhere)."""
+    if simplify.forms.variable_sum(expr) is not None:
+        return False  # no division at all
     found = False
 
     def visit(node: AffineExpr) -> None:

@@ -9,7 +9,11 @@ Grammar (whitespace and newlines are insignificant)::
     entry    := expr 'in' '[' int ',' int ']'      first one per variable, in order; then constraints
     expr     := sum; sum := term (('+' | '-') term)*
     term     := unary (('*' | 'floordiv' | '/' | 'floorDiv' | 'ceildiv' | 'ceilDiv' | 'mod') unary)*
-    unary    := '-' unary | int | name | '(' expr ')'
+    unary    := '-' unary | int | name | '(' expr ')' | ('min' | 'max') '(' expr ',' expr ')'
+
+``min``/``max`` (XLA's symbolic maps since 2026) are read only when the caller asks for
+them (:mod:`hlo_indexing.maps.minmax`): each becomes a *defined* range variable, placed
+after the declared range variables, and :attr:`ParsedMap.definitions` says what it is.
 
 The printer writes the affine-era form (``floordiv``, MLIR's term order and
 parentheses, as ``mlir::AffineExpr`` prints), with custom variable names substituted.
@@ -20,7 +24,7 @@ Both work on a map's parts (:class:`~hlo_indexing.maps.variables.MapParts`):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -55,20 +59,26 @@ def print_expr(expr: ir.AffineExpr, dim_names: list[str], symbol_names: list[str
     return _MLIR_NAME.sub(rename, str(expr))
 
 
-def print_parts(parts: MapParts) -> str:
+def print_parts(parts: MapParts, inline: Mapping[int, str] | None = None) -> str:
     """One-line XLA form of a defined, not known-empty map, e.g.
-    ``(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 255]``."""
-    dims, symbols = variable_names(parts.dims, parts.ranges, parts.runtimes)
-    n_range = len(parts.ranges)
+    ``(d0, d1)[s0] -> (d0, s0), domain: d0 in [0, 9], d1 in [0, 19], s0 in [0, 255]``.
+    ``inline`` gives symbols (by position) printed as a text where they occur (a
+    ``min(...)`` of :mod:`hlo_indexing.maps.minmax`), neither declared nor given a range."""
+    inline = inline or {}
+    ranges = tuple(v for j, v in enumerate(parts.ranges) if j not in inline)
+    dims, visible = variable_names(parts.dims, ranges, parts.runtimes)
+    n_range = len(ranges)
+    names = iter(visible)
+    symbols = [inline[j] if j in inline else next(names) for j in range(len(parts.ranges) + len(parts.runtimes))]
     header = f"({', '.join(dims)})"
-    if parts.ranges:
-        header += f"[{', '.join(symbols[:n_range])}]"
+    if ranges:
+        header += f"[{', '.join(visible[:n_range])}]"
     if parts.runtimes:
-        header += "{" + ", ".join(symbols[n_range:]) + "}"
+        header += "{" + ", ".join(visible[n_range:]) + "}"
     results = ", ".join(print_expr(e, dims, symbols) for e in parts.affine_map.results)
     text = f"{header} -> ({results})"
-    variables = parts.dims + parts.ranges + parts.runtimes
-    entries = [f"{name} in {var.bounds}" for name, var in zip(dims + symbols, variables)]
+    variables = parts.dims + ranges + parts.runtimes
+    entries = [f"{name} in {var.bounds}" for name, var in zip(dims + visible, variables)]
     entries += sorted(f"{print_expr(e, dims, symbols)} in {c}" for e, c in parts.constraints.items())
     if entries:
         text += ", domain: " + ", ".join(entries)
@@ -85,6 +95,10 @@ class ParsedMap(NamedTuple):
     parts: MapParts | None
     undefined: bool = False
     arity: tuple[int, int, int] = (0, 0, 0)
+    #: Per ``min``/``max`` read (when asked for): ``(kind, lhs, rhs, symbol)``, the range
+    #: variable at position ``symbol`` standing for ``kind(lhs, rhs)`` (over the parts'
+    #: variables; a definition may use the ones before it).
+    definitions: tuple[tuple[str, ir.AffineExpr, ir.AffineExpr, int], ...] = ()
 
 
 # --------------------------------------------------------------------- parser
@@ -103,11 +117,14 @@ class _Token:
 
 
 class _MapParser:
-    def __init__(self, text: str, context: "ir.Context", filename: str, allow_empty_ranges: bool):
+    def __init__(self, text: str, context: "ir.Context", filename: str, allow_empty_ranges: bool, min_max: bool = False):
         self.text = text
         self.context = context
         self.filename = filename
         self.allow_empty_ranges = allow_empty_ranges
+        #: ``(kind, lhs, rhs)`` of each min/max read so far (None: refused), standing for
+        #: the temporary symbol ``n_symbols + k`` until the map is built.
+        self.clamps: list[tuple[str, ir.AffineExpr, ir.AffineExpr]] | None = [] if min_max else None
         self.tokens = self._tokenize(text)
         self.pos = 0
         self.names: dict[str, ax.AffineExpr] = {}
@@ -224,9 +241,22 @@ class _MapParser:
         elif all_names:
             raise self.error("expected ', domain:' with the range of every variable")
         self._expect_end()
+        bounds = bounds + self._clamp_bounds(len(dim_names), bounds)
         self._check_divisors(len(dim_names), bounds)
         self._check_magnitudes(len(dim_names), bounds)
         return self._build(dim_names, range_names, runtime_names, results, bounds, constraints)
+
+    def _clamp_bounds(self, n_dims: int, bounds: list[Interval]) -> list[Interval]:
+        """The range of each min/max read (after the declared variables' ranges)."""
+        if not self.clamps or any(b.is_empty for b in bounds) or len(bounds) != n_dims + self.n_symbols:
+            return [Interval(0, 0)] * len(self.clamps or ())
+        found: list[Interval] = []
+        for kind, lhs, rhs in self.clamps:
+            symbols = bounds[n_dims:] + found
+            a, b = ax.bounds(lhs, bounds[:n_dims], symbols), ax.bounds(rhs, bounds[:n_dims], symbols)
+            pick = min if kind == "min" else max
+            found.append(Interval(pick(a.lower, b.lower), pick(a.upper, b.upper)))
+        return found
 
     def _checked_expr(self) -> ir.AffineExpr:
         """An expression whose tree is not deeper than ``limits.MAX_NESTING_DEPTH`` (MLIR
@@ -271,14 +301,28 @@ class _MapParser:
         constraints: list[tuple[ir.AffineExpr, Interval, _Token]],
     ) -> ParsedMap:
         n_dims, n_syms = len(dim_names), len(range_names) + len(runtime_names)
-        affine_map = ir.AffineMap.get(n_dims, n_syms, results, self.context)
+        n_range, clamps = len(range_names), self.clamps or []
+        # Temporary positions (range, runtime, then min/max) -> final (range, min/max, runtime).
+        order = list(range(n_range)) + [n_range + len(clamps) + j for j in range(len(runtime_names))]
+        order += [n_range + k for k in range(len(clamps))]
+        renumber = [ax.symbol(i, self.context) for i in order]
+        dim_exprs = [ax.dim(i, self.context) for i in range(n_dims)]
+        if clamps:
+            results = [ax.substitute(e, dim_exprs, renumber) for e in results]
+            constraints = [(ax.substitute(e, dim_exprs, renumber), c, t) for e, c, t in constraints]
+        affine_map = ir.AffineMap.get(n_dims, n_syms + len(clamps), results, self.context)
 
         def var(name: str, default: str, interval: Interval) -> Variable:
             return Variable(interval, "" if name == default else name)
 
         dims = tuple(var(n, f"d{i}", b) for i, (n, b) in enumerate(zip(dim_names, bounds)))
         ranges = tuple(var(n, f"s{i}", b) for i, (n, b) in enumerate(zip(range_names, bounds[n_dims:])))
-        runtimes = tuple(var(n, f"rt{i}", b) for i, (n, b) in enumerate(zip(runtime_names, bounds[n_dims + len(ranges) :])))
+        ranges += tuple(Variable(b) for b in bounds[n_dims + n_syms :])
+        runtimes = tuple(var(n, f"rt{i}", b) for i, (n, b) in enumerate(zip(runtime_names, bounds[n_dims + n_range :])))
+        definitions = tuple(
+            (kind, ax.substitute(lhs, dim_exprs, renumber), ax.substitute(rhs, dim_exprs, renumber), n_range + k)
+            for k, (kind, lhs, rhs) in enumerate(clamps)
+        )
         empty = any(b.is_empty for b in bounds)
         table: dict[ir.AffineExpr, Interval] = {}
         for expr, interval, token in constraints:
@@ -294,7 +338,7 @@ class _MapParser:
             empty = empty or table[expr].is_empty
         if empty:
             return ParsedMap(None, arity=(n_dims, n_syms, len(results)))
-        return ParsedMap(MapParts(affine_map, dims, ranges, runtimes, table))
+        return ParsedMap(MapParts(affine_map, dims, ranges, runtimes, table), definitions=definitions)
 
     def _expect_end(self) -> None:
         if self.peek().kind != "end":
@@ -360,7 +404,7 @@ class _MapParser:
         folding wraps or gives up): then :class:`IntegerOverflowError` at the operator.
         Checked at the all-0 and all-1 points, in Python ints."""
         for value in (0, 1):
-            dims, symbols = [value] * self.n_dims, [value] * self.n_symbols
+            dims, symbols = [value] * self.n_dims, [value] * (self.n_symbols + len(self.clamps or ()))
             try:
                 wanted = exact(ax.evaluate(lhs, dims, symbols), ax.evaluate(rhs, dims, symbols))
                 got = ax.evaluate(result, dims, symbols)
@@ -419,13 +463,34 @@ class _MapParser:
         if token.kind == "int":
             return ax.constant(check_int64(int(token.text), "constant", self._location(token.offset)), self.context)
         if token.kind == "name":
-            if token.text in ("min", "max"):
-                raise self.error(f"'{token.text}' is not an affine expression (XLA's symbolic maps only)", token)
+            if token.text in ("min", "max") and self.peek().text == "(":
+                return self._clamp(token)
             found = self.names.get(token.text)
             if found is None:
                 raise self.error("unknown variable", token)
             return found
         raise self.error("expected an expression", token)
+
+
+    def _clamp(self, token: _Token) -> ir.AffineExpr:
+        """``min(a, b)``/``max(a, b)``: a temporary symbol standing for it (see
+        :attr:`clamps`); refused unless the caller reads min/max."""
+        if self.clamps is None:
+            raise self.error(
+                f"'{token.text}' is not an affine expression (read maps with min/max with "
+                "hlo_indexing.maps.minmax.parse_clamped_map)", token)
+        self.expect("(")
+        self.nesting += 1
+        check_depth(self.nesting, "expression", self._location(token.offset))
+        try:
+            lhs = self.expr()
+            self.expect(",")
+            rhs = self.expr()
+            self.expect(")")
+        finally:
+            self.nesting -= 1
+        self.clamps.append((token.text, lhs, rhs))
+        return ax.symbol(self.n_symbols + len(self.clamps) - 1, self.context)
 
 
 def _is_symbolic(expr: ir.AffineExpr) -> bool:
@@ -441,13 +506,15 @@ def parse_map_text(
     *,
     filename: str = "<indexing map>",
     allow_empty_ranges: bool = False,
+    min_max: bool = False,
 ) -> ParsedMap:
     """Parse XLA's text form of a map (see ``IndexingMap.parse``, which builds the map).
 
     Errors raise :class:`ParseError` naming the offending token with its line and
     column. An interval ``[lo, hi]`` with ``lo > hi`` is rejected unless
     ``allow_empty_ranges`` is set, in which case -- as in XLA -- it makes the map
-    ``KNOWN EMPTY``."""
+    ``KNOWN EMPTY``. ``min``/``max`` are read only with ``min_max`` (see the module
+    docstring), else refused."""
     context = context or current_or_default_context()
     with context:
-        return _MapParser(text, context, filename, allow_empty_ranges).parse()
+        return _MapParser(text, context, filename, allow_empty_ranges, min_max).parse()

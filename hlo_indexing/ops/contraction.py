@@ -16,19 +16,25 @@ from hlo_indexing.ops.rule import OpInfo, RuleResult
 from hlo_indexing.ops.reduction import window_map
 
 
-def _dot_layout(info: OpInfo):
-    """Output dims are batch dims, then lhs free dims, then rhs free dims."""
-    lhs, rhs = info.operand(0), info.operand(1)
-    dn = op_attrs.dot_dimensions(info.op, lhs, rhs, info.result(0))
+def _free_dims(dn: op_attrs.DotDimensions, lhs: tuple[int, ...], rhs: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    """The lhs's and the rhs's free dimensions (output dims are batch, lhs free, rhs free)."""
     lhs_free = [i for i in range(len(lhs)) if i not in dn.lhs_batch and i not in dn.lhs_contracting]
     rhs_free = [i for i in range(len(rhs)) if i not in dn.rhs_batch and i not in dn.rhs_contracting]
-    return dn, lhs_free, rhs_free
+    return lhs_free, rhs_free
 
 
-def dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
-    """Contracting dims become range variables shared by both operands."""
+def _dot_layout(info: OpInfo):
+    """The dot's dimension numbers and the lhs's and rhs's free dimensions."""
+    lhs, rhs = info.operand(0), info.operand(1)
+    dn = op_attrs.dot_dimensions(info.op, lhs, rhs, info.result(0))
+    return (dn, *_free_dims(dn, lhs, rhs))
+
+
+def _dot_maps(info: OpInfo, dn: op_attrs.DotDimensions) -> list[IndexingMap]:
+    """The lhs's and rhs's maps of a dot with dimension numbers ``dn``: contracting dims
+    become range variables shared by both operands."""
     lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
-    dn, lhs_free, rhs_free = _dot_layout(info)
+    lhs_free, rhs_free = _free_dims(dn, lhs, rhs)
     d, s = dims(len(result), info.context), syms(len(dn.lhs_contracting), info.context)
     n_batch = len(dn.lhs_batch)
     lhs_exprs: list[ir.AffineExpr | None] = [None] * len(lhs)
@@ -42,10 +48,34 @@ def dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     for k, j in enumerate(rhs_free):
         rhs_exprs[j] = d[n_batch + len(lhs_free) + k]
     ranges = [lhs[i] for i in dn.lhs_contracting]
-    return [
-        [make_map(info.context, result, filled(lhs_exprs), ranges)],
-        [make_map(info.context, result, filled(rhs_exprs), ranges)],
-    ]
+    return [make_map(info.context, result, filled(lhs_exprs), ranges), make_map(info.context, result, filled(rhs_exprs), ranges)]
+
+
+def dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
+    """Contracting dims become range variables shared by both operands."""
+    dn = op_attrs.dot_dimensions(info.op, info.operand(0), info.operand(1), info.result(0))
+    return [[m] for m in _dot_maps(info, dn)]
+
+
+def scaled_dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
+    """A scaled dot (XLA's ``scaled-dot(lhs, rhs, lhs_scale, rhs_scale)``, imported as a
+    custom call): the lhs and rhs are read as a dot's; each scale has its operand's rank
+    and holds one value per block of it, so it is read at the operand's index divided,
+    dimension by dimension, by the block size ``operand size / scale size`` (the
+    contracting dimension's blocks; 1 where the sizes are equal). Example: lhs
+    ``f32[2,10]`` with scale ``f32[2,2]``: ``(d0, d1)[s0] -> (d0, s0 floordiv 5)``."""
+    lhs, rhs = info.operand(0), info.operand(1)
+    if info.num_operands != 4:
+        raise op_attrs.invalid(info.op, "operands", f"a scaled dot takes 4 operands, not {info.num_operands}")
+    dn = op_attrs.scaled_dot_dimensions(info.op, lhs, rhs, info.result(0))
+    maps = _dot_maps(info, dn)
+    out: list[list[IndexingMap]] = [[m] for m in maps]
+    for operand, scale, m in ((lhs, info.operand(2), maps[0]), (rhs, info.operand(3), maps[1])):
+        if len(scale) != len(operand) or any(n % b for n, b in zip(operand, scale)):
+            raise op_attrs.invalid(info.op, "operands", f"scale {list(scale)} does not divide its operand {list(operand)} into blocks")
+        results = [e if n == b else ax.floordiv(e, n // b) for e, n, b in zip(m.results, operand, scale)]
+        out.append([make_map(info.context, info.result(0), results, list(m.range_vars))])
+    return out
 
 
 def dot_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:

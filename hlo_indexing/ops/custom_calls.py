@@ -22,6 +22,9 @@ known ones, by kind:
 ``selection``
     ``ApproxTopK``, ``PartialReduce`` and ``TopK``: whole rows along the reduction
     dimension (:mod:`hlo_indexing.ops.sorting`).
+``scaled_dot``
+    XLA's ``scaled-dot``, which the importer translates as a custom call to
+    ``hlo_text.SCALED_DOT_TARGET`` (:func:`hlo_indexing.ops.contraction.scaled_dot_output_to_input`).
 ``callback``
     JAX's host callbacks (``jax.pure_callback``, ``jax.debug.callback``, equinox's
     runtime checks: ``xla_ffi_python_cpu_callback`` and its GPU and older variants):
@@ -36,8 +39,9 @@ from __future__ import annotations
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.hlo_text import SCALED_DOT_TARGET
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.ops import sorting
+from hlo_indexing.ops import contraction, sorting
 from hlo_indexing.ops.inversion import inverse_rule
 from hlo_indexing.ops.map_builders import dims, make_map, whole_map
 from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing
@@ -61,6 +65,7 @@ TARGETS: dict[str, str] = {
                                    "MoveToDevice", "annotate_device_placement", "LayoutConstraint")},
     **{name: "selection" for name in ("ApproxTopK", "PartialReduce", "TopK")},
     **{f"xla{ffi}_python_{device}_callback": "callback" for ffi in ("", "_ffi") for device in ("cpu", "gpu")},
+    SCALED_DOT_TARGET: "scaled_dot",
 }
 
 
@@ -134,6 +139,8 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
         return _matrix(info, result_index)
     if kind == "marker":
         return _marker(info, result_index)
+    if kind == "scaled_dot":
+        return contraction.scaled_dot_output_to_input(info, result_index)
     if kind == "callback":
         space = info.result(result_index)
         note = f"{target_name(info)}: a host callback: Python the analysis cannot read, taken to read every operand element"

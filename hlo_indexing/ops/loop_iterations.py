@@ -89,8 +89,13 @@ def _lift(m: IndexingMap, count: int, mode: str) -> IndexingMap:
     if mode == MIXES:
         ranges += list(m.dim_ranges[:n_x])
     new_dims = list(x) + [t]
+    iterations = m.dim_ranges[n_x]  # narrower than [0, count - 1] where simplifying bounded t (a clamp's piece)
+    if iterations != Interval(0, count - 1):
+        t_expr = ax.typed(t)
+        constraints[t_expr] = constraints[t_expr].intersect(iterations) if t_expr in constraints else iterations
     for expr, interval in m.constraints.items():
-        constraints[ax.substitute(expr, new_dims, s[: m.num_symbols])] = interval
+        key = ax.typed(ax.substitute(expr, new_dims, s[: m.num_symbols]))
+        constraints[key] = constraints[key].intersect(interval) if key in constraints else interval
     results = [ax.substitute(e, new_dims, s[: m.num_symbols]) for e in m.results] + [t]
     return make_map(context, list(m.dim_ranges[:n_x]) + [(0, count)], results, ranges, (), constraints)
 
@@ -111,7 +116,7 @@ def iterated_maps(
         return None
     body = op.regions[1]
     carries = info.num_operands
-    terminator = list(body.blocks[0].operations)[-1]
+    terminator = body.blocks[0].operations[-1]
     passing = {a for a in range(carries) if terminator.operands[a] == body.blocks[0].arguments[a]}
     fixed = passing | {k for k, _start, _step in inductions}
     maps: dict[int, MapSets] = {}

@@ -39,6 +39,7 @@ from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.memo import memoized
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
 from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing, entry_maps
@@ -62,7 +63,7 @@ def _constant(value: ir.Value) -> int | None:
 
 
 def _terminator(region: ir.Region) -> ir.OpView:
-    return list(region.blocks[0].operations)[-1]
+    return region.blocks[0].operations[-1]
 
 
 def _increment(value: ir.Value, argument: ir.Value) -> int | None:
@@ -73,7 +74,7 @@ def _increment(value: ir.Value, argument: ir.Value) -> int | None:
         return None
     callee = callee_block(op)
     if callee is not None:
-        returned = list(callee.operations)[-1].operands[ir.OpResult(value).result_number]
+        returned = callee.operations[-1].operands[ir.OpResult(value).result_number]
         inner = [a for a, v in zip(callee.arguments, op.operands, strict=True) if v == argument]
         return next((c for a in inner if (c := _increment(returned, a)) is not None), None)
     if not op.name.endswith(".add"):
@@ -185,8 +186,12 @@ def _without_runtime(m: IndexingMap) -> IndexingMap:
 
 def _compose(first: IndexingMap, then: IndexingMap) -> IndexingMap:
     """``first`` then ``then``, with the range variables a constraint fixes replaced by
-    their value (equal relations get equal maps, so that the iteration settles)."""
-    return eliminate_equal_symbols(remove_unused_symbols(compose(first, then).simplify()))
+    their value (equal relations get equal maps, so that the iteration settles). One entry
+    of the maps' memo for the chain (iterations ask for the same pairs again and again)."""
+    if first.is_undefined:
+        return first
+    key = ("loop-compose", first.memo_key(), then.memo_key())
+    return memoized(first.context, key, lambda: eliminate_equal_symbols(remove_unused_symbols(compose(first, then).simplify())))
 
 
 def _capped(info: OpInfo, space: tuple, a: int, maps: set) -> frozenset[IndexingMap]:
@@ -228,7 +233,7 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
         iterated = iterated_maps(info, result_index, counted.inductions, counted.count)
         if iterated is not None:
             return iterated
-    body_maps = _BodyMaps(info, regions)
+    body_maps = regions.memo(("while body", op), lambda: _BodyMaps(info, regions))  # shared by the results
     # Without a trip count, every result element depends on how many iterations run,
     # so the carries the condition reads, and every carry they are computed from, are
     # read whole; what flows into them from elsewhere needs no composing (whatever they
@@ -241,15 +246,25 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
     seen = [set(s) for s in current]
+    # What carry b's maps give each carry in one more iteration, kept while they stay the
+    # same (most carries settle long before the others): (their memo keys, {a: maps}).
+    contributions: dict[int, tuple[frozenset, dict[int, set[IndexingMap]]]] = {}
     for _ in range(steps if steps is not None else MAX_STEPS):
         composed: list[set[IndexingMap]] = [set() for _ in range(n)]
         for b in range(n):
-            if b in whole_carries:
+            if b in whole_carries or not current[b]:
                 continue
-            for first in current[b]:
-                for a, then_maps in enumerate(body_maps[b]):
-                    if a not in whole_carries:
-                        composed[a].update(_compose(first, then) for then in then_maps)
+            key = frozenset(first.memo_key() for first in current[b])
+            found = contributions.get(b)
+            if found is None or found[0] != key:
+                per_carry: dict[int, set[IndexingMap]] = {}
+                for first in current[b]:
+                    for a, then_maps in enumerate(body_maps[b]):
+                        if a not in whole_carries and then_maps:
+                            per_carry.setdefault(a, set()).update(_compose(first, then) for then in then_maps)
+                found = contributions[b] = (key, per_carry)
+            for a, contributed in found[1].items():
+                composed[a] |= contributed
         following = [_capped(info, space, a, s) for a, s in enumerate(composed)]
         if following == current:
             break

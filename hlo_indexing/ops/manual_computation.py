@@ -111,7 +111,7 @@ def manual_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
         raise UnknownIndexing("the maps of a manual computation are its body's: ask hlo_indexing.analysis.per_op")
     body = op.regions[0]
     block = body.blocks[0]
-    local_result = _local(list(block.operations)[-1].operands[result_index].type, f"body result {result_index}")
+    local_result = _local(block.operations[-1].operands[result_index].type, f"body result {result_index}")
     space = info.result(result_index)
     shared = not _cross_device(op)
     out = []

@@ -38,6 +38,16 @@ Counting (:attr:`OperandExactness.method`):
 * ``not computed``: past that limit, when ``p``'s nodes lie in the operand regions of
   different dots (different program grids), or when its reads depend on different
   runtime values; :attr:`OperandExactness.reason` says which.
+
+Proof (``prove=True``, with ``islpy``: :mod:`hlo_indexing.maps.exact`). Both sets become
+relations from a tile (program id, runtime values) to elements of ``p``, as indexing
+maps: ``T`` from each tiled instruction's offsets map plus ``stride * j`` over
+``j in [0, size)``, ``R`` from each node's map with its tiling parameters existential
+within the program's box. isl proves ``R`` within ``T`` at every tile (soundness) and
+decides whether ``T`` is within ``R`` (exactness 1), whatever the sizes: no enumeration
+and none of the counting's reasoning. :attr:`OperandExactness.proof` holds the verdict
+(``holds`` True: exactness 1 at every tile; False: some tile loads an element nothing
+reads); an operand not counted whose exactness isl proves 1 gets method ``proven``.
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import TimeLimitError
 from hlo_indexing.limits import MAX_EXACTNESS_POINTS
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.exact import Proof, prove_empty, prove_includes
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import linearize
@@ -64,7 +75,7 @@ from hlo_indexing.symbolic_tiling.tiled_computation import (
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode
 from hlo_indexing.symbolic_tiling.time_budget import check_time
 
-COUNTED, ENUMERATED, NOT_COMPUTED = "counted", "enumerated", "not computed"
+COUNTED, ENUMERATED, PROVEN, NOT_COMPUTED = "counted", "enumerated", "proven", "not computed"
 
 
 @dataclass(frozen=True)
@@ -79,10 +90,13 @@ class OperandExactness:
     read_per_tile: np.ndarray = field(compare=False, repr=False)
     covered_per_tile: np.ndarray = field(compare=False, repr=False)
     reason: str = ""
+    #: isl's verdict on "every element a tile loads is read" (None: not asked).
+    proof: Proof | None = field(default=None, compare=False)
 
     @property
     def computed(self) -> bool:
-        """Whether the counts exist (``method`` is not ``not computed``)."""
+        """Whether the exactness is known (``method`` is not ``not computed``); the counts
+        exist unless ``method`` is ``proven``."""
         return self.method != NOT_COMPUTED
 
     @property
@@ -102,7 +116,7 @@ class OperandExactness:
         if not self.computed:
             return None
         covered = self.tile_elements
-        return 1.0 if covered == 0 else self.read_elements / covered
+        return 1.0 if covered == 0 or self.method == PROVEN else self.read_elements / covered
 
     def per_tile(self) -> np.ndarray:
         """``|R| / |T|`` of every tile (1.0 for an empty tile)."""
@@ -118,25 +132,37 @@ class OperandExactness:
 
     def to_json(self) -> dict[str, object]:
         """``{index, name, method, exactness, worst_tile, read_elements, tile_elements}``
-        (the last four null when not computed, with ``reason`` instead)."""
+        (the last four null when not computed, with ``reason`` instead; the counts null
+        when ``proven``), and ``proof`` (isl's verdict as text) when asked."""
         out: dict[str, object] = {"index": self.index, "name": self.name, "method": self.method}
-        if self.computed:
-            out.update(
-                exactness=self.exactness,
-                worst_tile=self.worst_tile,
-                read_elements=self.read_elements,
-                tile_elements=self.tile_elements,
-            )
-        else:
-            out.update(exactness=None, worst_tile=None, read_elements=None, tile_elements=None, reason=self.reason)
+        counted = self.computed and self.method != PROVEN
+        out.update(
+            exactness=self.exactness,
+            worst_tile=self.worst_tile,
+            read_elements=self.read_elements if counted else None,
+            tile_elements=self.tile_elements if counted else None,
+        )
+        if self.reason:
+            out["reason"] = self.reason
+        if self.proof is not None:
+            out["proof"] = str(self.proof)
         return out
 
     def __str__(self) -> str:
+        proof = "" if self.proof is None else f" ({_proof_text(self.proof)})"
+        if self.method == PROVEN:
+            return f"{self.name} 1{proof}"
         if not self.computed:
-            return f"{self.name} not computed ({self.reason})"
+            return f"{self.name} not computed ({self.reason}){proof}"
         exactness, worst = self.exactness, self.worst_tile
         text = f"{self.name} {exactness:.3g}"
-        return text if worst == exactness else f"{text} (worst tile {worst:.3g})"
+        return (text if worst == exactness else f"{text} (worst tile {worst:.3g})") + proof
+
+
+def _proof_text(proof: Proof) -> str:
+    if proof.holds is None:
+        return f"isl: {proof.reason}"
+    return "proven by isl" if proof.holds else "below 1, proven by isl"
 
 
 @dataclass(frozen=True)
@@ -154,10 +180,13 @@ class TilingExactness:
         return "exactness " + ", ".join(str(o) for o in self.operands)
 
 
-def tiling_exactness(fusion: TiledFusion, tile_sizes: Sequence[int], *, max_points: int = MAX_EXACTNESS_POINTS) -> TilingExactness:
-    """The exactness of flat ``tile_sizes`` (see the module docstring). Raises
-    :class:`~hlo_indexing.errors.TilingError` when they are not a valid tiling."""
-    return computation_exactness(fusion, tiled_computation(fusion, list(tile_sizes)), max_points=max_points)
+def tiling_exactness(
+    fusion: TiledFusion, tile_sizes: Sequence[int], *, max_points: int = MAX_EXACTNESS_POINTS, prove: bool = False
+) -> TilingExactness:
+    """The exactness of flat ``tile_sizes`` (see the module docstring), proven by isl too
+    when ``prove``. Raises :class:`~hlo_indexing.errors.TilingError` when they are not a valid
+    tiling."""
+    return computation_exactness(fusion, tiled_computation(fusion, list(tile_sizes)), max_points=max_points, prove=prove)
 
 
 #: What the counts of one operand depend on (see :func:`operand_key`).
@@ -170,12 +199,13 @@ def computation_exactness(
     *,
     max_points: int = MAX_EXACTNESS_POINTS,
     counts: dict[OperandKey, OperandExactness] | None = None,
+    prove: bool = False,
 ) -> TilingExactness:
     """The exactness of a tiled computation of ``fusion`` (made by
-    :func:`~.tiled_computation.tiled_computation`, which records its sizes). ``counts``:
-    the counts of operands met before, by :func:`operand_key` (a compiled optimizer's
-    fusion reads dozens of weights through the same maps and tiles: each is counted
-    once), filled in."""
+    :func:`~.tiled_computation.tiled_computation`, which records its sizes), proven by
+    isl too when ``prove`` (see the module docstring). ``counts``: the counts of
+    operands met before, by :func:`operand_key` (a compiled optimizer's fusion reads
+    dozens of weights through the same maps and tiles: each is counted once), filled in."""
     nodes: dict[int, list[TiledNode]] = {}
     for node in fusion.nodes:
         number = node.parameter_number
@@ -186,10 +216,17 @@ def computation_exactness(
     for number in sorted(insts):
         key = operand_key(fusion, computation, nodes[number], insts[number], max_points) if counts is not None else None
         found = counts.get(key) if counts is not None and key is not None else None
+        operand = None
         if found is None:
-            found = _Operand(fusion, computation, nodes[number], insts[number], max_points).exactness(number)
+            operand = _Operand(fusion, computation, nodes[number], insts[number], max_points)
+            found = operand.exactness(number)
             if counts is not None and key is not None and found.computed:  # a spent time budget is this fusion's
                 counts[key] = found
+        if prove:
+            proof = (operand or _Operand(fusion, computation, nodes[number], insts[number], max_points)).proof()
+            if not found.computed and proof.holds:
+                found = replace(found, method=PROVEN)
+            found = replace(found, proof=proof)
         operands.append(replace(found, index=number, name=insts[number][0].name))
     return TilingExactness(computation.tile_sizes, tuple(operands))
 
@@ -308,6 +345,17 @@ def _union_count(sets: list[_Products]) -> np.ndarray | None:
     return None if (found < 0).any() else found
 
 
+def _empty_domain(m: IndexingMap) -> bool:
+    """Whether ``m`` is known empty or has a variable with an empty range."""
+    return m.is_known_empty() or any(v.bounds.is_empty for v in (*m.dim_vars, *m.symbol_vars))
+
+
+def _narrow(constraints: dict[ir.AffineExpr, Interval], expr: ir.AffineExpr, interval: Interval) -> None:
+    """Constrain ``expr`` to ``interval`` too (intersected with a constraint it has)."""
+    expr = ax.typed(expr)
+    constraints[expr] = constraints[expr].intersect(interval) if expr in constraints else interval
+
+
 class _Operand:
     """The counts of one parameter (see :func:`computation_exactness`)."""
 
@@ -326,6 +374,87 @@ class _Operand:
         self.elements = math.prod(self.shape)
         self.sizes = computation.tile_sizes
         self.schedule = computation.schedule
+
+    def proof(self) -> Proof:
+        """isl's verdict on ``T`` within ``R`` at every tile (see the module docstring);
+        a disproof of ``R`` within ``T`` (unsound tiles) says so instead."""
+        grids = {node.hidden for node in self.nodes}
+        if len(grids) != 1:
+            return Proof(None, "read by the programs of different dots")
+        try:
+            runtime = self._runtime_ranges()
+        except _NotComputed as exc:
+            return Proof(None, str(exc))
+        offsets_map, programs = program_id_map(self.fusion.parameters, self.sizes, self.schedule, grids.pop())
+        ctx = offsets_map.context
+        keys = [key for key, _ in runtime]
+        tile_vars = [Variable(Interval(0, programs - 1), "pid_0")] + [Variable(bounds) for _, bounds in runtime]
+        read = [
+            self._read_relation(node.indexing_map, offsets_map, keys, tile_vars, ctx)
+            for node in self.nodes
+            if not _empty_domain(node.indexing_map)
+        ]
+        loaded = [
+            self._tile_relation(inst, keys, tile_vars, ctx)
+            for inst in self.insts
+            if all(n > 0 for n in inst.tile_sizes) and not _empty_domain(inst.tile_offsets_indexing)
+        ]
+        if not loaded:
+            return Proof(True, "no tile loads an element")
+        if not read:
+            return prove_empty(loaded)
+        sound = prove_includes(loaded, read)
+        if sound.holds is False:
+            return Proof(None, f"the tiles miss an element read ({sound})")
+        return prove_includes(read, loaded)
+
+    def _inside(self, results: Sequence[ir.AffineExpr], constraints: dict[ir.AffineExpr, Interval]) -> None:
+        """Constrain each of ``results`` (an element index of the operand) to its extent."""
+        for e, n in zip(results, self.shape):
+            _narrow(constraints, e, Interval(0, n - 1))
+
+    def _runtime_dims(self, variables: Sequence[Variable], keys: list[object], ctx: ir.Context) -> list[ir.AffineExpr]:
+        """The tile dimension (``1 + position of its value``) of each runtime variable."""
+        return [ax.dim(1 + keys.index(self._value(v)), ctx) for v in variables]
+
+    def _read_relation(
+        self, m: IndexingMap, offsets_map: IndexingMap, keys: list[object], tile_vars: list[Variable], ctx: ir.Context
+    ) -> IndexingMap:
+        """``R`` of one node as a map from a tile (program id, runtime values) to the
+        elements it reads: the node's tiling parameters and range variables are range
+        variables, each parameter within the program's box."""
+        params = [ax.symbol(c, ctx) for c in range(m.num_dims)]
+        ranges = [ax.symbol(m.num_dims + j, ctx) for j in range(len(m.range_vars))]
+        symbols = ranges + self._runtime_dims(m.runtime_vars, keys, ctx)
+        results = [ax.substitute(e, params, symbols) for e in m.results]
+        constraints: dict[ir.AffineExpr, Interval] = {}
+        for e, interval in m.constraints.items():
+            _narrow(constraints, ax.substitute(e, params, symbols), interval)
+        for c, (param, size) in enumerate(zip(params, self.sizes)):
+            _narrow(constraints, ax.add(param, ax.mul(offsets_map.results[c], -1)), Interval(0, size - 1))
+        for dim, v in zip(self._runtime_dims(m.runtime_vars, keys, ctx), m.runtime_vars):
+            _narrow(constraints, dim, v.bounds)
+        self._inside(results, constraints)
+        return IndexingMap.from_exprs(
+            tile_vars, results, list(m.dim_vars) + list(m.range_vars), constraints=constraints, context=ctx
+        )
+
+    def _tile_relation(self, inst: TiledInstruction, keys: list[object], tile_vars: list[Variable], ctx: ir.Context) -> IndexingMap:
+        """``T`` of one tiled instruction as a map from a tile to the elements its box
+        holds inside the operand (``j`` per dimension a range variable)."""
+        m = inst.tile_offsets_indexing
+        runtime = self._runtime_dims(m.runtime_vars, keys, ctx)
+        pid = [ax.dim(0, ctx)]
+        offsets = [ax.substitute(e, pid, runtime) for e in m.results]
+        results = [ax.add(o, ax.mul(ax.symbol(d, ctx), s)) for d, (o, s) in enumerate(zip(offsets, inst.tile_strides))]
+        constraints: dict[ir.AffineExpr, Interval] = {}
+        for e, interval in m.constraints.items():
+            _narrow(constraints, ax.substitute(e, pid, runtime), interval)
+        for dim, v in zip(pid + runtime, m.dim_vars + m.runtime_vars):
+            _narrow(constraints, dim, v.bounds)
+        self._inside(results, constraints)
+        steps = [Variable(Interval(0, n - 1)) for n in inst.tile_sizes]
+        return IndexingMap.from_exprs(tile_vars, results, steps, constraints=constraints, context=ctx)
 
     def exactness(self, number: int) -> OperandExactness:
         empty = np.zeros(0, np.int64)

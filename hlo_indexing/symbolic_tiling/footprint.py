@@ -221,10 +221,10 @@ def tiling_footprint(
     return Footprint(tuple(tile_sizes), computation.num_programs, output_elements, operands, outputs, exact)
 
 
-def with_exactness(fusion: TiledFusion, footprint: Footprint) -> Footprint:
+def with_exactness(fusion: TiledFusion, footprint: Footprint, *, prove: bool = False) -> Footprint:
     """``footprint`` (a tiling of ``fusion``) with :attr:`Footprint.exactness` computed
-    (e.g. for the best few of a ranking only)."""
-    return replace(footprint, exactness=tiling_exactness(fusion, footprint.tile_sizes))
+    (e.g. for the best few of a ranking only), proven by isl too when ``prove``."""
+    return replace(footprint, exactness=tiling_exactness(fusion, footprint.tile_sizes, prove=prove))
 
 
 def _shape(inst: TiledInstruction) -> tuple[int, ...]:

@@ -46,7 +46,7 @@ def entry(module: ir.Module) -> ir.Operation:
 def root_op(func: ir.Operation) -> ir.Operation:
     """The op defining the first returned value of a computation (its ROOT)."""
     block = func.regions[0].blocks[0]
-    terminator = list(block.operations)[-1]
+    terminator = block.operations[-1]
     owner = terminator.operands[0].owner
     if isinstance(owner, ir.Block):
         raise HloIndexingError("the computation's ROOT is a parameter")

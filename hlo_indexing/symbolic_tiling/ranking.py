@@ -199,7 +199,7 @@ class _FromTables:
                 element_bytes=reader.element_bytes,
                 unit_bytes=unit_bytes,
                 tile_sizes=tuple(ax.evaluate(e, list(sizes), []) for e in tile.sizes),
-                tile_strides=tuple(ax.evaluate(e, list(sizes), []) for e in tile.strides),
+                tile_strides=tuple(ax.evaluate(e, tile.clamped(sizes), []) for e in tile.strides),
                 bytes_per_tile=int(counts.units_max[i]) * unit_bytes,
                 bytes_moved=int(counts.units_sum[i]) * unit_bytes,
                 useful_bytes=int(counts.elements_sum[i]) * reader.element_bytes,
@@ -242,14 +242,20 @@ def rank_tilings(
     candidates &= _implemented_mask(fusion, grid)
     totals = _Totals.zeros(grid.total)
     counted = []
+    # Readers with the same counts and bytes per layout tile (the operands of an
+    # elementwise fusion) are added once, times their number.
+    alike: dict[tuple[int, int, str], tuple[ReaderCounts, int]] = {}
     try:
         for reader in readers:
             check_time("ranking the tilings")
             counts = cache.counts(reader, fusion, grid, max_programs)
-            totals.add(reader, counts)
+            key = (id(counts), reader.unit_elements * reader.element_bytes, reader.kind)
+            alike[key] = (counts, alike[key][1] + 1 if key in alike else 1)
             counted.append((reader, counts))
     except NotSeparable:
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts, max_programs)
+    for (_, unit_bytes, kind), (counts, times) in alike.items():
+        totals.add(counts, unit_bytes, kind, times)
     output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
     num_tiles = np.ones(grid.total, np.int64)
     for p, parameter in enumerate(fusion.parameters):
@@ -308,7 +314,11 @@ def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
         for stride in node.tile.strides:
             if stride not in seen:
                 seen.add(stride)
-                ok &= _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0
+                value = ax.constant_value(stride)
+                if value is None:
+                    ok &= _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0
+                elif value < 0:
+                    ok[:] = False
         if node.opcode == "concatenate":
             op = defining_op(node.value)
             assert op is not None, "a concatenate node is an op result"
@@ -372,11 +382,12 @@ class _Totals:
     def zeros(total: int) -> "_Totals":
         return _Totals(np.zeros(total, np.int64), np.zeros(total, np.int64), np.ones(total, np.int64))
 
-    def add(self, reader: Reader, counts: ReaderCounts) -> None:
-        unit_bytes = reader.unit_elements * reader.element_bytes
-        self.bytes_per_tile = self.bytes_per_tile + counts.units_max * unit_bytes
-        self.bytes_moved = self.bytes_moved + counts.units_sum * unit_bytes
-        if reader.kind == "operand":
+    def add(self, counts: ReaderCounts, unit_bytes: int, kind: str, times: int = 1) -> None:
+        """Add ``times`` readers of kind ``kind`` with these counts and ``unit_bytes``
+        bytes per layout tile."""
+        self.bytes_per_tile = self.bytes_per_tile + counts.units_max * (unit_bytes * times)
+        self.bytes_moved = self.bytes_moved + counts.units_sum * (unit_bytes * times)
+        if kind == "operand":
             self.steps = np.maximum(self.steps, counts.steps)
 
 

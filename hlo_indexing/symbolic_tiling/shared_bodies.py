@@ -20,8 +20,8 @@ the walk; a value from outside the body by its type). Instruction names (locatio
 not part of it: the rebinding reads them from the other computation. A computation
 that cannot be tiled is analysed by itself (its reason names its own instructions).
 Keys are compared only between computations with the same argument and output types
-(their :func:`outline`, cheap to read): a computation alone with its outline is never
-walked for its key.
+and op count (their :func:`outline`, cheap to read): a computation alone with its
+outline is never walked for its key.
 
 A memo holds the values and operations of the module it was used on: make one per run
 over a module and drop it with that run. Example::
@@ -108,15 +108,18 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
 
 def outline(computation: ir.Operation | ir.Region) -> tuple[object, ...]:
     """The types of a computation's arguments and outputs (its entry block's arguments
-    and its terminator's operands): equal for computations with equal
-    :func:`body_key`."""
+    and its terminator's operands) and the number of ops of its entry block: equal for
+    computations with equal :func:`body_key`. Tells apart most computations of different
+    bodies without walking them (the fusions of a training step's residual gradient
+    differ in their op counts)."""
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     if not region.blocks:
         return ()
     block = region.blocks[0]
     operations = block.operations
-    outputs = operations[len(operations) - 1].operands if len(operations) else ()
-    return tuple(argument.type for argument in block.arguments), tuple(value.type for value in outputs)
+    count = len(operations)
+    outputs = operations[count - 1].operands if count else ()
+    return tuple(argument.type for argument in block.arguments), tuple(value.type for value in outputs), count
 
 
 @dataclass
@@ -151,7 +154,7 @@ class TilingMemo:
         self._counts = CountsCache()
         # Per body and tile sizes: its tiled computation, exactness, BlockSpecs (or why not).
         self._tiled: dict[tuple[int, tuple[int, ...]], TiledComputation] = {}
-        self._exactness: dict[tuple[int, tuple[int, ...]], TilingExactness] = {}
+        self._exactness: dict[tuple[int, tuple[int, ...], bool], TilingExactness] = {}
         self._blockspecs: dict[tuple[int, tuple[int, ...]], PallasBlockSpecs | NotABlockError] = {}
         # The counts of one operand, shared by every operand read through the same maps and tiles.
         self._operand_counts: dict[OperandKey, OperandExactness] = {}
@@ -223,16 +226,17 @@ class TilingMemo:
             self._rankings[key] = ranking
         return ranking if fusion is shared.fusion else ranking.rebound(nodes)
 
-    def exactness(self, fusion: TiledFusion, tile_sizes: Sequence[int]) -> TilingExactness:
+    def exactness(self, fusion: TiledFusion, tile_sizes: Sequence[int], *, prove: bool = False) -> TilingExactness:
         """:func:`~.exactness.tiling_exactness` of ``fusion`` (an analysis from
         :meth:`analyze`; any other is computed by itself), computed once per body and
-        tile sizes and named after ``fusion``'s parameters. Raises as it does."""
+        tile sizes and named after ``fusion``'s parameters; ``prove``: proven by isl too.
+        Raises as it does."""
         shared, names = self._shared(fusion)
         key = (id(shared), tuple(tile_sizes))
-        found = self._exactness.get(key)
+        found = self._exactness.get((*key, prove))
         if found is None:
-            found = self._exactness[key] = computation_exactness(
-                shared, self._tiled_computation(shared, key), counts=self._operand_counts
+            found = self._exactness[(*key, prove)] = computation_exactness(
+                shared, self._tiled_computation(shared, key), counts=self._operand_counts, prove=prove
             )
         if names is None:
             return found

@@ -69,13 +69,23 @@ class SymbolicTile:
         self, tile_sizes: Sequence[int], runtime_values: Sequence[int] = ()
     ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
         """``(offsets, sizes, strides)`` at concrete tile sizes (and runtime values;
-        their lower bounds by default)."""
+        their lower bounds by default). Strides are evaluated at the sizes clamped to
+        their bounds (:meth:`clamped`)."""
         tile_sizes = list(tile_sizes)
         rt = list(runtime_values) or [v.bounds.lower for v in self.runtime_vars]
         offsets = tuple(ax.evaluate(e, tile_sizes, rt) for e in self.offsets)
         sizes = tuple(ax.evaluate(e, tile_sizes, []) for e in self.sizes)
-        strides = tuple(ax.evaluate(e, tile_sizes, []) for e in self.strides)
+        clamped = self.clamped(tile_sizes)
+        strides = tuple(ax.evaluate(e, clamped, []) for e in self.strides)
         return offsets, sizes, strides
+
+    def clamped(self, tile_sizes: Sequence[int]) -> list[int]:
+        """``tile_sizes`` with each size above its bound (a tile larger than its
+        dimension, e.g. 8 along a dimension of 5) lowered to the bound. The stride of a
+        sum (a collapsed or expanded reshape) tests "is this size 1" with an expression
+        valid up to the bound; past it the tile holds the whole dimension, as at the
+        bound, so strides are evaluated at the clamped sizes (as XLA does)."""
+        return [min(t, b.upper) for t, b in zip(tile_sizes, self.tile_size_bounds)]
 
     def satisfies_constraints(self, tile_sizes: Sequence[int]) -> bool:
         """Whether the tile sizes satisfy :attr:`constraints`."""

@@ -444,9 +444,10 @@ class _Points:
         point (range variables at their lower bounds: tiles start there)."""
         m = node.indexing_map
         symbols = [np.full(self.total, v.bounds.lower, np.int64) for v in m.range_vars]
+        clamped = [np.minimum(s, b.upper) for s, b in zip(self.sizes, node.tile.tile_size_bounds)]  # see SymbolicTile.clamped
         return (_values(m.results[k], self.origins, symbols, self.total),
                 _values(node.tile.sizes[k], self.sizes, [], self.total),
-                _values(node.tile.strides[k], self.sizes, [], self.total))
+                _values(node.tile.strides[k], clamped, [], self.total))
 
 
 def _union_counts(reader: Reader, points: _Points) -> tuple[np.ndarray, np.ndarray]:

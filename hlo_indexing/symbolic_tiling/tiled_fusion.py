@@ -5,7 +5,7 @@ value reached gets the indexing map from the *tiling parameters* to its elements
 :class:`~.symbolic_tile.SymbolicTile` of that map; a value read through two different
 maps gets two tiled nodes, one read twice through the same map one node (XLA's
 deduplication). The tiling parameters are the root's output dimensions, plus, for each
-dot (``stablehlo.dot_general``), its contracting dimensions (hidden parameters: only the
+dot (``stablehlo.dot_general``, or XLA's ``scaled-dot`` as imported), its contracting dimensions (hidden parameters: only the
 programs of the dot's operand region iterate over them; a dot root lists them first,
 ``{K, M, N}``, as XLA's ``TilingSpecification``).
 
@@ -23,6 +23,7 @@ feeding a dot is one node, read through its fused maps); tiling at concrete size
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -30,7 +31,9 @@ from dataclasses import dataclass, field
 
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.analysis.per_op import output_to_input_indexing
+from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import SsaArgument, SsaValue, ir
+from hlo_indexing.dialect_glue.hlo_text import SCALED_DOT_TARGET
 from hlo_indexing.errors import HloIndexingError, TilingError
 from hlo_indexing.limits import MAX_TILED_NODES
 from hlo_indexing.maps import affine_expr as ax
@@ -44,8 +47,9 @@ from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, s
 from hlo_indexing.symbolic_tiling.time_budget import check_time
 
 
-#: Dot ops (their contracting dimensions become tiling parameters).
-DOT_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "mhlo.dot_general", "mhlo.dot"})
+#: XLA's opcodes of the dots (their contracting dimensions become tiling parameters); a
+#: ``scaled-dot`` is imported as a custom call to ``hlo_text.SCALED_DOT_TARGET``.
+DOT_OPCODES = frozenset({"dot", "scaled-dot"})
 #: Ops that read nothing: leaves of the tiled computation besides parameters.
 LEAF_OPS = frozenset({"constant", "iota"})
 
@@ -95,9 +99,10 @@ class TiledNode:
     def __repr__(self) -> str:
         return f"TiledNode({self.name}: {self.opcode}, {self.indexing_map})"
 
-    @property
+    @functools.cached_property
     def parameter_number(self) -> int | None:
-        """The fusion parameter number of a parameter node, else None."""
+        """The fusion parameter number of a parameter node, else None (read once: the
+        cost models ask for it at every node)."""
         value = self.value
         return int(value.arg_number) if isinstance(value, ir.BlockArgument) else None
 
@@ -117,6 +122,8 @@ def _opcode(owner: ir.Operation | None) -> str:
     if owner is None:
         return "parameter"
     kind = owner.name.split(".", 1)[-1]
+    if kind == "custom_call" and _call_target(owner) == SCALED_DOT_TARGET:
+        return "scaled-dot"
     return {"dot_general": "dot", "broadcast_in_dim": "broadcast"}.get(kind, kind.replace("_", "-"))
 
 
@@ -334,7 +341,7 @@ def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
 
 
 def _outputs(block: ir.Block) -> list[SsaValue]:
-    terminator = list(block.operations)[-1]
+    terminator = block.operations[-1]
     return list(terminator.operands)
 
 
@@ -373,7 +380,7 @@ class _Builder:
             root_shape = _static_shape(root)
             self._declare_parameters(root, root_shape)
             for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
-                if op.name in DOT_OPS and op.operation != defining_op(root):
+                if _opcode(op.operation) in DOT_OPCODES and op.operation != defining_op(root):
                     self._hidden_dims(op.operation)
             self.sizes = tuple(p.size for p in self.parameters)
             dims = [Interval.of_size(size) for size in self.sizes]
@@ -410,7 +417,7 @@ class _Builder:
     def _declare_parameters(self, root: SsaValue, shape: Sequence[int]) -> None:
         owner = defining_op(root)
         name = _name_of(root)
-        if owner is not None and opcode_of(root) == "dot":
+        if owner is not None and opcode_of(root) in DOT_OPCODES:
             self.hidden[owner] = list(range(len(_contracting_sizes(owner))))
             for k, size in enumerate(_contracting_sizes(owner)):
                 self.parameters.append(TilingParameter(name, k, size, contracting=True))
@@ -468,7 +475,8 @@ class _Builder:
     def _visit(
         self, value: SsaValue, indexing: IndexingMap, hidden: tuple[int, ...], region: tuple[tuple[int, int], ...] = ()
     ) -> TiledNode:
-        value = self.substitutions.get(value, value)
+        if self.substitutions:
+            value = self.substitutions.get(value, value)
         key = (value, indexing, hidden, region)
         found = self.nodes.get(key)
         if found is not None:
@@ -498,19 +506,23 @@ class _Builder:
         node = TiledNode(value, name, opcode, indexing, tile, hidden, region, len(self.nodes))
         self.nodes[key] = node
         if op is not None and opcode not in LEAF_OPS:
+            shape = elementwise_shape(op)
+            if shape is not None:  # every operand read through the identity: one map for all
+                operand_map = self._simplify(compose(indexing, self._identity(shape, op.context)))
+                for operand in op.operands:
+                    node.operands.append(self._visit(operand, operand_map, hidden, region))
+                self.order.append(node)
+                return node
             result_index = ir.OpResult(value).result_number
             try:
-                shape = elementwise_shape(op)
                 operand_map_sets: list[Collection[IndexingMap]]
-                if shape is not None:  # every operand read through the identity
-                    operand_map_sets = [(self._identity(shape, op.context),)] * len(op.operands)
-                elif opcode == "fusion":
+                if opcode == "fusion":
                     operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
                 else:
                     operand_map_sets = list(output_to_input_indexing(op, result_index, simplify=False).maps)
             except HloIndexingError as exc:
                 raise _Failure(f"{name}: no indexing ({exc})") from None
-            operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode == "dot" else hidden
+            operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in DOT_OPCODES else hidden
             for k, operand in enumerate(op.operands):
                 operand_maps = list(operand_map_sets[k])
                 if len(operand_maps) != 1:
@@ -518,9 +530,9 @@ class _Builder:
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
                 composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
-                if opcode == "dot":
+                if opcode in DOT_OPCODES:
                     composed = _contract_as_parameters(composed, self._hidden_dims(op))
-                if opcode in ("dot", "concatenate"):
+                if opcode in DOT_OPCODES or opcode == "concatenate":
                     operand_region = region + ((node.serial, k if opcode == "concatenate" else 0),)
                 else:
                     operand_region = region
@@ -560,9 +572,18 @@ def _reachable(value: SsaValue, substitutions: dict[SsaValue, SsaValue]) -> set[
     return seen
 
 
+def _call_target(op: ir.Operation) -> str:
+    """A custom call's target name ('' when absent)."""
+    attributes = op.attributes
+    return ir.StringAttr(attributes["call_target_name"]).value if "call_target_name" in attributes else ""
+
+
 def _contracting_sizes(op: ir.Operation) -> list[int]:
     """Sizes of a dot's contracting dimensions (``dot``: the lhs's last one)."""
     lhs_shape = ir.RankedTensorType(op.operands[0].type).shape
+    if _opcode(op) == "scaled-dot":
+        rhs_shape = ir.RankedTensorType(op.operands[1].type).shape
+        return [lhs_shape[d] for d in op_attrs.scaled_dot_dimensions(op, tuple(lhs_shape), tuple(rhs_shape)).lhs_contracting]
     if "dot_dimension_numbers" not in op.attributes:
         return [lhs_shape[-1]]
     match = re.search(r"lhs_contracting_dimensions = \[([^\]]*)\]", str(op.attributes["dot_dimension_numbers"]))

@@ -107,20 +107,22 @@ def module_tilings(
     max_programs: int = MAX_PROGRAMS,
     max_nodes: int = MAX_TILED_NODES,
     fusion_seconds: float = FUSION_SECONDS,
+    prove: bool = False,
 ) -> dict[str, object]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation or ``ir.Module``, or what :func:`~hlo_indexing.dialect_glue.parsing.parse_module`
     reads: MLIR or HLO text, a path), as ``hlo-print-tilings{format=json}`` prints it; valid
     against :func:`tilings_schema`. ``budget_bytes``: bytes, or text with a unit
     (``'48KiB'``); ``function``: only that function (and the fusions in it) or that HLO
-    instruction (``ynn_fusion.6``); the limits as the pass options of the same names.
+    instruction (``ynn_fusion.6``); the limits, and ``prove`` (isl proves each
+    exactness), as the pass options of the same names.
     Raises :class:`~hlo_indexing.errors.InvalidArgumentError` for an argument of the
     wrong type or value."""
     request = tilings_request(module, budget_bytes, max_tilings, function, max_programs, max_nodes, fusion_seconds)
     memo = TilingMemo()
     entries = [
         computation_tilings(label, op, request.budget_bytes, max_tilings, memo=memo, max_programs=max_programs,
-                            max_nodes=max_nodes, seconds=request.seconds, used_in=request.used_in(op))[0]
+                            max_nodes=max_nodes, seconds=request.seconds, used_in=request.used_in(op), prove=prove)[0]
         for label, op in request.selected
     ]
     return tilings_document(request.budget_bytes, entries)
@@ -253,7 +255,7 @@ def body_uses(module: "ir.Operation") -> dict[str, list[str]]:
 def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
     memo: TilingMemo | None = None, max_programs: int = MAX_PROGRAMS, max_nodes: int = MAX_TILED_NODES,
-    seconds: float = FUSION_SECONDS, used_in: Sequence[str] = (),
+    seconds: float = FUSION_SECONDS, used_in: Sequence[str] = (), prove: bool = False,
 ) -> tuple[ComputationEntry, list[Footprint], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     footprints (with their exactness) and what the ranking left out, in words
@@ -265,10 +267,10 @@ def computation_tilings(
     the same body are analysed and ranked once); ``max_programs``, ``max_nodes``,
     ``seconds``: the pass options of the same names (a computation past ``seconds`` gets
     an ``error`` naming the budget); ``used_in``: where else the computation is used
-    (:func:`body_uses`)."""
+    (:func:`body_uses`); ``prove``: isl proves each exactness too."""
     with fusion_time_budget(seconds):
         return _computation_tilings(label, op, budget_bytes, max_tilings, blockspecs, memo or TilingMemo(), max_programs,
-                                    max_nodes, used_in)
+                                    max_nodes, used_in, prove)
 
 
 def computation_entry(
@@ -310,7 +312,7 @@ def computation_entry(
 
 def _computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo,
-    max_programs: int, max_nodes: int, used_in: Sequence[str],
+    max_programs: int, max_nodes: int, used_in: Sequence[str], prove: bool,
 ) -> tuple[ComputationEntry, list[Footprint], str]:
     entry, fusion = computation_entry(label, op, memo, max_nodes=max_nodes, used_in=used_in)
     if fusion is None:
@@ -318,7 +320,7 @@ def _computation_tilings(
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
-        ranked = [replace(f, exactness=memo.exactness(fusion, f.tile_sizes)) for f in ranking.tilings[:max_tilings]]
+        ranked = [replace(f, exactness=memo.exactness(fusion, f.tile_sizes, prove=prove)) for f in ranking.tilings[:max_tilings]]
     except HloIndexingError as exc:
         entry["error"] = exc.message
         return entry, [], ""

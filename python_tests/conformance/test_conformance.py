@@ -60,10 +60,10 @@ def test_map_sets_are_compared_order_insensitively() -> None:
 def test_cli_prints_table_and_summary_and_fails_on_failures(tmp_path: Path, capsys) -> None:
     record = {"id": "t::Bad", "kind": "simplify", "hlo": None, "input": "(d0) -> (d0), domain: d0 in [0, 3]",
               "expected": ["(d0) -> (d0 + 1), domain: d0 in [0, 3]"], "ops": [{"op": "Simplify", "args": []}]}
-    skipped = dict(record, id="t::MinMax", requires=["min_max"])
+    skipped = dict(record, id="t::Docs", subkind="docs_example")
     path = tmp_path / "cases.jsonl"
     path.write_text(json.dumps(record) + "\n" + json.dumps(skipped) + "\n")
     assert conformance.main([str(path)]) == 1
     out = capsys.readouterr().out
-    assert "t::Bad" in out and "FAIL" in out and "requires: min_max" in out
+    assert "t::Bad" in out and "FAIL" in out and "docs example" in out
     assert out.strip().splitlines()[-1] == "conformance: 0 passed, 1 failed, 1 skipped"

@@ -50,6 +50,26 @@ def test_unknown_kinds_and_wrong_expectations_fail(tmp_path: Path, capsys: pytes
     assert out.rstrip().endswith("conformance: 1 passed, 2 failed, 0 skipped")
 
 
+def test_a_dropped_constraint_is_a_checked_difference_only_where_the_unconstrained_tile_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tile of a split reshape after a reverse needs '6 mod d0 || d0 mod 6'; a
+    record claiming the same tile without constraints is a documented difference only
+    where that tile misses an element read (enumerated); where it is right, a failure."""
+    text = "(d0) -> (-(d0 floordiv 6) + 7, -(d0 mod 6) + 5), domain: d0 in [0, 47]"
+
+    def entry(d0: int) -> dict:  # the unconstrained tile's formulas: rows ceil(d0 / 6), columns d0 - ((d0 - 1) // 6) * 6
+        return {"tile_sizes": [d0], "offsets": [7, 5], "sizes": [(d0 + 5) // 6, d0 - ((d0 - 1) // 6) * 6],
+                "strides": [-1, -1], "constraints_hold": True}
+
+    record = {"id": "t::Dropped", "kind": "symbolic_tile", "hlo": None, "map_from": {"map": text}, "expected": {},
+              "evaluations": [entry(d0) for d0 in (1, 2, 3, 6, 32, 48)]}
+    right = dict(record, id="t::Right", evaluations=[entry(4)])  # 4 columns of row 0: the tile is right there
+    code, out = _run(tmp_path, [record, right], capsys)
+    assert "SKIP t::Dropped: documented difference, checked" in out and "at tile sizes [32]" in out
+    assert "FAIL t::Right: at tile sizes [4]: constraints hold = False, XLA: True" in out and code == 1
+
+
 def test_a_checker_that_raises_is_a_failure_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = {"id": "t::Broken", "kind": "symbolic_tile", "hlo": None, "map_from": {"map": "(d0) -> (d0"}, "expected": {}}
     code, out = _run(tmp_path, [broken], capsys)

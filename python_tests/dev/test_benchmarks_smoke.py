@@ -9,6 +9,7 @@ import importlib
 import pytest
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.maps.exact import isl_available
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.passes.attach_indexing_maps import hlo_ops
 
@@ -55,6 +56,15 @@ def test_random_simplifier_inputs_parse(context) -> None:
     assert len(texts) == 25
     for text in texts:
         IndexingMap.parse(text)
+
+
+def test_simplifier_benchmark_times_the_isl_proofs(context) -> None:
+    bench_simplifier = importlib.import_module("bench_simplifier")
+    record = bench_simplifier.measure(bench_simplifier.random_map_texts(10, seed=1), repeat=1)
+    if isl_available():
+        assert record["proven"] == 10 and record["prove_ms_per_map"] > 0 and record["prove_ratio"] > 0
+    else:
+        assert record["proven"] is record["prove_ms_per_map"] is record["prove_ratio"] is None
 
 
 def test_training_step_benchmark_runs_on_one_layer(context) -> None:

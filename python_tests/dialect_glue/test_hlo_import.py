@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hlo_indexing.dialect_glue import hlo_import
+from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.hlo_text import prepare_for_translation, scan_hlo_text
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import ParseError, UnsupportedError
@@ -136,7 +137,10 @@ def test_detection_by_suffix_keyword_and_content(tmp_path: Path):
         parse_module("HloModule m\n" + body, input_format="mlir")
 
 
-def test_untranslatable_instruction_is_unsupported_at_its_line():
+def test_untranslatable_instruction_is_unsupported_at_its_line(monkeypatch):
+    # The importer translates a scaled dot as a custom call; without that step the
+    # translator writes 'mhlo.unknown' for it, which must be reported at its line.
+    monkeypatch.setattr(hlo_import, "scaled_dots_as_custom_calls", lambda printed: printed)
     text = """HloModule m
 ENTRY e {
   a = f8e4m3fn[2,32] parameter(0)
@@ -147,8 +151,10 @@ ENTRY e {
 }
 """
     with pytest.raises(UnsupportedError) as info:
-        parse_module(text, filename="s.hlo")
+        hlo_import.import_hlo_text(text, "s.hlo", make_context(), isolate=False)
     assert str(info.value.location) == "s.hlo:7:3" and "scaled-dot" in info.value.message
+    monkeypatch.undo()
+    assert "stablehlo.custom_call @hlo_indexing.scaled_dot" in str(parse_module(text, filename="s.hlo"))
 
 
 def test_missing_entry_point_names_it(monkeypatch):

@@ -20,6 +20,7 @@ from hlo_indexing import IndexingMap  # noqa: E402
 from hlo_indexing.errors import HloIndexingError  # noqa: E402
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.attributes import indexing_map_from_attribute, indexing_map_to_attribute  # noqa: E402
+from proofs import assert_proven_equal  # noqa: E402
 
 BUDGET = settings(max_examples=60, deadline=None)
 
@@ -167,6 +168,7 @@ def test_relation_survives_simplify_print_parse_and_attributes(case: MapCase) ->
     expected = case.relation()
     simplified = m.simplify()
     assert relation_of(simplified) == expected
+    assert_proven_equal(m, simplified)
     assert relation_of(IndexingMap.parse(str(simplified))) == expected
     assert relation_of(IndexingMap.parse(str(m))) == expected
     assert relation_of(indexing_map_from_attribute(indexing_map_to_attribute(simplified))) == expected
@@ -195,6 +197,7 @@ def test_compose_is_the_brute_force_composition(consumer_case: MapCase, data) ->
     composed = compose(consumer, producer)
     assert relation_of(composed) == expected
     assert relation_of(composed.simplify()) == expected
+    assert_proven_equal(composed, composed.simplify())
 
 
 def case_points(case: MapCase):

@@ -18,6 +18,7 @@ from hlo_indexing import IndexingMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps.algebra import compose, convert_range_variables_to_dims, eliminate_equal_symbols, remove_unused_dims, remove_unused_symbols
 from helpers import evaluate_affine, evaluate_tree, tree_text
+from proofs import assert_proven_equal
 
 
 def feasible(m: IndexingMap, dims, symbols) -> bool:
@@ -105,6 +106,7 @@ def test_parse_then_simplify_matches_oracle(seed: int) -> None:
         assert image_sets(parsed, dim_box, symbol_box) == expected, text
         simplified = parsed.simplify()
         assert image_sets(simplified, dim_box, symbol_box) == expected, f"{text}\n-> {simplified}"
+        assert_proven_equal(parsed, simplified, text)
         assert simplified.simplify() == simplified, f"not idempotent: {simplified}"
         reparsed = IndexingMap.parse(str(simplified), allow_empty_ranges=True)
         if simplified.is_known_empty():  # the text form keeps no variable counts
@@ -148,6 +150,7 @@ def test_compose_matches_oracle(seed: int) -> None:
         box = [range(0, 6)], [range(0, 2), range(0, 3)]  # producer's symbol first (XLA order)
         assert image_sets(composed, *box) == expected, f"{consumer_text}\n{producer_text}\n-> {composed}"
         assert image_sets(composed.simplify(), *box) == expected, f"-> {composed.simplify()}"
+        assert_proven_equal(composed, composed.simplify(), f"{consumer_text}\n{producer_text}")
         checked += 1
 
 

@@ -20,6 +20,7 @@ from hlo_indexing import IndexingMap
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from helpers import evaluate_affine, evaluate_tree, tree_text
+from proofs import assert_proven_equal
 
 
 def box_columns(ranges: list[tuple[int, int]]) -> list[np.ndarray]:
@@ -128,6 +129,7 @@ def test_simplified_forms_are_equal_and_no_larger(seed: int) -> None:
         parsed = IndexingMap.parse(text)
         simplified = parsed.simplify()
         assert np.array_equal(feasible(simplified, dims, symbols), keep), f"{text}\n-> {simplified}"
+        assert_proven_equal(parsed, simplified, text)
         for tree, expr in zip(results, simplified.results):
             assert np.array_equal(np.broadcast_to(evaluate_tree(tree, dims, symbols), keep.shape)[keep], np.broadcast_to(evaluate_affine(expr, dims, symbols), keep.shape)[keep]), (
                 f"{text}\n-> {simplified}"

@@ -65,6 +65,25 @@ def test_isolation_turns_a_dying_child_and_a_runaway_into_errors(monkeypatch: py
         isolation.run_isolated(divmod, 1, 0, what="divmod")
 
 
+def test_isolation_runs_unbounded_steps_in_the_server_under_their_own_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fork=False``: the call runs in the server itself, its CPU time capped for the
+    call (a server whose host died stops), under the limit it names."""
+    server = isolation.run_isolated(os.getpid, what="pid", fork=False)
+    assert isolation.run_isolated(os.getpid, what="pid", fork=False) == server  # no child per call
+    during, _ = isolation.run_isolated(resource.getrlimit, resource.RLIMIT_CPU, what="rlimit", fork=False)
+    after, _ = isolation.run_isolated(resource.getrlimit, resource.RLIMIT_CPU, what="rlimit")  # forked after the call
+    assert during != resource.RLIM_INFINITY and (after == resource.RLIM_INFINITY or after > during)
+    assert isolation.run_isolated(resource.getrlimit, resource.RLIMIT_CORE, what="rlimit") == (0, 0)
+    with monkeypatch.context() as patch:
+        patch.setattr(limits, "PROOF_SECONDS", 0.5)
+        with pytest.raises(TimeLimitError) as slow:
+            isolation.run_isolated(time.sleep, 30, what="sleeping", limit="PROOF_SECONDS", fork=False)
+    assert slow.value.limit == "PROOF_SECONDS" and "limits.PROOF_SECONDS" in str(slow.value)
+    with pytest.raises(ZeroDivisionError):
+        isolation.run_isolated(divmod, 1, 0, what="divmod", fork=False)
+    assert isolation.run_isolated(os.getpid, what="pid", fork=False) != server  # killed, started again
+
+
 _UNDER_A_USER_CAP = """
 import resource, sys
 from hlo_indexing import parse_module
@@ -226,6 +245,7 @@ def test_complex_zero_sized_and_token_values_analyse() -> None:
 def test_every_limit_is_documented_with_its_error() -> None:
     documented = limits.__doc__ or ""
     for name in ("MAX_NESTING_DEPTH", "INT64_MIN/INT64_MAX", "MAX_DIMENSION_INDEX", "MAX_RESULT_INDEX", "MAX_ATTRIBUTE_ELEMENTS",
-                 "MAX_ENUMERATION_POINTS", "MAX_VIEWER_CELLS", "HLO_PARSE_SECONDS", "ISOLATED_MEMORY_BYTES"):
+                 "MAX_ENUMERATION_POINTS", "MAX_VIEWER_CELLS", "HLO_PARSE_SECONDS", "ISOLATED_MEMORY_BYTES",
+                 "PROOF_SECONDS", "ISL_MAX_OPERATIONS"):
         assert f"``{name}``" in documented, name
     assert issubclass(TimeLimitError, HloIndexingError)

@@ -139,6 +139,25 @@ def test_constraints_exclude_tilings_a_reshape_cannot_express() -> None:
     check_tiling(analysis, tiled_computation(analysis, [2]), [24])
 
 
+def test_tiles_larger_than_the_dimension_of_an_expanding_reshape_are_sound() -> None:
+    # XLA's ExpandingReshapeIsSupportedWithTileParamsOutsideBounds: tiles of 8 along a
+    # dimension of 5; the parameter's stride is evaluated at the size clamped to 5.
+    text = (
+        "fused {\n  p0 = f32[20] parameter(0)\n  a = f32[20] abs(p0)\n  ROOT r = f32[4,5] reshape(a)\n}\n"
+        "ENTRY e {\n  p = f32[20] parameter(0)\n  ROOT f = f32[4,5] fusion(p), kind=kCustom, calls=fused\n}\n"
+    )
+    module, analysis = hlo_analysis(text, "fused")  # the module keeps its ops alive
+    assert isinstance(analysis, TiledFusion), analysis
+    for sizes in ([1, 8], [1, 16], [2, 8]):
+        if not analysis.satisfies_constraints(sizes):
+            continue
+        computation = tiled_computation(analysis, sizes)
+        check_tiling(analysis, computation, [4, 5])  # unclamped, the stride of p0 was 2: it missed elements
+        parameter = next(i for i in computation.instructions if i.name == "p0")
+        assert parameter.tile_strides == (1,), (sizes, parameter.tile_strides)
+    assert analysis.satisfies_constraints([1, 8])
+
+
 def test_a_fusion_that_cannot_be_tiled_says_why() -> None:
     text = (
         "fused {\n  p0 = f32[63] parameter(0)\n  c = f32[] constant(0)\n  ROOT r = f32[64] pad(p0, c), padding=0_1\n}\n"

@@ -12,10 +12,14 @@ from __future__ import annotations
 import pytest
 from tiling_fixtures import Fusion, analysis_of, check_reads_and_exactness, functions_of, parameter_tile
 
-from hlo_indexing.symbolic_tiling.exactness import COUNTED, ENUMERATED, NOT_COMPUTED, tiling_exactness
+from hlo_indexing.maps.exact import isl_available
+from hlo_indexing.symbolic_tiling.exactness import COUNTED, ENUMERATED, NOT_COMPUTED, PROVEN, tiling_exactness
 from hlo_indexing.symbolic_tiling.footprint import tiling_footprint, with_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TilingError
+
+
+needs_isl = pytest.mark.skipif(not isl_available(), reason="islpy is not installed (the 'exact' extra)")
 
 
 def broadcast_add() -> tuple[Fusion, object]:
@@ -78,7 +82,7 @@ def test_these_fusions_are_exact_at_every_tile(name) -> None:
             except TilingError as exc:
                 assert exc.status == "UNIMPLEMENTED"
                 continue
-            exactness = tiling_exactness(analysis, sizes)
+            exactness = tiling_exactness(analysis, sizes, prove=True)  # isl agrees (with islpy)
             expected = methods(sizes) if callable(methods) else methods
             assert [o.method for o in exactness.operands] == expected, sizes
             checked += check_reads_and_exactness(fusion, result, computation, exactness)
@@ -128,6 +132,49 @@ def test_a_gather_like_window_whose_tile_hangs_over_the_edge_is_not_exact() -> N
         # element of x, but its tile holds two (one at start 5: x has 8 elements).
         assert window.worst_tile == 0.5
         assert str(exactness) == "exactness parameter(0) 0.783 (worst tile 0.5), parameter(1) 1"
+
+
+@needs_isl
+def test_isl_proves_the_exact_tilings_and_disproves_the_window_hanging_over_the_edge() -> None:
+    fusion, result = dynamic_window()
+    with functions_of(fusion.text("window", result)) as functions:
+        analysis = analysis_of(functions["window"])
+        for sizes, exact in [([1], True), ([2], False), ([3], True)]:
+            computation = tiled_computation(analysis, sizes)
+            exactness = tiling_exactness(analysis, sizes, prove=True)
+            check_reads_and_exactness(fusion, result, computation, exactness, runtime=("arg1", range(6)))
+            window, start = exactness.operands
+            assert (window.proof.holds, start.proof.holds) == (exact, True)
+        assert str(exactness.operands[1]) == "parameter(1) 1 (proven by isl)"
+        assert str(tiling_exactness(analysis, [2], prove=True)).startswith(
+            "exactness parameter(0) 0.783 (worst tile 0.5) (below 1, proven by isl)"
+        )
+
+
+@needs_isl
+def test_past_the_limit_isl_proves_the_exactness() -> None:
+    """Too many points to count, the exactness 1 is still known: proven by isl."""
+    fusion, result = transpose_add()
+    with functions_of(fusion.text("f", result)) as functions:
+        analysis = analysis_of(functions["f"])
+        (operand,) = tiling_exactness(analysis, [2, 2], max_points=10, prove=True).operands
+        assert (operand.method, operand.exactness, operand.worst_tile, operand.proof.holds) == (PROVEN, 1.0, 1.0, True)
+        assert "MAX_EXACTNESS_POINTS" in operand.reason and str(operand) == "parameter(0) 1 (proven by isl)"
+        entry = operand.to_json()
+        assert (entry["exactness"], entry["read_elements"], entry["tile_elements"], entry["proof"]) == (1.0, None, None, "proven")
+    big = """
+    func.func @big(%x: tensor<1048576xf32>, %i: tensor<i32>) -> tensor<3000xf32> {
+      %0 = stablehlo.dynamic_slice %x, %i, sizes = [3000] : (tensor<1048576xf32>, tensor<i32>) -> tensor<3000xf32>
+      return %0 : tensor<3000xf32>
+    }"""
+    with functions_of(big) as functions:
+        analysis = analysis_of(functions["big"])
+        # 1045577 start values: too many tiles to count. Tiles of 1000 partition the
+        # window (exact); tiles of 2000 hang over its end (the second loads 1000 more).
+        for sizes, exact in [([1000], True), ([2000], False)]:
+            window, start = tiling_exactness(analysis, sizes, prove=True).operands
+            assert (window.proof.holds, start.proof.holds) == (exact, True)
+            assert (window.method, start.method) == (PROVEN if exact else NOT_COMPUTED, COUNTED)
 
 
 def test_a_scalar_output_read_at_a_runtime_start_has_one_program() -> None:

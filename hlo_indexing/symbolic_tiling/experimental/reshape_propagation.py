@@ -6,9 +6,11 @@ element counts; size-1 dimensions only carry offsets. Per group:
 * one dimension on each side: the tile is copied;
 * collapse (several -> one): the dimensions whose tile has a size other than 1 are the
   *active* ones. One active dimension ``j`` gives ``size = size_j``,
-  ``stride = stride_j * flat_j`` (a strided tile); several must be a suffix
-  ``j..n-1`` where every dimension after ``j`` is fully covered with stride 1 (a
-  contiguous tile of ``size_j * flat_j`` elements);
+  ``stride = stride_j * flat_j`` (a strided tile); several must be adjacent, at most
+  one of them (the innermost) with a stride other than 1, and every one after the first
+  must span its dimension (``size * stride`` = the dimension, from an offset below the
+  stride: all of it, or every ``stride``-th element): the elements are then one
+  progression of ``prod(size)`` elements, ``stride_last * flat_last`` apart;
 * expand (one -> several): a stride-1 tile fills the inner target dimensions fully and at
   most one partially; a strided tile must step by the flat stride of one target
   dimension. Symbolic sizes get whole-dimension tiles (covering, not exact);
@@ -86,19 +88,32 @@ def _collapse(tiles: list[DimTile], dims: list[int]) -> DimTile:
                 rest = rest + t.offset * flat[k]
         return DimTile(offset, tiles[j].size, tiles[j].stride * flat[j], rest + tiles[j].upper_bound * flat[j])
     strided = [k for k in active if _const(tiles[k].stride) != 1]
-    if strided:
+    if len(strided) > 1:
+        raise TilingError("UNIMPLEMENTED", "At most one dimension can have stride >1")
+    j, last = active[0], active[-1]
+    if strided and strided[0] != last:
         raise TilingError("UNIMPLEMENTED", f"only the strided dimension {strided[0]} can have size > 1")
-    j = active[0]
-    for k in range(j + 1, len(tiles)):
-        if _const(tiles[k].size) != dims[k] or _const(tiles[k].stride) != 1:
+    # Every active dimension after the first spans its dimension, stepping by its
+    # stride from an offset below it (the innermost may step: 0, 2 of 4 with stride 2)
+    # and with no dimension between them: the elements are one progression.
+    for k in active[1:]:
+        count, step, start = _const(tiles[k].size), _const(tiles[k].stride), _const(tiles[k].offset)
+        if count is None or step is None or count * step != dims[k] or k - 1 not in active:
             raise TilingError("UNIMPLEMENTED", "Multiple dimensions are partially tiled")
-    size = tiles[j].size * flat[j]
-    if _const(tiles[j].upper_bound) == dims[j] and _const(tiles[j].size) and dims[j] % tiles[j].size.value == 0:
-        return DimTile(offset, size, Expr.const(1), offset + size)  # tiles never cross the bound
+        if step != 1 and (start is None or not 0 <= start < step or _const(tiles[k].upper_bound) != dims[k]):
+            raise TilingError("UNIMPLEMENTED", "Multiple dimensions are partially tiled")  # a step must start below it, unmasked
+    size = tiles[j].size
+    for k in active[1:]:
+        size = size * tiles[k].size
+    stride = tiles[last].stride * flat[last]
+    if (_const(tiles[j].upper_bound) == dims[j] and _const(tiles[j].size) and dims[j] % tiles[j].size.value == 0
+            and _const(stride) == 1):
+        return DimTile(offset, size, stride, offset + size)  # contiguous tiles never cross the bound
     rest = Expr.const(0)
-    for k in range(j):
-        rest = rest + tiles[k].offset * flat[k]
-    return DimTile(offset, size, Expr.const(1), rest + tiles[j].upper_bound * flat[j])
+    for k in range(len(tiles)):
+        if k != j:
+            rest = rest + tiles[k].offset * flat[k]
+    return DimTile(offset, size, stride, rest + tiles[j].upper_bound * flat[j])
 
 
 def _stays_inside(offset: Expr, flat: int, size: int, dim: int) -> bool:

@@ -255,6 +255,47 @@ def test_reshape_tile_accesses_the_same_elements_in_the_same_order(case):
             f"{source} -> {target} tile {tile} -> {out} at {point}")
 
 
+@pytest.mark.parametrize("source", [(3, 4), (2, 6), (4, 2, 6), (2, 3, 4)])
+def test_collapsing_onto_a_stepped_innermost_dimension_keeps_its_step(source):
+    """A collapse whose innermost tile steps through its whole dimension (0, 2 of 4)
+    while the outer ones are contiguous (XLA's CollapseShapeContiguous_FullySpannedInnermost)
+    is one progression with that step: same elements, same order, at every start below
+    the step and every size of the outer dimension."""
+    target = (math.prod(source),)
+    hlo = (f"HloModule m\nENTRY e {{\n p = {_shape(source)} parameter(0)\n"
+           f" ROOT r = {_shape(target)} reshape(p)\n}}\n")
+    graph = parse_hlo_graph(hlo)
+    root = graph.entry_computation.root
+    checked = 0
+    for step in (s for s in range(2, source[-1] + 1) if source[-1] % s == 0):
+        for start in range(step):
+            for outer in range(1, source[0] + 1):
+                sizes = [outer, *source[1:-1], source[-1] // step]
+                space = create_tiling_space(graph, instruction=root.operands[0])
+                space.assign_tile_sizes(sizes)
+                dims = [DimTile.of(0, outer, 1, source[0])]
+                dims += [DimTile.of(0, d, 1, d) for d in source[1:-1]]
+                dims += [DimTile.of(start, source[-1] // step, step, source[-1])]
+                tile = Tile(len(source), 0, tuple(dims))
+                out = propagate_to_output(space, root, tile)[0]
+                assert _accessed(out.evaluate({}), target) == _accessed(tile.evaluate({}), source), (source, tile, out)
+                checked += 1
+    assert checked >= 3
+
+
+def test_collapsing_refuses_two_stepped_dimensions_and_a_stepped_outer_one():
+    graph = parse_hlo_graph("HloModule m\nENTRY e {\n p = f32[3,4,5] parameter(0)\n ROOT r = f32[60] reshape(p)\n}\n")
+    root = graph.entry_computation.root
+    for strides, sizes, reason in [((2, 2, 1), (2, 2, 1), "At most one dimension can have stride >1"),
+                                   ((2, 1, 1), (2, 4, 5), "only the strided dimension 0 can have size > 1")]:
+        space = create_tiling_space(graph, instruction=root.operands[0])
+        space.assign_tile_sizes(list(sizes))
+        tile = Tile(3, 0, tuple(DimTile.of(0, n, s, d) for n, s, d in zip(sizes, strides, (3, 4, 5))))
+        with pytest.raises(TilingError) as info:
+            propagate_to_output(space, root, tile)
+        assert reason in info.value.reason
+
+
 def test_reshape_refusal_names_the_reason():
     graph = parse_hlo_graph("HloModule m\nENTRY e {\n p = f32[12] parameter(0)\n ROOT r = f32[3,4] reshape(p)\n}\n")
     space = create_tiling_space(graph, instruction=graph.entry_computation.root.operands[0])
