@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
-from test_op_indexing_support import relation
+from op_fixtures import relation
 from tiling_fixtures import box, hlo_analysis
 
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing, parse_module

@@ -4,8 +4,6 @@ forms; a wrong map is caught; without islpy the option says the proof was not ru
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from hlo_indexing import IndexingMap, parse_module
@@ -14,18 +12,18 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps import exact
 from hlo_indexing.maps.exact import isl_available
 from hlo_indexing.tools.opt import main
+from helpers import LIT_TESTS
 
-LIT = Path(__file__).resolve().parents[1] / "lit_tests"
 needs_isl = pytest.mark.skipif(not isl_available(), reason="islpy is not installed (the 'exact' extra)")
 
 
 def _chunks() -> list[tuple[str, str]]:
     out = []
-    for path in sorted(LIT.rglob("*.mlir")):
+    for path in sorted(LIT_TESTS.rglob("*.mlir")):
         if "Output" in path.parts:
             continue
         for k, chunk in enumerate(path.read_text().split("// -----")):
-            out.append((f"{path.relative_to(LIT)}#{k}", chunk))
+            out.append((f"{path.relative_to(LIT_TESTS)}#{k}", chunk))
     return out
 
 

@@ -6,16 +6,13 @@ the memory goes with it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from hlo_indexing.dialect_glue import call_like
 from hlo_indexing.dialect_glue.call_like import captured_values, remembered_captures
 from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError
-
-LIT = Path(__file__).resolve().parents[1] / "lit_tests"
+from helpers import LIT_TESTS
 
 #: A ``case`` inside a ``while`` body: the branches capture the body's argument and a
 #: value defined outside the loop (the ``while`` itself captures nothing but that value).
@@ -55,7 +52,7 @@ def _ops_with_regions(module) -> list:
 
 def _lit_modules() -> list:
     modules = []
-    for path in sorted(LIT.rglob("*.mlir")):
+    for path in sorted(LIT_TESTS.rglob("*.mlir")):
         if "Output" in path.parts:
             continue
         for chunk in path.read_text().split("// -----"):
