@@ -7,7 +7,10 @@ comparing a map with a brute-force evaluation does not check the library against
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
 
 import numpy as np
@@ -25,6 +28,18 @@ LIT_TESTS = REPO_ROOT / "lit_tests"
 BENCHMARKS = REPO_ROOT / "benchmarks"
 #: The conformance corpora, in ``../shared`` beside the clone (as CI sees it).
 CONFORMANCE = REPO_ROOT.parent / "shared" / "conformance"
+
+
+def load_module(path: Path) -> ModuleType:
+    """The Python file ``path`` imported as a module named after its stem (registered in
+    ``sys.modules``), without adding its folder to the import path: benchmark scripts and
+    sibling test files."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
 
 #: Python ints, or numpy integer arrays (evaluated elementwise, broadcasting).
 Value = TypeVar("Value", int, np.ndarray)

@@ -4,7 +4,6 @@ is marked, SVG output is well-formed, and errors exit 1 without writing ``-o``."
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import xml.dom.minidom
 from pathlib import Path
@@ -12,18 +11,10 @@ from pathlib import Path
 import pytest
 
 from hlo_indexing.tools.show_layout import main
+from helpers import load_module
 
 
-def _load_oracle():
-    """The brute-force oracle of the property suite (pytest runs in importlib mode, so
-    sibling test files are loaded by path)."""
-    spec = importlib.util.spec_from_file_location("layout_property", Path(__file__).with_name("test_layout_property.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.oracle_offsets
-
-
-oracle_offsets = _load_oracle()
+oracle_offsets = load_module(Path(__file__).with_name("test_layout_property.py")).oracle_offsets
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

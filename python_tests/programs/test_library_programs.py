@@ -11,21 +11,15 @@ suite fast; ``benchmarks/library_check.py`` checks the whole corpus.
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import pytest
 
 jax = pytest.importorskip("jax")
 
 from hlo_indexing import analyze  # noqa: E402
-from helpers import BENCHMARKS  # noqa: E402
+from helpers import BENCHMARKS, load_module  # noqa: E402
 
-if str(BENCHMARKS) not in sys.path:
-    sys.path.append(str(BENCHMARKS))  # after dev/: both folders have a run.py
-
-library_programs = importlib.import_module("library_programs")
-library_check = importlib.import_module("library_check")
+library_programs = load_module(BENCHMARKS / "library_programs.py")
+library_check = load_module(BENCHMARKS / "library_check.py")
 
 #: Program -> the module it needs: one per kind of code the issue names.
 PROGRAMS = {
