@@ -44,3 +44,19 @@ def test_test_dash_k_runs_the_matching_pytest_and_lit_tests_and_says_mypy_did_no
     assert re.search(r"Passed\s*:\s*1\b", done.stdout)  # lit: driver/show-layout.test alone
     assert re.search(r"\b5 passed, \d+ deselected", done.stdout)  # pytest: the five --show-layout refusals
     assert "dev:   mypy: not run with -k or --quick" in done.stdout
+
+
+def test_a_name_only_pytest_has_passes_and_a_name_nothing_has_fails():
+    # README's example: `-k interval` selects pytest tests and no lit test (lit runs with
+    # --allow-empty-runs: not a failure); a name that selects nothing at all fails.
+    def run(expression: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(REPO_ROOT / "dev" / "run.py"), "test", "-k", expression],
+            capture_output=True, text=True, timeout=600,
+        )
+
+    only_pytest = run("interval")
+    assert only_pytest.returncode == 0 and "dev: all tests passed" in only_pytest.stdout, only_pytest.stdout[-2000:]
+    assert re.search(r"\b\d+ passed, \d+ deselected", only_pytest.stdout)
+    nothing = run("no_test_has_this_name")
+    assert nothing.returncode == 1 and "dev: FAILED: pytest" in nothing.stdout, nothing.stdout[-2000:]
