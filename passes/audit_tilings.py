@@ -27,10 +27,12 @@ from typing import ClassVar
 from hlo_indexing.cost_model.audit import audit_document, audit_tilings
 from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.base import Diagnostics, ModulePass
 from hlo_indexing.passes.report import format_field
 from hlo_indexing.passes.selection import func_field, selection
+from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,8 @@ class AuditTilings(ModulePass):
             return
         try:
             target = select_device(self.device)
-            audits = [(audit, _fusion(module, audit.name)) for audit in audit_tilings(module, target)]
+            fusions = _fusions_by_name(module)
+            audits = [(audit, fusions.get(audit.name)) for audit in audit_tilings(module, target)]
         except HloIndexingError as exc:
             diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
@@ -73,15 +76,12 @@ class AuditTilings(ModulePass):
                 diagnostics.warning(location, str(audit))
 
 
-def _fusion(module: "ir.Operation", name: str) -> "ir.Operation | None":
-    """The ``mhlo.fusion`` imported from HLO instruction ``name``."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "mhlo.fusion" and str(op.location).startswith(f'loc("{name}"'):
-            found.append(op.operation)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return found[0] if found else None
+def _fusions_by_name(module: "ir.Operation") -> dict[str, "ir.Operation"]:
+    """Each ``mhlo.fusion`` under the HLO instruction name the audit reports (the first
+    of a name), found in one walk."""
+    found: dict[str, ir.Operation] = {}
+    for _, op in computations(module):
+        name = instruction_name(op) if op.name == "mhlo.fusion" else ""
+        if name:
+            found.setdefault(name, op)
+    return found
