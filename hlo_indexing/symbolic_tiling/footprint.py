@@ -40,6 +40,9 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan
 from hlo_indexing.layout.types import COMBINE, Layout
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import remove_unused_symbols
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
@@ -246,8 +249,9 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
     # are those of its region); runtime variables multiply the enumerated points.
     steps = max(1, -(-(pid_range.upper + 1) // max(num_programs, 1)))
     repeats = max(1, offsets_map.domain_size() // max(pid_range.size, 1))
+    weight = 1
     if len(insts) == 1 and unit is not None:
-        units, elements = _separable_counts(first, shape, layout)
+        units, elements, weight = _separable_counts(first, shape, layout)
         unit_elements = unit
     else:
         units, elements, unit_elements = _enumerated_counts(insts, shape, layout)
@@ -264,8 +268,8 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
         tile_strides=first.tile_strides,
         bytes_per_tile=int(units.max(initial=0)) * unit_elements * size,
         # averaged over the runtime values (a dynamic slice's start), in bytes, rounded down
-        bytes_moved=int(units.sum()) * unit_elements * size // repeats,
-        useful_bytes=int(elements.sum()) * size // repeats,
+        bytes_moved=int(units.sum()) * weight * unit_elements * size // repeats,
+        useful_bytes=int(elements.sum()) * weight * size // repeats,
         steps=steps,
     )
 
@@ -299,24 +303,90 @@ def _offsets(inst: TiledInstruction) -> tuple[np.ndarray, np.ndarray]:
     return images.reshape(len(images), len(inst.tile_sizes)), points
 
 
-def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Per program: layout tiles touched and in-bounds elements, one tile whose layout
-    tiles are blocks, as products over dimensions."""
-    offsets, _ = _offsets(inst)
-    units = np.ones(len(offsets), np.int64)
-    elements = np.ones(len(offsets), np.int64)
-    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, layout_divisors(layout, len(shape)))):
-        column = offsets[:, d]
-        values, inverse = np.unique(column, return_inverse=True)
-        per_unit = np.empty(len(values), np.int64)
-        per_element = np.empty(len(values), np.int64)
-        for k, offset in enumerate(values.tolist()):
-            indices = {offset + stride * i for i in range(n)}
-            inside = [i for i in indices if 0 <= i < extent]
-            per_element[k] = len(inside)
-            per_unit[k] = len({i // div for i in inside})
-        units *= per_unit[inverse.reshape(-1)]
-        elements *= per_element[inverse.reshape(-1)]
+def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per point of the tile offsets map: layout tiles touched and in-bounds elements,
+    one tile whose layout tiles are blocks, as products over dimensions; and how many
+    points of the map each stands for (its sums are that many times as large).
+
+    A dimension whose tile lies inside the array at every offset the map's ranges allow
+    (and is not split into layout tiles) counts the same everywhere: its offset is not
+    evaluated, and the variables only such dimensions read are not enumerated when no
+    constraint names them (a gather's runtime start over an operand of thousands of rows
+    moves tiles that are always whole)."""
+    m = inst.tile_offsets_indexing
+    divisors = layout_divisors(layout, len(shape))
+    fixed = 1
+    varying: list[int] = []
+    for d, (expr, extent, n, stride, divisor) in enumerate(zip(m.results, shape, inst.tile_sizes, inst.tile_strides, divisors)):
+        if divisor == 1 and _always_inside(m, expr, n, stride, extent):
+            fixed *= n if stride else min(n, 1)
+        else:
+            varying.append(d)
+    enumerated, weight = _reading(m, [m.results[d] for d in varying])
+    _, offsets = enumerated.enumerate(max_points=MAX_ENUMERATED)
+    units = np.full(len(offsets), fixed, np.int64)
+    elements = np.full(len(offsets), fixed, np.int64)
+    for column, d in enumerate(varying):
+        count = len(offsets)
+        dim_units, dim_elements = dim_counts(
+            offsets[:, column], np.full(count, inst.tile_sizes[d], np.int64), np.full(count, inst.tile_strides[d], np.int64),
+            shape[d], divisors[d],
+        )
+        units *= dim_units
+        elements *= dim_elements
+    return units, elements, weight
+
+
+def _always_inside(m: IndexingMap, offset: ir.AffineExpr, size: int, stride: int, extent: int) -> bool:
+    """Whether ``offset + stride * iota(size)`` lies in ``0 .. extent - 1`` wherever the
+    offset is defined over the map's ranges (interval bounds: sound, may say no)."""
+    if ax.zero_divisors(offset, m.dim_ranges, m.symbol_ranges):
+        return False
+    bounds = m.expr_bounds(offset)
+    span = stride * (size - 1)
+    return bounds.lower + min(span, 0) >= 0 and bounds.upper + max(span, 0) <= extent - 1
+
+
+def _reading(m: IndexingMap, results: list[ir.AffineExpr]) -> tuple[IndexingMap, int]:
+    """``m`` with only ``results``, without the symbols that neither they nor a
+    constraint read, and the number of points of ``m`` each of its points stands for
+    (the dropped symbols' values)."""
+    selected = m.replace(affine_map=ir.AffineMap.get(m.num_dims, m.num_symbols, results, m.context))
+    reduced = remove_unused_symbols(selected, remember=False)
+    if len(reduced.constraints) != len(selected.constraints) or reduced.is_known_empty() != selected.is_known_empty():
+        return selected, 1  # a constraint over dropped symbols only: their values are not a box
+    return reduced, selected.domain_size() // max(reduced.domain_size(), 1)
+
+
+def dim_counts(
+    offsets: np.ndarray, sizes: np.ndarray, strides: np.ndarray, extent: int, divisor: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per point: layout tiles (``divisor`` indices each) and in-bounds indices of
+    ``offset + stride * iota(size)`` along one dimension of ``extent``."""
+    # A negative stride reads the same indices as its mirror walked from the other end.
+    offsets = np.where(strides < 0, offsets + strides * (sizes - 1), offsets)
+    strides = np.abs(strides)
+    step = np.maximum(strides, 1)
+    first = np.maximum(0, -(offsets // step))
+    last = np.minimum(sizes - 1, (extent - 1 - offsets) // step)
+    inside = (offsets >= 0) & (offsets < extent)
+    elements = np.where(strides == 0, inside, np.maximum(0, last - first + 1)) * (sizes > 0)
+    if divisor == 1:
+        return elements, elements
+    # Unit strides touch an interval of indices, so an interval of layout tiles; stride 0
+    # one index, strides of a layout tile or more one layout tile per index; other
+    # strides are counted.
+    interval = np.where(elements > 0, (offsets + last) // divisor - (offsets + first) // divisor + 1, 0)
+    units = np.where(strides == 1, interval, elements)
+    between = np.flatnonzero((strides > 1) & (strides < divisor) & (elements > 0))
+    if len(between):
+        triples = np.stack([offsets[between], sizes[between], strides[between]], axis=1)
+        values, inverse = np.unique(triples, axis=0, return_inverse=True)
+        per_value = np.empty(len(values), np.int64)
+        for j, (offset, size, stride) in enumerate(values.tolist()):
+            indices = offset + stride * np.arange(size, dtype=np.int64)
+            per_value[j] = len(np.unique(indices[(indices >= 0) & (indices < extent)] // divisor))
+        units[between] = per_value[inverse.reshape(-1)]
     return units, elements
 
 

@@ -38,7 +38,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_TILE_INDICES_PER_BATCH, MAX_TILING_CANDIDATES, MAX_UNION_POINTS
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.symbolic_tiling.footprint import element_bytes, layout_divisors, layout_unit_elements
+from hlo_indexing.symbolic_tiling.footprint import dim_counts, element_bytes, layout_divisors, layout_unit_elements
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, tile_size_choices
 
 #: Shape, layout, layout tile elements (None: not blocks of the logical dims), layout
@@ -333,7 +333,7 @@ def _component_tables(
             units, elements = np.ones(points.total, np.int64), np.ones(points.total, np.int64)
             for k in dims:
                 offsets, sizes, strides = points.tile(reader.node, k)
-                dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
+                dim_units, dim_elements = dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
                 units *= dim_units
                 elements *= dim_elements
         starts = np.concatenate([[0], np.cumsum(points.segments)[:-1]])
@@ -528,29 +528,3 @@ def _values(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarra
     if isinstance(expr, ax.Const):
         return np.full(total, expr.value, np.int64)
     return np.broadcast_to(ax.evaluate_array(expr, dims, symbols), (total,))
-
-
-def _dim_counts(
-    offsets: np.ndarray, sizes: np.ndarray, strides: np.ndarray, extent: int, divisor: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per point: layout tiles (``divisor`` indices each) and in-bounds indices of
-    ``offset + stride * iota(size)`` along one dimension of ``extent``."""
-    # A negative stride reads the same indices as its mirror walked from the other end.
-    offsets = np.where(strides < 0, offsets + strides * (sizes - 1), offsets)
-    strides = np.abs(strides)
-    step = np.maximum(strides, 1)
-    first = np.maximum(0, -(offsets // step))
-    last = np.minimum(sizes - 1, (extent - 1 - offsets) // step)
-    inside = (offsets >= 0) & (offsets < extent)
-    elements = np.where(strides == 0, inside, np.maximum(0, last - first + 1)) * (sizes > 0)
-    if divisor == 1:
-        return elements, elements
-    triples = np.stack([offsets, sizes, strides], axis=1)
-    values, inverse = np.unique(triples, axis=0, return_inverse=True)
-    per_value = np.empty(len(values), np.int64)
-    for j, (offset, size, stride) in enumerate(values.tolist()):
-        indices = offset + stride * np.arange(size if stride else min(size, 1), dtype=np.int64)
-        per_value[j] = len(np.unique(indices[(indices >= 0) & (indices < extent)] // divisor))
-    return per_value[inverse.reshape(-1)], elements
-
-
