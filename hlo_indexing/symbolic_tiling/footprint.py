@@ -493,26 +493,26 @@ def _enumerated_counts(
     units = np.zeros(programs, np.int64)
     elements = np.zeros(programs, np.int64)
     for chunk in np.unique(chunk_of_program).tolist():
-        first = int(np.searchsorted(chunk_of_program, chunk))
-        count = int(np.searchsorted(chunk_of_program, chunk, side="right")) - first
+        begin = int(np.searchsorted(chunk_of_program, chunk))
+        members = int(np.searchsorted(chunk_of_program, chunk, side="right")) - begin
         rows = np.flatnonzero(chunk_of_program[program] == chunk)
         element_keys, unit_keys = [], []
         for k, inst in enumerate(insts):
             mine = rows[owner[rows] == k]
             if len(mine):
                 linear = _box_elements(offsets[mine], inst.tile_sizes, inst.tile_strides, shape)
-                local = np.broadcast_to((program[mine] - first).reshape((-1,) + (1,) * len(shape)), linear.shape)
+                local = np.broadcast_to((program[mine] - begin).reshape((-1,) + (1,) * len(shape)), linear.shape)
                 inside = linear >= 0
                 element_keys.append(local[inside] * max(math.prod(shape), 1) + linear[inside])
                 if buffer is not None:
                     unit_keys.append(local[inside] * (int(buffer.max()) // unit + 1) + buffer[linear[inside]] // unit)
         found = np.unique(np.concatenate(element_keys)) // max(math.prod(shape), 1)
-        elements[first:first + count] = np.bincount(found, minlength=count)
+        elements[begin:begin + members] = np.bincount(found, minlength=members)
         if buffer is None:
-            units[first:first + count] = elements[first:first + count]
+            units[begin:begin + members] = elements[begin:begin + members]
         else:
             found = np.unique(np.concatenate(unit_keys)) // (int(buffer.max()) // unit + 1)
-            units[first:first + count] = np.bincount(found, minlength=count)
+            units[begin:begin + members] = np.bincount(found, minlength=members)
     return units, elements, unit
 
 
