@@ -1,30 +1,67 @@
-"""The TPU backend over many candidate tilings (the ``tpu`` entry of
-:data:`~.backends.EVALUATORS`: :func:`~.backends.per_tiling` of
-:func:`.tpu.assess_tpu` with :func:`shape_checks` first).
+"""The TPU backend over many candidate tilings at once (the ``tpu`` entry of
+:data:`~.backends.EVALUATORS`): the candidates :func:`.tpu.assess_tpu` would be asked
+about, judged with numpy arrays, with the same rules, messages and figures.
 
-1. **Block shapes, vectorized** (:func:`shape_checks`). Every fusion parameter and the
-   output is read or written through one tile per candidate (the symbolic tiles of its
-   nodes, evaluated over the candidates by :class:`~.tile_arrays.TileArrays`); Mosaic's
-   rules on the last two dimensions (:func:`.mosaic.shape_ok`, the same rules the Pallas
-   checker applies) reject most candidates without building anything.
-2. **Kernels, one by one.** Each candidate left, the fewest grid steps first, is judged
-   by :func:`.tpu.assess_tpu`: tiles that are not blocks (``mosaic.not-a-block``), the
-   VMEM budget (``mosaic.vmem``) and the estimate; at most
-   :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION` of them (the fewest grid steps
-   are the ones the model favours, a step costing :data:`.tpu.STEP_OVERHEAD_NS`).
+1. **Block shapes** (:func:`shape_checks`). Every fusion parameter and the output is read
+   or written through one tile per candidate (the symbolic tiles of its nodes, evaluated
+   over the candidates by :class:`~.tile_arrays.TileArrays`); Mosaic's rules on the last
+   two dimensions (:func:`.mosaic.shape_ok`, the same rules the Pallas checker applies)
+   reject most candidates without building anything.
+2. **Kernels.** The candidates left that satisfy the fusion's constraints, the fewest
+   grid steps first, at most :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION` of
+   them (:func:`.per_tiling.asked_candidates`: the fewest grid steps are the ones the
+   model favours, a step costing :data:`.tpu_figures.STEP_OVERHEAD_NS`), are judged
+   together: whether the tiles are blocks (``mosaic.not-a-block``), the VMEM budget
+   (``mosaic.vmem``) and the estimate (:func:`.tpu_figures.tpu_figures`).
+
+The kernels are judged in closed form when the fusion's structure allows (a
+:class:`_KernelPlan`): one output; no concatenate and no runtime offsets; every node
+of a parameter, of the output, of a dot or of an instruction doing vector work is the
+only node of its value, or its value's nodes share their tile and indexing map (one
+tiled instruction at every candidate); the map of every parameter and output node
+affine-linear in the tiling parameters and range variables, without constraints, over
+the whole tiling domain. A tile's offset along each dimension is then
+``k + sum(c_p * s_p * t_p)`` at grid index ``t`` (``s_p`` the tile size of parameter
+``p``; ``t_p`` 0 for a contracting parameter of another dot), so it is a block exactly
+when ``k`` and every ``c_p * s_p`` of an axis with more than one step are multiples of
+its size, and its block index is linear in ``t``: along the grid in Pallas's order it
+changes each time an axis advances whose step (its own coefficient, minus the inner
+axes' coefficients times their extents, which wrap) is not zero. Other fusions, and
+candidates with a negative stride or more grid steps than the map enumerations take
+(:data:`~hlo_indexing.limits.MAX_PALLAS_GRID_POINTS`), are judged one by one
+(:func:`.per_tiling.per_tiling` of :func:`.tpu.assess_tpu`). The message of a rejected
+kernel is :func:`.tpu.assess_tpu`'s, asked when it is read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
 from hlo_indexing.cost_model import mosaic
-from hlo_indexing.cost_model.element_types import xla_name
-from hlo_indexing.cost_model.estimate import ConstraintCheck
+from hlo_indexing.cost_model.element_types import byte_size, xla_name
+from hlo_indexing.cost_model.estimate import BreakdownItem, CandidateEstimates, ConstraintCheck
+from hlo_indexing.cost_model.per_tiling import asked_candidates, not_evaluated_check, per_tiling
 from hlo_indexing.cost_model.tile_arrays import TileArrays
+from hlo_indexing.cost_model.tpu import NO_VECTOR_WORK, RULE_NOT_A_BLOCK, assess_tpu
+from hlo_indexing.cost_model.tpu_figures import (
+    DotWork,
+    OperandTraffic,
+    TpuFigures,
+    dot_operations,
+    mxu_rate,
+    tpu_figures,
+    vector_registers,
+)
 from hlo_indexing.devices.types import TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
+from hlo_indexing.layout.types import Layout
+from hlo_indexing.limits import MAX_ENUMERATION_POINTS, MAX_PALLAS_GRID_POINTS
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.linear_form import linearize
+from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode
 
 
 def shape_checks(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice) -> list[ConstraintCheck]:
@@ -53,3 +90,286 @@ def shape_checks(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice) -> l
         rule = mosaic.RULE_SHAPE if len(array) >= 2 else mosaic.RULE_SHAPE_1D
         checks.append(ConstraintCheck(rule, subject, ok, describe))
     return checks
+
+
+#: The backend judging each kernel alone (fusions and candidates the closed form does not cover).
+one_by_one = per_tiling(assess_tpu, shape_checks)  # type: ignore[arg-type]  # takes a TpuDevice
+#: Grid steps above which a candidate is judged alone: the map enumerations of
+#: :func:`.tpu.assess_tpu` stop there (it then reports a limit or an upper bound).
+_MAX_CLOSED_FORM_STEPS = min(MAX_PALLAS_GRID_POINTS, MAX_ENUMERATION_POINTS)
+
+
+@dataclass(frozen=True)
+class _Operand:
+    """A kernel operand: its node, ``subject``, array ``shape``, element type and
+    offsets ``constant + sum(coefficients[r][p] * origin_p)`` along each dimension ``r``
+    (origins of the parameters its programs iterate over, ``active``)."""
+
+    node: TiledNode
+    subject: str
+    written: bool
+    shape: tuple[int, ...]
+    element_type: str
+    constants: tuple[int, ...]
+    coefficients: tuple[tuple[int, ...], ...]
+    active: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class _Work:
+    """An instruction that computes: a dot (its contracting parameters, its operand's
+    element type) or vector work (its element type)."""
+
+    node: TiledNode
+    element_type: str
+    dot_contracting: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class _KernelPlan:
+    """What the closed form needs of a fusion (module docstring)."""
+
+    operands: tuple[_Operand, ...]
+    work: tuple[_Work, ...]
+    axes: tuple[int, ...]
+    num_parallel: int
+    contracting: bool
+
+
+def _linear_offsets(node: TiledNode, fusion: TiledFusion) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]] | None:
+    """(constant, coefficient per parameter) of each tile offset of ``node``: its map's
+    results with every range variable at its lower bound; None when the map is not
+    affine-linear, has constraints or runtime variables, or a dimension's range is not
+    the whole parameter."""
+    m = node.indexing_map
+    if m.constraints or m.runtime_vars or m.num_dims != len(fusion.parameters):
+        return None
+    if any(v.bounds.lower != 0 or v.bounds.upper != p.size - 1 for v, p in zip(m.dim_vars, fusion.parameters)):
+        return None
+    lower = [v.bounds.lower for v in m.range_vars]
+    constants, coefficients = [], []
+    for expr in m.results:
+        form = linearize(expr)
+        constant, row = form.constant, [0] * m.num_dims
+        for atom, coefficient in form.terms.items():
+            typed = ax.typed(atom)
+            if isinstance(typed, ax.Dim):
+                row[typed.position] += coefficient
+            elif isinstance(typed, ax.Sym) and typed.position < len(lower):
+                constant += coefficient * lower[typed.position]
+            else:
+                return None
+        constants.append(constant)
+        coefficients.append(tuple(row))
+    return tuple(constants), tuple(coefficients)
+
+
+def _tile_facts(node: TiledNode) -> tuple[object, ...]:
+    return (node.tile.sizes, node.tile.strides, node.indexing_map, node.hidden)
+
+
+def _element_type(value: ir.Value) -> str:
+    return xla_name(ir.ShapedType(value.type).element_type)
+
+
+def kernel_plan(fusion: TiledFusion) -> _KernelPlan | None:
+    """The closed form's description of ``fusion``'s kernels, or None when it does not
+    apply (module docstring)."""
+    if len(fusion.root_candidates) != 1:
+        return None
+    root = fusion.root_candidates[0][0]
+    by_value: dict[object, list[TiledNode]] = {}
+    for node in fusion.nodes:
+        if node.opcode == "concatenate" or node.indexing_map.runtime_vars:
+            return None
+        by_value.setdefault(node.value, []).append(node)
+    operands, work = [], []
+    parameters: dict[int, TiledNode] = {}
+    for nodes in by_value.values():
+        first = nodes[0]
+        number = first.parameter_number
+        computes = first.opcode == "dot" or first.opcode not in NO_VECTOR_WORK
+        if (number is not None or first is root or computes) and any(_tile_facts(n) != _tile_facts(first) for n in nodes[1:]):
+            return None
+        if number is not None:
+            parameters[number] = first
+        elif computes:
+            if first.opcode == "dot":
+                contracting = tuple(p for p, param in enumerate(fusion.parameters) if param.contracting and param.owner == first.name)
+                element_type = _element_type(first.operands[0].value) if first.operands else "bf16"
+                work.append(_Work(first, element_type, contracting))
+            else:
+                work.append(_Work(first, _element_type(first.value), None))
+    outputs = [first for n, first in sorted(parameters.items())] + [root]
+    for position, node in enumerate(outputs):
+        offsets = _linear_offsets(node, fusion)
+        if offsets is None:
+            return None
+        written = position == len(outputs) - 1
+        tensor = ir.RankedTensorType(node.value.type)
+        active = tuple(p for p, param in enumerate(fusion.parameters) if not param.contracting or p in node.hidden)
+        operands.append(_Operand(node, "output 0" if written else f"parameter {node.parameter_number}", written,
+                                 tuple(tensor.shape), xla_name(tensor.element_type), *offsets, active))
+    axes = tuple([p for p, param in enumerate(fusion.parameters) if not param.contracting]
+                 + [p for p, param in enumerate(fusion.parameters) if param.contracting])
+    num_parallel = sum(1 for param in fusion.parameters if not param.contracting)
+    return _KernelPlan(tuple(operands), tuple(work), axes, num_parallel, num_parallel < len(fusion.parameters))
+
+
+def _strides(node: TiledNode, sizes: Sequence[np.ndarray]) -> np.ndarray:
+    """``[candidates, rank]``: the node's tile strides at ``sizes``, clamped to the
+    tile's bounds as :meth:`~hlo_indexing.symbolic_tiling.symbolic_tile.SymbolicTile.evaluate` does."""
+    count = len(sizes[0]) if sizes else 1
+    columns = []
+    clamped: list[np.ndarray] | None = None
+    for expr in node.tile.strides:
+        value = ax.constant_value(expr)
+        if value is None:
+            if clamped is None:
+                clamped = [np.minimum(s, b.upper) for s, b in zip(sizes, node.tile.tile_size_bounds)]
+            defined = np.ones(count, bool)
+            columns.append(np.broadcast_to(ax.evaluate_array(expr, clamped, [], defined), (count,)).astype(np.int64))
+        else:
+            columns.append(np.full(count, value, np.int64))
+    return np.stack(columns, axis=1) if columns else np.ones((count, 0), np.int64)
+
+
+def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice,
+                        layouts: Mapping[int, Layout] | None = None) -> CandidateEstimates:
+    """Mosaic's rules and the TPU model for every candidate of ``tiles`` (module
+    docstring; ``layouts`` are not used: the model reads operands in their logical
+    layout)."""
+    plan = kernel_plan(fusion)
+    if plan is None:
+        return one_by_one(fusion, tiles, device, layouts)
+    early = shape_checks(fusion, tiles, device)
+    passing = np.ones(tiles.count, bool)
+    for check in early:
+        passing &= check.ok
+    asked = np.asarray(asked_candidates(fusion, tiles, passing), np.int64)
+    sizes = [column[asked] for column in tiles.flat]
+    tile_counts = [-(-param.size // s) for param, s in zip(fusion.parameters, sizes)]
+    steps = np.ones(len(asked), np.int64)
+    for count in tile_counts:
+        steps = steps * count
+    if np.any(steps > _MAX_CLOSED_FORM_STEPS) or any(np.any(_strides(node, sizes) < 0) for node in fusion.nodes):
+        return one_by_one(fusion, tiles, device, layouts)
+    return _closed_form(fusion, tiles, device, plan, early, passing, asked, sizes, tile_counts, steps)
+
+
+def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan: _KernelPlan,
+                 early: list[ConstraintCheck], passing: np.ndarray, asked: np.ndarray, sizes: list[np.ndarray],
+                 tile_counts: list[np.ndarray], steps: np.ndarray) -> CandidateEstimates:
+    """The kernels of the ``asked`` candidates judged together (module docstring)."""
+    count = len(asked)
+    grid = [tile_counts[p] for p in plan.axes]
+    blocks = np.ones(count, bool)
+    traffic, vmem = [], np.zeros(count, np.int64)
+    for operand in plan.operands:
+        tile = tiles.columns(operand.node.tile.sizes)[asked]
+        strides = _strides(operand.node, sizes)
+        blocks &= ~np.any((strides != 1) & (tile > 1), axis=1)
+        block = np.maximum(tile, 1)
+        # per dimension r and grid axis a: the block index's step along a (0 off the node's axes)
+        steps_per_axis = np.zeros((count, len(operand.shape), len(grid)), np.int64)
+        for r, (constant, row) in enumerate(zip(operand.constants, operand.coefficients)):
+            blocks &= constant % block[:, r] == 0
+            for a, p in enumerate(plan.axes):
+                if p not in operand.active or row[p] == 0:
+                    continue
+                offset_step = row[p] * sizes[p]
+                blocks &= (grid[a] == 1) | (offset_step % block[:, r] == 0)
+                steps_per_axis[:, r, a] = offset_step // block[:, r]
+        traffic.append(OperandTraffic(operand.subject, operand.written,
+                                      np.prod(np.minimum(tile, operand.shape), axis=1, dtype=np.int64) * byte_size(operand.element_type),
+                                      _transfers(steps_per_axis, grid)))
+        if operand.shape:
+            vmem = vmem + 2 * mosaic.buffer_bytes_of(tile, operand.element_type, device)
+        if operand.written and plan.contracting:
+            vmem = vmem + mosaic.buffer_bytes_of(tile, "f32", device)
+    dots, vregs = [], np.zeros(count, np.int64)
+    for work in plan.work:
+        tile = np.maximum(tiles.columns(work.node.tile.sizes)[asked], 1)
+        if work.dot_contracting is not None:
+            k_step = np.ones(count, np.int64)
+            for p in work.dot_contracting:
+                k_step = k_step * sizes[p]
+            dots.append(DotWork(dot_operations(tile, k_step, device), mxu_rate(work.element_type, device)))
+        else:
+            vregs = vregs + vector_registers(tile, work.element_type, device)
+    busy = np.zeros(count, bool)
+    for axis in grid[: plan.num_parallel]:
+        busy |= axis >= 2
+    cores = np.where(busy, device.tensor_cores_per_chip, 1)
+    figures = tpu_figures(traffic, dots, vregs, steps, cores, device)
+    return _estimates(fusion, tiles, device, early, passing, asked, blocks, vmem > device.vmem_bytes, figures)
+
+
+def _transfers(steps_per_axis: np.ndarray, grid: list[np.ndarray]) -> np.ndarray:
+    """Per candidate, the grid steps (Pallas's order, the last axis fastest) whose block
+    index differs from the previous step's, the first included: axis ``a`` advances
+    ``prod(grid[:a]) * (grid[a] - 1)`` times, each time the inner axes wrap to 0."""
+    count = len(steps_per_axis)
+    changes = np.ones(count, np.int64)
+    outer = np.ones(count, np.int64)
+    for a in range(len(grid)):
+        jump = steps_per_axis[:, :, a].copy()
+        for inner in range(a + 1, len(grid)):
+            jump -= steps_per_axis[:, :, inner] * (grid[inner] - 1)[:, None]
+        moves = np.any(jump != 0, axis=1)
+        changes = changes + np.where(moves, outer * (grid[a] - 1), 0)
+        outer = outer * grid[a]
+    return changes
+
+
+def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early: list[ConstraintCheck],
+               passing: np.ndarray, asked: np.ndarray, blocks: np.ndarray, over_vmem: np.ndarray,
+               figures: TpuFigures) -> CandidateEstimates:
+    """The candidates' arrays and checks: the ``asked`` ones whose tiles are ``blocks``
+    are kernels with ``figures``; the kernel rules are ordered as the one-by-one backend
+    meets them (the fewest grid steps first). ``figures``: over the asked candidates."""
+    total = tiles.count
+    kernels = asked[blocks]
+    position = {int(i): k for k, i in enumerate(asked)}
+    fields = {name: np.full(total, np.inf) for name in ("exec", "read", "write", "compute")}
+    for name, values in (("exec", figures.exec_ns), ("read", figures.read_ns),
+                         ("write", figures.write_ns), ("compute", figures.compute_ns)):
+        fields[name][kernels] = values[blocks]
+    counts = {name: np.zeros(total, np.int64) for name in ("bytes_read", "bytes_written", "flops", "num_blocks")}
+    for name, values in (("bytes_read", figures.bytes_read), ("bytes_written", figures.bytes_written),
+                         ("flops", figures.flops), ("num_blocks", figures.steps)):
+        counts[name][kernels] = values[blocks]
+    broken = []
+    for rule, mask in ((RULE_NOT_A_BLOCK, ~blocks), (mosaic.RULE_VMEM, blocks & over_vmem)):
+        if mask.any():
+            ok = np.ones(total, bool)
+            ok[asked[mask]] = False
+            broken.append((int(np.flatnonzero(mask)[0]), rule, ok))
+    checks = list(early)
+    for _, rule, ok in sorted(broken):
+        checks.append(ConstraintCheck(rule, "", ok, _ExactMessage(fusion, tiles, device, rule)))
+    checks.append(not_evaluated_check(passing, asked.tolist()))
+    kernel_set = set(kernels.tolist())
+
+    def breakdown(i: int) -> tuple[BreakdownItem, ...]:
+        return figures.estimate(position[i]).breakdown if i in kernel_set else ()
+
+    return CandidateEstimates(
+        checks=checks, exec_time_ns=fields["exec"], read_time_ns=fields["read"], write_time_ns=fields["write"],
+        compute_time_ns=fields["compute"], bytes_read=counts["bytes_read"], bytes_written=counts["bytes_written"],
+        flops=counts["flops"], num_blocks=counts["num_blocks"], num_warps=None, breakdown=breakdown)
+
+
+@dataclass(frozen=True)
+class _ExactMessage:
+    """The message :func:`.tpu.assess_tpu` gives candidate ``i`` for ``rule``."""
+
+    fusion: TiledFusion
+    tiles: TileArrays
+    device: TpuDevice
+    rule: str
+
+    def __call__(self, index: int) -> str:
+        sizes = [int(column[index]) for column in self.tiles.flat]
+        found = [r.message for r in assess_tpu(self.fusion, sizes, self.device).rejections if r.rule == self.rule]
+        return found[0] if found else f"tile sizes {sizes}: {self.rule}"
