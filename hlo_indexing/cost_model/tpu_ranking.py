@@ -100,28 +100,44 @@ _MAX_CLOSED_FORM_STEPS = min(MAX_PALLAS_GRID_POINTS, MAX_ENUMERATION_POINTS)
 
 
 @dataclass(frozen=True)
-class _Operand:
-    """A kernel operand: its node, ``subject``, array ``shape``, element type and
-    offsets ``constant + sum(coefficients[r][p] * origin_p)`` along each dimension ``r``
-    (origins of the parameters its programs iterate over, ``active``)."""
+class _Tile:
+    """A node's tile in the closed form: offsets ``constants[r] + sum(coefficients[r][p]
+    * origin_p)`` along each dimension ``r``, over the origins of the parameters its
+    programs iterate over (``active``); None when its map is not affine-linear (only
+    allowed for a value with one tile)."""
 
     node: TiledNode
+    constants: tuple[int, ...] = ()
+    coefficients: tuple[tuple[int, ...], ...] = ()
+    active: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Value:
+    """A value whose nodes matter (a parameter, the output, a dot, vector work): its
+    nodes with distinct tiles and maps, in node order (at a candidate, a node is its own
+    tiled instruction unless an earlier one has the same tile there)."""
+
+    tiles: tuple[_Tile, ...]
+    element_type: str
+
+
+@dataclass(frozen=True)
+class _Operand:
+    """A kernel operand: its value, ``subject``, array ``shape`` and whether it is written."""
+
+    value: _Value
     subject: str
     written: bool
     shape: tuple[int, ...]
-    element_type: str
-    constants: tuple[int, ...]
-    coefficients: tuple[tuple[int, ...], ...]
-    active: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class _Work:
-    """An instruction that computes: a dot (its contracting parameters, its operand's
-    element type) or vector work (its element type)."""
+    """An instruction that computes: a dot (its contracting parameters; ``element_type``
+    its operand's) or vector work (``dot_contracting`` None)."""
 
-    node: TiledNode
-    element_type: str
+    value: _Value
     dot_contracting: tuple[int, ...] | None
 
 
@@ -136,11 +152,10 @@ class _KernelPlan:
     contracting: bool
 
 
-def _linear_offsets(node: TiledNode, fusion: TiledFusion) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]] | None:
-    """(constant, coefficient per parameter) of each tile offset of ``node``: its map's
-    results with every range variable at its lower bound; None when the map is not
-    affine-linear, has constraints or runtime variables, or a dimension's range is not
-    the whole parameter."""
+def _linear_tile(node: TiledNode, fusion: TiledFusion) -> _Tile | None:
+    """``node``'s tile with its offsets in closed form: its map's results with every
+    range variable at its lower bound; None when the map is not affine-linear, has
+    constraints or runtime variables, or a dimension's range is not the whole parameter."""
     m = node.indexing_map
     if m.constraints or m.runtime_vars or m.num_dims != len(fusion.parameters):
         return None
@@ -161,7 +176,8 @@ def _linear_offsets(node: TiledNode, fusion: TiledFusion) -> tuple[tuple[int, ..
                 return None
         constants.append(constant)
         coefficients.append(tuple(row))
-    return tuple(constants), tuple(coefficients)
+    active = tuple(p for p, param in enumerate(fusion.parameters) if not param.contracting or p in node.hidden)
+    return _Tile(node, tuple(constants), tuple(coefficients), active)
 
 
 def _tile_facts(node: TiledNode) -> tuple[object, ...]:
@@ -170,6 +186,20 @@ def _tile_facts(node: TiledNode) -> tuple[object, ...]:
 
 def _element_type(value: ir.Value) -> str:
     return xla_name(ir.ShapedType(value.type).element_type)
+
+
+def _value(nodes: list[TiledNode], fusion: TiledFusion, linear: bool, element_type: str) -> _Value | None:
+    """The value of ``nodes`` (one value's, in order): one tile per distinct tile and
+    map; each in closed form when ``linear`` or when there are several."""
+    distinct: dict[tuple[object, ...], TiledNode] = {}
+    for node in nodes:
+        distinct.setdefault(_tile_facts(node), node)
+    if len(distinct) == 1 and not linear:
+        return _Value((_Tile(nodes[0]),), element_type)
+    tiles = [_linear_tile(node, fusion) for node in distinct.values()]
+    if any(tile is None for tile in tiles):
+        return None
+    return _Value(tuple(t for t in tiles if t is not None), element_type)
 
 
 def kernel_plan(fusion: TiledFusion) -> _KernelPlan | None:
@@ -183,33 +213,35 @@ def kernel_plan(fusion: TiledFusion) -> _KernelPlan | None:
         if node.opcode == "concatenate" or node.indexing_map.runtime_vars:
             return None
         by_value.setdefault(node.value, []).append(node)
-    operands, work = [], []
-    parameters: dict[int, TiledNode] = {}
+    work = []
+    parameters: dict[int, _Value] = {}
     for nodes in by_value.values():
         first = nodes[0]
         number = first.parameter_number
-        computes = first.opcode == "dot" or first.opcode not in NO_VECTOR_WORK
-        if (number is not None or first is root or computes) and any(_tile_facts(n) != _tile_facts(first) for n in nodes[1:]):
+        is_dot = first.opcode == "dot"
+        if number is None and not is_dot and first.opcode in NO_VECTOR_WORK:
+            continue
+        if is_dot:
+            element_type = _element_type(first.operands[0].value) if first.operands else "bf16"
+        else:
+            element_type = _element_type(first.value)
+        value = _value(nodes, fusion, number is not None, element_type)
+        if value is None:
             return None
         if number is not None:
-            parameters[number] = first
-        elif computes:
-            if first.opcode == "dot":
-                contracting = tuple(p for p, param in enumerate(fusion.parameters) if param.contracting and param.owner == first.name)
-                element_type = _element_type(first.operands[0].value) if first.operands else "bf16"
-                work.append(_Work(first, element_type, contracting))
-            else:
-                work.append(_Work(first, _element_type(first.value), None))
-    outputs = [first for n, first in sorted(parameters.items())] + [root]
-    for position, node in enumerate(outputs):
-        offsets = _linear_offsets(node, fusion)
-        if offsets is None:
-            return None
-        written = position == len(outputs) - 1
-        tensor = ir.RankedTensorType(node.value.type)
-        active = tuple(p for p, param in enumerate(fusion.parameters) if not param.contracting or p in node.hidden)
-        operands.append(_Operand(node, "output 0" if written else f"parameter {node.parameter_number}", written,
-                                 tuple(tensor.shape), xla_name(tensor.element_type), *offsets, active))
+            parameters[number] = value
+        elif is_dot:
+            contracting = tuple(p for p, param in enumerate(fusion.parameters) if param.contracting and param.owner == first.name)
+            work.append(_Work(value, contracting))
+        else:
+            work.append(_Work(value, None))
+    output = _linear_tile(root, fusion)
+    if output is None:
+        return None
+    operands = [_Operand(value, f"parameter {number}", False, tuple(ir.RankedTensorType(value.tiles[0].node.value.type).shape))
+                for number, value in sorted(parameters.items())]
+    operands.append(_Operand(_Value((output,), _element_type(root.value)), "output 0", True,
+                             tuple(ir.RankedTensorType(root.value.type).shape)))
     axes = tuple([p for p, param in enumerate(fusion.parameters) if not param.contracting]
                  + [p for p, param in enumerate(fusion.parameters) if param.contracting])
     num_parallel = sum(1 for param in fusion.parameters if not param.contracting)
@@ -266,43 +298,77 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
     blocks = np.ones(count, bool)
     traffic, vmem = [], np.zeros(count, np.int64)
     for operand in plan.operands:
-        tile = tiles.columns(operand.node.tile.sizes)[asked]
-        strides = _strides(operand.node, sizes)
+        if len(operand.value.tiles) > 1:  # a parameter read through two different tiles has no BlockSpec
+            blocks &= sum(_present(operand.value, tiles, asked, sizes, tile_counts)) == 1
+        spec = operand.value.tiles[0]
+        tile = tiles.columns(spec.node.tile.sizes)[asked]
+        strides = _strides(spec.node, sizes)
         blocks &= ~np.any((strides != 1) & (tile > 1), axis=1)
         block = np.maximum(tile, 1)
         # per dimension r and grid axis a: the block index's step along a (0 off the node's axes)
         steps_per_axis = np.zeros((count, len(operand.shape), len(grid)), np.int64)
-        for r, (constant, row) in enumerate(zip(operand.constants, operand.coefficients)):
+        for r, (constant, row) in enumerate(zip(spec.constants, spec.coefficients)):
             blocks &= constant % block[:, r] == 0
             for a, p in enumerate(plan.axes):
-                if p not in operand.active or row[p] == 0:
+                if p not in spec.active or row[p] == 0:
                     continue
                 offset_step = row[p] * sizes[p]
                 blocks &= (grid[a] == 1) | (offset_step % block[:, r] == 0)
                 steps_per_axis[:, r, a] = offset_step // block[:, r]
+        element_type = operand.value.element_type
         traffic.append(OperandTraffic(operand.subject, operand.written,
-                                      np.prod(np.minimum(tile, operand.shape), axis=1, dtype=np.int64) * byte_size(operand.element_type),
+                                      np.prod(np.minimum(tile, operand.shape), axis=1, dtype=np.int64) * byte_size(element_type),
                                       _transfers(steps_per_axis, grid)))
         if operand.shape:
-            vmem = vmem + 2 * mosaic.buffer_bytes_of(tile, operand.element_type, device)
+            vmem = vmem + 2 * mosaic.buffer_bytes_of(tile, element_type, device)
         if operand.written and plan.contracting:
             vmem = vmem + mosaic.buffer_bytes_of(tile, "f32", device)
     dots, vregs = [], np.zeros(count, np.int64)
     for work in plan.work:
-        tile = np.maximum(tiles.columns(work.node.tile.sizes)[asked], 1)
-        if work.dot_contracting is not None:
-            k_step = np.ones(count, np.int64)
-            for p in work.dot_contracting:
-                k_step = k_step * sizes[p]
-            dots.append(DotWork(dot_operations(tile, k_step, device), mxu_rate(work.element_type, device)))
-        else:
-            vregs = vregs + vector_registers(tile, work.element_type, device)
+        present = _present(work.value, tiles, asked, sizes, tile_counts)
+        for tile_of, here in zip(work.value.tiles, present):
+            tile = np.maximum(tiles.columns(tile_of.node.tile.sizes)[asked], 1)
+            if work.dot_contracting is not None:
+                k_step = np.ones(count, np.int64)
+                for p in work.dot_contracting:
+                    k_step = k_step * sizes[p]
+                dots.append(DotWork(dot_operations(tile, k_step, device) * here, mxu_rate(work.value.element_type, device)))
+            else:
+                vregs = vregs + vector_registers(tile, work.value.element_type, device) * here
     busy = np.zeros(count, bool)
     for axis in grid[: plan.num_parallel]:
         busy |= axis >= 2
     cores = np.where(busy, device.tensor_cores_per_chip, 1)
     figures = tpu_figures(traffic, dots, vregs, steps, cores, device)
     return _estimates(fusion, tiles, device, early, passing, asked, blocks, vmem > device.vmem_bytes, figures)
+
+
+def _present(value: _Value, tiles: TileArrays, asked: np.ndarray, sizes: list[np.ndarray],
+             tile_counts: list[np.ndarray]) -> list[np.ndarray]:
+    """Per tile of ``value``, per candidate: whether it is its own tiled instruction (no
+    earlier tile has the same sizes, strides and offsets there; offsets agree when their
+    constants do and, along every parameter of more than one tile, both follow it with
+    the same coefficients or neither follows it)."""
+    count = len(asked)
+    if len(value.tiles) == 1:
+        return [np.ones(count, bool)]
+    facts = [(tiles.columns(t.node.tile.sizes)[asked], _strides(t.node, sizes)) for t in value.tiles]
+    present = []
+    for j, later in enumerate(value.tiles):
+        alone = np.ones(count, bool)
+        for i, earlier in enumerate(value.tiles[:j]):
+            if earlier.constants != later.constants:
+                continue
+            same = np.all(facts[i][0] == facts[j][0], axis=1) & np.all(facts[i][1] == facts[j][1], axis=1)
+            for p in range(len(sizes)):
+                follows = (p in earlier.active, p in later.active)
+                if follows == (False, False):
+                    continue
+                if follows != (True, True) or any(a[p] != b[p] for a, b in zip(earlier.coefficients, later.coefficients)):
+                    same &= tile_counts[p] == 1
+            alone &= ~same
+        present.append(alone)
+    return present
 
 
 def _transfers(steps_per_axis: np.ndarray, grid: list[np.ndarray]) -> np.ndarray:
