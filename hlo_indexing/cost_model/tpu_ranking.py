@@ -36,7 +36,7 @@ kernel is :func:`.tpu.assess_tpu`'s, asked when it is read.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -74,11 +74,9 @@ def shape_checks(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice) -> l
         if number is None and id(node) not in outputs:
             continue
         subject = f"parameter {number}" if number is not None else f"output {outputs[id(node)]}"
-        tensor = ir.RankedTensorType(node.value.type)
-        array = tuple(tensor.shape)
+        array, element_type = type_facts(node.value, tiles.fact("tpu types", dict))
         if not array:
             continue  # a scalar is read from SMEM, whole: no shape rule
-        element_type = xla_name(tensor.element_type)
         sizes = tiles.columns(node.tile.sizes)
         ok = mosaic.shape_ok(sizes, array, element_type, device)
 
@@ -101,15 +99,17 @@ _MAX_CLOSED_FORM_STEPS = min(MAX_PALLAS_GRID_POINTS, MAX_ENUMERATION_POINTS)
 
 @dataclass(frozen=True)
 class _Tile:
-    """A node's tile in the closed form: offsets ``constants[r] + sum(coefficients[r][p]
+    """A node's tile in the closed form: offsets ``constants[r] + sum(coefficients[r, p]
     * origin_p)`` along each dimension ``r``, over the origins of the parameters its
-    programs iterate over (``active``); None when its map is not affine-linear (only
-    allowed for a value with one tile)."""
+    programs iterate over (``active``; the other columns are 0); its strides when they
+    are constants (``constant_strides``). Only ``node`` is set for a tile whose offsets
+    are not needed (the one tile of a value doing vector work)."""
 
     node: TiledNode
-    constants: tuple[int, ...] = ()
-    coefficients: tuple[tuple[int, ...], ...] = ()
+    constants: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    coefficients: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     active: tuple[int, ...] = ()
+    constant_strides: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,23 +133,23 @@ class _Operand:
 
 
 @dataclass(frozen=True)
-class _Work:
-    """An instruction that computes: a dot (its contracting parameters; ``element_type``
-    its operand's) or vector work (``dot_contracting`` None)."""
-
-    value: _Value
-    dot_contracting: tuple[int, ...] | None
-
-
-@dataclass(frozen=True)
 class _KernelPlan:
-    """What the closed form needs of a fusion (module docstring)."""
+    """What the closed form needs of a fusion (module docstring): the operands, the
+    dots (each tile of a dot's value, its contracting parameters) in the tiled
+    computation's order (their times are summed in it), the vector work
+    of values with one tile (tile sizes, element type, how many values) and of values
+    with several (:func:`_present` decides which are instructions)."""
 
     operands: tuple[_Operand, ...]
-    work: tuple[_Work, ...]
+    dots: tuple[tuple[_Value, int, tuple[int, ...]], ...]
+    vector_work: tuple[tuple[tuple[ir.AffineExpr, ...], str, int], ...]
+    shared_vector_work: tuple[_Value, ...]
     axes: tuple[int, ...]
     num_parallel: int
     contracting: bool
+    #: The nodes whose strides are not constants >= 0 (the tiled computation refuses a
+    #: negative stride: such candidates are judged one by one).
+    variable_strides: tuple[TiledNode, ...]
 
 
 def _linear_tile(node: TiledNode, fusion: TiledFusion) -> _Tile | None:
@@ -161,50 +161,65 @@ def _linear_tile(node: TiledNode, fusion: TiledFusion) -> _Tile | None:
         return None
     if any(v.bounds.lower != 0 or v.bounds.upper != p.size - 1 for v, p in zip(m.dim_vars, fusion.parameters)):
         return None
+    active = tuple(p for p, param in enumerate(fusion.parameters) if not param.contracting or p in node.hidden)
     lower = [v.bounds.lower for v in m.range_vars]
-    constants, coefficients = [], []
-    for expr in m.results:
+    constants = np.zeros(m.num_results, np.int64)
+    coefficients = np.zeros((m.num_results, m.num_dims), np.int64)
+    for r, expr in enumerate(m.results):
         form = linearize(expr)
-        constant, row = form.constant, [0] * m.num_dims
+        constants[r] = form.constant
         for atom, coefficient in form.terms.items():
             typed = ax.typed(atom)
             if isinstance(typed, ax.Dim):
-                row[typed.position] += coefficient
+                if typed.position in active:
+                    coefficients[r, typed.position] += coefficient
             elif isinstance(typed, ax.Sym) and typed.position < len(lower):
-                constant += coefficient * lower[typed.position]
+                constants[r] += coefficient * lower[typed.position]
             else:
                 return None
-        constants.append(constant)
-        coefficients.append(tuple(row))
-    active = tuple(p for p, param in enumerate(fusion.parameters) if not param.contracting or p in node.hidden)
-    return _Tile(node, tuple(constants), tuple(coefficients), active)
+    strides = [ax.constant_value(e) for e in node.tile.strides]
+    constant_strides = None if any(s is None for s in strides) else tuple(int(s) for s in strides if s is not None)
+    return _Tile(node, constants, coefficients, active, constant_strides)
 
 
 def _tile_facts(node: TiledNode) -> tuple[object, ...]:
     return (node.tile.sizes, node.tile.strides, node.indexing_map, node.hidden)
 
 
-def _element_type(value: ir.Value) -> str:
-    return xla_name(ir.ShapedType(value.type).element_type)
+#: Shape and XLA element type of each tensor type met (shared by a module's fusions).
+TypeFacts = dict[ir.Type, tuple[tuple[int, ...], str]]
+
+
+def type_facts(value: ir.Value, types: TypeFacts) -> tuple[tuple[int, ...], str]:
+    """The shape and XLA element type of ``value``'s tensor type, read once per type."""
+    found = types.get(value.type)
+    if found is None:
+        tensor = ir.RankedTensorType(value.type)
+        found = types[value.type] = (tuple(tensor.shape), xla_name(tensor.element_type))
+    return found
 
 
 def _value(nodes: list[TiledNode], fusion: TiledFusion, linear: bool, element_type: str) -> _Value | None:
     """The value of ``nodes`` (one value's, in order): one tile per distinct tile and
     map; each in closed form when ``linear`` or when there are several."""
-    distinct: dict[tuple[object, ...], TiledNode] = {}
-    for node in nodes:
-        distinct.setdefault(_tile_facts(node), node)
+    distinct = [nodes[0]]
+    if len(nodes) > 1:
+        first_of: dict[tuple[object, ...], TiledNode] = {}
+        for node in nodes:
+            first_of.setdefault(_tile_facts(node), node)
+        distinct = list(first_of.values())
     if len(distinct) == 1 and not linear:
         return _Value((_Tile(nodes[0]),), element_type)
-    tiles = [_linear_tile(node, fusion) for node in distinct.values()]
+    tiles = [_linear_tile(node, fusion) for node in distinct]
     if any(tile is None for tile in tiles):
         return None
     return _Value(tuple(t for t in tiles if t is not None), element_type)
 
 
-def kernel_plan(fusion: TiledFusion) -> _KernelPlan | None:
+def kernel_plan(fusion: TiledFusion, types: TypeFacts | None = None) -> _KernelPlan | None:
     """The closed form's description of ``fusion``'s kernels, or None when it does not
-    apply (module docstring)."""
+    apply (module docstring). ``types``: :func:`type_facts` met before."""
+    types = types if types is not None else {}
     if len(fusion.root_candidates) != 1:
         return None
     root = fusion.root_candidates[0][0]
@@ -213,7 +228,8 @@ def kernel_plan(fusion: TiledFusion) -> _KernelPlan | None:
         if node.opcode == "concatenate" or node.indexing_map.runtime_vars:
             return None
         by_value.setdefault(node.value, []).append(node)
-    work = []
+    dots, shared_vector_work = [], []
+    vector_work: dict[tuple[tuple[ir.AffineExpr, ...], str], int] = {}
     parameters: dict[int, _Value] = {}
     for nodes in by_value.values():
         first = nodes[0]
@@ -222,9 +238,9 @@ def kernel_plan(fusion: TiledFusion) -> _KernelPlan | None:
         if number is None and not is_dot and first.opcode in NO_VECTOR_WORK:
             continue
         if is_dot:
-            element_type = _element_type(first.operands[0].value) if first.operands else "bf16"
+            element_type = type_facts(first.operands[0].value, types)[1] if first.operands else "bf16"
         else:
-            element_type = _element_type(first.value)
+            element_type = type_facts(first.value, types)[1]
         value = _value(nodes, fusion, number is not None, element_type)
         if value is None:
             return None
@@ -232,20 +248,28 @@ def kernel_plan(fusion: TiledFusion) -> _KernelPlan | None:
             parameters[number] = value
         elif is_dot:
             contracting = tuple(p for p, param in enumerate(fusion.parameters) if param.contracting and param.owner == first.name)
-            work.append(_Work(value, contracting))
+            dots += [(value, k, contracting) for k in range(len(value.tiles))]
+        elif len(value.tiles) > 1:
+            shared_vector_work.append(value)
         else:
-            work.append(_Work(value, None))
+            key = (first.tile.sizes, element_type)
+            vector_work[key] = vector_work.get(key, 0) + 1
     output = _linear_tile(root, fusion)
     if output is None:
         return None
-    operands = [_Operand(value, f"parameter {number}", False, tuple(ir.RankedTensorType(value.tiles[0].node.value.type).shape))
+    operands = [_Operand(value, f"parameter {number}", False, type_facts(value.tiles[0].node.value, types)[0])
                 for number, value in sorted(parameters.items())]
-    operands.append(_Operand(_Value((output,), _element_type(root.value)), "output 0", True,
-                             tuple(ir.RankedTensorType(root.value.type).shape)))
+    shape, element_type = type_facts(root.value, types)
+    operands.append(_Operand(_Value((output,), element_type), "output 0", True, shape))
     axes = tuple([p for p, param in enumerate(fusion.parameters) if not param.contracting]
                  + [p for p, param in enumerate(fusion.parameters) if param.contracting])
     num_parallel = sum(1 for param in fusion.parameters if not param.contracting)
-    return _KernelPlan(tuple(operands), tuple(work), axes, num_parallel, num_parallel < len(fusion.parameters))
+    variable_strides = tuple(node for node in fusion.nodes if not all(
+        (stride := ax.constant_value(e)) is not None and stride >= 0 for e in node.tile.strides))
+    position = {id(node): k for k, node in enumerate(fusion.nodes)}
+    dots.sort(key=lambda dot: position[id(dot[0].tiles[dot[1]].node)])  # the instructions' order
+    return _KernelPlan(tuple(operands), tuple(dots), tuple((sizes, element_type, n) for (sizes, element_type), n in vector_work.items()),
+                       tuple(shared_vector_work), axes, num_parallel, num_parallel < len(fusion.parameters), variable_strides)
 
 
 def _strides(node: TiledNode, sizes: Sequence[np.ndarray]) -> np.ndarray:
@@ -271,20 +295,22 @@ def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevic
     """Mosaic's rules and the TPU model for every candidate of ``tiles`` (module
     docstring; ``layouts`` are not used: the model reads operands in their logical
     layout)."""
-    plan = kernel_plan(fusion)
-    if plan is None:
-        return one_by_one(fusion, tiles, device, layouts)
     early = shape_checks(fusion, tiles, device)
     passing = np.ones(tiles.count, bool)
     for check in early:
         passing &= check.ok
     asked = np.asarray(asked_candidates(fusion, tiles, passing), np.int64)
+    if not len(asked):
+        return _estimates(fusion, tiles, device, early, passing, asked, np.zeros(0, bool), np.zeros(0, bool), None)
+    plan = kernel_plan(fusion, tiles.fact("tpu types", dict))
+    if plan is None:
+        return one_by_one(fusion, tiles, device, layouts)
     sizes = [column[asked] for column in tiles.flat]
     tile_counts = [-(-param.size // s) for param, s in zip(fusion.parameters, sizes)]
     steps = np.ones(len(asked), np.int64)
     for count in tile_counts:
         steps = steps * count
-    if np.any(steps > _MAX_CLOSED_FORM_STEPS) or any(np.any(_strides(node, sizes) < 0) for node in fusion.nodes):
+    if np.any(steps > _MAX_CLOSED_FORM_STEPS) or any(np.any(_strides(node, sizes) < 0) for node in plan.variable_strides):
         return one_by_one(fusion, tiles, device, layouts)
     return _closed_form(fusion, tiles, device, plan, early, passing, asked, sizes, tile_counts, steps)
 
@@ -294,53 +320,76 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
                  tile_counts: list[np.ndarray], steps: np.ndarray) -> CandidateEstimates:
     """The kernels of the ``asked`` candidates judged together (module docstring)."""
     count = len(asked)
-    grid = [tile_counts[p] for p in plan.axes]
+    by_parameter = np.stack(sizes, axis=1) if sizes else np.ones((count, 0), np.int64)
+    counts = np.stack(tile_counts, axis=1) if sizes else np.ones((count, 0), np.int64)
+    grid = counts[:, list(plan.axes)]
     blocks = np.ones(count, bool)
     traffic, vmem = [], np.zeros(count, np.int64)
+    judged: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     for operand in plan.operands:
         if len(operand.value.tiles) > 1:  # a parameter read through two different tiles has no BlockSpec
             blocks &= sum(_present(operand.value, tiles, asked, sizes, tile_counts)) == 1
         spec = operand.value.tiles[0]
-        tile = tiles.columns(spec.node.tile.sizes)[asked]
-        strides = _strides(spec.node, sizes)
-        blocks &= ~np.any((strides != 1) & (tile > 1), axis=1)
-        block = np.maximum(tile, 1)
-        # per dimension r and grid axis a: the block index's step along a (0 off the node's axes)
-        steps_per_axis = np.zeros((count, len(operand.shape), len(grid)), np.int64)
-        for r, (constant, row) in enumerate(zip(spec.constants, spec.coefficients)):
-            blocks &= constant % block[:, r] == 0
-            for a, p in enumerate(plan.axes):
-                if p not in spec.active or row[p] == 0:
-                    continue
-                offset_step = row[p] * sizes[p]
-                blocks &= (grid[a] == 1) | (offset_step % block[:, r] == 0)
-                steps_per_axis[:, r, a] = offset_step // block[:, r]
-        element_type = operand.value.element_type
-        traffic.append(OperandTraffic(operand.subject, operand.written,
-                                      np.prod(np.minimum(tile, operand.shape), axis=1, dtype=np.int64) * byte_size(element_type),
-                                      _transfers(steps_per_axis, grid)))
-        if operand.shape:
-            vmem = vmem + 2 * mosaic.buffer_bytes_of(tile, element_type, device)
-        if operand.written and plan.contracting:
-            vmem = vmem + mosaic.buffer_bytes_of(tile, "f32", device)
-    dots, vregs = [], np.zeros(count, np.int64)
-    for work in plan.work:
-        present = _present(work.value, tiles, asked, sizes, tile_counts)
-        for tile_of, here in zip(work.value.tiles, present):
+        # operands alike (many parameters of an optimizer's update) are judged once
+        key = (spec.node.tile.sizes, spec.constants.tobytes(), spec.coefficients.tobytes(),
+               spec.constant_strides if spec.constant_strides is not None else id(spec.node), operand.shape,
+               operand.value.element_type, operand.written)
+        if key not in judged:
+            judged[key] = _operand_figures(operand, tiles, asked, sizes, by_parameter, counts, grid, plan, device)
+        ok, block_bytes, transfers, operand_vmem = judged[key]
+        blocks &= ok
+        traffic.append(OperandTraffic(operand.subject, operand.written, block_bytes, transfers))
+        vmem = vmem + operand_vmem
+    dots = []
+    present: dict[int, list[np.ndarray]] = {}
+    for value, k, contracting in plan.dots:
+        if id(value) not in present:
+            present[id(value)] = _present(value, tiles, asked, sizes, tile_counts)
+        tile = np.maximum(tiles.columns(value.tiles[k].node.tile.sizes)[asked], 1)
+        k_step = np.ones(count, np.int64)
+        for p in contracting:
+            k_step = k_step * sizes[p]
+        operations = dot_operations(tile, k_step, device) * present[id(value)][k]
+        dots.append(DotWork(operations, mxu_rate(value.element_type, device)))
+    vregs = np.zeros(count, np.int64)
+    for tile_sizes, element_type, values in plan.vector_work:
+        vregs = vregs + values * vector_registers(np.maximum(tiles.columns(tile_sizes)[asked], 1), element_type, device)
+    for value in plan.shared_vector_work:
+        for tile_of, here in zip(value.tiles, _present(value, tiles, asked, sizes, tile_counts)):
             tile = np.maximum(tiles.columns(tile_of.node.tile.sizes)[asked], 1)
-            if work.dot_contracting is not None:
-                k_step = np.ones(count, np.int64)
-                for p in work.dot_contracting:
-                    k_step = k_step * sizes[p]
-                dots.append(DotWork(dot_operations(tile, k_step, device) * here, mxu_rate(work.value.element_type, device)))
-            else:
-                vregs = vregs + vector_registers(tile, work.value.element_type, device) * here
-    busy = np.zeros(count, bool)
-    for axis in grid[: plan.num_parallel]:
-        busy |= axis >= 2
-    cores = np.where(busy, device.tensor_cores_per_chip, 1)
+            vregs = vregs + vector_registers(tile, value.element_type, device) * here
+    cores = np.where(np.any(grid[:, : plan.num_parallel] >= 2, axis=1), device.tensor_cores_per_chip, 1)
     figures = tpu_figures(traffic, dots, vregs, steps, cores, device)
     return _estimates(fusion, tiles, device, early, passing, asked, blocks, vmem > device.vmem_bytes, figures)
+
+
+def _operand_figures(operand: _Operand, tiles: TileArrays, asked: np.ndarray, sizes: list[np.ndarray],
+                     by_parameter: np.ndarray, counts: np.ndarray, grid: np.ndarray, plan: _KernelPlan,
+                     device: TpuDevice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per asked candidate: whether the operand's tile is a block (strides 1, offsets
+    multiples of its sizes), the bytes of its block inside the array, its transfers and
+    the VMEM its buffers take."""
+    spec = operand.value.tiles[0]
+    tile = tiles.columns(spec.node.tile.sizes)[asked]
+    ok = np.ones(len(asked), bool)
+    if spec.constant_strides is None:
+        ok &= ~np.any((_strides(spec.node, sizes) != 1) & (tile > 1), axis=1)
+    elif any(stride != 1 for stride in spec.constant_strides):
+        ok &= ~np.any(tile[:, [r for r, stride in enumerate(spec.constant_strides) if stride != 1]] > 1, axis=1)
+    block = np.maximum(tile, 1)
+    # offsets along dimension r advance by offset_step[:, r, p] per tile of parameter p
+    offset_step = spec.coefficients[None, :, :] * by_parameter[:, None, :]
+    ok &= np.all(spec.constants[None, :] % block == 0, axis=1)
+    ok &= np.all((offset_step % block[:, :, None] == 0) | (counts[:, None, :] == 1), axis=(1, 2))
+    element_type = operand.value.element_type
+    block_bytes = np.prod(np.minimum(tile, operand.shape), axis=1, dtype=np.int64) * byte_size(element_type)
+    transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid)
+    vmem = np.zeros(len(asked), np.int64)
+    if operand.shape:
+        vmem = vmem + 2 * mosaic.buffer_bytes_of(tile, element_type, device)
+    if operand.written and plan.contracting:
+        vmem = vmem + mosaic.buffer_bytes_of(tile, "f32", device)
+    return ok, block_bytes, transfers, vmem
 
 
 def _present(value: _Value, tiles: TileArrays, asked: np.ndarray, sizes: list[np.ndarray],
@@ -357,54 +406,53 @@ def _present(value: _Value, tiles: TileArrays, asked: np.ndarray, sizes: list[np
     for j, later in enumerate(value.tiles):
         alone = np.ones(count, bool)
         for i, earlier in enumerate(value.tiles[:j]):
-            if earlier.constants != later.constants:
+            if not np.array_equal(earlier.constants, later.constants):
                 continue
             same = np.all(facts[i][0] == facts[j][0], axis=1) & np.all(facts[i][1] == facts[j][1], axis=1)
             for p in range(len(sizes)):
                 follows = (p in earlier.active, p in later.active)
                 if follows == (False, False):
                     continue
-                if follows != (True, True) or any(a[p] != b[p] for a, b in zip(earlier.coefficients, later.coefficients)):
+                if follows != (True, True) or np.any(earlier.coefficients[:, p] != later.coefficients[:, p]):
                     same &= tile_counts[p] == 1
             alone &= ~same
         present.append(alone)
     return present
 
 
-def _transfers(steps_per_axis: np.ndarray, grid: list[np.ndarray]) -> np.ndarray:
+def _transfers(block_steps: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """Per candidate, the grid steps (Pallas's order, the last axis fastest) whose block
-    index differs from the previous step's, the first included: axis ``a`` advances
-    ``prod(grid[:a]) * (grid[a] - 1)`` times, each time the inner axes wrap to 0."""
-    count = len(steps_per_axis)
-    changes = np.ones(count, np.int64)
-    outer = np.ones(count, np.int64)
-    for a in range(len(grid)):
-        jump = steps_per_axis[:, :, a].copy()
-        for inner in range(a + 1, len(grid)):
-            jump -= steps_per_axis[:, :, inner] * (grid[inner] - 1)[:, None]
-        moves = np.any(jump != 0, axis=1)
-        changes = changes + np.where(moves, outer * (grid[a] - 1), 0)
-        outer = outer * grid[a]
-    return changes
+    index differs from the previous step's, the first included. ``block_steps``
+    (``[candidates, rank, axes]``): the block index's step along each grid axis;
+    ``grid``: ``[candidates, axes]``. Axis ``a`` advances ``prod(grid[:a]) * (grid[a] -
+    1)`` times, each time the inner axes wrap to 0: the block index then moves by its
+    step along ``a`` minus the inner axes' steps times their extents less one."""
+    wrapped = block_steps * (grid - 1)[:, None, :]
+    inner = np.cumsum(wrapped[:, :, ::-1], axis=2)[:, :, ::-1] - wrapped
+    moves = np.any(block_steps - inner != 0, axis=1)
+    outer = np.cumprod(grid, axis=1) // grid
+    return 1 + np.sum(np.where(moves, outer * (grid - 1), 0), axis=1)
 
 
 def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early: list[ConstraintCheck],
                passing: np.ndarray, asked: np.ndarray, blocks: np.ndarray, over_vmem: np.ndarray,
-               figures: TpuFigures) -> CandidateEstimates:
+               figures: TpuFigures | None) -> CandidateEstimates:
     """The candidates' arrays and checks: the ``asked`` ones whose tiles are ``blocks``
     are kernels with ``figures``; the kernel rules are ordered as the one-by-one backend
-    meets them (the fewest grid steps first). ``figures``: over the asked candidates."""
+    meets them (the fewest grid steps first). ``figures``: over the asked candidates
+    (None when none is asked)."""
     total = tiles.count
     kernels = asked[blocks]
     position = {int(i): k for k, i in enumerate(asked)}
     fields = {name: np.full(total, np.inf) for name in ("exec", "read", "write", "compute")}
-    for name, values in (("exec", figures.exec_ns), ("read", figures.read_ns),
-                         ("write", figures.write_ns), ("compute", figures.compute_ns)):
-        fields[name][kernels] = values[blocks]
     counts = {name: np.zeros(total, np.int64) for name in ("bytes_read", "bytes_written", "flops", "num_blocks")}
-    for name, values in (("bytes_read", figures.bytes_read), ("bytes_written", figures.bytes_written),
-                         ("flops", figures.flops), ("num_blocks", figures.steps)):
-        counts[name][kernels] = values[blocks]
+    if figures is not None:
+        for name, values in (("exec", figures.exec_ns), ("read", figures.read_ns),
+                             ("write", figures.write_ns), ("compute", figures.compute_ns)):
+            fields[name][kernels] = values[blocks]
+        for name, values in (("bytes_read", figures.bytes_read), ("bytes_written", figures.bytes_written),
+                             ("flops", figures.flops), ("num_blocks", figures.steps)):
+            counts[name][kernels] = values[blocks]
     broken = []
     for rule, mask in ((RULE_NOT_A_BLOCK, ~blocks), (mosaic.RULE_VMEM, blocks & over_vmem)):
         if mask.any():
@@ -418,7 +466,7 @@ def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early:
     kernel_set = set(kernels.tolist())
 
     def breakdown(i: int) -> tuple[BreakdownItem, ...]:
-        return figures.estimate(position[i]).breakdown if i in kernel_set else ()
+        return figures.estimate(position[i]).breakdown if figures is not None and i in kernel_set else ()
 
     return CandidateEstimates(
         checks=checks, exec_time_ns=fields["exec"], read_time_ns=fields["read"], write_time_ns=fields["write"],
