@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -78,7 +79,8 @@ def shape_checks(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice) -> l
         if not array:
             continue  # a scalar is read from SMEM, whole: no shape rule
         sizes = tiles.columns(node.tile.sizes)
-        ok = mosaic.shape_ok(sizes, array, element_type, device)
+        ok = tiles.memo(("mosaic shape", node.tile.sizes, array, element_type, device.lanes, device.sublanes),
+                        lambda: mosaic.shape_ok(sizes, array, element_type, device))
 
         def describe(index: int, sizes: np.ndarray = sizes, array: tuple[int, ...] = array, element_type: str = element_type, subject: str = subject) -> str:
             block = mosaic.TpuBlock(subject, tuple(int(s) for s in sizes[index]), array, element_type)
@@ -152,10 +154,26 @@ class _KernelPlan:
     variable_strides: tuple[TiledNode, ...]
 
 
-def _linear_tile(node: TiledNode, fusion: TiledFusion) -> _Tile | None:
+#: Closed-form offsets (constants, coefficients, active parameters) and constant strides
+#: of a tile, by its map, hidden parameters, strides and the fusion's parameters (None:
+#: not affine-linear).
+OffsetFacts = dict[tuple[object, ...], "tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None] | None"]
+
+
+def _linear_tile(node: TiledNode, fusion: TiledFusion, known: OffsetFacts) -> _Tile | None:
     """``node``'s tile with its offsets in closed form: its map's results with every
     range variable at its lower bound; None when the map is not affine-linear, has
-    constraints or runtime variables, or a dimension's range is not the whole parameter."""
+    constraints or runtime variables, or a dimension's range is not the whole parameter.
+    ``known``: the facts of tiles met before (shared by a module's fusions)."""
+    key = (node.indexing_map, node.hidden, node.tile.strides, tuple((p.size, p.contracting) for p in fusion.parameters))
+    if key not in known:
+        known[key] = _offset_facts(node, fusion)
+    found = known[key]
+    return None if found is None else _Tile(node, *found)
+
+
+def _offset_facts(node: TiledNode, fusion: TiledFusion) -> tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None] | None:
+    """What :func:`_linear_tile` finds of ``node``'s tile."""
     m = node.indexing_map
     if m.constraints or m.runtime_vars or m.num_dims != len(fusion.parameters):
         return None
@@ -179,7 +197,7 @@ def _linear_tile(node: TiledNode, fusion: TiledFusion) -> _Tile | None:
                 return None
     strides = [ax.constant_value(e) for e in node.tile.strides]
     constant_strides = None if any(s is None for s in strides) else tuple(int(s) for s in strides if s is not None)
-    return _Tile(node, constants, coefficients, active, constant_strides)
+    return constants, coefficients, active, constant_strides
 
 
 def _tile_facts(node: TiledNode) -> tuple[object, ...]:
@@ -199,7 +217,7 @@ def type_facts(value: ir.Value, types: TypeFacts) -> tuple[tuple[int, ...], str]
     return found
 
 
-def _value(nodes: list[TiledNode], fusion: TiledFusion, linear: bool, element_type: str) -> _Value | None:
+def _value(nodes: list[TiledNode], fusion: TiledFusion, linear: bool, element_type: str, known: OffsetFacts) -> _Value | None:
     """The value of ``nodes`` (one value's, in order): one tile per distinct tile and
     map; each in closed form when ``linear`` or when there are several."""
     distinct = [nodes[0]]
@@ -210,16 +228,19 @@ def _value(nodes: list[TiledNode], fusion: TiledFusion, linear: bool, element_ty
         distinct = list(first_of.values())
     if len(distinct) == 1 and not linear:
         return _Value((_Tile(nodes[0]),), element_type)
-    tiles = [_linear_tile(node, fusion) for node in distinct]
+    tiles = [_linear_tile(node, fusion, known) for node in distinct]
     if any(tile is None for tile in tiles):
         return None
     return _Value(tuple(t for t in tiles if t is not None), element_type)
 
 
-def kernel_plan(fusion: TiledFusion, types: TypeFacts | None = None) -> _KernelPlan | None:
+def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) -> _KernelPlan | None:
     """The closed form's description of ``fusion``'s kernels, or None when it does not
-    apply (module docstring). ``types``: :func:`type_facts` met before."""
-    types = types if types is not None else {}
+    apply (module docstring). ``facts``: what the fusions ranked before found (their
+    :func:`type_facts` and tiles' offsets; a :class:`~.tile_arrays.TileArrays`' facts)."""
+    facts = facts if facts is not None else {}
+    types = cast(TypeFacts, facts.setdefault("tpu types", {}))
+    known = cast(OffsetFacts, facts.setdefault("tpu offsets", {}))
     if len(fusion.root_candidates) != 1:
         return None
     root = fusion.root_candidates[0][0]
@@ -241,7 +262,7 @@ def kernel_plan(fusion: TiledFusion, types: TypeFacts | None = None) -> _KernelP
             element_type = type_facts(first.operands[0].value, types)[1] if first.operands else "bf16"
         else:
             element_type = type_facts(first.value, types)[1]
-        value = _value(nodes, fusion, number is not None, element_type)
+        value = _value(nodes, fusion, number is not None, element_type, known)
         if value is None:
             return None
         if number is not None:
@@ -254,7 +275,7 @@ def kernel_plan(fusion: TiledFusion, types: TypeFacts | None = None) -> _KernelP
         else:
             key = (first.tile.sizes, element_type)
             vector_work[key] = vector_work.get(key, 0) + 1
-    output = _linear_tile(root, fusion)
+    output = _linear_tile(root, fusion, known)
     if output is None:
         return None
     operands = [_Operand(value, f"parameter {number}", False, type_facts(value.tiles[0].node.value, types)[0])
@@ -302,7 +323,7 @@ def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevic
     asked = np.asarray(asked_candidates(fusion, tiles, passing), np.int64)
     if not len(asked):
         return _estimates(fusion, tiles, device, early, passing, asked, np.zeros(0, bool), np.zeros(0, bool), None)
-    plan = kernel_plan(fusion, tiles.fact("tpu types", dict))
+    plan = kernel_plan(fusion, tiles.facts)
     if plan is None:
         return one_by_one(fusion, tiles, device, layouts)
     sizes = [column[asked] for column in tiles.flat]
@@ -330,12 +351,15 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
         if len(operand.value.tiles) > 1:  # a parameter read through two different tiles has no BlockSpec
             blocks &= sum(_present(operand.value, tiles, asked, sizes, tile_counts)) == 1
         spec = operand.value.tiles[0]
-        # operands alike (many parameters of an optimizer's update) are judged once
+        # operands alike (many parameters of an optimizer's update, fusions of the same
+        # shapes) are judged once
         key = (spec.node.tile.sizes, spec.constants.tobytes(), spec.coefficients.tobytes(),
-               spec.constant_strides if spec.constant_strides is not None else id(spec.node), operand.shape,
+               spec.constant_strides if spec.constant_strides is not None else
+               (spec.node.tile.strides, tuple(spec.node.tile.tile_size_bounds)), operand.shape,
                operand.value.element_type, operand.written)
         if key not in judged:
-            judged[key] = _operand_figures(operand, tiles, asked, sizes, by_parameter, counts, grid, plan, device)
+            judged[key] = tiles.memo(("tpu operand", key, asked.tobytes(), plan.axes, plan.contracting, device), lambda: _operand_figures(
+                operand, tiles, asked, sizes, by_parameter, counts, grid, plan, device))
         ok, block_bytes, transfers, operand_vmem = judged[key]
         blocks &= ok
         traffic.append(OperandTraffic(operand.subject, operand.written, block_bytes, transfers))
