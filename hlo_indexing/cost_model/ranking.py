@@ -33,7 +33,7 @@ import numpy as np
 
 from hlo_indexing.layout.attributes import LayoutLike, as_layout
 from hlo_indexing.cost_model.backends import evaluator
-from hlo_indexing.cost_model.estimate import CandidateEstimates, Estimate, Rejection, renamed
+from hlo_indexing.cost_model.estimate import CandidateEstimates, ConstraintCheck, Estimate, Rejection, renamed
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices.registry import device as select_device
@@ -213,6 +213,31 @@ class DeviceRanking:
         return "; ".join(parts)
 
 
+class CheckExamples(Mapping[str, tuple[tuple[int, ...], Rejection]]):
+    """A ranking's examples, rule -> tile sizes and rejection, each rejection's message
+    written when it is read (from the check it breaks)."""
+
+    def __init__(self) -> None:
+        self._checks: dict[str, tuple[tuple[int, ...], ConstraintCheck, int]] = {}
+        self._written: dict[str, tuple[tuple[int, ...], Rejection]] = {}
+
+    def add(self, sizes: tuple[int, ...], check: ConstraintCheck, index: int) -> None:
+        """Candidate ``index`` (tile ``sizes``) as the example of ``check``'s rule."""
+        self._checks[check.rule] = (sizes, check, index)
+
+    def __getitem__(self, rule: str) -> tuple[tuple[int, ...], Rejection]:
+        if rule not in self._written:
+            sizes, check, index = self._checks[rule]
+            self._written[rule] = (sizes, check.rejection(index))
+        return self._written[rule]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._checks)
+
+    def __len__(self) -> int:
+        return len(self._checks)
+
+
 class RenamedExamples(Mapping[str, tuple[tuple[int, ...], Rejection]]):
     """A ranking's examples (rule -> tile sizes and rejection) with the instruction
     names of ``names`` replaced in each rejection, when it is read (most rankings of a
@@ -310,7 +335,7 @@ def rank_for_device(
     legal = np.flatnonzero(valid & judged.legal())
     order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
     broken_by_rule: dict[str, np.ndarray] = {}
-    examples: dict[str, tuple[tuple[int, ...], Rejection]] = {}
+    examples = CheckExamples()
     for check in judged.checks:
         broken = valid & ~check.ok
         if broken.any():
@@ -318,7 +343,7 @@ def rank_for_device(
             broken_by_rule[check.rule] = broken if previous is None else previous | broken
             if check.rule not in examples:
                 first = int(np.flatnonzero(broken)[0])
-                examples[check.rule] = (tuple(int(c[first]) for c in arrays.flat), check.rejection(first))
+                examples.add(tuple(int(c[first]) for c in arrays.flat), check, first)
     rejected = {rule: int(mask.sum()) for rule, mask in broken_by_rule.items()}
     footprints = Footprints(fusion, dict(layouts or {}), dict(output_layouts or {}), counts_cache)
     ranked = RankedTilings(order, arrays.flat, judged, footprints)
