@@ -17,31 +17,41 @@ or the error the ranking raised. Run with the repository's ``.venv``::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from hlo_indexing.cost_model.backends import evaluator
+from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, parsed_layouts
+from hlo_indexing.cost_model.tile_arrays import TileArrays
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.devices.types import Device
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.symbolic_tiling import ranking as blind
+from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
+from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.tile_counts import Grid
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark's training steps, as benchmarks/run.py imports them
 
-import jax_training_step  # noqa: E402
 
-from hlo_indexing.cost_model.backends import evaluator  # noqa: E402
-from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, _layouts  # noqa: E402
-from hlo_indexing.cost_model.tile_arrays import TileArrays  # noqa: E402
-from hlo_indexing.devices.registry import device as select_device  # noqa: E402
-from hlo_indexing.devices.types import Device  # noqa: E402
-from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
-from hlo_indexing.dialect_glue.call_like import computations  # noqa: E402
-from hlo_indexing.dialect_glue.parsing import parse_module  # noqa: E402
-from hlo_indexing.errors import HloIndexingError  # noqa: E402
-from hlo_indexing.symbolic_tiling import ranking as blind  # noqa: E402
-from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts  # noqa: E402
-from hlo_indexing.symbolic_tiling.hlo_source import import_hlo  # noqa: E402
-from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo  # noqa: E402
-from hlo_indexing.symbolic_tiling.tile_counts import Grid  # noqa: E402
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion  # noqa: E402
+def training_steps() -> ModuleType:
+    """``benchmarks/jax_training_step.py`` (the benchmark's steps, cached there), loaded
+    by path."""
+    path = ROOT / "benchmarks" / "jax_training_step.py"
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
@@ -61,7 +71,7 @@ def candidates_json(fusion: TiledFusion, device: Device, layouts: dict[int, Any]
     grid = Grid.over(tuple(p.size for p in fusion.parameters))
     tiles = TileArrays(list(grid.flat_sizes) if fusion.parameters else [])
     valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
-    judged = evaluator(device)(fusion, tiles, device, _layouts(fusion, layouts, tiles))
+    judged = evaluator(device)(fusion, tiles, device, parsed_layouts(fusion, layouts, tiles))
     out = []
     for i in map(int, valid.nonzero()[0]):
         rejections = [str(r) for r in judged.rejections(i)]
@@ -103,6 +113,7 @@ def main() -> int:
     parser.add_argument("--layers", default="1,2,4,8", help="the training steps' layer counts ('' for none)")
     args = parser.parse_args()
     device = select_device(args.device)
+    jax_training_step = training_steps()
     for n in [int(x) for x in args.layers.split(",") if x]:
         hlo = jax_training_step.compiled_training_step_text(n, jax_training_step.SIZES)
         dump(f"training step L{n}", import_hlo(hlo, f"compiled_training_step_L{n}.hlo"), device, sys.stdout)

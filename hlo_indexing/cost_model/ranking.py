@@ -266,7 +266,7 @@ def _renamed_label(label: str, names: Mapping[str, str]) -> str:
 
 
 class _ParsedLayouts(Mapping[int, Layout]):
-    """:func:`_layouts`, computed when first read (a backend that reads operands in
+    """:func:`parsed_layouts`, computed when first read (a backend that reads operands in
     their logical layout, as the TPU one, never reads them)."""
 
     def __init__(self, fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays):
@@ -275,7 +275,7 @@ class _ParsedLayouts(Mapping[int, Layout]):
 
     def _found(self) -> dict[int, Layout]:
         if self._parsed is None:
-            self._parsed = _layouts(*self._arguments)
+            self._parsed = parsed_layouts(*self._arguments)
         return self._parsed
 
     def __getitem__(self, number: int) -> Layout:
@@ -288,7 +288,7 @@ class _ParsedLayouts(Mapping[int, Layout]):
         return len(self._found())
 
 
-def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays) -> dict[int, Layout]:
+def parsed_layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays) -> dict[int, Layout]:
     """Per fusion parameter number, its layout as the backends take it (each layout text
     parsed once per rank, kept with the facts of ``tiles``)."""
     found: dict[int, Layout] = {}

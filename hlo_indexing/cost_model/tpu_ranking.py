@@ -15,22 +15,26 @@ about, judged with numpy arrays, with the same rules, messages and figures.
    (``mosaic.vmem``) and the estimate (:func:`.tpu_figures.tpu_figures`).
 
 The kernels are judged in closed form when the fusion's structure allows (a
-:class:`_KernelPlan`): one output; no concatenate and no runtime offsets; every node
-of a parameter, of the output, of a dot or of an instruction doing vector work is the
-only node of its value, or its value's nodes share their tile and indexing map (one
-tiled instruction at every candidate); the map of every parameter and output node
-affine-linear in the tiling parameters and range variables, without constraints, over
-the whole tiling domain. A tile's offset along each dimension is then
+:class:`_KernelPlan`): one output; no concatenate and no runtime offsets; the map of
+every parameter and output node, and of every node of a value read through several
+different tiles, affine-linear in the tiling parameters and range variables, without
+constraints, over the whole tiling domain. A tile's offset along each dimension is then
 ``k + sum(c_p * s_p * t_p)`` at grid index ``t`` (``s_p`` the tile size of parameter
 ``p``; ``t_p`` 0 for a contracting parameter of another dot), so it is a block exactly
 when ``k`` and every ``c_p * s_p`` of an axis with more than one step are multiples of
 its size, and its block index is linear in ``t``: along the grid in Pallas's order it
 changes each time an axis advances whose step (its own coefficient, minus the inner
-axes' coefficients times their extents, which wrap) is not zero. Other fusions, and
-candidates with a negative stride or more grid steps than the map enumerations take
-(:data:`~hlo_indexing.limits.MAX_PALLAS_GRID_POINTS`), are judged one by one
+axes' coefficients times their extents, which wrap) is not zero. The nodes of one value
+are one tiled instruction at a candidate where their sizes, strides and offsets agree
+(:func:`_present`): a parameter read through two different tiles there has no BlockSpec,
+and an instruction's work counts once. Other fusions, and candidates with a negative
+stride or more grid steps than the map enumerations of :func:`.tpu.assess_tpu` take
+(:data:`~hlo_indexing.limits.MAX_PALLAS_GRID_POINTS`,
+:data:`~hlo_indexing.limits.MAX_ENUMERATION_POINTS`), are judged one by one
 (:func:`.per_tiling.per_tiling` of :func:`.tpu.assess_tpu`). The message of a rejected
-kernel is :func:`.tpu.assess_tpu`'s, asked when it is read.
+kernel is :func:`.tpu.assess_tpu`'s, asked when it is read. What the closed form finds
+of a tile, an operand or a type is kept in the :class:`~.tile_arrays.TileArrays` (its
+memo and facts) and shared by the fusions ranked with it.
 """
 
 from __future__ import annotations
@@ -500,7 +504,9 @@ def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early:
 
 @dataclass(frozen=True)
 class _ExactMessage:
-    """The message :func:`.tpu.assess_tpu` gives candidate ``i`` for ``rule``."""
+    """The message :func:`.tpu.assess_tpu` gives candidate ``i`` for ``rule`` (were it
+    not to find the rule, which the tests compare on every candidate, the message says so
+    rather than inventing one)."""
 
     fusion: TiledFusion
     tiles: TileArrays
@@ -510,4 +516,4 @@ class _ExactMessage:
     def __call__(self, index: int) -> str:
         sizes = [int(column[index]) for column in self.tiles.flat]
         found = [r.message for r in assess_tpu(self.fusion, sizes, self.device).rejections if r.rule == self.rule]
-        return found[0] if found else f"tile sizes {sizes}: {self.rule}"
+        return found[0] if found else f"tile sizes {sizes}: {self.rule} (not confirmed by assess_tpu)"
