@@ -184,17 +184,15 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
         """Emit remarks with the fused maps of every computation (per tensor element of a
         tuple result) and, when asked, its analyses, at the computation's location; or,
         with ``format=json``, the JSON document of the same."""
-        chosen = selection(module, self.func, diagnostics)
-        if chosen is not None:
-            print_maps(
-                module,
-                diagnostics,
-                output_format=self.format,
-                chosen=chosen,
-                direction=Direction.OUTPUT_TO_INPUT,
-                fused=True,
-                max_maps=self.max_maps,
-                physical=self.physical,
-                analyses=self.analyses,
-                max_points=self.max_points,
-            )
+        print_maps(
+            module,
+            diagnostics,
+            self.func,
+            self.format,
+            direction=Direction.OUTPUT_TO_INPUT,
+            fused=True,
+            max_maps=self.max_maps,
+            physical=self.physical,
+            analyses=self.analyses,
+            max_points=self.max_points,
+        )

@@ -27,7 +27,6 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.passes.attach_indexing_maps import PerOpMapsPass
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.report import format_field, print_maps
-from hlo_indexing.passes.selection import selection
 
 
 @dataclass(frozen=True)
@@ -43,15 +42,5 @@ class PrintIndexingMaps(PerOpMapsPass):
         """Emit a remark per result (operand) of every HLO op with its per-op maps in the
         chosen direction (or the JSON document); an op whose analysis fails gets an error
         diagnostic (with ``format=json``, an ``error`` in its entry)."""
-        chosen = selection(module, self.func, diagnostics)
-        if chosen is not None:
-            print_maps(
-                module,
-                diagnostics,
-                output_format=self.format,
-                chosen=chosen,
-                direction=self.direction,
-                fused=False,
-                simplify=self.simplify,
-                physical=self.physical,
-            )
+        print_maps(module, diagnostics, self.func, self.format, direction=self.direction, fused=False,
+                   simplify=self.simplify, physical=self.physical)

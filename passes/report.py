@@ -24,7 +24,7 @@ from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.passes.base import Diagnostics
-from hlo_indexing.passes.selection import Selection
+from hlo_indexing.passes.selection import selection
 
 FORMATS = ("text", "json")
 
@@ -39,9 +39,9 @@ def format_field() -> str:
 def print_maps(
     module: "ir.Operation",
     diagnostics: Diagnostics,
-    *,
+    func: str,
     output_format: str,
-    chosen: Selection,
+    *,
     direction: str,
     fused: bool,
     max_maps: int = DEFAULT_MAX_MAPS,
@@ -50,9 +50,12 @@ def print_maps(
     analyses: bool = False,
     max_points: int = DEFAULT_MAX_POINTS,
 ) -> None:
-    """Analyse ``module`` once (its fused maps when ``fused``, else its per-op maps; the
-    other options as :func:`module_indexing` takes them) and print the result in
-    ``output_format`` (see the module docstring)."""
+    """Analyse what ``func`` selects in ``module`` once (its fused maps when ``fused``,
+    else its per-op maps; the other options as :func:`module_indexing` takes them) and
+    print the result in ``output_format`` (see the module docstring)."""
+    chosen = selection(module, func, diagnostics)
+    if chosen is None:
+        return
     text = output_format == "text"
     try:
         result = module_indexing(

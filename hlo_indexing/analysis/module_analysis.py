@@ -99,7 +99,8 @@ def module_indexing(
                 failure = Failure(exc)
             if failure is None and simplify and physical == "none":
                 known[op] = indexing
-            found = OpMaps(op.name, _located_text(where, loc, buffer), indexing, direction, location_name(loc), owner, failure, operation=op)
+            located = _located_text(where, loc, buffer)
+            found = OpMaps(op.name, located, indexing, direction, location_name(loc), owner, failure, operation=op)
             ops.append(found)
             if on_result is not None:
                 on_result(found)
@@ -188,11 +189,14 @@ def _computation_maps(
             operation=op,
         )
         try:
-            maps = computation_indexing(op, Direction.of(options.direction), max_maps=options.max_maps, per_op=known, shared=shared)
+            direction = Direction.of(options.direction)
+            maps = computation_indexing(op, direction, max_maps=options.max_maps, per_op=known, shared=shared)
         except _COMPUTATION_ERRORS as exc:
             yield replace(computation, failure=Failure(exc, FUSED_CONTEXT))
             continue
-        utilization, coalesced, analyses_failure = _analyses(op, maps, options) if options.analyses else (None, None, None)
+        utilization, coalesced, analyses_failure = (None, None, None)
+        if options.analyses:
+            utilization, coalesced, analyses_failure = _analyses(op, maps, options)
         yield replace(
             computation,
             maps=maps,

@@ -291,7 +291,9 @@ def _missing(name: str, have: list[str], what: str) -> str:
     return f"no {what} {name!r}{hint} (there are {len(have)}: {', '.join(have[:20])}{', ...' if len(have) > 20 else ''})"
 
 
-def _map_lines(value: str, fused: FusionIndexing, target: str, target_names: tuple[str | None, ...]) -> list[ReportItem]:
+def _map_lines(
+    value: str, fused: FusionIndexing, target: str, target_names: tuple[str | None, ...]
+) -> list[ReportItem]:
     """``VALUE -> TARGET K: MAP`` for each map of each target ``K`` of ``fused`` (``K.E``
     for element ``E`` of a tuple target; the target's name instead where
     ``target_names`` has one, see :func:`_value_label`), sorted by text, or ``VALUE ->
@@ -366,7 +368,9 @@ def _maps(maps: frozenset[IndexingMap]) -> list[dict[str, object]]:
     return [map_to_dict(m) for m in sorted(maps, key=IndexingMap.sort_key)]
 
 
-def _fused_value(value: ValueMaps, names: tuple[str | None, ...], target_names: tuple[str | None, ...]) -> dict[str, object]:
+def _fused_value(
+    value: ValueMaps, names: tuple[str | None, ...], target_names: tuple[str | None, ...]
+) -> dict[str, object]:
     entry: dict[str, object] = {"index": value.index, "name": _name(names, value.index)}
     if value.element:
         entry["element"] = path_text(value.element)
@@ -397,7 +401,9 @@ def _analyses(computation: ComputationMaps) -> dict[str, object]:
         {
             "index": a,
             "name": _name(computation.argument_names, a),
-            "utilization": {"fraction": u.fraction, "read": u.read, "elements": u.elements, "exact": u.exact, "method": u.method},
+            "utilization": {
+                "fraction": u.fraction, "read": u.read, "elements": u.elements, "exact": u.exact, "method": u.method
+            },
             "coalescing": {"coalesced": c.coalesced, "exact": c.exact, "method": c.method},
         }
         for a, (u, c) in enumerate(pairs)

@@ -25,14 +25,11 @@ from hlo_indexing.analysis import results
 from hlo_indexing.analysis.module_analysis import module_indexing
 from hlo_indexing.dialect_glue.locations import location_of
 from hlo_indexing.errors import InvalidArgumentError
-from hlo_indexing.layout import pack
-from hlo_indexing.layout.tiling import physical_shape
-from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.fusion_maps import PrintFusedIndexingMaps
 from hlo_indexing.passes.print_indexing_maps import PrintIndexingMaps
-from helpers import evaluate_affine
+from helpers import evaluate_affine, layout_places
 
 SCHEMA = results.schema()
 
@@ -156,23 +153,11 @@ def test_fused_remarks_and_json_have_the_same_maps(options):
     assert document.get("physical") == options.get("physical")
 
 
-def _places(shape: tuple[int, ...], layout: str | None, form: str) -> dict[tuple[int, ...], tuple[int, ...]]:
-    """Logical index -> physical index, read off the packed buffer of an iota."""
-    resolved = Layout.parse(layout) if layout else Layout.row_major(len(shape))
-    buffer = pack(np.arange(1, int(np.prod(shape)) + 1).reshape(shape), resolved)  # 0 marks padding
-    tiled = physical_shape(shape, resolved)
-    places = {}
-    for offset in np.flatnonzero(buffer):
-        index = tuple(int(i) for i in np.unravel_index(int(buffer[offset]) - 1, shape))
-        places[index] = (int(offset),) if form == "offset" else tuple(int(c) for c in np.unravel_index(int(offset), tiled))
-    return places
-
-
 @pytest.mark.parametrize("form", ["coordinates", "offset"])
 def test_physical_json_maps_are_the_layouts_brute_force(form):
     document = _document(_run(PrintFusedIndexingMaps, parse_module(PROGRAM), format="json", physical=form))
     maps = _json_maps(document)
-    out, into = _places((6, 4), "{1,0:T(2,2)}", form), _places((4, 6), "{0,1}", form)
+    out, into = layout_places((6, 4), "{1,0:T(2,2)}", form), layout_places((4, 6), "{0,1}", form)
     (transpose,) = maps[("@main", "result 0", "arg 0")]
     assert transpose == {(out[(i, j)], into[(j, i)]) for i, j in itertools.product(range(6), range(4))}
     (strided,) = maps[("@main", "result 1", "arg 1")]
@@ -209,7 +194,7 @@ def _location(diagnostic) -> str:
     return str(location_of(diagnostic.location))
 
 
-def test_failures_are_errors_in_text_and_error_fields_in_json_at_the_same_places():
+def test_failures_are_errors_in_text_and_error_fields_in_json_at_the_samelayout_places():
     module = parse_module(FAILING)
     text = _run(PrintFusedIndexingMaps, module, physical="offset")
     document = _document(_run(PrintFusedIndexingMaps, module, format="json", physical="offset"))
