@@ -238,19 +238,38 @@ CONV_2D = (
 )
 
 
-def conv_reads(text: str, point: dict[str, int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The input and kernel elements output element (b, x[, y], o) reads at window tap
-    k (kx[, ky]) and input feature i (the convolution's definition, per case)."""
-    if text == CONV_1D:
-        return (point["b"], point["x"] + point["kx"], point["i"]), (point["i"], point["kx"], point["o"])
-    return (
-        (point["b"], point["x"] + point["kx"], point["y"] + point["ky"], point["i"]),
-        (point["kx"], point["ky"], point["i"], point["o"]),
-    )
+SCALED_DOT = (
+    "fusion {\n  lhs = f8e4m3fn[4,32] parameter(0)\n  rhs = f8e4m3fn[32,6] parameter(1)\n"
+    "  ls = f8e8m0fnu[4,4] parameter(2)\n  rs = f8e8m0fnu[4,6] parameter(3)\n"
+    "  ROOT dot = f32[4,6] scaled-dot(lhs, rhs, ls, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
+    "ENTRY e {\n  a = f8e4m3fn[4,32] parameter(0)\n  b = f8e4m3fn[32,6] parameter(1)\n"
+    "  c = f8e8m0fnu[4,4] parameter(2)\n  d = f8e8m0fnu[4,6] parameter(3)\n"
+    "  ROOT fusion = f32[4,6] fusion(a, b, c, d), kind=kCustom, calls=fusion\n}\n"
+)
 
 
-#: The tiling parameters in XLA's order: window taps, input feature, then the output's.
-CONV_PARAMETERS = {CONV_1D: ["kx", "i", "b", "x", "o"], CONV_2D: ["kx", "ky", "i", "b", "x", "y", "o"]}
+def conv_1d_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    """Output (b, x, o) reads input (b, x + kx, i) and kernel (i, kx, o)."""
+    return (p["b"], p["x"] + p["kx"], p["i"]), (p["i"], p["kx"], p["o"])
+
+
+def conv_2d_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    """Output (b, x, y, o) reads input (b, x + kx, y + ky, i) and kernel (kx, ky, i, o)."""
+    return (p["b"], p["x"] + p["kx"], p["y"] + p["ky"], p["i"]), (p["kx"], p["ky"], p["i"], p["o"])
+
+
+def scaled_dot_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    """Output (m, n) reads lhs (m, k), rhs (k, n) and their scales, one per block of 8 k."""
+    return (p["m"], p["k"]), (p["k"], p["n"]), (p["m"], p["k"] // 8), (p["k"] // 8, p["n"])
+
+
+#: name -> (HLO, fused computation, reads of one output element at one contracting
+#: point, the tiling parameters in XLA's order: contracted first, then the output's).
+CONTRACTIONS = {
+    "conv_1d": (CONV_1D, "conv", conv_1d_reads, ["kx", "i", "b", "x", "o"]),
+    "conv_2d": (CONV_2D, "conv", conv_2d_reads, ["kx", "ky", "i", "b", "x", "y", "o"]),
+    "scaled_dot": (SCALED_DOT, "fusion", scaled_dot_reads, ["k", "m", "n"]),
+}
 
 
 def test_a_convolution_tiles_with_its_window_as_xla_names_it() -> None:
@@ -267,30 +286,28 @@ def test_a_convolution_tiles_with_its_window_as_xla_names_it() -> None:
         assert node.indexing_map.relation() == IndexingMap.parse(expected[node.name] + domain).relation(), node.name
 
 
-@pytest.mark.parametrize("text", [CONV_1D, CONV_2D], ids=["1d", "2d"])
-def test_convolution_tiles_hold_what_each_program_reads(text: str) -> None:
-    # For every valid tiling and program (output tile x contracting step): the input and
-    # kernel elements the program's output elements read at its window taps and input
-    # features lie in the operands' tiles, which are exactly those elements when no
-    # parameter's tile is cut by its bound.
-    module, analysis = hlo_analysis(text, "conv")
+@pytest.mark.parametrize("name", sorted(CONTRACTIONS))
+def test_contraction_tiles_hold_what_each_program_reads(name: str) -> None:
+    # For every valid tiling and program (output tile x contracting step): the operand
+    # elements the program's output elements read at its contracting points lie in the
+    # operands' tiles, which are exactly those elements when no parameter's tile is cut
+    # by its bound.
+    text, computation_name, reads_of, names = CONTRACTIONS[name]
+    module, analysis = hlo_analysis(text, computation_name)
     assert isinstance(analysis, TiledFusion), analysis
-    names = CONV_PARAMETERS[text]
+    assert [p.contracting for p in analysis.parameters] == [n in ("k", "kx", "ky", "i") for n in names]
     tilings = analysis.valid_tilings()
     assert len(tilings) >= 12
     checked = 0
     for sizes in tilings:
-        computation = tiled_computation(analysis, list(sizes))
-        conv = computation.roots[0]
-        for operand_index, inst in enumerate(conv.operands):
+        root = tiled_computation(analysis, list(sizes)).roots[0]
+        for operand_index, inst in enumerate(root.operands):
             pid_map, programs = program_id_map(analysis.parameters, list(sizes), "major_to_minor", inst.node.hidden)
             shape = ir.RankedTensorType(inst.node.value.type).shape
             for pid in range(programs):
                 starts = pid_map.evaluate([pid])
                 ranges = [range(s, min(s + n, p.size)) for s, n, p in zip(starts, sizes, analysis.parameters)]
-                reads = {
-                    conv_reads(text, dict(zip(names, point)))[operand_index] for point in itertools.product(*ranges)
-                }
+                reads = {reads_of(dict(zip(names, point)))[operand_index] for point in itertools.product(*ranges)}
                 tile = box(inst.tile_offsets_indexing.evaluate([pid]), inst.tile_sizes, inst.tile_strides, shape)
                 assert reads <= tile, (sizes, pid, operand_index, sorted(reads - tile)[:3])
                 if all(s + n <= p.size for s, n, p in zip(starts, sizes, analysis.parameters)):
