@@ -502,6 +502,16 @@ def run_per_op(record: dict, rng: random.Random) -> None:
         raise DocumentedDifference(notes) from None
 
 
+def _xla_root(record: dict) -> Any:
+    """XLA's ``HloInstruction`` of the ENTRY's ROOT (jaxlib's HLO parser, which does not
+    verify the module): its ``opcode``, ``operands()`` and ``to_string()``."""
+    entry = next(c for c in scan_hlo_text(record["hlo"]).computations if c.is_entry)
+    root = next(i for i in entry.instructions if i.is_root)
+    xla_module: Any = parse_xla_hlo_module(record["hlo"], f"{record['id']}.hlo")
+    computation = next(c for c in xla_module.computations() if c.name == entry.name)
+    return next(i for i in computation.instructions() if i.name == root.name)
+
+
 def run_tuple_element(record: dict, rng: random.Random) -> None:
     """A ``get-tuple-element`` ROOT of a ``tuple`` of parameters: XLA's map goes from the
     gte's output to element ``index`` of its tuple operand. The translator folds both
@@ -510,11 +520,7 @@ def run_tuple_element(record: dict, rng: random.Random) -> None:
     tuple's element is the identity of the value put there, so that map is XLA's gte map
     composed with it. XLA's text names the element (jaxlib's HLO parser)."""
     module = _imported(record)
-    entry = next(c for c in scan_hlo_text(record["hlo"]).computations if c.is_entry)
-    root = next(i for i in entry.instructions if i.is_root)
-    xla_module: Any = parse_xla_hlo_module(record["hlo"], f"{record['id']}.hlo")
-    computation = next(c for c in xla_module.computations() if c.name == entry.name)
-    gte = next(i for i in computation.instructions() if i.name == root.name)
+    gte = _xla_root(record)
     tuple_op = gte.operands()[0]
     index = re.search(r"\bindex=(\d+)", gte.to_string())
     if tuple_op.opcode.name != "kTuple" or index is None:
@@ -544,11 +550,7 @@ def run_print_indexing(record: dict, rng: random.Random) -> None:
     ill-typed: it passes ``s32[1024]`` to an ``s32[]`` parameter, which the normal import
     rejects as bad input); its fused maps of output ``root_output`` are compared with the
     tool's (which prints nothing for the trailing operands it does not read)."""
-    entry = next(c for c in scan_hlo_text(record["hlo"]).computations if c.is_entry)
-    root = next(i for i in entry.instructions if i.is_root)
-    xla_module: Any = parse_xla_hlo_module(record["hlo"], f"{record['id']}.hlo")
-    computation = next(c for c in xla_module.computations() if c.name == entry.name)
-    fusion = next(i for i in computation.instructions() if i.name == root.name)
+    fusion = _xla_root(record)
     called = re.search(r"\bcalls=%?([\w.\-]+)", fusion.to_string())
     if fusion.opcode.name != "kFusion" or called is None:
         raise CaseFailure(f"the ROOT '{fusion.name}' is not a fusion")
