@@ -156,10 +156,11 @@ class RankedTilings(Sequence[Footprint]):
         return (self[i] for i in range(len(self)))
 
     def rebound(self, nodes: Mapping[TiledNode, TiledNode]) -> "RankedTilings":
-        """The same ranking building its footprints from the nodes ``nodes`` maps to
-        (see :meth:`Ranking.rebound`)."""
-        readers = [(replace(reader, nodes=tuple(nodes[n] for n in reader.nodes)), counts) for reader, counts in self._build.readers]
-        return RankedTilings(self._sizes, replace(self._build, readers=readers), self._figures)
+        """The same ranking naming its footprints after the nodes ``nodes`` maps to
+        (see :meth:`Ranking.rebound`; the tables are shared)."""
+        own = self._build.nodes
+        renamed = nodes if own is None else {node: nodes[other] for node, other in own.items()}
+        return RankedTilings(self._sizes, replace(self._build, nodes=renamed), self._figures)
 
     @property
     def tile_sizes(self) -> list[tuple[int, ...]]:
@@ -182,18 +183,22 @@ class _FromTables:
     order: np.ndarray
     num_tiles: np.ndarray
     output_elements: int
+    #: The nodes the footprints are named after, by the ranked fusion's (those of
+    #: another fusion with the same body, :meth:`RankedTilings.rebound`); None: its own.
+    nodes: Mapping[TiledNode, TiledNode] | None = None
 
     def __call__(self, position: int, sizes: tuple[int, ...]) -> Footprint:
         i = int(self.order[position])
         operands: list[OperandFootprint] = []
         outputs: list[OperandFootprint] = []
         for reader, counts in self.readers:
-            tile = reader.node.tile
+            tile = reader.node.tile  # shared by the nodes of every fusion with this body
+            name = reader.node.name if self.nodes is None else self.nodes[reader.node].name
             unit_bytes = reader.unit_elements * reader.element_bytes
             footprint = OperandFootprint(
                 kind=reader.kind,
                 index=reader.index,
-                name=reader.node.name,
+                name=name,
                 shape=reader.shape,
                 layout=reader.layout,
                 element_bytes=reader.element_bytes,
