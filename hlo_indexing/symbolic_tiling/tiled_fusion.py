@@ -281,8 +281,9 @@ class MapResults:
     #: parameter ranges).
     tiles: dict[tuple[IndexingMap, tuple[int, ...]], SymbolicTile | NotATile] = field(default_factory=dict)
     simplified: dict[IndexingMap, IndexingMap] = field(default_factory=dict)
-    #: The identity map of each shape (an elementwise op's operand maps).
-    identities: dict[tuple[int, ...], IndexingMap] = field(default_factory=dict)
+    #: By map and shape: what an elementwise op of that shape reads of each operand
+    #: through the map (the map composed with the identity over the shape, simplified).
+    elementwise: dict[tuple[IndexingMap, tuple[int, ...]], IndexingMap] = field(default_factory=dict)
 
 
 def analyze_fusion(
@@ -374,7 +375,7 @@ class _Builder:
         # through the same map) and each composed map simplified.
         self.tiles = map_results.tiles
         self.simplified = map_results.simplified
-        self.identities = map_results.identities
+        self.elementwise = map_results.elementwise
 
     def build(
         self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
@@ -454,10 +455,12 @@ class _Builder:
         dims = [Variable(Interval.of_size(p.size), v.name, v.origin) for v, p in zip(indexing.dim_vars, self.parameters)]
         return indexing.replace(dims=dims)
 
-    def _identity(self, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
-        found = self.identities.get(shape)
+    def _elementwise_operand_map(self, indexing: IndexingMap, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
+        """What an elementwise op of ``shape`` read through ``indexing`` reads of each operand."""
+        found = self.elementwise.get((indexing, shape))
         if found is None:
-            found = self.identities[shape] = IndexingMap.identity(shape, context=context)
+            identity = IndexingMap.identity(shape, context=context)
+            found = self.elementwise[(indexing, shape)] = self._simplify(compose(indexing, identity))
         return found
 
     def _simplify(self, m: IndexingMap) -> IndexingMap:
@@ -515,7 +518,7 @@ class _Builder:
         if op is not None and opcode not in LEAF_OPS:
             shape = elementwise_shape(op)
             if shape is not None:  # every operand read through the identity: one map for all
-                operand_map = self._simplify(compose(indexing, self._identity(shape, op.context)))
+                operand_map = self._elementwise_operand_map(indexing, shape, op.context)
                 for operand in op.operands:
                     node.operands.append(self._visit(operand, operand_map, hidden, region))
                 self.order.append(node)
