@@ -24,7 +24,6 @@ feeding a dot is one node, read through its fused maps); tiling at concrete size
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -104,10 +103,13 @@ class TiledNode:
     def __repr__(self) -> str:
         return f"TiledNode({self.name}: {self.opcode}, {self.indexing_map})"
 
-    @functools.cached_property
+    @property
     def parameter_number(self) -> int | None:
-        """The fusion parameter number of a parameter node, else None (read once: the
-        cost models ask for it at every node)."""
+        """The fusion parameter number of a parameter node, else None (a property read
+        from the opcode first: the rankings and cost models ask at every node, and
+        caching it per node cost more than reading it)."""
+        if self.opcode != "parameter":
+            return None
         value = self.value
         return int(value.arg_number) if isinstance(value, ir.BlockArgument) else None
 
