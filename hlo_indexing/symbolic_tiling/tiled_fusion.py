@@ -136,19 +136,34 @@ def _opcode(owner: ir.Operation | None) -> str:
 
 def _name_of(value: SsaValue) -> str:
     """The instruction name of ``value``."""
-    return _name(value, defining_op(value))
+    return _InstructionNames()(value, defining_op(value))
 
 
-def _name(value: SsaValue, owner: ir.Operation | None) -> str:
-    """The instruction name of ``value``, whose :func:`defining_op` is ``owner``."""
-    if owner is None:
+class _InstructionNames:
+    """The instruction names of the values of one analysis: an op's result is named
+    after the op, a parameter after its own location unless that is its fusion's (each
+    fusion's name read once), else by its number."""
+
+    def __init__(self) -> None:
+        # Per block: the name of the mhlo.fusion it is the body of ('' for any other block).
+        self._fusions: dict[ir.Block, str] = {}
+
+    def __call__(self, value: SsaValue, owner: ir.Operation | None) -> str:
+        """The instruction name of ``value``, whose :func:`defining_op` is ``owner``."""
+        if owner is not None:
+            return instruction_name(owner) or owner.name
         argument: SsaArgument = ir.BlockArgument(value)
         name = instruction_name(argument)
-        fusion = argument.owner.owner
-        if name and fusion is not None and fusion.name == "mhlo.fusion" and name == instruction_name(fusion):
-            name = ""  # a fusion region's arguments carry the fusion's own location
+        if name:
+            block = argument.owner
+            fusion_name = self._fusions.get(block)
+            if fusion_name is None:
+                fusion = block.owner
+                fusion_name = instruction_name(fusion) if fusion is not None and fusion.name == "mhlo.fusion" else ""
+                self._fusions[block] = fusion_name
+            if name == fusion_name:
+                name = ""  # a fusion region's arguments carry the fusion's own location
         return name or f"parameter({argument.arg_number})"
-    return instruction_name(owner) or owner.name
 
 
 @dataclass
@@ -231,9 +246,10 @@ class TiledFusion:
         other's differ in, or a tiling parameter's owner is not a node)."""
         nodes: dict[TiledNode, TiledNode] = {}
         names: dict[str, str] = {}
+        name_of = _InstructionNames()
         for node in self.nodes:  # operands before users
             value = values[node.value]
-            name = _name_of(value)
+            name = name_of(value, defining_op(value))
             if names.setdefault(node.name, name) != name:
                 return None
             operands = [nodes[operand] for operand in node.operands]
@@ -373,6 +389,7 @@ class _Builder:
         self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
+        self.names = _InstructionNames()
         # The symbolic tile of each distinct map (an elementwise chain reads every value
         # through the same map) and each composed map simplified.
         self.tiles = map_results.tiles
@@ -494,7 +511,7 @@ class _Builder:
         if found is not None:
             return found
         op = defining_op(value)
-        name, opcode = _name(value, op), _opcode(op)
+        name, opcode = self.names(value, op), _opcode(op)
         if len(self.nodes) >= self.max_nodes:
             raise _Failure(
                 f"{name}: more than {self.max_nodes} tiled instructions (values read through distinct maps; "
