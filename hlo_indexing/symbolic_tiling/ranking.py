@@ -315,15 +315,18 @@ def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
     concatenate's tile never straddles two of its operands."""
     ok = np.ones(grid.total, bool)
     seen: set[ir.AffineExpr] = set()
+    tiles_seen: set[int] = set()  # by id: nodes read through one map share its tile
     for node in fusion.nodes:
-        for stride in node.tile.strides:
-            if stride not in seen:
-                seen.add(stride)
-                value = ax.constant_value(stride)
-                if value is None:
-                    ok &= _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0
-                elif value < 0:
-                    ok[:] = False
+        if id(node.tile) not in tiles_seen:
+            tiles_seen.add(id(node.tile))
+            for stride in node.tile.strides:
+                if stride not in seen:
+                    seen.add(stride)
+                    value = ax.constant_value(stride)
+                    if value is None:
+                        ok &= _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0
+                    elif value < 0:
+                        ok[:] = False
         if node.opcode == "concatenate":
             op = defining_op(node.value)
             assert op is not None, "a concatenate node is an op result"
@@ -344,10 +347,12 @@ def _symbolic_readers(
 ) -> list[Reader] | None:
     """The readers of the symbolic path, or None when it does not apply (see the module
     docstring)."""
-    if len(fusion.root_candidates) != 1 or any(node.indexing_map.runtime_vars for node in fusion.nodes):
+    if len(fusion.root_candidates) != 1:
         return None
     by_parameter: dict[int, dict[tuple[object, ...], TiledNode]] = {}
     for node in fusion.nodes:
+        if node.indexing_map.runtime_vars:
+            return None
         number = node.parameter_number
         if number is not None:
             by_parameter.setdefault(number, {}).setdefault((node.indexing_map, node.hidden), node)

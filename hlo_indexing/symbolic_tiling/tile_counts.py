@@ -230,9 +230,9 @@ class CountsCache:
 def origins_in_domain(node: TiledNode, fusion: TiledFusion) -> bool:
     """Every tile origin (0 .. size - 1 along the node's programs, 0 elsewhere) lies in
     the domain of the node's map, so no program is cut out by it."""
-    grid = grid_parameters(node, fusion)
+    hidden = node.hidden
     for p, (variable, parameter) in enumerate(zip(node.indexing_map.dim_vars, fusion.parameters)):
-        upper = parameter.size - 1 if p in grid else 0
+        upper = parameter.size - 1 if not parameter.contracting or p in hidden else 0  # p in grid_parameters(node, fusion)
         if variable.bounds.lower > 0 or variable.bounds.upper < upper:
             return False
     return True
