@@ -12,7 +12,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
@@ -21,6 +21,12 @@ from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
 MEMO_SIZE = 8192
 #: The name of the memo's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
 MEMO_TABLE = "indexing-maps"
+#: The simplifier's tables (:func:`bounded_table`): the constraints a round found
+#: already normalized, and the variables each constraint uses.
+NORMALIZED_CONSTRAINTS_TABLE = "normalized-constraints"
+CONSTRAINT_VARIABLES_TABLE = "constraint-variables"
+#: Most entries a :func:`bounded_table` keeps (it is emptied when full).
+BOUNDED_TABLE_SIZE = 1 << 16
 
 T = TypeVar("T")
 
@@ -42,6 +48,18 @@ def memoized(context: "ir.Context | None", key: tuple[Hashable, ...], compute: C
     return found
 
 
+def bounded_table(context: "ir.Context", name: str) -> dict[Any, Any]:
+    """The memo table ``name`` of ``context`` for facts of one expression (uniqued in
+    the context) that many maps share, emptied when it reaches
+    :data:`BOUNDED_TABLE_SIZE` entries and by :func:`clear_memo`."""
+    table = context_memo(context, name)
+    if len(table) >= BOUNDED_TABLE_SIZE:
+        table.clear()
+    return table
+
+
 def clear_memo() -> None:
     """Forget every remembered result (e.g. to time a cold run)."""
     clear_context_memos(MEMO_TABLE)
+    clear_context_memos(NORMALIZED_CONSTRAINTS_TABLE)
+    clear_context_memos(CONSTRAINT_VARIABLES_TABLE)

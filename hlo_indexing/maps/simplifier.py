@@ -49,6 +49,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, LinearForms
+from hlo_indexing.maps.memo import CONSTRAINT_VARIABLES_TABLE, NORMALIZED_CONSTRAINTS_TABLE, bounded_table
 from hlo_indexing.maps.variables import MapParts, Variable
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
@@ -107,11 +108,28 @@ class _MapState:
         return False
 
     def round(self) -> bool:
-        """One pass over the constraints; True if anything changed."""
+        """One pass over the constraints; True if anything changed.
+
+        A constraint found normalized before (by this map's rounds or another map's:
+        the context's table of normalized constraints, keyed on the constraint and the
+        ranges of the variables it uses, all a round reads of it) is kept without
+        normalizing it again, while no range narrowed in this round (the rewrite reads
+        the ranges as they were when the round began). So a round that changes nothing
+        costs a lookup per constraint."""
         simplify = self.simplifier()
-        changed = False
+        fixed = bounded_table(self.context, NORMALIZED_CONSTRAINTS_TABLE)
+        used = bounded_table(self.context, CONSTRAINT_VARIABLES_TABLE)
+        changed = narrowed_before = False
         updated: dict[AffineExpr, Interval] = {}
         for expr, interval in self.constraints.items():
+            key = None if narrowed_before else self._normalized_key(expr, interval, used)
+            if key is not None and key in fixed:
+                previous = updated.get(expr)
+                updated[expr] = interval if previous is None else previous.intersect(interval)
+                if updated[expr].is_empty:
+                    self.empty = True
+                    return True
+                continue
             if _may_divide_by_zero(expr, simplify):
                 # the constraint also excludes the points where it is undefined (a divisor
                 # of 0, as enumeration treats them): kept as written, never dropped as implied
@@ -123,9 +141,13 @@ class _MapState:
                 new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
             else:
                 new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
-            changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
+            unchanged = not narrowed and new_expr is not None and new_expr == expr and new_interval == interval
+            changed |= not unchanged
+            narrowed_before |= narrowed
             if self.empty:
                 return True
+            if unchanged and key is not None:
+                fixed[key] = True
             if new_expr is None:
                 changed = True
                 continue
@@ -137,6 +159,18 @@ class _MapState:
         changed |= self._merge_mods(updated)
         self.constraints = updated
         return changed
+
+    def _normalized_key(self, expr: AffineExpr, interval: Interval, used: dict) -> tuple:
+        """The key of ``expr in interval`` in the table of normalized constraints; ``used``
+        remembers the variables of each expression."""
+        variables = used.get(expr)
+        if variables is None:
+            dim_set: set[int] = set()
+            symbol_set: set[int] = set()
+            ax.used_variables(expr, dim_set, symbol_set)
+            variables = used[expr] = (sorted(dim_set), sorted(symbol_set))
+        dims, symbols = self.dims, self.symbols
+        return (expr, interval, tuple([dims[i].bounds for i in variables[0]]), tuple([symbols[i].bounds for i in variables[1]]))
 
     def _normalize(
         self, expr: AffineExpr, interval: Interval, simplify: ExprSimplifier
