@@ -16,7 +16,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, build, linearize
-from hlo_indexing.maps.memo import memoized
+from hlo_indexing.maps.memo import SATISFIABLE_TABLE, bounded_table, memoized
 
 
 def _affine_map(n_dims: int, n_symbols: int, results: Iterable[ir.AffineExpr], context: ir.Context) -> ir.AffineMap:
@@ -227,6 +227,16 @@ def _group_satisfiable(
         dims |= constraint_vars[e][0]
         symbols |= constraint_vars[e][1]
     probe = _select(m, sorted(dims), sorted(symbols), constraints, results=False)
+    verdicts = bounded_table(m.context, SATISFIABLE_TABLE)  # the same groups recur in many maps
+    verdict = verdicts.get(probe)
+    if verdict is None:
+        verdict = verdicts[probe] = _probe_satisfiable(probe)
+    return verdict
+
+
+def _probe_satisfiable(probe: IndexingMap) -> bool:
+    """Whether ``probe`` (a map without results: one group of constraints over its own
+    variables) has a point, enumerated in chunks of the first variable's range."""
     variables = list(probe.dim_vars) + list(probe.symbol_vars)
     if not variables:
         return len(probe.enumerate()[0]) > 0
@@ -235,7 +245,7 @@ def _group_satisfiable(
         inner *= var.bounds.size
     first = variables[0].bounds
     step = max(1, _SATISFIABILITY_CHUNK // inner)
-    expr = ax.dim(0, m.context) if probe.num_dims else ax.symbol(0, m.context)
+    expr = ax.dim(0, probe.context) if probe.num_dims else ax.symbol(0, probe.context)
     for start in range(first.lower, first.upper + 1, step):
         chunk = probe.add_constraint(expr, (start, min(first.upper, start + step - 1)))
         if not chunk.is_known_empty() and len(chunk.enumerate(SATISFIABILITY_POINTS)[0]):

@@ -21,10 +21,12 @@ from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
 MEMO_SIZE = 8192
 #: The name of the memo's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
 MEMO_TABLE = "indexing-maps"
-#: The simplifier's tables (:func:`bounded_table`): the constraints a round found
-#: already normalized, and the variables each constraint uses.
+#: The tables of :func:`bounded_table`: the constraints a simplifier round found
+#: already normalized, the variables each constraint uses, and the verdicts on groups
+#: of constraints over variables that no result uses (satisfiable or not).
 NORMALIZED_CONSTRAINTS_TABLE = "normalized-constraints"
 CONSTRAINT_VARIABLES_TABLE = "constraint-variables"
+SATISFIABLE_TABLE = "satisfiable-constraints"
 #: Most entries a :func:`bounded_table` keeps (it is emptied when full).
 BOUNDED_TABLE_SIZE = 1 << 16
 
@@ -49,8 +51,8 @@ def memoized(context: "ir.Context | None", key: tuple[Hashable, ...], compute: C
 
 
 def bounded_table(context: "ir.Context", name: str) -> dict[Any, Any]:
-    """The memo table ``name`` of ``context`` for facts of one expression (uniqued in
-    the context) that many maps share, emptied when it reaches
+    """The memo table ``name`` of ``context`` for facts of expressions (uniqued in the
+    context) or small maps that many maps share, emptied when it reaches
     :data:`BOUNDED_TABLE_SIZE` entries and by :func:`clear_memo`."""
     table = context_memo(context, name)
     if len(table) >= BOUNDED_TABLE_SIZE:
@@ -63,3 +65,4 @@ def clear_memo() -> None:
     clear_context_memos(MEMO_TABLE)
     clear_context_memos(NORMALIZED_CONSTRAINTS_TABLE)
     clear_context_memos(CONSTRAINT_VARIABLES_TABLE)
+    clear_context_memos(SATISFIABLE_TABLE)
