@@ -197,10 +197,9 @@ class SetAlgebra:
         if not hasattr(value, "get_name"):
             return str(value.type)
         owner = value.owner
-        op = owner.owner if isinstance(owner, ir.Block) else owner
+        op: ir.Operation = (owner.owner if isinstance(owner, ir.Block) else owner).operation
         while op.parent is not None:
-            op = op.parent
-        op = op.operation
+            op = op.parent.operation
         state = self.asm_states.get(op)
         if state is None:
             state = self.asm_states[op] = ir.AsmState(op)  # the key keeps the operation alive as long as its state

@@ -16,7 +16,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, build, linearize
-from hlo_indexing.maps.memo import SATISFIABLE_TABLE, bounded_table, memoized
+from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, SATISFIABLE_TABLE, bounded_table, memoized
 
 
 def _affine_map(n_dims: int, n_symbols: int, results: Iterable[ir.AffineExpr], context: ir.Context) -> ir.AffineMap:
@@ -92,13 +92,6 @@ def _results_within(m: IndexingMap, variables: Iterable[Variable]) -> bool:
     return all(v.bounds.contains(ax.bounds(e, dim_ranges, symbol_ranges, memo)) for e, v in zip(m.results, variables))
 
 
-def _variables(e: ir.AffineExpr) -> tuple[set[int], set[int]]:
-    dims: set[int] = set()
-    symbols: set[int] = set()
-    ax.used_variables(e, dims, symbols)
-    return dims, symbols
-
-
 def _select(
     m: IndexingMap, dims: list[int], symbols: list[int], constraints: dict[ir.AffineExpr, Interval], results: bool = True
 ) -> IndexingMap:
@@ -134,11 +127,17 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
         return m  # nothing that may go
     keep_dims: set[int] = set(range(m.num_dims)) if not removable_dims else set()
     keep_symbols: set[int] = set(range(m.num_symbols)) if not removable_symbols else set()
+    used = bounded_table(m.context, EXPRESSION_VARIABLES_TABLE)  # composed maps share their expressions
     for e in m.results:
-        ax.used_variables(e, keep_dims, keep_symbols)
+        result_dims, result_symbols = ax.remembered_variables(e, used)
+        keep_dims.update(result_dims)
+        keep_symbols.update(result_symbols)
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m  # the results use every variable
-    constraint_vars = {e: _variables(e) for e in m.constraints}
+    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]] = {}
+    for e in m.constraints:
+        constraint_dims, constraint_symbols = ax.remembered_variables(e, used)
+        constraint_vars[e] = (set(constraint_dims), set(constraint_symbols))
     changed = True
     while changed:
         changed = False

@@ -22,10 +22,11 @@ MEMO_SIZE = 8192
 #: The name of the memo's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
 MEMO_TABLE = "indexing-maps"
 #: The tables of :func:`bounded_table`: the constraints a simplifier round found
-#: already normalized, the variables each constraint uses, and the verdicts on groups
+#: already normalized, the variables each expression uses (:func:`~hlo_indexing.maps.
+#: affine_expr.remembered_variables`), and the verdicts on groups
 #: of constraints over variables that no result uses (satisfiable or not).
 NORMALIZED_CONSTRAINTS_TABLE = "normalized-constraints"
-CONSTRAINT_VARIABLES_TABLE = "constraint-variables"
+EXPRESSION_VARIABLES_TABLE = "expression-variables"
 SATISFIABLE_TABLE = "satisfiable-constraints"
 #: Most entries a :func:`bounded_table` keeps (it is emptied when full).
 BOUNDED_TABLE_SIZE = 1 << 16
@@ -64,5 +65,5 @@ def clear_memo() -> None:
     """Forget every remembered result (e.g. to time a cold run)."""
     clear_context_memos(MEMO_TABLE)
     clear_context_memos(NORMALIZED_CONSTRAINTS_TABLE)
-    clear_context_memos(CONSTRAINT_VARIABLES_TABLE)
+    clear_context_memos(EXPRESSION_VARIABLES_TABLE)
     clear_context_memos(SATISFIABLE_TABLE)

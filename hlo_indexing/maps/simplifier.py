@@ -49,7 +49,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, LinearForms
-from hlo_indexing.maps.memo import CONSTRAINT_VARIABLES_TABLE, NORMALIZED_CONSTRAINTS_TABLE, bounded_table
+from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, NORMALIZED_CONSTRAINTS_TABLE, bounded_table
 from hlo_indexing.maps.variables import MapParts, Variable
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
@@ -118,7 +118,7 @@ class _MapState:
         costs a lookup per constraint."""
         simplify = self.simplifier()
         fixed = bounded_table(self.context, NORMALIZED_CONSTRAINTS_TABLE)
-        used = bounded_table(self.context, CONSTRAINT_VARIABLES_TABLE)
+        used = bounded_table(self.context, EXPRESSION_VARIABLES_TABLE)
         changed = narrowed_before = False
         updated: dict[AffineExpr, Interval] = {}
         for expr, interval in self.constraints.items():
@@ -160,15 +160,12 @@ class _MapState:
         self.constraints = updated
         return changed
 
-    def _normalized_key(self, expr: AffineExpr, interval: Interval, used: dict) -> tuple:
+    def _normalized_key(
+        self, expr: AffineExpr, interval: Interval, used: dict[AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]]
+    ) -> tuple[AffineExpr, Interval, tuple[Interval, ...], tuple[Interval, ...]]:
         """The key of ``expr in interval`` in the table of normalized constraints; ``used``
         remembers the variables of each expression."""
-        variables = used.get(expr)
-        if variables is None:
-            dim_set: set[int] = set()
-            symbol_set: set[int] = set()
-            ax.used_variables(expr, dim_set, symbol_set)
-            variables = used[expr] = (sorted(dim_set), sorted(symbol_set))
+        variables = ax.remembered_variables(expr, used)
         dims, symbols = self.dims, self.symbols
         return (expr, interval, tuple([dims[i].bounds for i in variables[0]]), tuple([symbols[i].bounds for i in variables[1]]))
 
