@@ -8,6 +8,7 @@ remembered in the maps' memo (:mod:`hlo_indexing.maps.memo`)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 from hlo_indexing.dialect_glue.bindings import ir
@@ -73,16 +74,19 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
         producer.runtime_vars + consumer.runtime_vars,
         {},
     )
-    for expr, interval in consumer.constraints.items():
-        composed = composed.add_constraint(ax.substitute(expr, consumer_dims, consumer_symbols, inner_memo), interval)
-    for expr, interval in producer.constraints.items():
-        composed = composed.add_constraint(ax.substitute(expr, inner, producer_symbols, outer_memo), interval)
+    composed = composed.add_constraints(
+        itertools.chain(
+            ((ax.substitute(expr, consumer_dims, consumer_symbols, inner_memo), c) for expr, c in consumer.constraints.items()),
+            ((ax.substitute(expr, inner, producer_symbols, outer_memo), c) for expr, c in producer.constraints.items()),
+        )
+    )
     dim_ranges, symbol_ranges = composed.dim_ranges, composed.symbol_ranges
     bounds_memo: dict[ir.AffineExpr, Interval] = {}
-    for expr, var in zip(inner, producer.dim_vars):
-        if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges, bounds_memo)):
-            composed = composed.add_constraint(expr, var.bounds)
-    return composed
+    return composed.add_constraints(
+        (expr, var.bounds)
+        for expr, var in zip(inner, producer.dim_vars)
+        if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges, bounds_memo))
+    )
 
 
 def _results_within(m: IndexingMap, variables: Iterable[Variable]) -> bool:

@@ -21,8 +21,8 @@ from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
 MEMO_SIZE = 8192
 #: The name of the memo's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
 MEMO_TABLE = "indexing-maps"
-#: The tables of :func:`bounded_table`: the constraints a simplifier round found
-#: already normalized, the variables each expression uses (:func:`~hlo_indexing.maps.
+#: The tables of :func:`bounded_table`: the outcomes of the simplifier's normalization
+#: of constraints, the variables each expression uses (:func:`~hlo_indexing.maps.
 #: affine_expr.remembered_variables`), and the verdicts on groups
 #: of constraints over variables that no result uses (satisfiable or not).
 NORMALIZED_CONSTRAINTS_TABLE = "normalized-constraints"

@@ -110,46 +110,43 @@ class _MapState:
     def round(self) -> bool:
         """One pass over the constraints; True if anything changed.
 
-        A constraint found normalized before (by this map's rounds or another map's:
-        the context's table of normalized constraints, keyed on the constraint and the
-        ranges of the variables it uses, all a round reads of it) is kept without
-        normalizing it again, while no range narrowed in this round (the rewrite reads
-        the ranges as they were when the round began). So a round that changes nothing
-        costs a lookup per constraint."""
+        A constraint normalized before (by this map's rounds or another map's) over the
+        same ranges of the variables it uses (all a normalization reads) takes the
+        outcome remembered in the context's table of normalized constraints, unless a
+        range narrowed earlier in this round (the rewrite reads the ranges as they were
+        when the round began; outcomes that narrow a range are not remembered). So a
+        round that changes nothing costs a lookup per constraint, and maps that share
+        constraints (compositions through one producer) normalize them once."""
         simplify = self.simplifier()
-        fixed = bounded_table(self.context, NORMALIZED_CONSTRAINTS_TABLE)
+        normalized = bounded_table(self.context, NORMALIZED_CONSTRAINTS_TABLE)
         used = bounded_table(self.context, EXPRESSION_VARIABLES_TABLE)
         changed = narrowed_before = False
         updated: dict[AffineExpr, Interval] = {}
         for expr, interval in self.constraints.items():
             key = None if narrowed_before else self._normalized_key(expr, interval, used)
-            if key is not None and key in fixed:
-                previous = updated.get(expr)
-                updated[expr] = interval if previous is None else previous.intersect(interval)
-                if updated[expr].is_empty:
-                    self.empty = True
-                    return True
-                continue
-            if _may_divide_by_zero(expr, simplify):
+            outcome = normalized.get(key) if key is not None else None
+            if outcome is not None:
+                new_expr, new_interval = outcome
+                narrowed = False
+            elif _may_divide_by_zero(expr, simplify):
                 # the constraint also excludes the points where it is undefined (a divisor
                 # of 0, as enumeration treats them): kept as written, never dropped as implied
                 previous = updated.get(expr)
                 updated[expr] = interval if previous is None else previous.intersect(interval)
                 continue
-            variables = simplify.forms.variable_sum(expr)
-            if variables is not None:  # what simplify(expr) gives, without building it
-                new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
             else:
-                new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
-            unchanged = not narrowed and new_expr is not None and new_expr == expr and new_interval == interval
-            changed |= not unchanged
-            narrowed_before |= narrowed
-            if self.empty:
-                return True
-            if unchanged and key is not None:
-                fixed[key] = True
+                variables = simplify.forms.variable_sum(expr)
+                if variables is not None:  # what simplify(expr) gives, without building it
+                    new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
+                else:
+                    new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
+                if self.empty:
+                    return True
+                narrowed_before |= narrowed
+                if key is not None and not narrowed:
+                    normalized[key] = (new_expr, new_interval)
+            changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
             if new_expr is None:
-                changed = True
                 continue
             previous = updated.get(new_expr)
             updated[new_expr] = new_interval if previous is None else previous.intersect(new_interval)

@@ -1,8 +1,8 @@
-"""The simplifier's table of normalized constraints (a constraint a round gave back
-unchanged is not normalized again over the same ranges of its variables): a map
-simplified after many others that share its constraints, over other ranges of the
-variables they use or not, is exactly the map simplified with the table empty, and
-its relation is the input's."""
+"""The simplifier's table of normalized constraints (a constraint is normalized once
+per context over the same ranges of its variables; later rounds and maps take the
+outcome): a map simplified after many others that share its constraints, over other
+ranges of the variables they use or not, is exactly the map simplified with the table
+empty, and its relation is the input's."""
 
 from __future__ import annotations
 
