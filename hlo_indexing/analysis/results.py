@@ -264,7 +264,7 @@ def _variables(names: list[str], variables: tuple[Variable, ...]) -> list[dict[s
 
 
 def _maps(maps: frozenset[IndexingMap]) -> list[dict[str, object]]:
-    return [map_to_dict(m) for m in sorted(maps, key=str)]
+    return [map_to_dict(m) for m in sorted(maps, key=IndexingMap.sort_key)]
 
 
 def _fused_value(

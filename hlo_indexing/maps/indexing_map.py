@@ -373,6 +373,12 @@ class IndexingMap:
             self._names = tuple(v.name for v in itertools.chain(self._dims, self._ranges, self._runtimes))
         return (self, self._names)
 
+    def sort_key(self) -> tuple[str, tuple[str, ...]]:
+        """A total order of maps, for output that does not depend on set iteration order:
+        the XLA text, then the variables' origins (which the text does not show and
+        equality compares)."""
+        return (str(self), tuple(v.origin for v in itertools.chain(self._dims, self._ranges, self._runtimes)))
+
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
