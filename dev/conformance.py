@@ -10,7 +10,10 @@ relations ``{(d, f(d, s))}`` are equal by enumeration (symbols projected out); a
 maps per operand is compared as a set of relations, order-insensitive. ``simplify`` cases also require our simplified
 map to be no larger (expression node count of results and constraints) than XLA's
 expected text. Per-op and fusion cases import the HLO with XLA's parser and translator
-(:mod:`hlo_indexing.dialect_glue.hlo_import`) and analyse the ROOT instruction's op.
+(:mod:`hlo_indexing.dialect_glue.hlo_import`) and analyse the ROOT instruction's op; a
+``get-tuple-element`` ROOT the translator folds away is checked on the fused map to the
+element it reads (:func:`run_tuple_element`), and the records of XLA's ``print_indexing``
+tool on the fused computation alone, as the tool reads them (:func:`run_print_indexing`).
 
 Prints one row per case (id, kind, op, PASS/FAIL/SKIP/DIFF, reason) and a final line
 ``conformance: P passed, F failed, S skipped`` (``, D documented differences`` when
@@ -27,6 +30,7 @@ import importlib
 import itertools
 import json
 import random
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +40,9 @@ from typing import Any
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.context import default_context
+from hlo_indexing.dialect_glue.hlo_import import import_hlo_text, parse_xla_hlo_module
+from hlo_indexing.dialect_glue.hlo_text import scan_hlo_text
 from hlo_indexing.dialect_glue.locations import location_name
 from hlo_indexing.errors import HloIndexingError, InvalidInputError, UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
@@ -82,6 +89,16 @@ class Outcome:
 class TranslatorLimitation(Exception):
     """XLA's HLO -> StableHLO translator cannot express the case, and XLA does not run
     it on StableHLO either (``also_checked_on_stablehlo`` is false for it)."""
+
+
+class RootFolded(Exception):
+    """XLA's HLO -> StableHLO translator left no op for the ENTRY's ROOT instruction (it
+    folds a ``get-tuple-element`` of a ``tuple`` into the element). A failure when XLA
+    checks the case on StableHLO too (``on_stablehlo``), else a translator limitation."""
+
+    def __init__(self, message: str, on_stablehlo: bool):
+        super().__init__(message)
+        self.on_stablehlo = on_stablehlo
 
 
 class InvalidRecordInput(Exception):
@@ -252,23 +269,29 @@ def _expected_texts(record: dict) -> list[list[str]]:
     return out
 
 
-def _root_op(record: dict) -> tuple[Any, Any]:
-    """Import the record's HLO; return the module (keep it alive while the op is used)
-    and the op of the ENTRY's ROOT instruction."""
-    from hlo_indexing.dialect_glue.context import default_context
-    from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
-    from hlo_indexing.dialect_glue.hlo_text import scan_hlo_text
+def _on_stablehlo(record: dict) -> bool:
+    """Whether XLA checks the record on StableHLO too."""
+    return record.get("also_checked_on_stablehlo", True) or record["kind"] == "input_to_output"
 
-    text = record["hlo"]
-    on_stablehlo = record.get("also_checked_on_stablehlo", True) or record["kind"] == "input_to_output"
+
+def _imported(record: dict) -> Any:
+    """The record's HLO imported (keep the module alive while its ops are used)."""
     try:
-        module = import_hlo_text(text, f"{record['id']}.hlo", default_context())
+        return import_hlo_text(record["hlo"], f"{record['id']}.hlo", default_context())
     except UnsupportedError as exc:
-        if on_stablehlo:
+        if _on_stablehlo(record):
             raise
         raise TranslatorLimitation(f"not checked on StableHLO by XLA either: {exc.message}") from None
     except InvalidInputError as exc:
         raise InvalidRecordInput(f"invalid HLO, rejected as bad input: {exc}") from None
+
+
+def _root_op(record: dict) -> tuple[Any, Any]:
+    """Import the record's HLO; return the module (keep it alive while the op is used)
+    and the op of the ENTRY's ROOT instruction."""
+    text = record["hlo"]
+    on_stablehlo = _on_stablehlo(record)
+    module = _imported(record)
     entry = next((c for c in scan_hlo_text(text).computations if c.is_entry), None)
     root = next((i for i in entry.instructions if i.is_root), None) if entry else None
     if root is None:
@@ -278,10 +301,7 @@ def _root_op(record: dict) -> tuple[Any, Any]:
             for inner in op.regions[0].blocks[0].operations:
                 if str(inner.location).startswith(f'loc("{root.name}"('):
                     return module, inner.operation
-    message = f"ROOT instruction '{root.name}' ({root.opcode}) has no op after translation"
-    if on_stablehlo:
-        raise CaseFailure(message)
-    raise TranslatorLimitation(f"not checked on StableHLO by XLA either: {message}")
+    raise RootFolded(f"ROOT instruction '{root.name}' ({root.opcode}) has no op after translation", on_stablehlo)
 
 
 @dataclass(frozen=True)
@@ -458,7 +478,13 @@ def _documented_differences(record: dict, op: Any, maps: list, expected: list, r
 
 
 def run_per_op(record: dict, rng: random.Random) -> None:
-    _module, op = _root_op(record)
+    try:
+        _module, op = _root_op(record)
+    except RootFolded:
+        if record.get("root_opcode") != "get-tuple-element" or record["kind"] != "output_to_input":
+            raise
+        run_tuple_element(record, rng)
+        return
     physical = "physical_" if record.get("physical_layout") else ""  # maps between physical indices
     if record["kind"] == "output_to_input":
         result = _api(f"{physical}output_to_input_indexing")(op, record.get("root_output") or 0)
@@ -476,7 +502,67 @@ def run_per_op(record: dict, rng: random.Random) -> None:
         raise DocumentedDifference(notes) from None
 
 
+def _xla_root(record: dict) -> Any:
+    """XLA's ``HloInstruction`` of the ENTRY's ROOT (jaxlib's HLO parser, which does not
+    verify the module): its ``opcode``, ``operands()`` and ``to_string()``."""
+    entry = next(c for c in scan_hlo_text(record["hlo"]).computations if c.is_entry)
+    root = next(i for i in entry.instructions if i.is_root)
+    xla_module: Any = parse_xla_hlo_module(record["hlo"], f"{record['id']}.hlo")
+    computation = next(c for c in xla_module.computations() if c.name == entry.name)
+    return next(i for i in computation.instructions() if i.name == root.name)
+
+
+def run_tuple_element(record: dict, rng: random.Random) -> None:
+    """A ``get-tuple-element`` ROOT of a ``tuple`` of parameters: XLA's map goes from the
+    gte's output to element ``index`` of its tuple operand. The translator folds both
+    away (the ENTRY function returns that element), so the record is checked on the
+    function's fused maps from its result to the argument that is the element: a
+    tuple's element is the identity of the value put there, so that map is XLA's gte map
+    composed with it. XLA's text names the element (jaxlib's HLO parser)."""
+    module = _imported(record)
+    gte = _xla_root(record)
+    tuple_op = gte.operands()[0]
+    index = re.search(r"\bindex=(\d+)", gte.to_string())
+    if tuple_op.opcode.name != "kTuple" or index is None:
+        raise CaseFailure(f"'{gte.name}' reads {tuple_op.name} ({tuple_op.opcode.name}), not a tuple instruction")
+    element = tuple_op.operands()[int(index.group(1))]
+    if element.opcode.name != "kParameter":
+        raise CaseFailure(f"element {index.group(1)} of {tuple_op.name} is {element.name}, not a parameter")
+    function = _entry_function(module)
+    arguments = [a for a in function.regions[0].blocks[0].arguments if location_name(a.location) == element.name]
+    if len(arguments) != 1:
+        raise CaseFailure(f"parameter {element.name} is not one argument of the ENTRY function")
+    fused = _api("fusion_indexing")(function, record.get("root_output") or 0)
+    compare_map_sets([fused.maps[arguments[0].arg_number]], _expected_texts(record), rng, "operand")
+
+
+#: The source of the records of XLA's ``print_indexing`` tool (``xla/tools/print_indexing.cc``).
+PRINT_INDEXING_SOURCE = "xla/tools/print_indexing_test.hlo"
+
+
+def run_print_indexing(record: dict, rng: random.Random) -> None:
+    """A record of XLA's ``print_indexing`` tool, checked as the tool computes it: it
+    loads the module unverified (``LoadModuleFromFile``: ``ParseAndReturnUnverifiedModule``)
+    and asks ``ComputeOutputToInputIndexing`` of the ENTRY's ROOT fusion, whose maps come
+    from its fused computation alone, parameter ``i`` standing for operand ``i``. So the
+    computation the fusion calls is imported as the entry by itself
+    (``import_hlo_text(entry=)``), the ENTRY's call not checked (the corpus's is
+    ill-typed: it passes ``s32[1024]`` to an ``s32[]`` parameter, which the normal import
+    rejects as bad input); its fused maps of output ``root_output`` are compared with the
+    tool's (which prints nothing for the trailing operands it does not read)."""
+    fusion = _xla_root(record)
+    called = re.search(r"\bcalls=%?([\w.\-]+)", fusion.to_string())
+    if fusion.opcode.name != "kFusion" or called is None:
+        raise CaseFailure(f"the ROOT '{fusion.name}' is not a fusion")
+    module = import_hlo_text(record["hlo"], f"{record['id']}.hlo", default_context(), entry=called.group(1))
+    fused = _api("fusion_indexing")(_entry_function(module), record.get("root_output") or 0)
+    compare_map_sets(list(fused.maps), _expected_texts(record), rng)
+
+
 def run_fusion(record: dict, rng: random.Random) -> None:
+    if record["source"]["path"] == PRINT_INDEXING_SOURCE:
+        run_print_indexing(record, rng)
+        return
     _module, op = _root_op(record)
     if op.name != "mhlo.fusion":
         raise CaseFailure(f"ROOT translated to {op.name}, not mhlo.fusion")
@@ -642,6 +728,8 @@ def run_record(record: dict, seed: int = 0) -> Outcome:
         runner(record, random.Random(seed))
     except (TranslatorLimitation, InvalidRecordInput) as exc:
         return make(SKIP, str(exc))
+    except RootFolded as exc:
+        return make(FAIL, str(exc)) if exc.on_stablehlo else make(SKIP, f"not checked on StableHLO by XLA either: {exc}")
     except DocumentedDifference as exc:
         return make(DIFF, str(exc))
     except CaseFailure as exc:

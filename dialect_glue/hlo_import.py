@@ -51,13 +51,21 @@ from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.hlo_text import (
     HloComputation,
     HloInstruction,
+    as_entry,
     has_hlo_header,
     prepare_for_translation,
     scaled_dots_as_custom_calls,
     scan_hlo_text,
 )
 from hlo_indexing.dialect_glue.isolation import ChildDied, run_isolated
-from hlo_indexing.errors import HloIndexingError, InvalidInputError, ParseError, SourceLocation, UnsupportedError
+from hlo_indexing.errors import (
+    HloIndexingError,
+    InvalidArgumentError,
+    InvalidInputError,
+    ParseError,
+    SourceLocation,
+    UnsupportedError,
+)
 
 #: The attribute that holds a value's layout (XLA's layout text): on ``func.func`` arguments
 #: and results, and on ops (one per result); read by :mod:`hlo_indexing.layout.attributes`.
@@ -476,9 +484,18 @@ def _name_of(location: "ir.Location") -> str | None:
     return match.group(1) if match else None
 
 
-def import_hlo_text(text: str, filename: str, context: "ir.Context", *, isolate: bool = True) -> "ir.Module":
+def import_hlo_text(
+    text: str, filename: str, context: "ir.Context", *, isolate: bool = True, entry: str | None = None
+) -> "ir.Module":
     """Parse HLO text with XLA's parser and translate it to a StableHLO/MHLO module in
     ``context``, keeping layouts and instruction names (see the module docstring).
+
+    ``entry`` names a computation to import as the module's entry instead of its ENTRY
+    (``fused_computation``): it and the computations written before it are imported,
+    the ENTRY computation is not (:func:`~.hlo_text.as_entry`), so it is analysed by
+    itself, with its own parameters, as XLA's ``print_indexing`` reads a fusion's maps
+    from its fused computation; an ENTRY whose call of it is ill-typed is then not
+    checked. :class:`InvalidArgumentError` when the text has no such computation.
 
     XLA's parser aborts its process on some malformed text, so by default it runs in a
     forked child (:mod:`~hlo_indexing.dialect_glue.isolation`, ~2 ms); ``isolate=False``
@@ -490,6 +507,12 @@ def import_hlo_text(text: str, filename: str, context: "ir.Context", *, isolate:
     parameters disagree with its operands), and :class:`UnsupportedError` when jaxlib
     lacks the entry points or the translator refuses the module.
     """
+    if entry is not None:
+        source = as_entry(text, entry)
+        if source is None:
+            known = ", ".join(c.name for c in scan_hlo_text(text).computations)
+            raise InvalidArgumentError(f"no computation named '{entry}' in {filename} (computations: {known})")
+        text = source
     names, bytecode = _run_xla(text, filename, isolate)
     scan = scan_hlo_text(text)
     instructions, computations = _align(names, scan.computations)
@@ -497,7 +520,7 @@ def import_hlo_text(text: str, filename: str, context: "ir.Context", *, isolate:
         module = ir.Module.parse(bytecode, context=context)
     except ir.MLIRError as exc:
         raise _translation_error(exc, instructions, filename) from None
-    entry = next((c for c in scan.computations if c.is_entry), None)
+    entry_computation = next((c for c in scan.computations if (c.name == entry if entry else c.is_entry)), None)
     with context, ir.Location.unknown(context):
         for op in module.body.operations:
             if op.operation.name != "func.func":
@@ -505,7 +528,7 @@ def import_hlo_text(text: str, filename: str, context: "ir.Context", *, isolate:
             func_op = op.operation
             name = ir.StringAttr(func_op.attributes["sym_name"]).value
             is_public = "sym_visibility" not in func_op.attributes
-            computation = entry if is_public else computations.get(name)
+            computation = entry_computation if is_public else computations.get(name)
             _annotate_function(func_op, computation, instructions, filename)
         module.operation.location = ir.Location.file(filename, 1, 1)
     verify_imported(module, filename)

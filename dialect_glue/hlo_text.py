@@ -326,3 +326,43 @@ def scaled_dots_as_custom_calls(printed: str) -> str:
         )
 
     return _SCALED_DOT.sub(rewrite, printed)
+
+
+_ENTRY_LAYOUT = re.compile(r",?\s*entry_computation_layout\s*=\s*\{")
+
+
+def as_entry(text: str, name: str) -> str | None:
+    """The text with computation ``name`` as its entry, every line and column kept; None
+    when the text has no computation ``name``.
+
+    XLA's parser takes the last computation as the entry when none is marked ``ENTRY``,
+    and a computation may call only computations written before it; so the ENTRY
+    computation and every computation after ``name`` are blanked (what ``name`` calls
+    stays), and so is the header's ``entry_computation_layout`` (the old entry's). What
+    is blanked is not parsed, hence not checked: an ill-typed call in the old entry no
+    longer matters, as for XLA's tools that analyse one computation of an unverified
+    module (``print_indexing``)."""
+    clean = _blank_comments(text)
+    computations = scan_hlo_text(text).computations
+    position = next((k for k, c in enumerate(computations) if c.name == name), None)
+    if position is None:
+        return None
+    starts = _line_starts(clean)
+    spans = [starts[c.line - 1] for c in computations] + [len(text)]
+    out = list(text)
+
+    def blank(start: int, end: int) -> None:
+        out[start:end] = [c if c == "\n" else " " for c in text[start:end]]
+
+    for k, computation in enumerate(computations):
+        if k > position or (computation.is_entry and k != position):
+            blank(spans[k], spans[k + 1])
+    header_end = spans[0]
+    layout = _ENTRY_LAYOUT.search(clean, 0, header_end)
+    if layout is not None:
+        depth, end = 1, layout.end()
+        while end < header_end and depth:
+            depth += {"{": 1, "}": -1}.get(clean[end], 0)
+            end += 1
+        blank(layout.start(), end)
+    return "".join(out)

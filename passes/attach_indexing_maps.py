@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from hlo_indexing.analysis.per_op import hlo_ops, indexings
-from hlo_indexing.analysis.physical import FORMS, physical_indexings
+from hlo_indexing.analysis.per_op import hlo_ops
+from hlo_indexing.analysis.physical import FORMS, per_op_maps
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
@@ -52,14 +52,6 @@ class PerOpMapsPass(ModulePass):
     physical: str = field(
         default="none", metadata={"help": "map physical indices through the layouts: none, coordinates or offset", "choices": ("none", *FORMS)}
     )
-
-
-def per_op_maps(op: "ir.Operation", direction: str, simplify: bool, physical: str = "none") -> list[InstructionIndexing]:
-    """The maps of ``op`` the per-op passes' options ask for, one indexing per result
-    (output-to-input) or operand (input-to-output)."""
-    if physical != "none":
-        return physical_indexings(op, direction, physical)
-    return indexings(op, direction, simplify)
 
 
 @dataclass(frozen=True)

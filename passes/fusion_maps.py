@@ -28,7 +28,12 @@ one whole-value map; a remark says so). A computation the analysis cannot handle
 
 ``hlo-print-fused-indexing-maps`` takes ``physical=coordinates|offset``: the maps go from
 the result's physical index to the arguments' physical indices, through the layouts
-written on them (:mod:`hlo_indexing.analysis.physical`).
+written on them (:mod:`hlo_indexing.analysis.physical`), in remarks and in JSON (the
+elements of a tuple result keep logical indices).
+
+Both passes analyse the module with one call of
+:func:`~hlo_indexing.analysis.module_analysis.module_indexing`; the print pass renders
+its result (:mod:`hlo_indexing.passes.report`).
 
 With ``analyses=true`` both also give, per argument, the operand utilisation
 (:mod:`hlo_indexing.analysis.utilization`) and the coalescing hint
@@ -48,50 +53,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from hlo_indexing.analysis.coalescing import Coalescing, coalescing
-from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing, fusion_indexing, tensor_elements
-from hlo_indexing.analysis.jax_names import argument_names, result_names
-from hlo_indexing.analysis.physical import FORMS, physical_fusion_indexing
-from hlo_indexing.analysis.results import fused_map_lines, value_label
-from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, Utilization, operand_utilization
+from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS
+from hlo_indexing.analysis.module_analysis import module_indexing
+from hlo_indexing.analysis.physical import FORMS
+from hlo_indexing.analysis.results import ComputationMaps
+from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.op_attrs import attribute_dictionary
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps.attributes import indexing_maps_to_attribute
 from hlo_indexing.passes.base import Diagnostics, ModulePass
-from hlo_indexing.passes.report import emit_json, format_field
+from hlo_indexing.passes.report import format_field, print_maps
 from hlo_indexing.passes.selection import func_field, selection
 
 ATTRIBUTE = "hlo_indexing.fused_maps"
 UTILIZATION_ATTRIBUTE = "hlo_indexing.utilization"
 UTILIZATION_EXACT_ATTRIBUTE = "hlo_indexing.utilization_exact"
 COALESCED_ATTRIBUTE = "hlo_indexing.coalesced"
-
-
-def _fused(op: ir.Operation, max_maps: int, diagnostics: Diagnostics) -> list[FusionIndexing] | None:
-    block = op.regions[0].blocks[0]
-    terminator = block.operations[-1]
-    try:
-        return [fusion_indexing(op, r, max_maps=max_maps) for r in range(len(terminator.operands))]
-    except (HloIndexingError, ValueError, NotImplementedError) as exc:
-        diagnostics.failure(op.location, exc, "while computing the fused indexing maps of this computation")
-        return None
-
-
-def _analyses(
-    op: ir.Operation, fused: list[FusionIndexing], max_points: int, diagnostics: Diagnostics
-) -> tuple[tuple[Utilization, ...], tuple[Coalescing, ...]] | None:
-    try:
-        return (
-            operand_utilization(op, fused=fused, max_points=max_points),
-            coalescing(op, fused=fused, max_points=max_points),
-        )
-    except (HloIndexingError, ValueError) as exc:
-        diagnostics.failure(op.location, exc, "while computing operand utilization / coalescing of this computation")
-        return None
 
 
 @dataclass(frozen=True)
@@ -117,41 +97,57 @@ class AttachFusedIndexingMaps(_FusedMapsPass):
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Attach the fused maps of every computation (function arguments or the op's
         attribute), and the utilization and coalescing analyses when asked; a computation
-        whose analysis fails gets an error diagnostic; ``func``: only the computations it
-        selects."""
+        whose analysis fails gets an error diagnostic (and nothing attached); ``func``:
+        only the computations it selects."""
         chosen = selection(module, self.func, diagnostics)
         if chosen is None:
             return
-        for _, op in computations(module):
-            if not chosen.contains(op):
-                continue
-            results = _fused(op, self.max_maps, diagnostics)
-            if results is None:
-                continue
-            context = op.context
-            n_args = len(op.regions[0].blocks[0].arguments)
-            per_argument: list[ir.Attribute] = [
-                ir.ArrayAttr.get([indexing_maps_to_attribute(r.maps[a], context) for r in results], context=context)
-                for a in range(n_args)
-            ]
-            attributes: dict[str, list[ir.Attribute]] = {ATTRIBUTE: per_argument}
-            if self.analyses:
-                found = _analyses(op, results, self.max_points, diagnostics)
-                if found is None:
-                    continue
-                attributes[UTILIZATION_ATTRIBUTE] = [ir.FloatAttr.get_f64(u.fraction, context) for u in found[0]]
-                attributes[UTILIZATION_EXACT_ATTRIBUTE] = [ir.BoolAttr.get(u.exact, context) for u in found[0]]
-                attributes[COALESCED_ATTRIBUTE] = [ir.BoolAttr.get(c.coalesced, context) for c in found[1]]
-            if op.name == "func.func":
-                set_argument_attributes(op, attributes)
+        try:
+            result = module_indexing(
+                module,
+                Direction.OUTPUT_TO_INPUT,
+                per_op=False,
+                max_maps=self.max_maps,
+                within=None if chosen.everything else chosen.contains,
+                analyses=self.analyses,
+                max_points=self.max_points,
+            )
+        except HloIndexingError as exc:
+            diagnostics.error(module.location, exc.message)
+            return
+        for computation in result.computations:
+            failure = computation.failure or computation.analyses_failure
+            if failure is not None:
+                diagnostics.failure(computation.operation.location, failure.error, failure.context)
             else:
-                op.attributes[ATTRIBUTE] = ir.ArrayAttr.get(
-                    [ir.ArrayAttr.get([indexing_maps_to_attribute(s, context) for s in r.maps], context=context) for r in results],
-                    context=context,
-                )
-                for key, values in attributes.items():
-                    if key != ATTRIBUTE:
-                        op.attributes[key] = ir.ArrayAttr.get(values, context=context)
+                _attach(computation)
+
+
+def _attach(computation: ComputationMaps) -> None:
+    """Set the attributes of one computation's fused maps and analyses (see the module
+    docstring)."""
+    op, results = computation.operation, computation.maps
+    context = op.context
+    n_args = len(op.regions[0].blocks[0].arguments)
+    per_argument: list[ir.Attribute] = [
+        ir.ArrayAttr.get([indexing_maps_to_attribute(r.maps[a], context) for r in results], context=context)
+        for a in range(n_args)
+    ]
+    attributes: dict[str, list[ir.Attribute]] = {ATTRIBUTE: per_argument}
+    if computation.utilization is not None and computation.coalescing is not None:
+        attributes[UTILIZATION_ATTRIBUTE] = [ir.FloatAttr.get_f64(u.fraction, context) for u in computation.utilization]
+        attributes[UTILIZATION_EXACT_ATTRIBUTE] = [ir.BoolAttr.get(u.exact, context) for u in computation.utilization]
+        attributes[COALESCED_ATTRIBUTE] = [ir.BoolAttr.get(c.coalesced, context) for c in computation.coalescing]
+    if op.name == "func.func":
+        set_argument_attributes(op, attributes)
+    else:
+        op.attributes[ATTRIBUTE] = ir.ArrayAttr.get(
+            [ir.ArrayAttr.get([indexing_maps_to_attribute(s, context) for s in r.maps], context=context) for r in results],
+            context=context,
+        )
+        for key, values in attributes.items():
+            if key != ATTRIBUTE:
+                op.attributes[key] = ir.ArrayAttr.get(values, context=context)
 
 
 def set_argument_attributes(func: ir.Operation, attributes: dict[str, list["ir.Attribute"]]) -> None:
@@ -187,60 +183,16 @@ class PrintFusedIndexingMaps(_FusedMapsPass):
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit remarks with the fused maps of every computation (per tensor element of a
         tuple result) and, when asked, its analyses, at the computation's location; or,
-        with ``format=json``, the JSON document of the fused maps."""
-        chosen = selection(module, self.func, diagnostics)
-        if chosen is None:
-            return
-        if self.physical != "none" and self.format == "json":
-            diagnostics.error(module.location, "format=json prints logical maps only: drop physical= or use text")
-            return
-        if self.format == "json":
-            emit_json(module, diagnostics, direction=Direction.OUTPUT_TO_INPUT, fused=True, chosen=chosen, max_maps=self.max_maps)
-            return
-        for label, op in computations(module):
-            if not chosen.contains(op):
-                continue
-            results = _fused(op, self.max_maps, diagnostics)
-            terminator = op.regions[0].blocks[0].operations[-1]
-            names, arguments = result_names(op), argument_names(op)
-            for r, fused in enumerate(results or []):
-                for path in tensor_elements(terminator.operands[r].type):
-                    if path:  # a tuple result: one set of remarks per tensor element
-                        fused = fusion_indexing(op, r, element=path, max_maps=self.max_maps)
-                    elif self.physical != "none":
-                        physical = self._physical(op, r, fused, diagnostics)
-                        if physical is None:
-                            break
-                        fused = physical
-                    value = f"{label} {value_label('result', (r,) + path, names)}"
-                    self._remark(op.location, value, fused, arguments, diagnostics)
-
-            if results is None or not self.analyses:
-                continue
-            found = _analyses(op, results, self.max_points, diagnostics)
-            for a, (utilization, coalesced) in enumerate(zip(*found) if found else ()):
-                diagnostics.remark(op.location, f"{label} arg {a}: utilization {utilization}")
-                diagnostics.remark(op.location, f"{label} arg {a}: coalesced = {coalesced}")
-
-    def _physical(self, op: "ir.Operation", result: int, fused: FusionIndexing, diagnostics: Diagnostics) -> FusionIndexing | None:
-        """The fused maps of ``result`` between physical indices; None (and an error at
-        the computation) when they cannot be built."""
-        try:
-            return physical_fusion_indexing(op, result, form=self.physical, fused=fused)
-        except (HloIndexingError, ValueError) as exc:
-            diagnostics.failure(op.location, exc, "while composing the fused maps with the layouts")
-            return None
-
-    def _remark(
-        self, location: ir.Location, result: str, fused: FusionIndexing, arguments: tuple[str | None, ...], diagnostics: Diagnostics
-    ) -> None:
-        """One remark per map of each argument (of each element read of a tuple argument),
-        named as JAX named it where ``arguments`` has its name."""
-        for line in fused_map_lines(result, fused, "arg", arguments):
-            diagnostics.remark(location, line)
-        if fused.over_approximated:
-            diagnostics.remark(
-                location,
-                f"{result}: map sets capped at {self.max_maps} and over-approximated for "
-                + ", ".join(fused.over_approximated),
-            )
+        with ``format=json``, the JSON document of the same."""
+        print_maps(
+            module,
+            diagnostics,
+            self.func,
+            self.format,
+            direction=Direction.OUTPUT_TO_INPUT,
+            fused=True,
+            max_maps=self.max_maps,
+            physical=self.physical,
+            analyses=self.analyses,
+            max_points=self.max_points,
+        )

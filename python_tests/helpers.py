@@ -17,6 +17,9 @@ from typing import TypeVar
 import numpy as np
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.layout import pack
+from hlo_indexing.layout.tiling import physical_shape
+from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps.indexing_map import IndexingMap
 
 
@@ -42,6 +45,25 @@ def load_module(path: Path) -> ModuleType:
     sys.modules[path.stem] = module
     spec.loader.exec_module(module)
     return module
+
+
+def layout_places(shape: tuple[int, ...], layout: str | None, form: str) -> dict[tuple[int, ...], tuple[int, ...]]:
+    """Logical index -> physical index of an array of ``shape`` in ``layout`` (row-major
+    when None): the ``"offset"`` in its buffer, or (``"coordinates"``) that offset
+    unravelled over the tiled shape; read off the buffer :func:`hlo_indexing.layout.pack`
+    makes of an iota, so padding slots get no index."""
+    if not shape:
+        return {(): ()}
+    resolved = Layout.parse(layout) if layout else Layout.row_major(len(shape))
+    count = int(np.prod(shape))
+    buffer = pack(np.arange(1, count + 1).reshape(shape), resolved)  # 0 marks padding
+    tiled = physical_shape(shape, resolved)
+    out = {}
+    for offset in np.flatnonzero(buffer):
+        index = tuple(int(i) for i in np.unravel_index(int(buffer[offset]) - 1, shape))
+        out[index] = (int(offset),) if form == "offset" else tuple(int(c) for c in np.unravel_index(int(offset), tiled))
+    return out
+
 
 #: Python ints, or numpy integer arrays (evaluated elementwise, broadcasting).
 Value = TypeVar("Value", int, np.ndarray)

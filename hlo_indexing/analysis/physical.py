@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 from hlo_indexing.analysis.fused_maps import FusionIndexing
 from hlo_indexing.analysis.fusion import fusion_indexing
-from hlo_indexing.analysis.per_op import input_to_output_indexing, output_to_input_indexing
+from hlo_indexing.analysis.per_op import indexings, input_to_output_indexing, output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, operand_values
 from hlo_indexing.errors import InvalidArgumentError, UnsupportedError
@@ -51,6 +51,7 @@ from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 __all__ = [
     "FORMS",
     "logical_to_physical_map",
+    "per_op_maps",
     "physical_fusion_indexing",
     "physical_indexings",
     "physical_input_to_output_indexing",
@@ -227,3 +228,13 @@ def physical_indexings(op: OpLike, direction: str, form: str = "coordinates") ->
     if direction == "output-to-input":
         return [physical_output_to_input_indexing(op, r, form=form) for r in range(len(op.operation.results))]
     return [physical_input_to_output_indexing(op, k, form=form) for k in range(len(operand_values(op)))]
+
+
+def per_op_maps(op: ir.Operation, direction: str, simplify: bool = True, physical: str = "none") -> list[InstructionIndexing]:
+    """The maps of ``op`` the per-op passes' options ask for, one indexing per result
+    (output-to-input) or operand (input-to-output): logical ones (simplified unless
+    ``simplify=False``) for ``physical="none"``, else between physical indices of that
+    form (:func:`physical_indexings`, always simplified)."""
+    if physical != "none":
+        return physical_indexings(op, direction, physical)
+    return indexings(op, direction, simplify)

@@ -18,7 +18,10 @@ sum of strided terms (``d``, ``s`` over ``[0, n)``, ``c * term``, ``d floordiv c
 ``d mod c``, ``(d floordiv c) mod k``); sizes multiply; the stride of a sum is the stride
 of its minor-most term whose size is not 1, valid when the sizes follow
 ``(1*, partial?, full*, 1*)`` from major to minor (terms ordered by the magnitude of
-their strides, so reversed dimensions combine too), which becomes the constraints.
+their strides, so reversed dimensions combine too), which becomes the constraints. Terms
+that do not nest but all step by one constant (a convolution's output position plus its
+window tap, ``d0 + d3``) combine as a window: sizes add, minus one per extra term, the
+stride is the common one.
 """
 
 from __future__ import annotations
@@ -255,7 +258,8 @@ def _extract(expr: ir.AffineExpr, dims: Sequence[Interval], symbols: Sequence[In
             raise _Failure(f"'{expr}' is not a dimension divided by a positive constant")
         return _Strided(ax.floordiv(ax.add(lhs, divisor - 1), divisor), ax.constant(1, ctx))
     if isinstance(expr, ax.Add):
-        return _combine([_extract(term, dims, symbols, ctx) for term in _summands(expr)], dims, ctx)
+        summands = _summands(expr)
+        return _combine([_extract(term, dims, symbols, ctx) for term in summands], dims, ctx, _independent(summands))
     raise _Failure(f"'{expr}' is not a strided expression (ceildiv)")
 
 
@@ -333,12 +337,59 @@ def _if_not_one(value: ir.AffineExpr, then: ir.AffineExpr, otherwise: ir.AffineE
     return ax.add(ax.typed(is_one * otherwise), ax.typed(ax.add(ax.mul(is_one, -1), 1) * then))
 
 
-def _combine(terms: list[_Strided], dims: Sequence[Interval], ctx: ir.Context) -> _Strided:
-    """Size and stride of a sum of strided terms (see the module docstring)."""
+def _independent(summands: Sequence[ir.AffineExpr]) -> bool:
+    """Whether no variable occurs in two of the summands (``d0 + d1``, not
+    ``d0 + d0 floordiv 2``)."""
+    seen: set[tuple[str, int]] = set()
+    for summand in summands:
+        dims: set[int] = set()
+        symbols: set[int] = set()
+        ax.used_variables(summand, dims, symbols)
+        used = {("d", i) for i in dims} | {("s", j) for j in symbols}
+        if used & seen:
+            return False
+        seen |= used
+    return True
+
+
+def _combine(terms: list[_Strided], dims: Sequence[Interval], ctx: ir.Context, independent: bool) -> _Strided:
+    """Size and stride of a sum of strided terms (see the module docstring); terms over
+    distinct variables (``independent``) whose strides do not nest but are all one
+    constant combine as a window (:func:`_window_sum`)."""
     constraints = ConstraintExpression.always()
-    size = ax.constant(1, ctx)
     for term in terms:
         constraints = constraints & term.constraints
+    try:
+        return _nested_sum(terms, dims, ctx, constraints)
+    except _Failure:
+        window = _window_sum(terms, constraints) if independent else None
+        if window is None:
+            raise
+        return window
+
+
+def _window_sum(terms: list[_Strided], constraints: ConstraintExpression) -> _Strided | None:
+    """A sum of two or more terms over distinct variables that all step by one nonzero
+    constant ``c`` (a convolution's ``d + s``: output position plus window tap): from a
+    tile at offset 0, term ``i`` takes every ``0, c, ..., (n_i - 1) * c`` whatever the
+    others take, so the sum takes every multiple of ``c`` from 0 to
+    ``(sum of n_i - count) * c``: ``sum of n_i - (count - 1)`` values, stride ``c``, under
+    the terms' own constraints (XLA's ``CombineSizesAndStrides`` when ``CombineStrides``
+    fails; XLA does not ask for distinct variables). None when the strides differ."""
+    strides = {ax.constant_value(t.stride) for t in terms}
+    if len(terms) < 2 or len(strides) != 1 or None in strides or 0 in strides:
+        return None
+    size = terms[0].size
+    for term in terms[1:]:
+        size = ax.add(size, term.size)
+    return _Strided(ax.add(size, -(len(terms) - 1)), terms[0].stride, constraints)
+
+
+def _nested_sum(terms: list[_Strided], dims: Sequence[Interval], ctx: ir.Context, constraints: ConstraintExpression) -> _Strided:
+    """A sum whose terms nest: sizes multiply; the stride is the minor-most varying
+    term's (see the module docstring)."""
+    size = ax.constant(1, ctx)
+    for term in terms:
         size = ax.typed(size * term.size)
         if ax.constant_value(term.stride) is None:
             raise _Failure(f"cannot combine the non-constant stride '{term.stride}'")

@@ -7,7 +7,8 @@ maps gets two tiled nodes, one read twice through the same map one node (XLA's
 deduplication). The tiling parameters are the root's output dimensions, plus, for each
 dot (``stablehlo.dot_general``, or XLA's ``scaled-dot`` as imported), its contracting dimensions (hidden parameters: only the
 programs of the dot's operand region iterate over them; a dot root lists them first,
-``{K, M, N}``, as XLA's ``TilingSpecification``).
+``{K, M, N}``, as XLA's ``TilingSpecification``), and for each convolution its window
+positions and input features, as XLA tiles a convolution with regions.
 
 The fusion's constraints are the conjunction of every tile's; :meth:`TiledFusion.valid_tilings`
 enumerates the power-of-two tilings (plus each full dimension) that satisfy them, and
@@ -47,9 +48,13 @@ from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, s
 from hlo_indexing.symbolic_tiling.time_budget import check_time
 
 
-#: XLA's opcodes of the dots (their contracting dimensions become tiling parameters); a
-#: ``scaled-dot`` is imported as a custom call to ``hlo_text.SCALED_DOT_TARGET``.
+#: XLA's opcodes of the dots; a ``scaled-dot`` is imported as a custom call to
+#: ``hlo_text.SCALED_DOT_TARGET``.
 DOT_OPCODES = frozenset({"dot", "scaled-dot"})
+#: The contractions whose contracted dimensions become tiling parameters (hidden: only
+#: their operand region iterates over them): the dots, and convolutions (their window
+#: positions, then their input features per group), as XLA tiles them with regions.
+CONTRACTION_OPCODES = DOT_OPCODES | {"convolution"}
 #: Ops that read nothing: leaves of the tiled computation besides parameters.
 LEAF_OPS = frozenset({"constant", "iota"})
 
@@ -380,7 +385,7 @@ class _Builder:
             root_shape = _static_shape(root)
             self._declare_parameters(root, root_shape)
             for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
-                if _opcode(op.operation) in DOT_OPCODES and op.operation != defining_op(root):
+                if _opcode(op.operation) in CONTRACTION_OPCODES and op.operation != defining_op(root):
                     self._hidden_dims(op.operation)
             self.sizes = tuple(p.size for p in self.parameters)
             dims = [Interval.of_size(size) for size in self.sizes]
@@ -417,7 +422,7 @@ class _Builder:
     def _declare_parameters(self, root: SsaValue, shape: Sequence[int]) -> None:
         owner = defining_op(root)
         name = _name_of(root)
-        if owner is not None and opcode_of(root) in DOT_OPCODES:
+        if owner is not None and opcode_of(root) in CONTRACTION_OPCODES:
             self.hidden[owner] = list(range(len(_contracting_sizes(owner))))
             for k, size in enumerate(_contracting_sizes(owner)):
                 self.parameters.append(TilingParameter(name, k, size, contracting=True))
@@ -522,7 +527,7 @@ class _Builder:
                     operand_map_sets = list(output_to_input_indexing(op, result_index, simplify=False).maps)
             except HloIndexingError as exc:
                 raise _Failure(f"{name}: no indexing ({exc})") from None
-            operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in DOT_OPCODES else hidden
+            operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
             for k, operand in enumerate(op.operands):
                 operand_maps = list(operand_map_sets[k])
                 if len(operand_maps) != 1:
@@ -530,9 +535,9 @@ class _Builder:
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
                 composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
-                if opcode in DOT_OPCODES:
-                    composed = _contract_as_parameters(composed, self._hidden_dims(op))
-                if opcode in DOT_OPCODES or opcode == "concatenate":
+                if opcode in CONTRACTION_OPCODES:
+                    composed = _contract_as_parameters(composed, self._hidden_dims(op), _contracting_sizes(op))
+                if opcode in CONTRACTION_OPCODES or opcode == "concatenate":
                     operand_region = region + ((node.serial, k if opcode == "concatenate" else 0),)
                 else:
                     operand_region = region
@@ -579,8 +584,14 @@ def _call_target(op: ir.Operation) -> str:
 
 
 def _contracting_sizes(op: ir.Operation) -> list[int]:
-    """Sizes of a dot's contracting dimensions (``dot``: the lhs's last one)."""
+    """Sizes of a contraction's contracted dimensions: a dot's contracting dimensions
+    (``dot``: the lhs's last one); a convolution's kernel spatial sizes, then its input
+    features per group (the kernel's input feature dimension)."""
     lhs_shape = ir.RankedTensorType(op.operands[0].type).shape
+    if _opcode(op) == "convolution":
+        kernel = tuple(ir.RankedTensorType(op.operands[1].type).shape)
+        dn = op_attrs.conv_dimensions(op, tuple(lhs_shape), kernel, tuple(ir.RankedTensorType(op.results[0].type).shape))
+        return [kernel[k] for k in dn.kernel_spatial] + [kernel[dn.kernel_input_feature]]
     if _opcode(op) == "scaled-dot":
         rhs_shape = ir.RankedTensorType(op.operands[1].type).shape
         return [lhs_shape[d] for d in op_attrs.scaled_dot_dimensions(op, tuple(lhs_shape), tuple(rhs_shape)).lhs_contracting]
@@ -590,10 +601,19 @@ def _contracting_sizes(op: ir.Operation) -> list[int]:
     return [lhs_shape[int(d)] for d in match.group(1).split(",")] if match and match.group(1).strip() else []
 
 
-def _contract_as_parameters(m: IndexingMap, hidden: list[int]) -> IndexingMap:
-    """The dot's contracting range variables (the first ones of ``m``) become the
-    hidden parameter dimensions ``hidden``."""
+def _contract_as_parameters(m: IndexingMap, hidden: list[int], sizes: Sequence[int]) -> IndexingMap:
+    """The contraction's range variables (the first ones of ``m``) become the hidden
+    parameter dimensions ``hidden`` (of ``sizes``). A dot has one range variable per
+    contracting dimension; a convolution's rule has none for a dimension of size 1
+    (its parameter is then unused), so the range variables pair with the parameters of
+    size above 1 when there are fewer of them."""
     ctx = m.context
+    paired = list(zip(hidden, sizes))
+    if len(m.range_vars) < len(paired):
+        paired = [(h, size) for h, size in paired if size > 1]
+    if [v.bounds for v in m.range_vars[: len(paired)]] != [Interval.of_size(size) for _, size in paired]:
+        raise _Failure(f"the contraction's range variables {m.range_vars} do not match its contracted sizes {list(sizes)}")
+    hidden = [h for h, _ in paired]
     count = len(hidden)
     dims = [ax.dim(i, ctx) for i in range(m.num_dims)]
     symbols = [ax.dim(hidden[j], ctx) for j in range(count)] + [ax.symbol(j, ctx) for j in range(m.num_symbols - count)]

@@ -6,7 +6,6 @@ The physical relation must be exactly these pairs: padding slots get none."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from hlo_indexing import (
@@ -18,25 +17,8 @@ from hlo_indexing import (
     physical_output_to_input_indexing,
 )
 from hlo_indexing.errors import InvalidArgumentError
-from hlo_indexing.layout import pack
-from hlo_indexing.layout.tiling import physical_shape
-from hlo_indexing.layout.types import Layout
 from hlo_indexing.passes.pass_manager import run_pipeline
-
-
-def _places(shape: tuple[int, ...], layout: str | None, form: str) -> dict[tuple[int, ...], tuple[int, ...]]:
-    """Logical index -> physical index, read off the packed buffer of an iota."""
-    resolved = Layout.parse(layout) if layout else Layout.row_major(len(shape))
-    if not shape:
-        return {(): ()}
-    count = int(np.prod(shape))
-    buffer = pack(np.arange(1, count + 1).reshape(shape), resolved)  # 0 marks padding
-    tiled = physical_shape(shape, resolved)
-    out = {}
-    for offset in np.flatnonzero(buffer):
-        index = tuple(int(i) for i in np.unravel_index(int(buffer[offset]) - 1, shape))
-        out[index] = (int(offset),) if form == "offset" else tuple(int(c) for c in np.unravel_index(int(offset), tiled))
-    return out
+from helpers import layout_places
 
 
 def _relation(maps) -> set:
@@ -86,7 +68,7 @@ def _module(op: str, in_shape, in_layout, out_shape, out_layout):
 def test_per_op_and_fused_physical_maps_match_the_packed_buffers(case, form: str) -> None:
     op_text, in_shape, in_layout, out_shape, out_layout = case
     _keep, func, op = _module(op_text, in_shape, in_layout, out_shape, out_layout)
-    source, target = _places(out_shape, out_layout, form), _places(in_shape, in_layout, form)
+    source, target = layout_places(out_shape, out_layout, form), layout_places(in_shape, in_layout, form)
     logical = _relation(output_to_input_indexing(op).maps[0])
     expected = _expected(logical, source, target)
     assert _relation(physical_output_to_input_indexing(op, form=form).maps[0]) == expected

@@ -67,3 +67,59 @@ def test_cli_prints_table_and_summary_and_fails_on_failures(tmp_path: Path, caps
     out = capsys.readouterr().out
     assert "t::Bad" in out and "FAIL" in out and "docs example" in out
     assert out.strip().splitlines()[-1] == "conformance: 0 passed, 1 failed, 1 skipped"
+
+
+GET_TUPLE_ELEMENT = {
+    "id": "t::GetTupleElement", "kind": "output_to_input", "root_opcode": "get-tuple-element",
+    "also_checked_on_stablehlo": False, "root_output": 0, "source": {"path": "x"},
+    "hlo": "HloModule m\nENTRY e {\n  p0 = f32[10,20] parameter(0)\n  p1 = f32[30,40] parameter(1)\n"
+           "  t0 = (f32[30,40], f32[10,20]) tuple(p1, p0)\n  ROOT gte0 = f32[10,20] get-tuple-element(t0), index=1\n}\n",
+}
+
+
+@pytest.mark.parametrize(
+    "expected, status",
+    [
+        ("(d0, d1) -> (d0, d1), domain: d0 in [0, 9], d1 in [0, 19]", conformance.PASS),
+        ("(d0, d1) -> (d0, 19 - d1), domain: d0 in [0, 9], d1 in [0, 19]", conformance.FAIL),
+    ],
+)
+def test_a_folded_get_tuple_element_is_checked_on_the_element_it_reads(expected: str, status: str) -> None:
+    # The translator folds tuple and get-tuple-element away; XLA's map (from the gte's
+    # output to element 1 of t0, which is p0) is checked on the function's fused map to p0.
+    outcome = conformance.run_record(dict(GET_TUPLE_ELEMENT, expected=[[expected]]))
+    assert outcome.status == status, outcome.reason
+
+
+PRINT_INDEXING = {
+    "id": "t::print_indexing", "kind": "fusion_output_to_input", "root_opcode": "fusion", "root_output": 1,
+    "source": {"path": conformance.PRINT_INDEXING_SOURCE},
+    "hlo": "%fused {\n  %a = s32[8] parameter(0)\n  %b = s32[] parameter(1)\n  %d = s32[8] broadcast(%b)\n"
+           "  %mul = s32[8] multiply(%a, %d)\n  %r = s32[8] reverse(%a), dimensions={0}\n"
+           "  ROOT %result = (s32[8], s32[8]) tuple(%mul, %r)\n}\n\nENTRY main {\n  %a = s32[8] parameter(0)\n"
+           "  %b = s32[8] parameter(1)\n  ROOT %fusion = (s32[8], s32[8]) fusion(%a, %b), kind=kLoop, calls=%fused\n}\n",
+}
+
+
+@pytest.mark.parametrize(
+    "expected, status",
+    [
+        ([["(d0) -> (7 - d0), domain: d0 in [0, 7]"]], conformance.PASS),
+        ([["(d0) -> (d0), domain: d0 in [0, 7]"]], conformance.FAIL),
+        ([["(d0) -> (7 - d0), domain: d0 in [0, 7]"], ["(d0) -> (), domain: d0 in [0, 7]"]], conformance.FAIL),
+    ],
+)
+def test_a_print_indexing_record_is_read_from_the_fused_computation_alone(expected: list, status: str) -> None:
+    # As XLA's tool: the module is not verified (its ENTRY passes s32[8] to the s32[]
+    # parameter), the fusion's maps come from the computation it calls; output 1 (the
+    # reverse) reads only operand 0, the trailing operand 1 is not printed.
+    outcome = conformance.run_record(dict(PRINT_INDEXING, expected=expected))
+    assert outcome.status == status, outcome.reason
+
+
+def test_the_ill_typed_print_indexing_module_is_still_bad_input_elsewhere() -> None:
+    # Only print_indexing's records are read as the tool reads them: the same module in a
+    # fusion record of another source is rejected as bad input (skipped with the reason).
+    record = dict(PRINT_INDEXING, source={"path": "xla/hlo/analysis/indexing_analysis_test.cc"}, expected=[[]])
+    outcome = conformance.run_record(record)
+    assert outcome.status == conformance.SKIP and "rejected as bad input" in outcome.reason

@@ -11,7 +11,7 @@ from hlo_indexing.dialect_glue import hlo_import
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.hlo_text import prepare_for_translation, scan_hlo_text
 from hlo_indexing.dialect_glue.parsing import parse_module
-from hlo_indexing.errors import ParseError, UnsupportedError
+from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, ParseError, UnsupportedError
 from helpers import EXAMPLES
 
 FUSION = """\
@@ -241,3 +241,53 @@ def test_headerless_parse_error_keeps_its_column():
     with pytest.raises(ParseError) as info:
         parse_module("ENTRY main ( {\n}\n", input_format="hlo")
     assert info.value.location.line == 1 and info.value.location.column <= len("ENTRY main ( {")
+
+
+# XLA's print_indexing test module: the ENTRY passes s32[1024] to the fused
+# computation's s32[] parameter (XLA's tool loads it unverified).
+ILL_TYPED_CALL = """\
+HloModule m, entry_computation_layout={(s32[1024]{0}, s32[1024]{0}, s32[1024]{0})->(s32[1024]{0}, s32[1024]{0})}
+
+%fused_computation {
+  %a = s32[1024] parameter(0)
+  %b = s32[] parameter(1)
+  %c = s32[1024] parameter(2)
+  %d = s32[1024] broadcast(%b)
+  %mul = s32[1024] multiply(%a, %d)
+  %add = s32[1024] add(%mul, %c)
+  ROOT %result = (s32[1024], s32[1024]) tuple(%mul, %add)
+}
+
+ENTRY main {
+  %a = s32[1024] parameter(0)
+  %b = s32[1024] parameter(1)
+  %c = s32[1024] parameter(2)
+  ROOT %fusion = (s32[1024], s32[1024]) fusion(%a, %b, %c), kind=kLoop, calls=%fused_computation
+}
+"""
+
+
+def test_an_ill_typed_fusion_call_is_rejected_at_the_fusion():
+    with pytest.raises(InvalidInputError, match=r"fusion computation takes .* but the fusion passes") as caught:
+        hlo_import.import_hlo_text(ILL_TYPED_CALL, "m.hlo", make_context())
+    assert (caught.value.location.line, caught.value.location.column) == (17, 3)
+
+
+def test_a_named_computation_is_imported_by_itself_as_the_entry():
+    # Its own parameters (the ENTRY's ill-typed call is not imported), its ops still at
+    # their lines in the file.
+    module = hlo_import.import_hlo_text(ILL_TYPED_CALL, "m.hlo", make_context(), entry="fused_computation")
+    (main,) = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
+    assert [str(a.type) for a in main.regions[0].blocks[0].arguments] == ["tensor<1024xi32>", "tensor<i32>", "tensor<1024xi32>"]
+    assert str(main.location) == 'loc("fused_computation"("m.hlo":3:2))'  # its name, after the %
+    (multiply,) = _named(module, "mul")
+    assert str(multiply.location) == 'loc("mul"("m.hlo":8:3))'
+    assert not _named(module, "fusion")
+
+
+def test_the_entry_keeps_the_computations_it_calls_and_an_unknown_one_is_named():
+    module = hlo_import.import_hlo_text(FUSION, "f.hlo", make_context(), entry="fused")
+    (main,) = [op for op in module.body.operations if "sym_visibility" not in op.attributes]
+    assert [op.name for op in main.regions[0].blocks[0].operations][-2:] == ["stablehlo.reduce", "func.return"]
+    with pytest.raises(InvalidArgumentError, match="no computation named 'fused_typo' in f.hlo .*add, fused, e"):
+        hlo_import.import_hlo_text(FUSION, "f.hlo", make_context(), entry="fused_typo")

@@ -144,6 +144,35 @@ def test_tiles_of_reshape_like_maps(text: str) -> None:
     assert check_map(IndexingMap.parse(text)) > 0
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a convolution's input read with the window tap a tiling parameter (XLA's
+        # SimpleConvolutionWithRegions: '(0, d0 + d3, 0)'): the strides do not nest, the
+        # tile is the window, t0 + t3 - 1 elements
+        "(d0, d1) -> (d0 + d1), domain: d0 in [0, 2], d1 in [0, 5]",
+        # the window read whole (a range variable), a strided output, three taps
+        "(d0)[s0] -> (d0 + s0), domain: d0 in [0, 5], s0 in [0, 2]",
+        "(d0, d1) -> (d0 * 2 + d1 * 2), domain: d0 in [0, 3], d1 in [0, 2]",
+        "(d0, d1, d2) -> (d0 + d1 + d2, d2), domain: d0 in [0, 2], d1 in [0, 1], d2 in [0, 3]",
+    ],
+)
+def test_tiles_of_window_sums(text: str) -> None:
+    assert check_map(IndexingMap.parse(text)) > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # strides 1 and -1 (a reversed window) or 1 and 2 neither nest nor share a step
+        "(d0, d1) -> (d0 - d1 + 2), domain: d0 in [0, 2], d1 in [0, 2]",
+        "(d0, d1) -> (d0 + d1 * 2), domain: d0 in [0, 2], d1 in [0, 2]",
+    ],
+)
+def test_sums_that_neither_nest_nor_share_a_stride_are_not_tiles(text: str) -> None:
+    assert isinstance(symbolic_tile(IndexingMap.parse(text)), NotATile)
+
+
 def test_a_map_that_is_not_a_tile_says_why() -> None:
     tile = symbolic_tile(IndexingMap.parse("(d0) -> (d0 mod 4 + d0 floordiv 2), domain: d0 in [0, 7]"))
     assert isinstance(tile, NotATile) and tile.reason

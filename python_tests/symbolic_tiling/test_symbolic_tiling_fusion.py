@@ -5,6 +5,8 @@ that instruction (soundness of the fused tiles)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from tiling_fixtures import box, hlo_analysis
@@ -13,7 +15,9 @@ hypothesis = pytest.importorskip("hypothesis")  # test dependency (pyproject's t
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, program_id_map, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     AnalysisFailure,
     TiledFusion,
@@ -215,3 +219,98 @@ def test_a_nested_fusion_feeding_a_dot_is_one_node() -> None:
     assert (rhs.name, rhs.tile_sizes, rhs.tile_strides) == ("rhs", (4, 8), (1, 1))
     for rt0 in range(3):
         assert rhs.tile_offsets_indexing.evaluate([0], [rt0]) == (rt0, 0)
+
+
+# XLA's SimpleConvolutionWithRegions (symbolic_tile_analysis_test.cc), and a 2-D
+# convolution with input features: a convolution tiles as a dot does, its window
+# positions and input features becoming hidden (contracting) tiling parameters.
+CONV_1D = (
+    "conv {\n  conv.p0 = f32[1,8,1]{2,1,0} parameter(0)\n  conv.p1 = f32[1,3,1]{2,1,0} parameter(1)\n"
+    "  ROOT conv = f32[1,6,1]{2,1,0} convolution(conv.p0, conv.p1), window={size=3}, dim_labels=b0f_i0o->b0f\n}\n"
+    "ENTRY main {\n  main.p0 = f32[1,8,1]{2,1,0} parameter(0)\n  main.p1 = f32[1,3,1]{2,1,0} parameter(1)\n"
+    "  ROOT fusion = f32[1,6,1]{2,1,0} fusion(main.p0, main.p1), kind=kCustom, calls=conv\n}\n"
+)
+CONV_2D = (
+    "conv {\n  p0 = f32[2,5,4,3] parameter(0)\n  p1 = f32[3,2,3,2] parameter(1)\n"
+    "  ROOT conv = f32[2,3,3,2] convolution(p0, p1), window={size=3x2}, dim_labels=b01f_01io->b01f\n}\n"
+    "ENTRY main {\n  a = f32[2,5,4,3] parameter(0)\n  b = f32[3,2,3,2] parameter(1)\n"
+    "  ROOT fusion = f32[2,3,3,2] fusion(a, b), kind=kCustom, calls=conv\n}\n"
+)
+
+
+SCALED_DOT = (
+    "fusion {\n  lhs = f8e4m3fn[4,32] parameter(0)\n  rhs = f8e4m3fn[32,6] parameter(1)\n"
+    "  ls = f8e8m0fnu[4,4] parameter(2)\n  rs = f8e8m0fnu[4,6] parameter(3)\n"
+    "  ROOT dot = f32[4,6] scaled-dot(lhs, rhs, ls, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"
+    "ENTRY e {\n  a = f8e4m3fn[4,32] parameter(0)\n  b = f8e4m3fn[32,6] parameter(1)\n"
+    "  c = f8e8m0fnu[4,4] parameter(2)\n  d = f8e8m0fnu[4,6] parameter(3)\n"
+    "  ROOT fusion = f32[4,6] fusion(a, b, c, d), kind=kCustom, calls=fusion\n}\n"
+)
+
+
+def conv_1d_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    """Output (b, x, o) reads input (b, x + kx, i) and kernel (i, kx, o)."""
+    return (p["b"], p["x"] + p["kx"], p["i"]), (p["i"], p["kx"], p["o"])
+
+
+def conv_2d_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    """Output (b, x, y, o) reads input (b, x + kx, y + ky, i) and kernel (kx, ky, i, o)."""
+    return (p["b"], p["x"] + p["kx"], p["y"] + p["ky"], p["i"]), (p["kx"], p["ky"], p["i"], p["o"])
+
+
+def scaled_dot_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    """Output (m, n) reads lhs (m, k), rhs (k, n) and their scales, one per block of 8 k."""
+    return (p["m"], p["k"]), (p["k"], p["n"]), (p["m"], p["k"] // 8), (p["k"] // 8, p["n"])
+
+
+#: name -> (HLO, fused computation, reads of one output element at one contracting
+#: point, the tiling parameters in XLA's order: contracted first, then the output's).
+CONTRACTIONS = {
+    "conv_1d": (CONV_1D, "conv", conv_1d_reads, ["kx", "i", "b", "x", "o"]),
+    "conv_2d": (CONV_2D, "conv", conv_2d_reads, ["kx", "ky", "i", "b", "x", "y", "o"]),
+    "scaled_dot": (SCALED_DOT, "fusion", scaled_dot_reads, ["k", "m", "n"]),
+}
+
+
+def test_a_convolution_tiles_with_its_window_as_xla_names_it() -> None:
+    module, analysis = hlo_analysis(CONV_1D, "conv")
+    assert isinstance(analysis, TiledFusion), analysis
+    assert [(p.size, p.contracting) for p in analysis.parameters] == [(3, True), (1, True), (1, False), (6, False), (1, False)]
+    expected = {  # XLA's expectations, compared as relations
+        "conv": "(d0, d1, d2, d3, d4) -> (d2, d3, d4)",
+        "conv.p0": "(d0, d1, d2, d3, d4) -> (0, d0 + d3, 0)",
+        "conv.p1": "(d0, d1, d2, d3, d4) -> (0, d0, 0)",
+    }
+    domain = ", domain: d0 in [0, 2], d1 in [0, 0], d2 in [0, 0], d3 in [0, 5], d4 in [0, 0]"
+    for node in analysis.nodes:
+        assert node.indexing_map.relation() == IndexingMap.parse(expected[node.name] + domain).relation(), node.name
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACTIONS))
+def test_contraction_tiles_hold_what_each_program_reads(name: str) -> None:
+    # For every valid tiling and program (output tile x contracting step): the operand
+    # elements the program's output elements read at its contracting points lie in the
+    # operands' tiles, which are exactly those elements when no parameter's tile is cut
+    # by its bound.
+    text, computation_name, reads_of, names = CONTRACTIONS[name]
+    module, analysis = hlo_analysis(text, computation_name)
+    assert isinstance(analysis, TiledFusion), analysis
+    assert [p.contracting for p in analysis.parameters] == [n in ("k", "kx", "ky", "i") for n in names]
+    tilings = analysis.valid_tilings()
+    assert len(tilings) >= 12
+    checked = 0
+    for sizes in tilings:
+        root = tiled_computation(analysis, list(sizes)).roots[0]
+        for operand_index, inst in enumerate(root.operands):
+            pid_map, programs = program_id_map(analysis.parameters, list(sizes), "major_to_minor", inst.node.hidden)
+            shape = ir.RankedTensorType(inst.node.value.type).shape
+            for pid in range(programs):
+                starts = pid_map.evaluate([pid])
+                ranges = [range(s, min(s + n, p.size)) for s, n, p in zip(starts, sizes, analysis.parameters)]
+                reads = {reads_of(dict(zip(names, point)))[operand_index] for point in itertools.product(*ranges)}
+                tile = box(inst.tile_offsets_indexing.evaluate([pid]), inst.tile_sizes, inst.tile_strides, shape)
+                assert reads <= tile, (sizes, pid, operand_index, sorted(reads - tile)[:3])
+                if all(s + n <= p.size for s, n, p in zip(starts, sizes, analysis.parameters)):
+                    assert reads == tile, (sizes, pid, operand_index)
+                checked += 1
+    assert checked > 100
