@@ -463,12 +463,15 @@ class IndexingMap:
 
     def add_constraints(self, items: Iterable[tuple[ir.AffineExpr, Interval | tuple[int, int]]]) -> "IndexingMap":
         """:meth:`add_constraint` of each item in turn, the same map, built once instead of
-        once per item (composition adds every constraint of both maps)."""
+        once per item (composition adds every constraint of both maps); the map itself
+        when there is no item."""
         if self._map is None or self._empty:
             return self
         variables = {"d": list(self._dims), "s": list(self._ranges + self._runtimes)}
         constraints = dict(self._constraints)
+        added = False
         for expr, interval in items:
+            added = True
             interval = _interval(interval)
             expr = ax.typed(expr)
             if isinstance(expr, ax.Const):
@@ -486,6 +489,8 @@ class IndexingMap:
                 merged = constraints[expr] = interval if previous is None else previous.intersect(interval)
                 if merged.is_empty:
                     return self._as_known_empty()
+        if not added:
+            return self
         n = len(self._ranges)
         symbols = variables["s"]
         return IndexingMap._make(self._map, variables["d"], symbols[:n], symbols[n:], constraints)
