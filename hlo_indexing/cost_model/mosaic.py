@@ -184,14 +184,19 @@ def padded_shape(block_shape: Sequence[int], element_type: str, device: TpuDevic
     """``block_shape`` as Mosaic lays it out in VMEM: the last dimension rounded up to
     the lanes, the second-to-last to the native sublane tile (a rank-1 block: to the
     lanes)."""
-    shape = list(block_shape)
-    if not shape:
-        return ()
+    return tuple(int(size) for size in padded_sizes(np.asarray([block_shape], np.int64).reshape(1, -1), element_type, device)[0])
+
+
+def padded_sizes(sizes: np.ndarray, element_type: str, device: TpuDevice) -> np.ndarray:
+    """:func:`padded_shape` of every row of ``sizes`` (``[blocks, rank]``)."""
+    if sizes.shape[1] == 0:
+        return sizes
     sublane_tile, lane_tile = native_tile(element_type, device)
-    shape[-1] = round_up(shape[-1], lane_tile)
-    if len(shape) >= 2:
-        shape[-2] = round_up(shape[-2], sublane_tile)
-    return tuple(shape)
+    padded = sizes.copy()
+    padded[:, -1] = -(-sizes[:, -1] // lane_tile) * lane_tile
+    if sizes.shape[1] >= 2:
+        padded[:, -2] = -(-sizes[:, -2] // sublane_tile) * sublane_tile
+    return padded
 
 
 def vmem_bytes(block: TpuBlock, device: TpuDevice) -> int:
@@ -205,8 +210,14 @@ def vmem_bytes(block: TpuBlock, device: TpuDevice) -> int:
 def buffer_bytes(shape: Sequence[int], element_type: str, device: TpuDevice) -> int:
     """Bytes of one buffer of ``shape`` in VMEM (padded to the native tiling; sub-byte
     types packed)."""
+    return int(buffer_bytes_of(np.asarray([shape], np.int64).reshape(1, -1), element_type, device)[0])
+
+
+def buffer_bytes_of(sizes: np.ndarray, element_type: str, device: TpuDevice) -> np.ndarray:
+    """:func:`buffer_bytes` of every row of ``sizes`` (``[blocks, rank]``)."""
     bits = 32 if element_type == "pred" else bit_width(element_type)
-    return -(-math.prod(padded_shape(shape, element_type, device)) * bits // 8)
+    elements = np.prod(padded_sizes(sizes, element_type, device), axis=1, dtype=np.int64)
+    return -(-elements * bits // 8)
 
 
 def vmem_rejections(
@@ -252,11 +263,6 @@ def native_tiling_note(block: TpuBlock, device: TpuDevice) -> str | None:
         f"(the native {block.element_type} tile is ({sublane_tile}, {lane_tile})): Mosaic pads it to "
         f"{_shape(padded_shape(shape, block.element_type, device))} in VMEM"
     )
-
-
-def round_up(value: int, multiple: int) -> int:
-    """``value`` rounded up to a multiple of ``multiple``."""
-    return -(-value // multiple) * multiple
 
 
 def _shape(shape: Sequence[int]) -> str:

@@ -33,7 +33,7 @@ import numpy as np
 
 from hlo_indexing.layout.attributes import LayoutLike, as_layout
 from hlo_indexing.cost_model.backends import evaluator
-from hlo_indexing.cost_model.estimate import CandidateEstimates, Estimate, Rejection, renamed
+from hlo_indexing.cost_model.estimate import CandidateEstimates, ConstraintCheck, Estimate, Rejection, renamed
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices.registry import device as select_device
@@ -191,8 +191,7 @@ class DeviceRanking:
         ``names`` maps that fusion's instruction names to ``fusion``'s (``nodes`` its
         nodes to ``fusion``'s, when known: footprints then share its tables)."""
         tilings = self.tilings.rebound(fusion, names, nodes) if isinstance(self.tilings, RankedTilings) else self.tilings
-        examples = {rule: (sizes, renamed(rejection, names)) for rule, (sizes, rejection) in self.examples.items()}
-        return replace(self, tilings=tilings, examples=examples)
+        return replace(self, tilings=tilings, examples=RenamedExamples(self.examples, names))
 
     def loses(self, index: int) -> str:
         """Why ranked tiling ``index`` (0-based) is slower than the best, in words ('' for
@@ -214,12 +213,82 @@ class DeviceRanking:
         return "; ".join(parts)
 
 
+class CheckExamples(Mapping[str, tuple[tuple[int, ...], Rejection]]):
+    """A ranking's examples, rule -> tile sizes and rejection, each rejection's message
+    written when it is read (from the check it breaks)."""
+
+    def __init__(self) -> None:
+        self._checks: dict[str, tuple[tuple[int, ...], ConstraintCheck, int]] = {}
+        self._written: dict[str, tuple[tuple[int, ...], Rejection]] = {}
+
+    def add(self, sizes: tuple[int, ...], check: ConstraintCheck, index: int) -> None:
+        """Candidate ``index`` (tile ``sizes``) as the example of ``check``'s rule."""
+        self._checks[check.rule] = (sizes, check, index)
+
+    def __getitem__(self, rule: str) -> tuple[tuple[int, ...], Rejection]:
+        if rule not in self._written:
+            sizes, check, index = self._checks[rule]
+            self._written[rule] = (sizes, check.rejection(index))
+        return self._written[rule]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._checks)
+
+    def __len__(self) -> int:
+        return len(self._checks)
+
+
+class RenamedExamples(Mapping[str, tuple[tuple[int, ...], Rejection]]):
+    """A ranking's examples (rule -> tile sizes and rejection) with the instruction
+    names of ``names`` replaced in each rejection, when it is read (most rankings of a
+    module's fusions are counted, their examples never read)."""
+
+    def __init__(self, examples: Mapping[str, tuple[tuple[int, ...], Rejection]], names: Mapping[str, str]):
+        self._examples, self._names = examples, names
+        self._renamed: dict[str, tuple[tuple[int, ...], Rejection]] = {}
+
+    def __getitem__(self, rule: str) -> tuple[tuple[int, ...], Rejection]:
+        if rule not in self._renamed:
+            sizes, rejection = self._examples[rule]
+            self._renamed[rule] = (sizes, renamed(rejection, self._names))
+        return self._renamed[rule]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._examples)
+
+    def __len__(self) -> int:
+        return len(self._examples)
+
+
 def _renamed_label(label: str, names: Mapping[str, str]) -> str:
     head, _, name = label.partition(" ")
     return f"{head} {names.get(name, name)}" if name else label
 
 
-def _layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays) -> dict[int, Layout]:
+class _ParsedLayouts(Mapping[int, Layout]):
+    """:func:`parsed_layouts`, computed when first read (a backend that reads operands in
+    their logical layout, as the TPU one, never reads them)."""
+
+    def __init__(self, fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays):
+        self._arguments = (fusion, layouts, tiles)
+        self._parsed: dict[int, Layout] | None = None
+
+    def _found(self) -> dict[int, Layout]:
+        if self._parsed is None:
+            self._parsed = parsed_layouts(*self._arguments)
+        return self._parsed
+
+    def __getitem__(self, number: int) -> Layout:
+        return self._found()[number]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._found())
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+
+def parsed_layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays) -> dict[int, Layout]:
     """Per fusion parameter number, its layout as the backends take it (each layout text
     parsed once per rank, kept with the facts of ``tiles``)."""
     found: dict[int, Layout] = {}
@@ -262,11 +331,11 @@ def rank_for_device(
         arrays.memo("grid", lambda: grid)
     grid = arrays.memo("grid", lambda: Grid.over(sizes_key))
     valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
-    judged = evaluator(device)(fusion, arrays, device, _layouts(fusion, layouts, arrays))
+    judged = evaluator(device)(fusion, arrays, device, _ParsedLayouts(fusion, layouts, arrays))
     legal = np.flatnonzero(valid & judged.legal())
     order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
     broken_by_rule: dict[str, np.ndarray] = {}
-    examples: dict[str, tuple[tuple[int, ...], Rejection]] = {}
+    examples = CheckExamples()
     for check in judged.checks:
         broken = valid & ~check.ok
         if broken.any():
@@ -274,7 +343,7 @@ def rank_for_device(
             broken_by_rule[check.rule] = broken if previous is None else previous | broken
             if check.rule not in examples:
                 first = int(np.flatnonzero(broken)[0])
-                examples[check.rule] = (tuple(int(c[first]) for c in arrays.flat), check.rejection(first))
+                examples.add(tuple(int(c[first]) for c in arrays.flat), check, first)
     rejected = {rule: int(mask.sum()) for rule, mask in broken_by_rule.items()}
     footprints = Footprints(fusion, dict(layouts or {}), dict(output_layouts or {}), counts_cache)
     ranked = RankedTilings(order, arrays.flat, judged, footprints)

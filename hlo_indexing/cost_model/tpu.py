@@ -36,7 +36,7 @@ device="tpu-v5e")``) go through :mod:`.tpu_ranking`.
   padded to the native tiling (``sublane tile x lanes`` elements, :func:`.mosaic.padded_shape`),
   one vreg per cycle at ``clock_rate_ghz``: an assumption, the VPU's issue width and the
   cost of transcendental functions on the EUP are not published.
-* *Overhead*: :data:`STEP_OVERHEAD_NS` per grid step (the pipeline's bookkeeping: DMA
+* *Overhead*: :data:`.tpu_figures.STEP_OVERHEAD_NS` per grid step (the pipeline's bookkeeping: DMA
   issue and semaphore waits), an assumption of the order JAX's Pallas TPU guides quote,
   not a measurement.
 * *Overlap*: the pipeline overlaps each step's transfers with the previous step's compute:
@@ -54,7 +54,8 @@ import numpy as np
 
 from hlo_indexing.cost_model import mosaic
 from hlo_indexing.cost_model.element_types import byte_size, xla_name
-from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
+from hlo_indexing.cost_model.estimate import Assessment, Estimate, Rejection
+from hlo_indexing.cost_model.tpu_figures import DotWork, OperandTraffic, dot_operations, mxu_rate, tpu_figures, vector_registers
 from hlo_indexing.devices.types import TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import LimitExceededError
@@ -66,8 +67,6 @@ from hlo_indexing.symbolic_tiling.pallas import BlockSpec, NotABlockError, Palla
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
-#: Nanoseconds of pipeline bookkeeping per grid step (see the module docstring).
-STEP_OVERHEAD_NS = 350.0
 #: Opcodes that move or reinterpret data without vector arithmetic.
 NO_VECTOR_WORK = frozenset(
     {"parameter", "constant", "iota", "reshape", "bitcast", "broadcast", "slice", "transpose", "copy", "tuple", "get-tuple-element", "dot"}
@@ -210,37 +209,19 @@ def assess_tpu(fusion: TiledFusion, tile_sizes: Sequence[int], device: TpuDevice
 
 
 def estimate_kernel(kernel: TpuKernel, fusion: TiledFusion, device: TpuDevice) -> Estimate:
-    """The model's estimate of one kernel (see the module docstring)."""
+    """The model's estimate of one kernel (see the module docstring; the arithmetic is
+    :func:`.tpu_figures.tpu_figures`'s)."""
     grid = kernel.tiling.grid
-    steps = math.prod(grid)
-    bandwidth_per_ns = device.hbm_bandwidth_bytes_per_second / 1e9
-    bytes_read = bytes_written = 0
-    first_step_bytes = 0
-    items = []
+    steps = np.asarray([math.prod(grid)], np.int64)
+    cores = np.asarray([device.tensor_cores_per_chip if any(n >= 2 for n in grid[: kernel.num_parallel_axes]) else 1],
+                       np.int64)
+    operands = []
     for operand in kernel.operands:
-        moved_block = math.prod(min(b, n) for b, n in zip(operand.spec.block_shape, operand.shape)) * byte_size(operand.element_type)
-        transfers = block_changes(operand.spec.index_map, grid)
-        moved = transfers * moved_block
-        first_step_bytes += moved_block
-        if operand.spec.kind == "output":
-            bytes_written += moved
-        else:
-            bytes_read += moved
-        items.append(BreakdownItem(f"{operand.subject} ({'write' if operand.spec.kind == 'output' else 'read'})", moved / bandwidth_per_ns, moved, f"{transfers} transfers of {moved_block} B"))
-    read_ns, write_ns = bytes_read / bandwidth_per_ns, bytes_written / bandwidth_per_ns
-    cores = device.tensor_cores_per_chip if any(n >= 2 for n in grid[: kernel.num_parallel_axes]) else 1
-    mxu_ns, flops, vpu_ns = _compute_ns(kernel, fusion, device, cores, steps)
-    if mxu_ns:
-        items.append(BreakdownItem("MXU", mxu_ns, None, f"{flops} padded operations on {cores} TensorCore(s)"))
-    if vpu_ns:
-        items.append(BreakdownItem("VPU", vpu_ns, None, f"one vreg per cycle at {device.clock_rate_ghz} GHz"))
-    overhead = STEP_OVERHEAD_NS * steps
-    items.append(BreakdownItem("grid steps", overhead, None, f"{steps} steps x {STEP_OVERHEAD_NS} ns"))
-    prologue = first_step_bytes / bandwidth_per_ns
-    items.append(BreakdownItem("prologue", prologue, first_step_bytes, "the first step's blocks, which nothing overlaps"))
-    compute_ns = mxu_ns + vpu_ns
-    exec_ns = max(read_ns + write_ns, compute_ns) + overhead + prologue
-    return Estimate(exec_ns, read_ns, write_ns, compute_ns, bytes_read, bytes_written, flops, steps, None, tuple(items))
+        block_bytes = math.prod(min(b, n) for b, n in zip(operand.spec.block_shape, operand.shape)) * byte_size(operand.element_type)
+        operands.append(OperandTraffic(operand.subject, operand.spec.kind == "output", np.asarray([block_bytes], np.int64),
+                                       np.asarray([block_changes(operand.spec.index_map, grid)], np.int64)))
+    dots, vregs = _compute_work(kernel, fusion, device)
+    return tpu_figures(operands, dots, vregs, steps, cores, device).estimate(0)
 
 
 def block_changes(index_map: IndexingMap, grid: Sequence[int]) -> int:
@@ -273,29 +254,18 @@ def _followed_axes(index_map: IndexingMap, grid: Sequence[int]) -> list[int] | N
     return [axis for axis, coefficient, _ in forms if axis is not None and coefficient != 0 and grid[axis] > 1]
 
 
-def _compute_ns(kernel: TpuKernel, fusion: TiledFusion, device: TpuDevice, cores: int, steps: int) -> tuple[float, int, float]:
-    """(MXU ns, MXU operations, VPU ns) of the whole grid."""
+def _compute_work(kernel: TpuKernel, fusion: TiledFusion, device: TpuDevice) -> tuple[list[DotWork], np.ndarray]:
+    """The dots' work and the vector registers of the other computing instructions, per
+    grid step."""
     sizes = kernel.tile_sizes
-    mxu_ns, flops, vregs = 0.0, 0, 0
-    rows, columns = device.mxu_shape
+    dots, vregs = [], np.zeros(1, np.int64)
     for inst in kernel.computation.instructions:
         opcode = inst.node.opcode
-        tile = [max(1, s) for s in inst.tile_sizes]
+        tile = np.asarray([[max(1, s) for s in inst.tile_sizes]], np.int64).reshape(1, -1)
         if opcode == "dot":
             k_step = math.prod(sizes[p] for p, param in enumerate(fusion.parameters) if param.contracting and param.owner == inst.node.name)
-            *batch, m, n = tile if len(tile) >= 2 else [1, *tile]
-            padded = 2 * math.prod(batch) * mosaic.round_up(m, device.sublanes) * mosaic.round_up(n, columns) * mosaic.round_up(max(k_step, 1), rows)
             element_type = xla_name(ir.ShapedType(inst.operands[0].node.value.type).element_type) if inst.operands else "bf16"
-            rate = device.peak_rate(element_type) or device.peak_rate("bf16") or 1
-            per_core = rate / device.tensor_cores_per_chip * cores
-            operations = padded * steps
-            flops += operations
-            mxu_ns += operations / per_core * 1e9
+            dots.append(DotWork(dot_operations(tile, np.asarray([k_step], np.int64), device), mxu_rate(element_type, device)))
         elif opcode not in NO_VECTOR_WORK:
-            element_type = xla_name(ir.ShapedType(inst.node.value.type).element_type)
-            sublane_tile, lane_tile = mosaic.native_tile(element_type, device)
-            padded_tile = mosaic.padded_shape(tile, element_type, device)
-            per_vreg = sublane_tile * lane_tile if len(tile) >= 2 else lane_tile
-            vregs += -(-math.prod(padded_tile) // per_vreg) * steps
-    vpu_ns = vregs / (device.clock_rate_ghz * cores)
-    return mxu_ns, flops, vpu_ns
+            vregs = vregs + vector_registers(tile, xla_name(ir.ShapedType(inst.node.value.type).element_type), device)
+    return dots, vregs

@@ -151,7 +151,9 @@ def _name(value: SsaValue, owner: ir.Operation | None) -> str:
 
 @dataclass
 class TiledFusion:
-    """The symbolic tiling of one fusion (see the module docstring)."""
+    """The symbolic tiling of one fusion (see the module docstring). Its nodes hold the
+    fusion's ``ir.Value``s: it is valid while the module they belong to is alive (keep the
+    ``ir.Module`` or ``module.operation``; MLIR frees the ops with it)."""
 
     parameters: list[TilingParameter]
     #: Per output, its tiled nodes: the root's own, or every node of an extra output

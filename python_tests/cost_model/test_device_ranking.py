@@ -24,7 +24,8 @@ import hlo_indexing
 from hlo_indexing import parse_module
 from hlo_indexing.cost_model import backends
 from hlo_indexing.cost_model.audit import audit_schema, audit_tilings, module_audit
-from hlo_indexing.cost_model.backends import NOT_EVALUATED, assess_tiling, evaluator, per_tiling
+from hlo_indexing.cost_model.backends import assess_tiling, evaluator
+from hlo_indexing.cost_model.per_tiling import NOT_EVALUATED, per_tiling
 from hlo_indexing.cost_model.block_level import BlockLevelParameters, parse_backend_config
 from hlo_indexing.cost_model.device_report import module_tilings
 from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection

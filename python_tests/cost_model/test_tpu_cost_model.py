@@ -3,21 +3,33 @@ of a fusion, written as a Pallas kernel (the generated grid, BlockSpecs and dime
 semantics, plus a kernel body for the fusion), lowers for TPU (``jax.export``,
 CPU-only), runs in TPU interpret mode with the fusion's result (numpy), and gets no
 error from check_pallas. The model's counts are checked against brute force: block
-transfers by walking the grid, MXU operations by hand."""
+transfers by walking the grid, MXU operations by hand. The backend over many candidates
+(hlo_indexing.cost_model.tpu_ranking, in closed form) judges every candidate as the
+one-by-one backend does (assess_tpu per candidate, through the tiled computation and
+the block index maps): the same rules, messages and figures, breakdown included."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
 import numpy as np
 import pytest
+from helpers import EXAMPLES
 from pallas_harness import abstract_tpu
 from tiling_fixtures import analysis_of, functions_of
 
-from hlo_indexing.cost_model import tpu
+from hlo_indexing.cost_model import tpu, tpu_figures, tpu_ranking
 from hlo_indexing.cost_model.ranking import rank_tilings
+from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices import device
+from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.symbolic_tiling.ranking import constraint_mask
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.tile_counts import Grid
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
 
 FUNCTIONS = """
 func.func @matmul(%a: tensor<256x512xbf16>, %b: tensor<512x384xbf16>) -> tensor<256x384xf32> {
@@ -45,6 +57,8 @@ func.func @add_bias(%x: tensor<128x512xf32>, %b: tensor<512xf32>) -> tensor<128x
 """
 
 V5E = device("tpu-v5e")
+#: A v5e with 256 KiB of VMEM: the budget rejects the larger blocks.
+SMALL_VMEM = dataclasses.replace(V5E, name="tpu-v5e-256k", vmem_bytes=256 << 10)
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +201,7 @@ def test_matmul_counts_by_hand(fusions):
     assert estimate.bytes_written == 6 * 128 * 128 * 4
     assert estimate.flops == 24 * 2 * 128 * 128 * 128
     assert math.isclose(estimate.compute_time_ns, estimate.flops / 197e12 * 1e9, rel_tol=1e-9)
-    expected = max(estimate.read_time_ns + estimate.write_time_ns, estimate.compute_time_ns) + 24 * tpu.STEP_OVERHEAD_NS
+    expected = max(estimate.read_time_ns + estimate.write_time_ns, estimate.compute_time_ns) + 24 * tpu_figures.STEP_OVERHEAD_NS
     assert estimate.exec_time_ns > expected  # plus the prologue the pipeline cannot hide
 
 
@@ -208,3 +222,44 @@ def test_the_vmem_budget_rejects_huge_blocks_on_a_small_vmem(fusions):
 
     tiny = dataclasses.replace(small, name="tiny", vmem_bytes=1 << 20)
     assert [r.rule for r in tpu.assess_tpu(fusions["matmul"], (512, 256, 384), tiny).rejections] == ["mosaic.vmem"]
+
+
+def _judged(evaluate, fusion: TiledFusion, tpu_device) -> tuple[list[tuple[str, ...]], list[object]]:
+    """Every candidate satisfying the fusion's constraints as ``evaluate`` judges it:
+    its rejections (rule and message) and its estimate."""
+    grid = Grid.over(tuple(p.size for p in fusion.parameters))
+    tiles = TileArrays(list(grid.flat_sizes) if fusion.parameters else [])
+    valid = np.flatnonzero(constraint_mask(fusion.constraints, grid.flat_sizes, grid.total))
+    judged = evaluate(fusion, tiles, tpu_device, None)
+    return [tuple(str(r) for r in judged.rejections(int(i))) for i in valid], [judged.estimate(int(i)) for i in valid]
+
+
+def _same_as_one_by_one(label: str, fusion: TiledFusion, tpu_device) -> set[str]:
+    """Asserts the two backends agree on every candidate; the rules broken."""
+    assert tpu_ranking.kernel_plan(fusion) is not None, label  # the closed form is what is compared
+    fast, exact = _judged(tpu_ranking.evaluate_candidates, fusion, tpu_device), _judged(tpu_ranking.one_by_one, fusion, tpu_device)
+    assert fast[0] == exact[0], label
+    assert fast[1] == exact[1], label
+    assert any(not e.is_infinite for e in fast[1]), label  # some kernels are compared
+    return {r.split("]")[0][1:] for rejections in fast[0] for r in rejections}
+
+
+@pytest.mark.parametrize("tpu_device", [V5E, SMALL_VMEM], ids=["v5e", "small-vmem"])
+def test_every_candidate_is_judged_as_one_by_one(fusions, tpu_device):
+    rules = {name: _same_as_one_by_one(name, fusion, tpu_device) for name, fusion in fusions.items()}
+    assert "mosaic.not-a-block" in rules["softmax"]  # x is read through two tiles: a block where they agree
+    assert ("mosaic.vmem" in rules["matmul"]) == (tpu_device is SMALL_VMEM)
+
+
+@pytest.mark.parametrize("example", ["tiling.mlir", "transformer_step_cpu.hlo"])
+def test_every_candidate_of_the_examples_is_judged_as_one_by_one(example):
+    module = parse_module(EXAMPLES / example)  # alive while the analyses are used
+    memo = TilingMemo()
+    compared = 0
+    for label, op in computations(module.operation):
+        fusion = memo.analyze(op)
+        origin = memo.origin(fusion) if not isinstance(fusion, AnalysisFailure) else None
+        if origin is not None and origin[0] is fusion:  # each body once
+            _same_as_one_by_one(label, fusion, V5E)
+            compared += 1
+    assert compared

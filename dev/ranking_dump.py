@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Dump every device ranking of the benchmark's training steps and of the examples, to
+compare a cost-model backend before and after a change (``diff`` the two files).
+
+For each device and each source (the compiled 1- to 8-layer training steps of
+``benchmarks/bench_tiling.py``, ``examples/transformer_step_cpu.hlo``,
+``examples/tiling.mlir``), one JSON line per computation: the ranking as
+``hlo-print-tilings{device=}`` computes it (one per body, through
+:class:`~hlo_indexing.cost_model.ranking.DeviceRankingMemo`: the order, each ranked
+tiling's estimate with its breakdown, the rejection counts and examples, the note), then
+every candidate as the backend judged it (its rejections' messages and its estimate),
+or the error the ranking raised. Run with the repository's ``.venv``::
+
+    .venv/bin/python dev/ranking_dump.py --device tpu-v5e --layers 1,2,4,8 > before.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from hlo_indexing.cost_model.backends import evaluator
+from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, parsed_layouts
+from hlo_indexing.cost_model.tile_arrays import TileArrays
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.devices.types import Device
+from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import computations
+from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.symbolic_tiling import ranking as blind
+from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
+from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.tile_counts import Grid
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def training_steps() -> ModuleType:
+    """``benchmarks/jax_training_step.py`` (the benchmark's steps, cached there), loaded
+    by path."""
+    path = ROOT / "benchmarks" / "jax_training_step.py"
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
+    """The ranking's every figure."""
+    return {
+        "considered": ranking.considered, "capped": ranking.capped, "note": ranking.note,
+        "rejected": dict(sorted(ranking.rejected.items())),
+        "examples": {rule: [list(sizes), str(rejection), rejection.subject]
+                     for rule, (sizes, rejection) in sorted(ranking.examples.items())},
+        "tilings": [{"rank": t.rank, "tile_sizes": list(t.tile_sizes), "estimate": t.estimate.to_json(),
+                     "loses": ranking.loses(k)} for k, t in enumerate(ranking.tilings)],
+    }
+
+
+def candidates_json(fusion: TiledFusion, device: Device, layouts: dict[int, Any]) -> list[dict[str, Any]]:
+    """Every candidate satisfying the fusion's constraints, as the backend judged it."""
+    grid = Grid.over(tuple(p.size for p in fusion.parameters))
+    tiles = TileArrays(list(grid.flat_sizes) if fusion.parameters else [])
+    valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
+    judged = evaluator(device)(fusion, tiles, device, parsed_layouts(fusion, layouts, tiles))
+    out = []
+    for i in map(int, valid.nonzero()[0]):
+        rejections = [str(r) for r in judged.rejections(i)]
+        estimate = judged.estimate(i).to_json()
+        out.append({"tile_sizes": [int(c[i]) for c in tiles.flat], "rejections": rejections, "estimate": estimate})
+    return out
+
+
+def dump(label: str, module: ir.Module | ir.Operation, device: Device, out: Any) -> None:
+    operation = module.operation if isinstance(module, ir.Module) else module
+    memo = TilingMemo()
+    device_memo = DeviceRankingMemo(memo)
+    for name, op in computations(operation):
+        record: dict[str, Any] = {"source": label, "device": device.name, "computation": name}
+        try:
+            fusion = memo.analyze(op)
+        except HloIndexingError as exc:
+            record["analysis_error"] = exc.message
+            fusion = None
+        if isinstance(fusion, AnalysisFailure):
+            record["failure"] = fusion.reason
+        elif fusion is not None:
+            layouts, output_layouts = declared_parameter_layouts(op)
+            try:
+                record["ranking"] = ranking_json(device_memo.rank(fusion, device, layouts=layouts,
+                                                                  output_layouts=output_layouts))
+            except HloIndexingError as exc:
+                record["ranking_error"] = exc.message
+            try:
+                record["candidates"] = candidates_json(fusion, device, layouts)
+            except HloIndexingError as exc:
+                record["candidates_error"] = exc.message
+        out.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", required=True)
+    parser.add_argument("--layers", default="1,2,4,8", help="the training steps' layer counts ('' for none)")
+    args = parser.parse_args()
+    device = select_device(args.device)
+    jax_training_step = training_steps()
+    for n in [int(x) for x in args.layers.split(",") if x]:
+        hlo = jax_training_step.compiled_training_step_text(n, jax_training_step.SIZES)
+        dump(f"training step L{n}", import_hlo(hlo, f"compiled_training_step_L{n}.hlo"), device, sys.stdout)
+    for example in ("transformer_step_cpu.hlo", "tiling.mlir"):
+        dump(example, parse_module(ROOT / "examples" / example), device, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
