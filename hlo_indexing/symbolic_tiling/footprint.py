@@ -40,6 +40,9 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan
 from hlo_indexing.layout.types import COMBINE, Layout
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import remove_unused_symbols
+from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
@@ -47,6 +50,10 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 #: Largest number of tile elements enumerated for a parameter read through several tiles
 #: or a layout whose layout tiles are not a product of per-dimension blocks.
 MAX_ENUMERATED = 1 << 24
+#: Tile elements of a union of tiles counted at once (bounds the memory of one count).
+UNION_CHUNK = 1 << 20
+#: Most tiles of one parameter counted by inclusion-exclusion (2**n - 1 intersections).
+MAX_UNION_BOXES = 6
 
 
 class FootprintError(HloIndexingError):
@@ -246,8 +253,9 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
     # are those of its region); runtime variables multiply the enumerated points.
     steps = max(1, -(-(pid_range.upper + 1) // max(num_programs, 1)))
     repeats = max(1, offsets_map.domain_size() // max(pid_range.size, 1))
+    weight = 1
     if len(insts) == 1 and unit is not None:
-        units, elements = _separable_counts(first, shape, layout)
+        units, elements, weight = _separable_counts(first, shape, layout)
         unit_elements = unit
     else:
         units, elements, unit_elements = _enumerated_counts(insts, shape, layout)
@@ -264,8 +272,8 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
         tile_strides=first.tile_strides,
         bytes_per_tile=int(units.max(initial=0)) * unit_elements * size,
         # averaged over the runtime values (a dynamic slice's start), in bytes, rounded down
-        bytes_moved=int(units.sum()) * unit_elements * size // repeats,
-        useful_bytes=int(elements.sum()) * size // repeats,
+        bytes_moved=int(units.sum()) * weight * unit_elements * size // repeats,
+        useful_bytes=int(elements.sum()) * weight * size // repeats,
         steps=steps,
     )
 
@@ -299,24 +307,133 @@ def _offsets(inst: TiledInstruction) -> tuple[np.ndarray, np.ndarray]:
     return images.reshape(len(images), len(inst.tile_sizes)), points
 
 
-def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray]:
-    """Per program: layout tiles touched and in-bounds elements, one tile whose layout
-    tiles are blocks, as products over dimensions."""
-    offsets, _ = _offsets(inst)
-    units = np.ones(len(offsets), np.int64)
-    elements = np.ones(len(offsets), np.int64)
-    for d, (extent, n, stride, div) in enumerate(zip(shape, inst.tile_sizes, inst.tile_strides, layout_divisors(layout, len(shape)))):
-        column = offsets[:, d]
-        values, inverse = np.unique(column, return_inverse=True)
-        per_unit = np.empty(len(values), np.int64)
-        per_element = np.empty(len(values), np.int64)
-        for k, offset in enumerate(values.tolist()):
-            indices = {offset + stride * i for i in range(n)}
-            inside = [i for i in indices if 0 <= i < extent]
-            per_element[k] = len(inside)
-            per_unit[k] = len({i // div for i in inside})
-        units *= per_unit[inverse.reshape(-1)]
-        elements *= per_element[inverse.reshape(-1)]
+def _separable_counts(inst: TiledInstruction, shape: tuple[int, ...], layout: Layout) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per point of the tile offsets map: layout tiles touched and in-bounds elements,
+    one tile whose layout tiles are blocks, as products over dimensions; and how many
+    points of the map each stands for (its sums are that many times as large).
+
+    A dimension whose tile lies inside the array at every offset the map's ranges allow
+    (and is not split into layout tiles) counts the same everywhere: its offset is not
+    evaluated, and the variables only such dimensions read are not enumerated when no
+    constraint names them (a gather's runtime start over an operand of thousands of rows
+    moves tiles that are always whole)."""
+    m = inst.tile_offsets_indexing
+    divisors = layout_divisors(layout, len(shape))
+    fixed = 1
+    varying: list[int] = []
+    for d, (expr, extent, n, stride, divisor) in enumerate(zip(m.results, shape, inst.tile_sizes, inst.tile_strides, divisors)):
+        if divisor == 1 and _always_inside(m, expr, n, stride, extent):
+            fixed *= n if stride else min(n, 1)
+        else:
+            varying.append(d)
+    enumerated, weight = _reading(m, [m.results[d] for d in varying])
+    _, offsets = enumerated.enumerate(max_points=MAX_ENUMERATED)
+    units = np.full(len(offsets), fixed, np.int64)
+    elements = np.full(len(offsets), fixed, np.int64)
+    for column, d in enumerate(varying):
+        count = len(offsets)
+        dim_units, dim_elements = dim_counts(
+            offsets[:, column], np.full(count, inst.tile_sizes[d], np.int64), np.full(count, inst.tile_strides[d], np.int64),
+            shape[d], divisors[d],
+        )
+        units *= dim_units
+        elements *= dim_elements
+    return units, elements, weight
+
+
+def _always_inside(m: IndexingMap, offset: ir.AffineExpr, size: int, stride: int, extent: int) -> bool:
+    """Whether ``offset + stride * iota(size)`` lies in ``0 .. extent - 1`` wherever the
+    offset is defined over the map's ranges (interval bounds: sound, may say no)."""
+    if ax.zero_divisors(offset, m.dim_ranges, m.symbol_ranges):
+        return False
+    bounds = m.expr_bounds(offset)
+    span = stride * (size - 1)
+    return bounds.lower + min(span, 0) >= 0 and bounds.upper + max(span, 0) <= extent - 1
+
+
+def _reading(m: IndexingMap, results: list[ir.AffineExpr]) -> tuple[IndexingMap, int]:
+    """``m`` with only ``results``, without the symbols that neither they nor a
+    constraint read, and the number of points of ``m`` each of its points stands for
+    (the dropped symbols' values)."""
+    selected = m.replace(affine_map=ir.AffineMap.get(m.num_dims, m.num_symbols, results, m.context))
+    reduced = remove_unused_symbols(selected, remember=False)
+    if len(reduced.constraints) != len(selected.constraints) or reduced.is_known_empty() != selected.is_known_empty():
+        return selected, 1  # a constraint over dropped symbols only: their values are not a box
+    return reduced, selected.domain_size() // max(reduced.domain_size(), 1)
+
+
+def dim_counts(
+    offsets: np.ndarray, sizes: np.ndarray, strides: np.ndarray, extent: int, divisor: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per point: layout tiles (``divisor`` indices each) and in-bounds indices of
+    ``offset + stride * iota(size)`` along one dimension of ``extent``."""
+    # A negative stride reads the same indices as its mirror walked from the other end.
+    offsets = np.where(strides < 0, offsets + strides * (sizes - 1), offsets)
+    strides = np.abs(strides)
+    step = np.maximum(strides, 1)
+    first = np.maximum(0, -(offsets // step))
+    last = np.minimum(sizes - 1, (extent - 1 - offsets) // step)
+    inside = (offsets >= 0) & (offsets < extent)
+    elements = np.where(strides == 0, inside, np.maximum(0, last - first + 1)) * (sizes > 0)
+    if divisor == 1:
+        return elements, elements
+    # Unit strides touch an interval of indices, so an interval of layout tiles; stride 0
+    # one index, strides of a layout tile or more one layout tile per index; other
+    # strides are counted.
+    interval = np.where(elements > 0, (offsets + last) // divisor - (offsets + first) // divisor + 1, 0)
+    units = np.where(strides == 1, interval, elements)
+    between = np.flatnonzero((strides > 1) & (strides < divisor) & (elements > 0))
+    if len(between):
+        triples = np.stack([offsets[between], sizes[between], strides[between]], axis=1)
+        values, inverse = np.unique(triples, axis=0, return_inverse=True)
+        per_value = np.empty(len(values), np.int64)
+        for j, (offset, size, stride) in enumerate(values.tolist()):
+            indices = offset + stride * np.arange(size, dtype=np.int64)
+            per_value[j] = len(np.unique(indices[(indices >= 0) & (indices < extent)] // divisor))
+        units[between] = per_value[inverse.reshape(-1)]
+    return units, elements
+
+
+def box_interval(
+    offsets: np.ndarray, sizes: np.ndarray, strides: np.ndarray, extent: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The first and last index (clipped to ``0 .. extent - 1``; last < first when
+    empty) of ``offset + stride * iota(size)`` at every point; None when a stride other
+    than 0 or 1 makes it no interval."""
+    if np.any((np.abs(strides) > 1) & (sizes > 1)):
+        return None
+    span = np.where(sizes > 0, (sizes - 1) * np.abs(strides), -1)
+    low = np.where(strides < 0, offsets - span, offsets)
+    return np.maximum(low, 0), np.minimum(low + span, extent - 1)
+
+
+def union_of_boxes(
+    boxes: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]], divisors: Sequence[int], total: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Layout tiles (blocks of ``divisors`` indices) and elements of the union of
+    ``boxes`` at each of ``total`` points: each box is, per dimension, its first and
+    last index at every point (:func:`box_interval`); inclusion-exclusion over the
+    intersections of the boxes' elements and of their layout tiles (an interval of
+    layout tiles per dimension too)."""
+    tiled = [
+        [(first, last, first // divisor, np.where(last >= first, last // divisor, first // divisor - 1))
+         for (first, last), divisor in zip(box, divisors)]
+        for box in boxes
+    ]
+    units = np.zeros(total, np.int64)
+    elements = np.zeros(total, np.int64)
+    for count in range(1, len(tiled) + 1):
+        sign = 1 if count % 2 else -1
+        for subset in itertools.combinations(tiled, count):
+            subset_units = np.ones(total, np.int64)
+            subset_elements = np.ones(total, np.int64)
+            for k in range(len(divisors)):
+                for (low_k, high_k), out in (((0, 1), subset_elements), ((2, 3), subset_units)):
+                    first = np.max([box[k][low_k] for box in subset], axis=0)
+                    last = np.min([box[k][high_k] for box in subset], axis=0)
+                    out *= np.maximum(last - first + 1, 0)
+            units += sign * subset_units
+            elements += sign * subset_elements
     return units, elements
 
 
@@ -324,10 +441,12 @@ def _enumerated_counts(
     insts: list[TiledInstruction], shape: tuple[int, ...], layout: Layout
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Per program: layout tiles touched and in-bounds elements of the union of
-    ``insts``' tiles, by enumerating every element's buffer offset."""
-    p = plan(shape, layout)
+    ``insts``' tiles: by inclusion-exclusion over their boxes (:func:`union_of_boxes`)
+    when they are intervals along every dimension, there are at most
+    :data:`MAX_UNION_BOXES` and layout tiles are blocks; else by enumerating every
+    element (and, with layout tiles, its buffer offset), at most :data:`UNION_CHUNK`
+    tile elements at a time."""
     unit = math.prod(t for t in layout.tiles[0] if t != COMBINE) if layout.tiles else 1
-    buffer = offsets_array(p)
     if len({inst.node.hidden for inst in insts}) > 1:
         raise FootprintError(f"{insts[0].name} is read by the programs of different dots")
     # Rows are (program id, runtime values), the values named by what they read; a
@@ -338,26 +457,90 @@ def _enumerated_counts(
         raise FootprintError(f"{insts[0].name} is read through tiles of different runtime values")
     order = list(dict.fromkeys(sources[0]))
     all_offsets = [_offsets(inst) for inst in insts]
+    points = np.concatenate([p[:, [0] + [1 + names.index(v) for v in order]] for names, (_, p) in zip(sources, all_offsets)])
+    if not len(points):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), unit
+    program, programs = _numbered(points)
+    owner = np.concatenate([np.full(len(o), k, np.int64) for k, (o, _) in enumerate(all_offsets)])
+    offsets = np.concatenate([o for o, _ in all_offsets])
+    blocks = layout_unit_elements(layout, len(shape)) is not None
+    if blocks and len(insts) <= MAX_UNION_BOXES and all(abs(s) <= 1 or n <= 1 for i in insts for n, s in zip(i.tile_sizes, i.tile_strides)):
+        boxes = []  # per tile, per dimension: its first and last index at each program (none: empty)
+        for k, inst in enumerate(insts):
+            mine = owner == k
+            box = []
+            for d, extent in enumerate(shape):
+                first, last = np.zeros(programs, np.int64), np.full(programs, -1, np.int64)
+                count = int(mine.sum())
+                interval = box_interval(
+                    offsets[mine, d], np.full(count, inst.tile_sizes[d], np.int64), np.full(count, inst.tile_strides[d], np.int64),
+                    extent,
+                )
+                assert interval is not None, "strides of 0 or 1 make intervals"
+                first[program[mine]], last[program[mine]] = interval
+                box.append((first, last))
+            boxes.append(box)
+        units, elements = union_of_boxes(boxes, layout_divisors(layout, len(shape)), programs)
+        return units, elements, unit
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
         raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
-    rows: dict[tuple[int, ...], list[tuple[TiledInstruction, list[int]]]] = {}
-    for inst, names, (offsets, points) in zip(insts, sources, all_offsets):
-        columns = [0] + [1 + names.index(v) for v in order]
-        for row, point in zip(offsets.tolist(), points[:, columns].tolist()):
-            rows.setdefault(tuple(point), []).append((inst, row))
-    boxes = list(rows.values())
-    programs = len(boxes)
+    # Whole programs per chunk, about UNION_CHUNK tile elements each.
+    cost = np.bincount(program, weights=np.array([math.prod(inst.tile_sizes) for inst in insts], np.float64)[owner],
+                       minlength=programs)
+    chunk_of_program = (np.cumsum(cost) - cost) // UNION_CHUNK
+    buffer = offsets_array(plan(shape, layout)).reshape(-1) if layout.tiles else None
     units = np.zeros(programs, np.int64)
     elements = np.zeros(programs, np.int64)
-    for pid, found in enumerate(boxes):
-        touched: set[tuple[int, ...]] = set()
-        for inst, row in found:
-            axes = [
-                [o + s * i for i in range(n) if 0 <= o + s * i < extent]
-                for o, n, s, extent in zip(row, inst.tile_sizes, inst.tile_strides, shape)
-            ]
-            touched.update(itertools.product(*axes))
-        elements[pid] = len(touched)
-        units[pid] = len({int(buffer[index]) // unit for index in touched})
+    for chunk in np.unique(chunk_of_program).tolist():
+        begin = int(np.searchsorted(chunk_of_program, chunk))
+        members = int(np.searchsorted(chunk_of_program, chunk, side="right")) - begin
+        rows = np.flatnonzero(chunk_of_program[program] == chunk)
+        element_keys, unit_keys = [], []
+        for k, inst in enumerate(insts):
+            mine = rows[owner[rows] == k]
+            if len(mine):
+                linear = _box_elements(offsets[mine], inst.tile_sizes, inst.tile_strides, shape)
+                local = np.broadcast_to((program[mine] - begin).reshape((-1,) + (1,) * len(shape)), linear.shape)
+                inside = linear >= 0
+                element_keys.append(local[inside] * max(math.prod(shape), 1) + linear[inside])
+                if buffer is not None:
+                    unit_keys.append(local[inside] * (int(buffer.max()) // unit + 1) + buffer[linear[inside]] // unit)
+        found = np.unique(np.concatenate(element_keys)) // max(math.prod(shape), 1)
+        elements[begin:begin + members] = np.bincount(found, minlength=members)
+        if buffer is None:
+            units[begin:begin + members] = elements[begin:begin + members]
+        else:
+            found = np.unique(np.concatenate(unit_keys)) // (int(buffer.max()) // unit + 1)
+            units[begin:begin + members] = np.bincount(found, minlength=members)
     return units, elements, unit
+
+
+def _numbered(points: np.ndarray) -> tuple[np.ndarray, int]:
+    """A number per row of ``points`` (equal rows, equal numbers) and a bound on the
+    numbers: the rows' place in the box of their columns' ranges when the rows fill at
+    least a quarter of it (numbers no row has count nothing), else their rank among the
+    distinct rows."""
+    low = points.min(axis=0)
+    spans = tuple(int(n) for n in points.max(axis=0) - low + 1)
+    if math.prod(spans) <= 4 * len(points):
+        return np.ravel_multi_index(tuple((points - low).T), spans), math.prod(spans)
+    distinct, number = np.unique(points, axis=0, return_inverse=True)
+    return number.reshape(-1), len(distinct)
+
+
+def _box_elements(offsets: np.ndarray, sizes: Sequence[int], strides: Sequence[int], shape: Sequence[int]) -> np.ndarray:
+    """Per row of ``offsets``, the row-major index of every element of the box
+    ``offset + stride * iota(size)``, -1 where it lies outside ``shape``: an array of
+    shape ``(rows, *sizes)``."""
+    rank = len(shape)
+    linear = np.zeros((len(offsets),) + (1,) * rank, np.int64)
+    inside = np.ones((len(offsets),) + (1,) * rank, bool)
+    for d, (n, stride, extent) in enumerate(zip(sizes, strides, shape)):
+        along = [len(offsets)] + [1] * rank
+        along[d + 1] = n
+        index = offsets[:, d : d + 1] + stride * np.arange(n, dtype=np.int64)[None, :]
+        ok = (index >= 0) & (index < extent)
+        linear = linear * extent + np.where(ok, index, 0).reshape(along)
+        inside = inside & ok.reshape(along)
+    return np.where(inside, linear, -1)

@@ -38,7 +38,14 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_TILE_INDICES_PER_BATCH, MAX_TILING_CANDIDATES, MAX_UNION_POINTS
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.symbolic_tiling.footprint import element_bytes, layout_divisors, layout_unit_elements
+from hlo_indexing.symbolic_tiling.footprint import (
+    box_interval,
+    dim_counts,
+    element_bytes,
+    layout_divisors,
+    layout_unit_elements,
+    union_of_boxes,
+)
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, tile_size_choices
 
 #: Shape, layout, layout tile elements (None: not blocks of the logical dims), layout
@@ -333,7 +340,7 @@ def _component_tables(
             units, elements = np.ones(points.total, np.int64), np.ones(points.total, np.int64)
             for k in dims:
                 offsets, sizes, strides = points.tile(reader.node, k)
-                dim_units, dim_elements = _dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
+                dim_units, dim_elements = dim_counts(offsets, sizes, strides, reader.shape[k], reader.divisors[k])
                 units *= dim_units
                 elements *= dim_elements
         starts = np.concatenate([[0], np.cumsum(points.segments)[:-1]])
@@ -452,47 +459,24 @@ class _Points:
 
 def _union_counts(reader: Reader, points: _Points) -> tuple[np.ndarray, np.ndarray]:
     """Layout tiles and elements of the union of the boxes of ``reader``'s tiles at
-    every point: inclusion-exclusion over the intersections of the boxes' elements and
-    of their layout tiles (per dimension an interval of indices, clipped to the array,
-    and one of layout tiles: tiles of stride 0 or 1 only)."""
-    boxes = []  # per node, per dimension: first and last index, first and last layout tile
+    every point (:func:`~.footprint.union_of_boxes`; tiles of stride 0 or 1 only)."""
+    boxes = []  # per node, per dimension: its first and last index
     for node in reader.nodes:
         box = []
-        for k, (extent, divisor) in enumerate(zip(reader.shape, reader.divisors)):
+        for k, extent in enumerate(reader.shape):
             interval = _interval(node, k, points, extent)
             if interval is None:
                 raise NotSeparable(f"{node.name} has a strided tile along dimension {k}")
-            first, last = interval
-            # Layout tiles touched along k: an interval too (empty with the box).
-            box.append((first, last, first // divisor, np.where(last >= first, last // divisor, first // divisor - 1)))
+            box.append(interval)
         boxes.append(box)
-    units = np.zeros(points.total, np.int64)
-    elements = np.zeros(points.total, np.int64)
-    for count in range(1, len(boxes) + 1):
-        sign = 1 if count % 2 else -1
-        for subset in itertools.combinations(boxes, count):
-            subset_units = np.ones(points.total, np.int64)
-            subset_elements = np.ones(points.total, np.int64)
-            for k in range(len(reader.shape)):
-                for (low_k, high_k), out in (((0, 1), subset_elements), ((2, 3), subset_units)):
-                    first = np.max([box[k][low_k] for box in subset], axis=0)
-                    last = np.min([box[k][high_k] for box in subset], axis=0)
-                    out *= np.maximum(last - first + 1, 0)
-            units += sign * subset_units
-            elements += sign * subset_elements
-    return units, elements
+    return union_of_boxes(boxes, reader.divisors, points.total)
 
 
 def _interval(node: TiledNode, k: int, points: _Points, extent: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The first and last index (clipped to ``0 .. extent - 1``; last < first when
     empty) of ``node``'s tile along dimension ``k`` at every point; None when the tile
     has a stride other than 0 or 1 there (it is not an interval)."""
-    offsets, sizes, strides = points.tile(node, k)
-    if np.any((np.abs(strides) > 1) & (sizes > 1)):
-        return None
-    span = np.where(sizes > 0, (sizes - 1) * np.abs(strides), -1)
-    low = np.where(strides < 0, offsets - span, offsets)
-    return np.maximum(low, 0), np.minimum(low + span, extent - 1)
+    return box_interval(*points.tile(node, k), extent)
 
 
 def _dominant(reader: Reader, grid: Grid, programs_of: set[int], max_programs: int, cache: "CountsCache") -> TiledNode | None:
@@ -528,29 +512,3 @@ def _values(expr: ir.AffineExpr, dims: list[np.ndarray], symbols: list[np.ndarra
     if isinstance(expr, ax.Const):
         return np.full(total, expr.value, np.int64)
     return np.broadcast_to(ax.evaluate_array(expr, dims, symbols), (total,))
-
-
-def _dim_counts(
-    offsets: np.ndarray, sizes: np.ndarray, strides: np.ndarray, extent: int, divisor: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per point: layout tiles (``divisor`` indices each) and in-bounds indices of
-    ``offset + stride * iota(size)`` along one dimension of ``extent``."""
-    # A negative stride reads the same indices as its mirror walked from the other end.
-    offsets = np.where(strides < 0, offsets + strides * (sizes - 1), offsets)
-    strides = np.abs(strides)
-    step = np.maximum(strides, 1)
-    first = np.maximum(0, -(offsets // step))
-    last = np.minimum(sizes - 1, (extent - 1 - offsets) // step)
-    inside = (offsets >= 0) & (offsets < extent)
-    elements = np.where(strides == 0, inside, np.maximum(0, last - first + 1)) * (sizes > 0)
-    if divisor == 1:
-        return elements, elements
-    triples = np.stack([offsets, sizes, strides], axis=1)
-    values, inverse = np.unique(triples, axis=0, return_inverse=True)
-    per_value = np.empty(len(values), np.int64)
-    for j, (offset, size, stride) in enumerate(values.tolist()):
-        indices = offset + stride * np.arange(size if stride else min(size, 1), dtype=np.int64)
-        per_value[j] = len(np.unique(indices[(indices >= 0) & (indices < extent)] // divisor))
-    return per_value[inverse.reshape(-1)], elements
-
-

@@ -5,6 +5,7 @@ program id; and the ranking keeps exactly the tilings within the budget, in orde
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -173,6 +174,44 @@ def test_runtime_values_are_not_contracting_steps() -> None:
         window = footprint.operands[0]
         assert (window.steps, window.bytes_per_tile, window.bytes_moved) == (1, 12, 12)
         assert footprint.bytes_per_output_element == (12 + 4 + 12) / 3
+
+
+def _window_fusion(rows: int, width: int, out_rows: int) -> str:
+    """A row of ``x: f32[rows, width]`` at a runtime start, broadcast to ``out_rows`` rows
+    and added to ``y``: x's tile is one whole row at every start along dim 0."""
+    f = Fusion()
+    x, row, column, y = f.parameter([rows, width]), f.parameter([], "i32"), f.parameter([], "i32"), f.parameter([out_rows, width])
+    window = f.reshape(f.dynamic_slice(x, [row, column], [1, width]), [width])
+    return f.text("window", f.binary("add", f.broadcast(window, [out_rows, width], [1]), y))
+
+
+def test_runtime_values_of_whole_tiles_are_counted_exactly() -> None:
+    # The row start (0..9) moves x's tile along a dimension where it is always inside:
+    # the figures equal those of every (program, start) pair enumerated one by one.
+    with functions_of(_window_fusion(10, 8, 4)) as functions:
+        fusion = analysis_of(functions["window"])
+        for sizes in fusion.valid_tilings():
+            computation = tiled_computation(fusion, list(sizes))
+            (inst,) = [i for i in computation.instructions if i.node.parameter_number == 0]
+            m = inst.tile_offsets_indexing
+            ranges = [range(v.bounds.lower, v.bounds.upper + 1) for v in m.symbol_vars]
+            per_point = [
+                4 * len(box(m.evaluate([pid], list(values)), inst.tile_sizes, inst.tile_strides, (10, 8)))
+                for pid in range(m.dim_ranges[0].size)
+                for values in itertools.product(*ranges)
+                if m.contains_point([pid], list(values))
+            ]
+            repeats = math.prod(len(r) for r in ranges)
+            operand = tiling_footprint(fusion, sizes).operands[0]
+            assert (operand.bytes_per_tile, operand.bytes_moved) == (max(per_point), sum(per_point) // repeats), sizes
+
+
+def test_runtime_values_of_whole_tiles_are_not_enumerated() -> None:
+    # 2**22 start rows times 8 programs is past the enumeration limit (2**24 points), but
+    # every start reads one whole row: a tile of 4 elements per program, 8 programs.
+    with functions_of(_window_fusion(1 << 22, 4, 8)) as functions:
+        operand = tiling_footprint(analysis_of(functions["window"]), [1, 4]).operands[0]
+        assert (operand.bytes_per_tile, operand.bytes_moved) == (16, 8 * 16)
 
 
 def test_a_parameter_read_in_two_concatenate_regions_is_counted_per_program() -> None:
