@@ -8,6 +8,7 @@ comparing a map with a brute-force evaluation does not check the library against
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -19,6 +20,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.layout import pack
 from hlo_indexing.layout.tiling import physical_shape
 from hlo_indexing.layout.types import Layout
+from hlo_indexing.maps.indexing_map import IndexingMap
 
 
 #: The repository's root (``python_tests/`` is one of its folders); test files in the
@@ -131,3 +133,25 @@ def tree_text(tree: Tree) -> str:
     if kind == "c":
         return str(tree[1])
     return f"({tree_text(tree[1])} {kind} {tree_text(tree[2])})"
+
+
+def feasible(m: IndexingMap, dims, symbols) -> bool:
+    """Whether the point ``(dims, symbols)`` is in ``m``'s domain: every variable in its
+    range, every constraint met (evaluated by :func:`evaluate_affine`)."""
+    for value, var in zip(list(dims) + list(symbols), m.dim_vars + m.symbol_vars):
+        if not var.bounds.lower <= value <= var.bounds.upper:
+            return False
+    return all(c.lower <= evaluate_affine(e, dims, symbols) <= c.upper for e, c in m.constraints.items())
+
+
+def image_sets(m: IndexingMap, dim_box, symbol_box) -> dict:
+    """dims -> set of images, over the boxes (points outside ``m``'s domain skipped): the
+    brute-force relation of a map, to compare two maps with."""
+    out: dict = {}
+    if m.is_known_empty():
+        return out
+    for dims in itertools.product(*dim_box):
+        for symbols in itertools.product(*symbol_box):
+            if feasible(m, dims, symbols):
+                out.setdefault(dims, set()).add(tuple(evaluate_affine(e, dims, symbols) for e in m.results))
+    return out

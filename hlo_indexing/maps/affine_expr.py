@@ -525,6 +525,19 @@ def used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
                 symbols.add(node.position)
 
 
+def remembered_variables(expr: AffineExpr, table: dict[Any, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The positions of the dimensions and of the symbols ``expr`` uses (sorted),
+    remembered in ``table`` (a memo of ``expr``'s context, e.g. the table
+    :data:`~hlo_indexing.maps.memo.EXPRESSION_VARIABLES_TABLE` that many maps share)."""
+    found = table.get(expr)
+    if found is None:
+        dims: set[int] = set()
+        symbols: set[int] = set()
+        used_variables(expr, dims, symbols)
+        found = table[expr] = (tuple(sorted(dims)), tuple(sorted(symbols)))
+    return found
+
+
 def _used_variables(expr: Any, dims: set[int], symbols: set[int]) -> None:
     kind = type(expr)
     if kind is Dim:

@@ -8,6 +8,7 @@ remembered in the maps' memo (:mod:`hlo_indexing.maps.memo`)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 
 from hlo_indexing.dialect_glue.bindings import ir
@@ -16,7 +17,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, build, linearize
-from hlo_indexing.maps.memo import memoized
+from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, SATISFIABLE_TABLE, bounded_table, memoized
 
 
 def _affine_map(n_dims: int, n_symbols: int, results: Iterable[ir.AffineExpr], context: ir.Context) -> ir.AffineMap:
@@ -73,16 +74,19 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
         producer.runtime_vars + consumer.runtime_vars,
         {},
     )
-    for expr, interval in consumer.constraints.items():
-        composed = composed.add_constraint(ax.substitute(expr, consumer_dims, consumer_symbols, inner_memo), interval)
-    for expr, interval in producer.constraints.items():
-        composed = composed.add_constraint(ax.substitute(expr, inner, producer_symbols, outer_memo), interval)
+    composed = composed.add_constraints(
+        itertools.chain(
+            ((ax.substitute(expr, consumer_dims, consumer_symbols, inner_memo), c) for expr, c in consumer.constraints.items()),
+            ((ax.substitute(expr, inner, producer_symbols, outer_memo), c) for expr, c in producer.constraints.items()),
+        )
+    )
     dim_ranges, symbol_ranges = composed.dim_ranges, composed.symbol_ranges
     bounds_memo: dict[ir.AffineExpr, Interval] = {}
-    for expr, var in zip(inner, producer.dim_vars):
-        if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges, bounds_memo)):
-            composed = composed.add_constraint(expr, var.bounds)
-    return composed
+    return composed.add_constraints(
+        (expr, var.bounds)
+        for expr, var in zip(inner, producer.dim_vars)
+        if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges, bounds_memo))
+    )
 
 
 def _results_within(m: IndexingMap, variables: Iterable[Variable]) -> bool:
@@ -90,13 +94,6 @@ def _results_within(m: IndexingMap, variables: Iterable[Variable]) -> bool:
     dim_ranges, symbol_ranges = m.dim_ranges, m.symbol_ranges
     memo: dict[ir.AffineExpr, Interval] = {}
     return all(v.bounds.contains(ax.bounds(e, dim_ranges, symbol_ranges, memo)) for e, v in zip(m.results, variables))
-
-
-def _variables(e: ir.AffineExpr) -> tuple[set[int], set[int]]:
-    dims: set[int] = set()
-    symbols: set[int] = set()
-    ax.used_variables(e, dims, symbols)
-    return dims, symbols
 
 
 def _select(
@@ -134,11 +131,17 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
         return m  # nothing that may go
     keep_dims: set[int] = set(range(m.num_dims)) if not removable_dims else set()
     keep_symbols: set[int] = set(range(m.num_symbols)) if not removable_symbols else set()
+    used = bounded_table(m.context, EXPRESSION_VARIABLES_TABLE)  # composed maps share their expressions
     for e in m.results:
-        ax.used_variables(e, keep_dims, keep_symbols)
+        result_dims, result_symbols = ax.remembered_variables(e, used)
+        keep_dims.update(result_dims)
+        keep_symbols.update(result_symbols)
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m  # the results use every variable
-    constraint_vars = {e: _variables(e) for e in m.constraints}
+    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]] = {}
+    for e in m.constraints:
+        constraint_dims, constraint_symbols = ax.remembered_variables(e, used)
+        constraint_vars[e] = (set(constraint_dims), set(constraint_symbols))
     changed = True
     while changed:
         changed = False
@@ -227,6 +230,16 @@ def _group_satisfiable(
         dims |= constraint_vars[e][0]
         symbols |= constraint_vars[e][1]
     probe = _select(m, sorted(dims), sorted(symbols), constraints, results=False)
+    verdicts = bounded_table(m.context, SATISFIABLE_TABLE)  # the same groups recur in many maps
+    verdict = verdicts.get(probe)
+    if verdict is None:
+        verdict = verdicts[probe] = _probe_satisfiable(probe)
+    return verdict
+
+
+def _probe_satisfiable(probe: IndexingMap) -> bool:
+    """Whether ``probe`` (a map without results: one group of constraints over its own
+    variables) has a point, enumerated in chunks of the first variable's range."""
     variables = list(probe.dim_vars) + list(probe.symbol_vars)
     if not variables:
         return len(probe.enumerate()[0]) > 0
@@ -235,7 +248,7 @@ def _group_satisfiable(
         inner *= var.bounds.size
     first = variables[0].bounds
     step = max(1, _SATISFIABILITY_CHUNK // inner)
-    expr = ax.dim(0, m.context) if probe.num_dims else ax.symbol(0, m.context)
+    expr = ax.dim(0, probe.context) if probe.num_dims else ax.symbol(0, probe.context)
     for start in range(first.lower, first.upper + 1, step):
         chunk = probe.add_constraint(expr, (start, min(first.upper, start + step - 1)))
         if not chunk.is_known_empty() and len(chunk.enumerate(SATISFIABILITY_POINTS)[0]):

@@ -461,6 +461,40 @@ class IndexingMap:
             return self._as_known_empty()
         return self.replace(constraints=constraints)
 
+    def add_constraints(self, items: Iterable[tuple[ir.AffineExpr, Interval | tuple[int, int]]]) -> "IndexingMap":
+        """:meth:`add_constraint` of each item in turn, the same map, built once instead of
+        once per item (composition adds every constraint of both maps); the map itself
+        when there is no item."""
+        if self._map is None or self._empty:
+            return self
+        variables = {"d": list(self._dims), "s": list(self._ranges + self._runtimes)}
+        constraints = dict(self._constraints)
+        added = False
+        for expr, interval in items:
+            added = True
+            interval = _interval(interval)
+            expr = ax.typed(expr)
+            if isinstance(expr, ax.Const):
+                if not interval.contains(expr.value):
+                    return self._as_known_empty()
+            elif isinstance(expr, (ax.Dim, ax.Sym)):
+                table = variables["d" if isinstance(expr, ax.Dim) else "s"]
+                old = table[expr.position]
+                narrowed = old.bounds.intersect(interval)
+                if narrowed.is_empty:
+                    return self._as_known_empty()
+                table[expr.position] = Variable(narrowed, old.name, old.origin)
+            else:
+                previous = constraints.get(expr)
+                merged = constraints[expr] = interval if previous is None else previous.intersect(interval)
+                if merged.is_empty:
+                    return self._as_known_empty()
+        if not added:
+            return self
+        n = len(self._ranges)
+        symbols = variables["s"]
+        return IndexingMap._make(self._map, variables["d"], symbols[:n], symbols[n:], constraints)
+
     def _narrow_variable(self, expr: ir.AffineDimExpr | ir.AffineSymbolExpr, interval: Interval) -> "IndexingMap":
         is_dim = isinstance(expr, ax.Dim)
         variables = list(self._dims if is_dim else self.symbol_vars)

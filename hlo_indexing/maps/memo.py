@@ -12,7 +12,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
@@ -21,6 +21,15 @@ from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
 MEMO_SIZE = 8192
 #: The name of the memo's table in :func:`~hlo_indexing.dialect_glue.context.context_memo`.
 MEMO_TABLE = "indexing-maps"
+#: The tables of :func:`bounded_table`: the outcomes of the simplifier's normalization
+#: of constraints, the variables each expression uses (:func:`~hlo_indexing.maps.
+#: affine_expr.remembered_variables`), and the verdicts on groups
+#: of constraints over variables that no result uses (satisfiable or not).
+NORMALIZED_CONSTRAINTS_TABLE = "normalized-constraints"
+EXPRESSION_VARIABLES_TABLE = "expression-variables"
+SATISFIABLE_TABLE = "satisfiable-constraints"
+#: Most entries a :func:`bounded_table` keeps (it is emptied when full).
+BOUNDED_TABLE_SIZE = 1 << 16
 
 T = TypeVar("T")
 
@@ -42,6 +51,19 @@ def memoized(context: "ir.Context | None", key: tuple[Hashable, ...], compute: C
     return found
 
 
+def bounded_table(context: "ir.Context", name: str) -> dict[Any, Any]:
+    """The memo table ``name`` of ``context`` for facts of expressions (uniqued in the
+    context) or small maps that many maps share, emptied when it reaches
+    :data:`BOUNDED_TABLE_SIZE` entries and by :func:`clear_memo`."""
+    table = context_memo(context, name)
+    if len(table) >= BOUNDED_TABLE_SIZE:
+        table.clear()
+    return table
+
+
 def clear_memo() -> None:
     """Forget every remembered result (e.g. to time a cold run)."""
     clear_context_memos(MEMO_TABLE)
+    clear_context_memos(NORMALIZED_CONSTRAINTS_TABLE)
+    clear_context_memos(EXPRESSION_VARIABLES_TABLE)
+    clear_context_memos(SATISFIABLE_TABLE)

@@ -49,6 +49,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.expr_simplifier import ExprSimplifier
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, LinearForms
+from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, NORMALIZED_CONSTRAINTS_TABLE, bounded_table
 from hlo_indexing.maps.variables import MapParts, Variable
 
 #: Constraint-tightening rounds before giving up on a fixed point (each round is linear).
@@ -107,27 +108,45 @@ class _MapState:
         return False
 
     def round(self) -> bool:
-        """One pass over the constraints; True if anything changed."""
+        """One pass over the constraints; True if anything changed.
+
+        A constraint normalized before (by this map's rounds or another map's) over the
+        same ranges of the variables it uses (all a normalization reads) takes the
+        outcome remembered in the context's table of normalized constraints, unless a
+        range narrowed earlier in this round (the rewrite reads the ranges as they were
+        when the round began; outcomes that narrow a range are not remembered). So a
+        round that changes nothing costs a lookup per constraint, and maps that share
+        constraints (compositions through one producer) normalize them once."""
         simplify = self.simplifier()
-        changed = False
+        normalized = bounded_table(self.context, NORMALIZED_CONSTRAINTS_TABLE)
+        used = bounded_table(self.context, EXPRESSION_VARIABLES_TABLE)
+        changed = narrowed_before = False
         updated: dict[AffineExpr, Interval] = {}
         for expr, interval in self.constraints.items():
-            if _may_divide_by_zero(expr, simplify):
+            key = None if narrowed_before else self._normalized_key(expr, interval, used)
+            outcome = normalized.get(key) if key is not None else None
+            if outcome is not None:
+                new_expr, new_interval = outcome
+                narrowed = False
+            elif _may_divide_by_zero(expr, simplify):
                 # the constraint also excludes the points where it is undefined (a divisor
                 # of 0, as enumeration treats them): kept as written, never dropped as implied
                 previous = updated.get(expr)
                 updated[expr] = interval if previous is None else previous.intersect(interval)
                 continue
-            variables = simplify.forms.variable_sum(expr)
-            if variables is not None:  # what simplify(expr) gives, without building it
-                new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
             else:
-                new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
+                variables = simplify.forms.variable_sum(expr)
+                if variables is not None:  # what simplify(expr) gives, without building it
+                    new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
+                else:
+                    new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
+                if self.empty:
+                    return True
+                narrowed_before |= narrowed
+                if key is not None and not narrowed:
+                    normalized[key] = (new_expr, new_interval)
             changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
-            if self.empty:
-                return True
             if new_expr is None:
-                changed = True
                 continue
             previous = updated.get(new_expr)
             updated[new_expr] = new_interval if previous is None else previous.intersect(new_interval)
@@ -137,6 +156,15 @@ class _MapState:
         changed |= self._merge_mods(updated)
         self.constraints = updated
         return changed
+
+    def _normalized_key(
+        self, expr: AffineExpr, interval: Interval, used: dict[AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]]
+    ) -> tuple[AffineExpr, Interval, tuple[Interval, ...], tuple[Interval, ...]]:
+        """The key of ``expr in interval`` in the table of normalized constraints; ``used``
+        remembers the variables of each expression."""
+        variables = ax.remembered_variables(expr, used)
+        dims, symbols = self.dims, self.symbols
+        return (expr, interval, tuple([dims[i].bounds for i in variables[0]]), tuple([symbols[i].bounds for i in variables[1]]))
 
     def _normalize(
         self, expr: AffineExpr, interval: Interval, simplify: ExprSimplifier

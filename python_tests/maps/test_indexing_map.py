@@ -179,6 +179,36 @@ def test_contains_point_agrees_with_enumerate_where_a_divisor_is_zero(context) -
         IndexingMap.undefined("no reason").contains_point([0])
 
 
+def test_add_constraints_is_add_constraint_in_turn() -> None:
+    """IndexingMap.add_constraints (one map built) gives the map add_constraint gives
+    item by item: bounds on one expression intersected, a bare variable narrowed, a
+    constant checked, an empty bound or range making the map known empty."""
+    base = IndexingMap.parse("(d0, d1)[s0] -> (d0 + s0, d1), domain: d0 in [0, 9], d1 in [0, 7], s0 in [0, 3], d0 + d1 in [0, 12]")
+    with base.context:
+        d0, d1, s0 = ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(1), ir.AffineSymbolExpr.get(0)
+        items = [
+            (d0 + d1, (2, 20)),
+            (d0 + d1, (0, 1)),
+            (d1, (2, 5)),
+            (s0, (1, 9)),
+            (d0 * 2 + s0, (3, 11)),
+            (ir.AffineConstantExpr.get(4), (0, 5)),
+            (ir.AffineConstantExpr.get(4), (5, 6)),
+            (s0, (5, 6)),
+            (d0 % 2, (1, 1)),
+        ]
+    checked = 0
+    for count in range(4):
+        for chosen in itertools.permutations(items, count):
+            one_by_one = base
+            for expr, interval in chosen:
+                one_by_one = one_by_one.add_constraint(expr, interval)
+            at_once = base.add_constraints(chosen)
+            assert at_once == one_by_one and str(at_once) == str(one_by_one), chosen
+            checked += at_once.is_known_empty()
+    assert checked > 0  # some sequences end known empty
+
+
 def test_maps_that_print_alike_are_ordered_by_origin_too() -> None:
     # Two maps with the same text whose range variable differs only by its origin (which
     # equality compares): sorted by text alone, a set of both came out of the JSON report

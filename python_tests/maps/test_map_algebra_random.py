@@ -17,27 +17,8 @@ import pytest
 from hlo_indexing import IndexingMap
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps.algebra import compose, convert_range_variables_to_dims, eliminate_equal_symbols, remove_unused_dims, remove_unused_symbols
-from helpers import evaluate_affine, evaluate_tree, tree_text
+from helpers import evaluate_tree, image_sets, tree_text
 from proofs import assert_proven_equal
-
-
-def feasible(m: IndexingMap, dims, symbols) -> bool:
-    for value, var in zip(list(dims) + list(symbols), m.dim_vars + m.symbol_vars):
-        if not var.bounds.lower <= value <= var.bounds.upper:
-            return False
-    return all(c.lower <= evaluate_affine(e, dims, symbols) <= c.upper for e, c in m.constraints.items())
-
-
-def image_sets(m: IndexingMap, dim_box, symbol_box) -> dict:
-    """dims -> set of images, over the boxes (points outside ``m``'s domain skipped)."""
-    out: dict = {}
-    if m.is_known_empty():
-        return out
-    for dims in itertools.product(*dim_box):
-        for symbols in itertools.product(*symbol_box):
-            if feasible(m, dims, symbols):
-                out.setdefault(dims, set()).add(tuple(evaluate_affine(e, dims, symbols) for e in m.results))
-    return out
 
 
 # ----------------------------------------------------------------- generators
