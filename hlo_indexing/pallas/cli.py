@@ -2,7 +2,9 @@
 kernels a function of a Python file calls, from the command line.
 
 ``FILE.py`` is executed as a module (its ``if __name__ == "__main__":`` block does not
-run), ``FUNC`` names a function in it (``a.b`` for an attribute of an attribute). Each
+run; the modules it imports are found as ``python -m`` finds them: in the current
+directory and on ``PYTHONPATH``, so run from its folder when it imports modules beside
+it), ``FUNC`` names a function in it (``a.b`` for an attribute of an attribute). Each
 ``--arg`` gives one positional argument as a type, ``f32[128,256]`` (element type: numpy
 names ``float32``, ``bfloat16``, ``int32``, ... or XLA's ``f32``, ``bf16``, ``s32``,
 ``u8``, ``pred``; ``f32[]`` is a scalar). ``--device tpu-v5e`` adds the device's block
@@ -70,14 +72,13 @@ def load_function(target: str) -> Callable[..., object]:
     if spec is None or spec.loader is None:
         raise InvalidArgumentError(f"{path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
-    # As Python runs a script: its folder first on the path, for the modules beside it.
-    sys.path.insert(0, str(path.resolve().parent))
     try:
         spec.loader.exec_module(module)
     except Exception as error:  # the user's file failed: report it as bad input
-        raise InvalidArgumentError(f"{path}: running the file failed: {type(error).__name__}: {error}") from error
-    finally:
-        sys.path.pop(0)
+        hint = ""
+        if isinstance(error, ModuleNotFoundError):
+            hint = f" (modules are found in the current directory and on PYTHONPATH: run from {path.resolve().parent} for the modules beside the file)"
+        raise InvalidArgumentError(f"{path}: running the file failed: {type(error).__name__}: {error}{hint}") from error
     value: object = module
     for part in name.split("."):
         if not hasattr(value, part):

@@ -114,3 +114,17 @@ def test_bad_arguments_of_check_pallas_are_invalid_argument_errors():
         hlo_indexing.check_pallas(lambda: None, max_points=0)
     report = hlo_indexing.check_pallas(lambda: None)
     assert report.calls == () and str(report).startswith("no pallas_call found")
+
+
+def test_modules_beside_the_file_are_found_from_its_folder(tmp_path):
+    # FILE.py is loaded as a module, not run as a script: what it imports is found as
+    # `python -m` finds it (current directory, PYTHONPATH), and the error says so.
+    (tmp_path / "kernels.py").write_text((REPO_ROOT / EXAMPLE).read_text())
+    (tmp_path / "entry.py").write_text("from kernels import add_fixed\n")
+    argv = [sys.executable, "-m", "hlo_indexing.pallas", "entry.py:add_fixed", *ARGS, "--device", "tpu-v5e"]
+    beside = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert beside.returncode == 0, beside.stderr
+    argv[3] = str(tmp_path / "entry.py") + ":add_fixed"
+    elsewhere = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert elsewhere.returncode == 2
+    assert "No module named 'kernels'" in elsewhere.stderr and f"run from {tmp_path.resolve()}" in elsewhere.stderr
