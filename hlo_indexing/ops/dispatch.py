@@ -74,11 +74,14 @@ def elementwise_shape(op: ir.Operation | ir.OpView) -> tuple[int, ...] | None:
     map over the shape (what :func:`result_indexing` gives, known without
     building its cache key). Example: ``(8, 16)`` for ``stablehlo.add`` of two
     ``tensor<8x16xf32>``; None for a ``select`` with a scalar predicate."""
-    operation = op if isinstance(op, ir.Operation) else op.operation
-    dialect, kind = op_attrs.op_kind(operation)
-    if kind not in ELEMENTWISE_KINDS or dialect not in HLO_DIALECTS or len(operation.results) != 1:
+    operation = op if isinstance(op, ir.Operation) else op.operation  # a view's .name may be an attribute
+    dialect, _, kind = operation.name.partition(".")
+    if kind not in ELEMENTWISE_KINDS or dialect not in HLO_DIALECTS:
         return None
-    result_type = operation.results[0].type
+    results = operation.results
+    if len(results) != 1:
+        return None
+    result_type = results[0].type
     if not isinstance(result_type, ir.RankedTensorType) or not result_type.has_static_shape:
         return None
     shape = tuple(result_type.shape)
@@ -86,6 +89,8 @@ def elementwise_shape(op: ir.Operation | ir.OpView) -> tuple[int, ...] | None:
         return None
     for operand in operation.operands:
         operand_type = operand.type
+        if operand_type == result_type:  # types are uniqued: the common case without reading the shape
+            continue
         if not isinstance(operand_type, ir.RankedTensorType) or tuple(operand_type.shape) != shape:
             return None
     return shape

@@ -29,8 +29,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hlo_indexing.analysis.fusion import fusion_indexing
-from hlo_indexing.analysis.per_op import output_to_input_indexing
+from hlo_indexing.analysis.fusion import REGIONS, fusion_indexing
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import SsaArgument, SsaValue, ir
 from hlo_indexing.dialect_glue.hlo_text import SCALED_DOT_TARGET
@@ -40,7 +39,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.dispatch import elementwise_shape
+from hlo_indexing.ops.dispatch import elementwise_shape, result_indexing
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
@@ -116,6 +115,8 @@ class TiledNode:
 
 def defining_op(value: SsaValue) -> ir.Operation | None:
     """The op whose result ``value`` is; None for a block argument (a parameter)."""
+    if isinstance(value, ir.BlockArgument):  # the bindings hand out values downcast: no owner to read
+        return None
     owner = value.owner
     return None if isinstance(owner, ir.Block) else owner.operation
 
@@ -125,13 +126,20 @@ def opcode_of(value: SsaValue) -> str:
     return _opcode(defining_op(value))
 
 
+#: The op kinds (names without their dialect) XLA's opcodes are spelled differently from.
+_OPCODE_OF_KIND = {"dot_general": "dot", "broadcast_in_dim": "broadcast"}
+#: The op kinds whose opcode may be one of :data:`CONTRACTION_OPCODES` (a custom call
+#: only for the scaled-dot target).
+_CONTRACTION_KINDS = frozenset({"dot", "dot_general", "convolution", "custom_call"})
+
+
 def _opcode(owner: ir.Operation | None) -> str:
     if owner is None:
         return "parameter"
     kind = owner.name.split(".", 1)[-1]
     if kind == "custom_call" and _call_target(owner) == SCALED_DOT_TARGET:
         return "scaled-dot"
-    return {"dot_general": "dot", "broadcast_in_dim": "broadcast"}.get(kind, kind.replace("_", "-"))
+    return _OPCODE_OF_KIND.get(kind) or kind.replace("_", "-")
 
 
 def _name_of(value: SsaValue) -> str:
@@ -402,13 +410,20 @@ class _Builder:
         empty = _zero_sized(outputs)
         if empty:
             return AnalysisFailure(f"output {empty} is zero-sized: there is nothing to tile")
+        with REGIONS.session():  # one for every op's maps (the region maps of ops with a body kept meanwhile)
+            return self._build(block, outputs, extra_blocks)
+
+    def _build(self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block]) -> TiledFusion | AnalysisFailure:
         try:
             root = self._real_root(outputs)
             root_shape = _static_shape(root)
             self._declare_parameters(root, root_shape)
-            for op in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
-                if _opcode(op.operation) in CONTRACTION_OPCODES and op.operation != defining_op(root):
-                    self._hidden_dims(op.operation)
+            root_op = defining_op(root)
+            for view in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
+                op = view.operation
+                if op.name.split(".", 1)[-1] in _CONTRACTION_KINDS:  # the name first: most ops are not
+                    if _opcode(op) in CONTRACTION_OPCODES and op != root_op:
+                        self._hidden_dims(op)
             self.sizes = tuple(p.size for p in self.parameters)
             dims = [Interval.of_size(size) for size in self.sizes]
             output_dims = [i for i, p in enumerate(self.parameters) if not p.contracting]
@@ -548,7 +563,8 @@ class _Builder:
                 if opcode == "fusion":
                     operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
                 else:
-                    operand_map_sets = list(output_to_input_indexing(op, result_index, simplify=False).maps)
+                    # In build's session (the public per-op API opens one per call).
+                    operand_map_sets = list(result_indexing(op, result_index, simplify=False, regions=REGIONS).maps)
             except HloIndexingError as exc:
                 raise _Failure(f"{name}: no indexing ({exc})") from None
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
