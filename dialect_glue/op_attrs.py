@@ -564,6 +564,6 @@ def attribute_key(op: OpLike) -> tuple:
     except TypeError:  # an attribute the bindings cannot downcast (complex elements)
         items = named_attributes(attributes)
     for name, _ in items:
-        if name.startswith("hlo_indexing."):
+        if name.startswith("hlo_indexing.") and name != LAYOUT_ATTRIBUTE:  # imported HLO ops all have the layout
             return tuple([item for item in items if not item[0].startswith("hlo_indexing.") or item[0] == LAYOUT_ATTRIBUTE])
     return tuple(items)

@@ -78,7 +78,7 @@ class TilingParameter:
     contracting: bool = False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TiledNode:
     """One symbolic tiled instruction: a value, the map from the tiling parameters to
     its elements, the tile of that map, and the tiled nodes of its operands."""
