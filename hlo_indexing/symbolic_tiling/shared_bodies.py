@@ -70,24 +70,28 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
     values: list[SsaValue] = []
     positions: dict[SsaValue, int] = {}
     parts: list[object] = []
+    # Pending: a region to enter, the end of one ("}"), or a block's ops from where the
+    # walk left them to enter an op's regions.
     work: list[object] = [region]
     while work:
         item = work.pop()
-        if isinstance(item, str):  # the end of a region
+        if isinstance(item, str):
             parts.append(item)
-        elif isinstance(item, ir.Region):
+            continue
+        if isinstance(item, ir.Region):
             parts.append("{")
             work.append("}")
             work.extend(reversed(list(item.blocks)))
-        elif isinstance(item, ir.Block):
-            arguments = list(item.arguments)
-            parts.append(("^", tuple(argument.type for argument in arguments)))
+            continue
+        if isinstance(item, ir.Block):
+            arguments = item.arguments
+            parts.append(("^", tuple(arguments.types)))
             for argument in arguments:
                 positions[argument] = len(values)
                 values.append(argument)
-            work.extend(reversed(list(item.operations)))
-        else:
-            op = item.operation  # type: ignore[attr-defined]
+            item = iter(list(item.operations))  # resumable (a for loop over the bindings' iterator walks a copy)
+        for view in item:  # type: ignore[attr-defined]
+            op = view.operation
             operands: list[object] = []
             for operand in op.operands:
                 position = positions.get(operand)
@@ -101,8 +105,11 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
             for result in results:
                 positions[result] = len(values)
                 values.append(result)
-            if len(op.regions):
-                work.extend(reversed(list(op.regions)))
+            regions = op.regions
+            if len(regions):
+                work.append(item)  # the rest of the block, after the op's regions
+                work.extend(reversed(list(regions)))
+                break
     return tuple(parts), values
 
 
@@ -119,7 +126,7 @@ def outline(computation: ir.Operation | ir.Region) -> tuple[object, ...]:
     operations = block.operations
     count = len(operations)
     outputs = operations[count - 1].operands if count else ()
-    return tuple(argument.type for argument in block.arguments), tuple(value.type for value in outputs), count
+    return tuple(block.arguments.types), tuple(value.type for value in outputs), count
 
 
 @dataclass
