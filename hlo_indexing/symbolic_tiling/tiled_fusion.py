@@ -486,8 +486,10 @@ class _Builder:
         size may exceed a range a pad narrowed, and the tile's formulas must hold there."""
         if len(indexing.dim_vars) != len(self.parameters):
             return indexing
-        dims = [Variable(Interval.of_size(p.size), v.name, v.origin) for v, p in zip(indexing.dim_vars, self.parameters)]
-        return indexing.replace(dims=dims)
+        full = [Interval.of_size(p.size) for p in self.parameters]
+        if all(v.bounds == bounds for v, bounds in zip(indexing.dim_vars, full)):
+            return indexing  # the common case: only a pad or slice narrows a range (no new map to print and key)
+        return indexing.replace(dims=[Variable(bounds, v.name, v.origin) for v, bounds in zip(indexing.dim_vars, full)])
 
     def _elementwise_operand_map(self, indexing: IndexingMap, shape: tuple[int, ...], context: ir.Context) -> IndexingMap:
         """What an elementwise op of ``shape`` read through ``indexing`` reads of each operand."""
