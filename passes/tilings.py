@@ -39,7 +39,9 @@ gives it in Python). The budget is bytes
 first by its cost model, each with its time split and, for the runners-up, why they lose
 to the first (:mod:`hlo_indexing.cost_model.device_report`, which also makes the JSON
 document, with ``device``, ``device_ranking`` and per tiling ``estimate``/``legal``/``loses``);
-``top`` tilings per computation (0: ``max``); the budget is not used.
+``top`` tilings per computation (0: ``max``); the budget is not used. As without a
+device, a computation that cannot be tiled or ranked is a warning naming the reason
+(text) or a ``failure``/``error`` entry (json, jsonl), and the others are ranked.
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
 per tiling parameter, as ``valid_tilings`` lists them) and attaches to each op of the
@@ -194,10 +196,10 @@ class PrintTilings(ModulePass):
             entries.append(entry)
             if self.format == "jsonl":
                 diagnostics.output(json.dumps(entry))
-            if entry["error"] is not None:
-                diagnostics.error(op.location, f"{label}: {entry['error']}")
-            elif entry["failure"] is not None and text:
-                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
+            problem = entry["failure"] or entry["error"]
+            if problem is not None:
+                if text:
+                    diagnostics.warning(op.location, f"{label}: cannot tile: {problem.removeprefix('cannot tile: ')}")
             elif text and ranking is not None:
                 if not ranked_tilings:
                     diagnostics.remark(op.location, f"{label}: no tiling is legal on {target.name}")
