@@ -526,9 +526,10 @@ def _joint_rows(
     """Tiles that read different runtime values (a dynamic slice of an operand also
     read at a fixed offset): every tile's rows over all of them, in ``order`` (a tile
     is the same at every value of a variable it does not read), with the rows per
-    program (the product of each value's count). A value's values are those its readers
-    enumerate. Raises :class:`FootprintError` past :data:`MAX_ENUMERATED` rows."""
-    values = {}
+    program (the product of the variables' counts of values). A variable takes the values
+    its readers' offsets maps enumerate. Raises :class:`FootprintError` past
+    :data:`MAX_ENUMERATED` rows."""
+    values: dict[object, np.ndarray] = {}
     for v in order:
         columns = [p[:, 1 + names.index(v)] for names, (_, p) in zip(sources, all_offsets) if v in names]
         values[v] = np.unique(np.concatenate(columns))
