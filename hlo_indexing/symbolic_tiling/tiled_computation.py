@@ -10,7 +10,6 @@ Nodes giving identical tiles are one tiled instruction.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -75,6 +74,8 @@ class TiledComputation:
 
 #: Largest extra output whose partition by its tiles is checked by enumeration.
 MAX_PARTITION_CHECK = 1 << 24
+#: Output indices :func:`check_partition` computes in one numpy pass.
+PARTITION_CHUNK = 1 << 20
 
 
 def tiled_computation(
@@ -242,29 +243,32 @@ def _partitioning(
 
 def check_partition(root: TiledInstruction, programs: int, first: TiledInstruction) -> None:
     """An extra output must be written exactly once: its tiles, over all programs,
-    partition its index space. Checked by enumeration (vectorized: one pass per element
-    of a tile) up to :data:`MAX_PARTITION_CHECK` elements; above, only an output tiled
-    exactly as the first root (same shape, tiles and offsets) is accepted."""
+    partition its index space. An output tiled exactly as the first root (same shape,
+    tiles and offsets) does, as the first root's tiles partition it; any other is
+    checked by enumeration up to :data:`MAX_PARTITION_CHECK` elements (every program's
+    tile at once, :data:`PARTITION_CHUNK` indices per numpy pass: the passes grow with
+    the output, not with a tile's elements), and refused above."""
     shape = list(ir.RankedTensorType(root.node.value.type).shape)
     offsets_map = root.tile_offsets_indexing
     if offsets_map.runtime_vars:
         raise TilingError("UNIMPLEMENTED", "Unsupported case of multi-output fusion: runtime offsets")
+    if (shape == list(ir.RankedTensorType(first.node.value.type).shape)
+            and (root.tile_sizes, root.tile_strides, offsets_map) == (first.tile_sizes, first.tile_strides, first.tile_offsets_indexing)):
+        return
     total = int(np.prod(shape, dtype=np.int64))
     if total > MAX_PARTITION_CHECK:
-        same = (
-            shape == list(ir.RankedTensorType(first.node.value.type).shape)
-            and (root.tile_sizes, root.tile_strides, offsets_map) == (first.tile_sizes, first.tile_strides, first.tile_offsets_indexing)
-        )
-        if same:
-            return
         raise TilingError("UNIMPLEMENTED", f"Unsupported case of multi-output fusion: {root.name} too large to check")
     _, offsets = offsets_map.enumerate(max_points=programs + 1)
     linear = np.array([int(np.prod(shape[k + 1 :], dtype=np.int64)) for k in range(len(shape))], np.int64)
+    extents = np.array(shape, np.int64)
     counts = np.zeros(total, np.int64)
     strides = np.array(root.tile_strides, np.int64)
-    for element in itertools.product(*(range(n) for n in root.tile_sizes)):
-        index = offsets + np.array(element, np.int64) * strides
-        inside = ((index >= 0) & (index < np.array(shape, np.int64))).all(axis=1)
-        np.add.at(counts, index[inside] @ linear, 1)
+    tile_elements = int(np.prod(root.tile_sizes, dtype=np.int64))
+    chunk = max(1, PARTITION_CHUNK // max(len(offsets), 1))  # tile elements per pass
+    for begin in range(0, tile_elements, chunk):
+        steps = np.stack(np.unravel_index(np.arange(begin, min(begin + chunk, tile_elements)), root.tile_sizes), axis=1)
+        index = (offsets[:, None, :] + steps[None, :, :] * strides).reshape(-1, len(shape))
+        inside = ((index >= 0) & (index < extents)).all(axis=1)
+        counts += np.bincount(index[inside] @ linear, minlength=total)
     if not (counts == 1).all():
         raise TilingError("UNIMPLEMENTED", f"Unsupported case of multi-output fusion: the tiles of {root.name} do not partition it")

@@ -24,6 +24,8 @@ from hypothesis import strategies as st  # noqa: E402
 from test_tiling_properties import check_tilings  # noqa: E402
 from tiling_fixtures import Fusion, Value, functions_of, hlo_analysis  # noqa: E402
 
+from hlo_indexing.errors import TilingError  # noqa: E402
+from hlo_indexing.symbolic_tiling import tiled_computation as tiled_computation_module  # noqa: E402
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation  # noqa: E402
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, analyze_fusion  # noqa: E402
 
@@ -228,3 +230,60 @@ def test_generated_chains_are_tiled_with_bounded_constraints(generated: tuple[Fu
         tilings = analysis.valid_tilings()
         sample = [tilings[0], tilings[-1], data.draw(st.sampled_from(tilings), label="tiling")]
         assert check_tilings(fusion, result, analysis, sample, standard_layouts(fusion, result)) == len(sample)
+
+
+#: Multi-output fusions whose extra output feeds the first: an inverted mask beside the
+#: select that reads it (tiled as the first root, as a masked attention's `jnp.where`
+#: compiles), and row sums beside the rows minus their sum.
+TWO_OUTPUTS = """
+func.func @where(%m: tensor<8x16xi1>, %x: tensor<8x16xf32>, %c: tensor<f32>) -> (tensor<8x16xf32>, tensor<8x16xi1>) {
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
+  %n = stablehlo.not %m : tensor<8x16xi1>
+  %s = stablehlo.select %n, %x, %b : tensor<8x16xi1>, tensor<8x16xf32>
+  return %s, %n : tensor<8x16xf32>, tensor<8x16xi1>
+}
+func.func @row_sums(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8xf32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %b = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
+  %d = stablehlo.subtract %x, %b : tensor<8x16xf32>
+  return %d, %r : tensor<8x16xf32>, tensor<8xf32>
+}
+"""
+
+
+def test_an_extra_output_tiled_as_the_first_root_is_not_enumerated(monkeypatch) -> None:
+    """Its tiles partition it as the first root's do: accepted without enumerating it
+    (an 8M-element mask beside a masked attention's select was enumerated once per
+    candidate tiling, past the fusion time budget). Any other extra output is still
+    enumerated (refused here: the limit is set to 0)."""
+    monkeypatch.setattr(tiled_computation_module, "MAX_PARTITION_CHECK", 0)
+    with functions_of(TWO_OUTPUTS) as found:
+        where = analyze_fusion(found["where"])
+        assert isinstance(where, TiledFusion)
+        for sizes in where.valid_tilings():
+            assert len(tiled_computation(where, list(sizes)).roots) == 2
+        row_sums = analyze_fusion(found["row_sums"])
+        assert isinstance(row_sums, TiledFusion)
+        with pytest.raises(TilingError, match="too large to check"):
+            tiled_computation(row_sums, [8, 16])
+
+
+def test_the_partition_of_an_extra_output_is_enumerated_in_chunks(monkeypatch) -> None:
+    """A row sum beside the whole rows: each program writes the sums of its rows, so its
+    tiles partition the sums exactly when a tile spans all 16 columns (else several
+    programs write one row's sum). Checked with 5 indices per numpy pass."""
+    monkeypatch.setattr(tiled_computation_module, "PARTITION_CHUNK", 5)
+    with functions_of(TWO_OUTPUTS) as found:
+        fusion = analyze_fusion(found["row_sums"])
+        assert isinstance(fusion, TiledFusion)
+        outcomes = {}
+        for sizes in fusion.valid_tilings():
+            try:
+                tiled_computation(fusion, list(sizes))
+                outcomes[tuple(sizes)] = True
+            except TilingError as error:
+                assert "do not partition" in str(error), error
+                outcomes[tuple(sizes)] = False
+        assert outcomes and all(ok == (sizes[-1] == 16) for sizes, ok in outcomes.items()), outcomes
+        assert any(outcomes.values()) and not all(outcomes.values())
