@@ -381,11 +381,10 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
         dots.append(DotWork(operations, mxu_rate(value.element_type, device)))
     vregs = np.zeros(count, np.int64)
     for tile_sizes, element_type, values in plan.vector_work:
-        vregs = vregs + values * vector_registers(np.maximum(tiles.columns(tile_sizes)[asked], 1), element_type, device)
+        vregs = vregs + values * _vregs(tiles, tile_sizes, element_type, device)[asked]
     for value in plan.shared_vector_work:
         for tile_of, here in zip(value.tiles, _present(value, tiles, asked, sizes, tile_counts)):
-            tile = np.maximum(tiles.columns(tile_of.node.tile.sizes)[asked], 1)
-            vregs = vregs + vector_registers(tile, value.element_type, device) * here
+            vregs = vregs + _vregs(tiles, tile_of.node.tile.sizes, value.element_type, device)[asked] * here
     cores = np.where(np.any(grid[:, : plan.num_parallel] >= 2, axis=1), device.tensor_cores_per_chip, 1)
     figures = tpu_figures(traffic, dots, vregs, steps, cores, device)
     return _estimates(fusion, tiles, device, early, passing, asked, blocks, vmem > device.vmem_bytes, figures)
@@ -414,10 +413,25 @@ def _operand_figures(operand: _Operand, tiles: TileArrays, asked: np.ndarray, si
     transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid)
     vmem = np.zeros(len(asked), np.int64)
     if operand.shape:
-        vmem = vmem + 2 * mosaic.buffer_bytes_of(tile, element_type, device)
+        vmem = vmem + 2 * _buffer_bytes(tiles, spec.node.tile.sizes, element_type, device)[asked]
     if operand.written and plan.contracting:
-        vmem = vmem + mosaic.buffer_bytes_of(tile, "f32", device)
+        vmem = vmem + _buffer_bytes(tiles, spec.node.tile.sizes, "f32", device)[asked]
     return ok, block_bytes, transfers, vmem
+
+
+def _vregs(tiles: TileArrays, sizes: tuple[ir.AffineExpr, ...], element_type: str, device: TpuDevice) -> np.ndarray:
+    """:func:`.tpu_figures.vector_registers` of the tile of ``sizes`` (each at least 1) at
+    every candidate, once per tile sizes and element type (fusions with the same tiles
+    share them)."""
+    return tiles.memo(("tpu vregs", sizes, element_type, device),
+                      lambda: vector_registers(np.maximum(tiles.columns(sizes), 1), element_type, device))
+
+
+def _buffer_bytes(tiles: TileArrays, sizes: tuple[ir.AffineExpr, ...], element_type: str, device: TpuDevice) -> np.ndarray:
+    """:func:`.mosaic.buffer_bytes_of` the tile of ``sizes`` at every candidate, once per
+    tile sizes and element type."""
+    return tiles.memo(("tpu buffer bytes", sizes, element_type, device),
+                      lambda: mosaic.buffer_bytes_of(tiles.columns(sizes), element_type, device))
 
 
 def _present(value: _Value, tiles: TileArrays, asked: np.ndarray, sizes: list[np.ndarray],
