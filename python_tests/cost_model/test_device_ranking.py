@@ -36,7 +36,9 @@ from hlo_indexing.devices import device
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, TilingError, UnsupportedError
 from hlo_indexing.symbolic_tiling import ranking as blind
-from hlo_indexing.symbolic_tiling.footprint import tiling_footprint
+from hlo_indexing.symbolic_tiling.footprint import FootprintError, tiling_footprint
+from hlo_indexing.passes.base import Diagnostics
+from hlo_indexing.passes.tilings import PrintTilings
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 from hlo_indexing.symbolic_tiling.tilings_report import tilings_schema
@@ -145,6 +147,46 @@ def test_rejections_are_counted_per_rule_with_an_example():
     assert all(t.tile_sizes[0] <= 32 for t in ranking.tilings)
     assert ranking.considered == len(ranking.tilings) + 10
     assert "10 of " in ranking.note and "gpu.register-spill 10" in ranking.note
+
+
+TWO_FUNCTIONS = """
+func.func @first(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %m = stablehlo.multiply %x, %x : tensor<8x128xf32>
+  return %m : tensor<8x128xf32>
+}
+func.func @second(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %m = stablehlo.add %x, %x : tensor<8x128xf32>
+  return %m : tensor<8x128xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("format_", ["text", "json"])
+def test_a_computation_the_device_cannot_rank_is_reported_and_the_others_ranked(monkeypatch, format_):
+    """hlo-print-tilings{device=}: a ranking that fails (here made to fail for @first) is
+    a located warning in text, an ``error`` entry in JSON, as without a device; the run
+    has no error and @second is ranked."""
+    ranked_by_memo = DeviceRankingMemo.rank
+
+    def rank(self, fusion, target, **options):
+        if fusion.root_candidates[0][0].name.startswith("stablehlo.multiply"):
+            raise FootprintError("parameter(0) cannot be counted")
+        return ranked_by_memo(self, fusion, target, **options)
+
+    monkeypatch.setattr(DeviceRankingMemo, "rank", rank)
+    module = parse_module(TWO_FUNCTIONS)
+    diagnostics = Diagnostics()
+    PrintTilings(device="h100", top=1, format=format_).run(module.operation, diagnostics)
+    assert not diagnostics.has_errors
+    if format_ == "text":
+        messages = [(d.severity, d.message) for d in diagnostics.items]
+        assert ("warning", "@first: cannot tile: parameter(0) cannot be counted") in messages
+        assert any(sev == "remark" and m.startswith("@second tiling #1 on h100-sxm") for sev, m in messages), messages
+    else:
+        (document,) = [json.loads(d.message) for d in diagnostics.items if d.severity == "output"]
+        entries = {c["name"]: c for c in document["computations"]}
+        assert entries["@first"]["error"] == "parameter(0) cannot be counted" and entries["@first"]["tilings"] == []
+        assert entries["@second"]["error"] is None and len(entries["@second"]["tilings"]) == 1
 
 
 @pytest.mark.parametrize("corpus", CORPORA, ids=[c.name for c in CORPORA])
