@@ -7,9 +7,12 @@ For each device and each source (the compiled 1- to 8-layer training steps of
 ``examples/tiling.mlir``), one JSON line per computation: the ranking as
 ``hlo-print-tilings{device=}`` computes it (one per body, through
 :class:`~hlo_indexing.cost_model.ranking.DeviceRankingMemo`: the order, each ranked
-tiling's estimate with its breakdown, the rejection counts and examples, the note), then
-every candidate as the backend judged it (its rejections' messages and its estimate),
-or the error the ranking raised. Run with the repository's ``.venv``::
+tiling's estimate with its breakdown, the rejection counts and examples, the note, the
+footprints of the best :data:`TOP`), then every candidate as the backend judged it (its
+rejections' messages and its estimate), or the error the ranking raised. With
+``--device none``, the device-blind ranking under ``hlo-print-tilings``' default budget
+instead (each valid tiling's figures, the footprints of the best :data:`TOP`). Run with
+the repository's ``.venv``::
 
     .venv/bin/python dev/ranking_dump.py --device tpu-v5e --layers 1,2,4,8 > before.jsonl
 """
@@ -41,6 +44,10 @@ from hlo_indexing.symbolic_tiling.tile_counts import Grid
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Footprints dumped per ranking (``hlo-print-tilings``' default ``max``).
+TOP = 5
+#: The device-blind ranking's budget (``hlo-print-tilings``' default, 48KiB).
+BUDGET = 48 * 1024
 
 
 def training_steps() -> ModuleType:
@@ -63,6 +70,19 @@ def ranking_json(ranking: DeviceRanking) -> dict[str, Any]:
                      for rule, (sizes, rejection) in sorted(ranking.examples.items())},
         "tilings": [{"rank": t.rank, "tile_sizes": list(t.tile_sizes), "estimate": t.estimate.to_json(),
                      "loses": ranking.loses(k)} for k, t in enumerate(ranking.tilings)],
+        "footprints": [t.footprint.to_json() for t in ranking.tilings[:TOP]],
+    }
+
+
+def blind_json(ranking: blind.Ranking) -> dict[str, Any]:
+    """The device-blind ranking's every figure."""
+    tilings = ranking.tilings
+    return {
+        "valid": ranking.valid, "skipped": ranking.skipped, "capped": ranking.capped, "method": ranking.method,
+        "note": ranking.note,
+        "tilings": ([{"tile_sizes": list(sizes), **tilings.summary(k)} for k, sizes in enumerate(tilings.tile_sizes)]
+                    if isinstance(tilings, blind.RankedTilings) else [list(t.tile_sizes) for t in tilings]),
+        "footprints": [footprint.to_json() for footprint in tilings[:TOP]],
     }
 
 
@@ -80,12 +100,14 @@ def candidates_json(fusion: TiledFusion, device: Device, layouts: dict[int, Any]
     return out
 
 
-def dump(label: str, module: ir.Module | ir.Operation, device: Device, out: Any) -> None:
+def dump(label: str, module: ir.Module | ir.Operation, device: Device | None, out: Any) -> None:
+    """One JSON line per computation of ``module`` (module docstring; ``device`` None:
+    the device-blind ranking)."""
     operation = module.operation if isinstance(module, ir.Module) else module
     memo = TilingMemo()
     device_memo = DeviceRankingMemo(memo)
     for name, op in computations(operation):
-        record: dict[str, Any] = {"source": label, "device": device.name, "computation": name}
+        record: dict[str, Any] = {"source": label, "device": device.name if device else None, "computation": name}
         try:
             fusion = memo.analyze(op)
         except HloIndexingError as exc:
@@ -93,6 +115,12 @@ def dump(label: str, module: ir.Module | ir.Operation, device: Device, out: Any)
             fusion = None
         if isinstance(fusion, AnalysisFailure):
             record["failure"] = fusion.reason
+        elif fusion is not None and device is None:
+            layouts, output_layouts = declared_parameter_layouts(op)
+            try:
+                record["ranking"] = blind_json(memo.rank(fusion, BUDGET, layouts=layouts, output_layouts=output_layouts))
+            except HloIndexingError as exc:
+                record["ranking_error"] = exc.message
         elif fusion is not None:
             layouts, output_layouts = declared_parameter_layouts(op)
             try:
@@ -109,10 +137,11 @@ def dump(label: str, module: ir.Module | ir.Operation, device: Device, out: Any)
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--device", required=True)
+    parser.add_argument("--device", required=True, help="a bundled device name or a JSON description file; none: "
+                        "the device-blind ranking")
     parser.add_argument("--layers", default="1,2,4,8", help="the training steps' layer counts ('' for none)")
     args = parser.parse_args()
-    device = select_device(args.device)
+    device = None if args.device == "none" else select_device(args.device)
     jax_training_step = training_steps()
     for n in [int(x) for x in args.layers.split(",") if x]:
         hlo = jax_training_step.compiled_training_step_text(n, jax_training_step.SIZES)

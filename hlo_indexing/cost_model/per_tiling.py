@@ -19,6 +19,7 @@ from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices.types import Device
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION
+from hlo_indexing.symbolic_tiling.ranking import constraint_mask
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 
 #: Rule id of the candidates a per-tiling backend was not asked about (past the limit).
@@ -34,24 +35,34 @@ def _message(found: Mapping[int, Rejection], index: int) -> str:
 
 def grid_programs(fusion: TiledFusion, tiles: TileArrays) -> np.ndarray:
     """Per candidate, the programs of its grid (the tiles of every parameter, the
-    contracting ones included)."""
-    programs = np.ones(tiles.count, np.int64)
-    for column, parameter in zip(tiles.flat, fusion.parameters):
-        programs = programs * -(-parameter.size // column)
-    return programs
+    contracting ones included); kept in ``tiles``' memo (read-only)."""
+    sizes = tuple(parameter.size for parameter in fusion.parameters)
+
+    def compute() -> np.ndarray:
+        programs = np.ones(tiles.count, np.int64)
+        for column, size in zip(tiles.flat, sizes):
+            programs = programs * -(-size // column)
+        return programs
+
+    return tiles.memo(("grid programs", sizes), compute)
+
+
+def valid_candidates(fusion: TiledFusion, tiles: TileArrays) -> np.ndarray:
+    """Per candidate, whether it satisfies the fusion's own tiling constraints
+    (:func:`~hlo_indexing.symbolic_tiling.ranking.constraint_mask`); kept in ``tiles``'
+    memo for every fusion with the same constraints (read-only)."""
+    return tiles.memo(("constraints", fusion.constraints),
+                      lambda: constraint_mask(fusion.constraints, tiles.flat, tiles.count))
 
 
 def asked_candidates(fusion: TiledFusion, tiles: TileArrays, passing: np.ndarray) -> list[int]:
     """The candidates a per-tiling backend judges: those ``passing`` the vectorized
     checks and satisfying the fusion's constraints, the fewest programs first (ties in
     candidate order), at most ``limits.MAX_FOOTPRINTS_PER_FUSION``."""
-    asked = []
-    for i in np.argsort(grid_programs(fusion, tiles), kind="stable").tolist():
-        if passing[i] and fusion.satisfies_constraints([int(column[i]) for column in tiles.flat]):
-            asked.append(i)
-            if len(asked) == MAX_FOOTPRINTS_PER_FUSION:
-                break
-    return asked
+    order = tiles.memo(("program order", tuple(parameter.size for parameter in fusion.parameters)),
+                       lambda: np.argsort(grid_programs(fusion, tiles), kind="stable"))
+    eligible = passing & valid_candidates(fusion, tiles)
+    return [int(i) for i in order[eligible[order]][:MAX_FOOTPRINTS_PER_FUSION]]
 
 
 def not_evaluated_check(passing: np.ndarray, asked: Sequence[int]) -> ConstraintCheck:

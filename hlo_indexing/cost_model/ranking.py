@@ -35,6 +35,7 @@ from hlo_indexing.layout.attributes import LayoutLike, as_layout
 from hlo_indexing.cost_model.backends import evaluator
 from hlo_indexing.cost_model.estimate import CandidateEstimates, ConstraintCheck, Estimate, Rejection, renamed
 from hlo_indexing.cost_model.explain import why_slower
+from hlo_indexing.cost_model.per_tiling import valid_candidates
 from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.devices.types import Device, GpuDevice, TpuDevice
@@ -231,6 +232,9 @@ class CheckExamples(Mapping[str, tuple[tuple[int, ...], Rejection]]):
             self._written[rule] = (sizes, check.rejection(index))
         return self._written[rule]
 
+    def __contains__(self, rule: object) -> bool:
+        return rule in self._checks  # without writing the message (Mapping's would)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._checks)
 
@@ -330,21 +334,23 @@ def rank_for_device(
         arrays = shared[sizes_key] = TileArrays(list(grid.flat_sizes) if fusion.parameters else [], facts)
         arrays.memo("grid", lambda: grid)
     grid = arrays.memo("grid", lambda: Grid.over(sizes_key))
-    valid = blind.constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
+    valid = valid_candidates(fusion, arrays)
     judged = evaluator(device)(fusion, arrays, device, _ParsedLayouts(fusion, layouts, arrays))
-    legal = np.flatnonzero(valid & judged.legal())
+    # one row per check: the valid candidates breaking it
+    broken = ~np.array([check.ok for check in judged.checks], bool).reshape(len(judged.checks), arrays.count) & valid
+    legal = np.flatnonzero(valid & ~broken.any(axis=0))
     order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
-    broken_by_rule: dict[str, np.ndarray] = {}
+    rows_of_rule: dict[str, list[int]] = {}
     examples = CheckExamples()
-    for check in judged.checks:
-        broken = valid & ~check.ok
-        if broken.any():
-            previous = broken_by_rule.get(check.rule)
-            broken_by_rule[check.rule] = broken if previous is None else previous | broken
-            if check.rule not in examples:
-                first = int(np.flatnonzero(broken)[0])
-                examples.add(tuple(int(c[first]) for c in arrays.flat), check, first)
-    rejected = {rule: int(mask.sum()) for rule, mask in broken_by_rule.items()}
+    for row in np.flatnonzero(broken.any(axis=1)).tolist():
+        check = judged.checks[row]
+        rows_of_rule.setdefault(check.rule, []).append(row)
+        if check.rule not in examples:
+            first = int(broken[row].argmax())
+            examples.add(tuple(int(c[first]) for c in arrays.flat), check, first)
+    counts = broken.sum(axis=1).tolist()
+    rejected = {rule: counts[rows[0]] if len(rows) == 1 else int(broken[rows].any(axis=0).sum())
+                for rule, rows in rows_of_rule.items()}
     footprints = Footprints(fusion, dict(layouts or {}), dict(output_layouts or {}), counts_cache)
     ranked = RankedTilings(order, arrays.flat, judged, footprints)
     return DeviceRanking(device, ranked, int(valid.sum()), rejected, examples, grid.capped)

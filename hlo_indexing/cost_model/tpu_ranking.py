@@ -48,7 +48,7 @@ import numpy as np
 from hlo_indexing.cost_model import mosaic
 from hlo_indexing.cost_model.element_types import byte_size, xla_name
 from hlo_indexing.cost_model.estimate import BreakdownItem, CandidateEstimates, ConstraintCheck
-from hlo_indexing.cost_model.per_tiling import asked_candidates, not_evaluated_check, per_tiling
+from hlo_indexing.cost_model.per_tiling import asked_candidates, grid_programs, not_evaluated_check, per_tiling
 from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.cost_model.tpu import NO_VECTOR_WORK, RULE_NOT_A_BLOCK, assess_tpu
 from hlo_indexing.cost_model.tpu_figures import (
@@ -221,21 +221,26 @@ def type_facts(value: ir.Value, types: TypeFacts) -> tuple[tuple[int, ...], str]
     return found
 
 
-def _value(nodes: list[TiledNode], fusion: TiledFusion, linear: bool, element_type: str, known: OffsetFacts) -> _Value | None:
-    """The value of ``nodes`` (one value's, in order): one tile per distinct tile and
-    map; each in closed form when ``linear`` or when there are several."""
-    distinct = [nodes[0]]
-    if len(nodes) > 1:
-        first_of: dict[tuple[object, ...], TiledNode] = {}
-        for node in nodes:
-            first_of.setdefault(_tile_facts(node), node)
-        distinct = list(first_of.values())
-    if len(distinct) == 1 and not linear:
-        return _Value((_Tile(nodes[0]),), element_type)
-    tiles = [_linear_tile(node, fusion, known) for node in distinct]
-    if any(tile is None for tile in tiles):
-        return None
-    return _Value(tuple(t for t in tiles if t is not None), element_type)
+def _distinct(nodes: list[TiledNode]) -> list[TiledNode]:
+    """The first of ``nodes`` (one value's, in order) with each distinct tile and map."""
+    if len(nodes) == 1:
+        return nodes
+    first_of: dict[tuple[object, ...], TiledNode] = {}
+    for node in nodes:
+        first_of.setdefault(_tile_facts(node), node)
+    return list(first_of.values())
+
+
+def _linear_value(distinct: list[TiledNode], fusion: TiledFusion, element_type: str, known: OffsetFacts) -> _Value | None:
+    """The value of ``distinct`` nodes (:func:`_distinct`), each tile in closed form
+    (None when one is not)."""
+    tiles = []
+    for node in distinct:
+        tile = _linear_tile(node, fusion, known)
+        if tile is None:
+            return None
+        tiles.append(tile)
+    return _Value(tuple(tiles), element_type)
 
 
 def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) -> _KernelPlan | None:
@@ -266,7 +271,13 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
             element_type = type_facts(first.operands[0].value, types)[1] if first.operands else "bf16"
         else:
             element_type = type_facts(first.value, types)[1]
-        value = _value(nodes, fusion, number is not None, element_type, known)
+        distinct = _distinct(nodes)
+        if number is None and len(distinct) == 1 and not is_dot:  # vector work of one tile: its offsets not needed
+            key = (first.tile.sizes, element_type)
+            vector_work[key] = vector_work.get(key, 0) + 1
+            continue
+        value = _linear_value(distinct, fusion, element_type, known) if number is not None or len(distinct) > 1 else \
+            _Value((_Tile(first),), element_type)
         if value is None:
             return None
         if number is not None:
@@ -274,11 +285,8 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
         elif is_dot:
             contracting = tuple(p for p, param in enumerate(fusion.parameters) if param.contracting and param.owner == first.name)
             dots += [(value, k, contracting) for k in range(len(value.tiles))]
-        elif len(value.tiles) > 1:
-            shared_vector_work.append(value)
         else:
-            key = (first.tile.sizes, element_type)
-            vector_work[key] = vector_work.get(key, 0) + 1
+            shared_vector_work.append(value)
     output = _linear_tile(root, fusion, known)
     if output is None:
         return None
@@ -289,12 +297,21 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
     axes = tuple([p for p, param in enumerate(fusion.parameters) if not param.contracting]
                  + [p for p, param in enumerate(fusion.parameters) if param.contracting])
     num_parallel = sum(1 for param in fusion.parameters if not param.contracting)
-    variable_strides = tuple(node for node in fusion.nodes if not all(
-        (stride := ax.constant_value(e)) is not None and stride >= 0 for e in node.tile.strides))
-    position = {id(node): k for k, node in enumerate(fusion.nodes)}
-    dots.sort(key=lambda dot: position[id(dot[0].tiles[dot[1]].node)])  # the instructions' order
+    constant = cast(dict[tuple[ir.AffineExpr, ...], bool], facts.setdefault("tpu constant strides", {}))
+    variable_strides = tuple(node for node in fusion.nodes if not _constant_nonnegative(node.tile.strides, constant))
+    if len(dots) > 1:
+        position = {id(node): k for k, node in enumerate(fusion.nodes)}
+        dots.sort(key=lambda dot: position[id(dot[0].tiles[dot[1]].node)])  # the instructions' order
     return _KernelPlan(tuple(operands), tuple(dots), tuple((sizes, element_type, n) for (sizes, element_type), n in vector_work.items()),
                        tuple(shared_vector_work), axes, num_parallel, num_parallel < len(fusion.parameters), variable_strides)
+
+
+def _constant_nonnegative(strides: tuple[ir.AffineExpr, ...], known: dict[tuple[ir.AffineExpr, ...], bool]) -> bool:
+    """Whether every stride is a constant >= 0 (``known``: the strides met before)."""
+    found = known.get(strides)
+    if found is None:
+        found = known[strides] = all((stride := ax.constant_value(e)) is not None and stride >= 0 for e in strides)
+    return found
 
 
 def _strides(node: TiledNode, sizes: Sequence[np.ndarray]) -> np.ndarray:
@@ -331,13 +348,24 @@ def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevic
     if plan is None:
         return one_by_one(fusion, tiles, device, layouts)
     sizes = [column[asked] for column in tiles.flat]
-    tile_counts = [-(-param.size // s) for param, s in zip(fusion.parameters, sizes)]
-    steps = np.ones(len(asked), np.int64)
-    for count in tile_counts:
-        steps = steps * count
-    if np.any(steps > _MAX_CLOSED_FORM_STEPS) or any(np.any(_strides(node, sizes) < 0) for node in plan.variable_strides):
+    tile_counts = [column[asked] for column in _tile_counts(fusion, tiles)]
+    steps = grid_programs(fusion, tiles)[asked]
+    if np.any(steps > _MAX_CLOSED_FORM_STEPS) or any(_negative_strides(node, tiles)[asked].any() for node in plan.variable_strides):
         return one_by_one(fusion, tiles, device, layouts)
     return _closed_form(fusion, tiles, device, plan, early, passing, asked, sizes, tile_counts, steps)
+
+
+def _tile_counts(fusion: TiledFusion, tiles: TileArrays) -> list[np.ndarray]:
+    """Per tiling parameter, its number of tiles at every candidate (once per grid)."""
+    parameter_sizes = tuple(param.size for param in fusion.parameters)
+    return tiles.memo(("tile counts", parameter_sizes),
+                      lambda: [-(-size // column) for size, column in zip(parameter_sizes, tiles.flat)])
+
+
+def _negative_strides(node: TiledNode, tiles: TileArrays) -> np.ndarray:
+    """Per candidate, whether a stride of ``node``'s tile is negative (once per strides)."""
+    return tiles.memo(("negative strides", node.tile.strides, tuple(node.tile.tile_size_bounds)),
+                      lambda: np.any(_strides(node, tiles.flat) < 0, axis=1))
 
 
 def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan: _KernelPlan,
@@ -345,8 +373,10 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
                  tile_counts: list[np.ndarray], steps: np.ndarray) -> CandidateEstimates:
     """The kernels of the ``asked`` candidates judged together (module docstring)."""
     count = len(asked)
-    by_parameter = np.stack(sizes, axis=1) if sizes else np.ones((count, 0), np.int64)
-    counts = np.stack(tile_counts, axis=1) if sizes else np.ones((count, 0), np.int64)
+    by_parameter = tiles.memo("sizes by parameter", lambda: np.stack(tiles.flat, axis=1) if tiles.flat else
+                              np.ones((tiles.count, 0), np.int64))[asked]
+    counts = tiles.memo(("tile counts by parameter", tuple(param.size for param in fusion.parameters)), lambda: np.stack(
+        _tile_counts(fusion, tiles), axis=1) if tiles.flat else np.ones((tiles.count, 0), np.int64))[asked]
     grid = counts[:, list(plan.axes)]
     blocks = np.ones(count, bool)
     traffic, vmem = [], np.zeros(count, np.int64)
@@ -381,11 +411,10 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
         dots.append(DotWork(operations, mxu_rate(value.element_type, device)))
     vregs = np.zeros(count, np.int64)
     for tile_sizes, element_type, values in plan.vector_work:
-        vregs = vregs + values * vector_registers(np.maximum(tiles.columns(tile_sizes)[asked], 1), element_type, device)
+        vregs = vregs + values * _vregs(tiles, tile_sizes, element_type, device)[asked]
     for value in plan.shared_vector_work:
         for tile_of, here in zip(value.tiles, _present(value, tiles, asked, sizes, tile_counts)):
-            tile = np.maximum(tiles.columns(tile_of.node.tile.sizes)[asked], 1)
-            vregs = vregs + vector_registers(tile, value.element_type, device) * here
+            vregs = vregs + _vregs(tiles, tile_of.node.tile.sizes, value.element_type, device)[asked] * here
     cores = np.where(np.any(grid[:, : plan.num_parallel] >= 2, axis=1), device.tensor_cores_per_chip, 1)
     figures = tpu_figures(traffic, dots, vregs, steps, cores, device)
     return _estimates(fusion, tiles, device, early, passing, asked, blocks, vmem > device.vmem_bytes, figures)
@@ -414,10 +443,25 @@ def _operand_figures(operand: _Operand, tiles: TileArrays, asked: np.ndarray, si
     transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid)
     vmem = np.zeros(len(asked), np.int64)
     if operand.shape:
-        vmem = vmem + 2 * mosaic.buffer_bytes_of(tile, element_type, device)
+        vmem = vmem + 2 * _buffer_bytes(tiles, spec.node.tile.sizes, element_type, device)[asked]
     if operand.written and plan.contracting:
-        vmem = vmem + mosaic.buffer_bytes_of(tile, "f32", device)
+        vmem = vmem + _buffer_bytes(tiles, spec.node.tile.sizes, "f32", device)[asked]
     return ok, block_bytes, transfers, vmem
+
+
+def _vregs(tiles: TileArrays, sizes: tuple[ir.AffineExpr, ...], element_type: str, device: TpuDevice) -> np.ndarray:
+    """:func:`.tpu_figures.vector_registers` of the tile of ``sizes`` (each at least 1) at
+    every candidate, once per tile sizes and element type (fusions with the same tiles
+    share them)."""
+    return tiles.memo(("tpu vregs", sizes, element_type, device),
+                      lambda: vector_registers(np.maximum(tiles.columns(sizes), 1), element_type, device))
+
+
+def _buffer_bytes(tiles: TileArrays, sizes: tuple[ir.AffineExpr, ...], element_type: str, device: TpuDevice) -> np.ndarray:
+    """:func:`.mosaic.buffer_bytes_of` the tile of ``sizes`` at every candidate, once per
+    tile sizes and element type."""
+    return tiles.memo(("tpu buffer bytes", sizes, element_type, device),
+                      lambda: mosaic.buffer_bytes_of(tiles.columns(sizes), element_type, device))
 
 
 def _present(value: _Value, tiles: TileArrays, asked: np.ndarray, sizes: list[np.ndarray],
@@ -472,15 +516,11 @@ def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early:
     total = tiles.count
     kernels = asked[blocks]
     position = {int(i): k for k, i in enumerate(asked)}
-    fields = {name: np.full(total, np.inf) for name in ("exec", "read", "write", "compute")}
-    counts = {name: np.zeros(total, np.int64) for name in ("bytes_read", "bytes_written", "flops", "num_blocks")}
+    times = np.full((4, total), np.inf)  # exec, read, write, compute
+    counts = np.zeros((4, total), np.int64)  # bytes read, bytes written, flops, grid steps
     if figures is not None:
-        for name, values in (("exec", figures.exec_ns), ("read", figures.read_ns),
-                             ("write", figures.write_ns), ("compute", figures.compute_ns)):
-            fields[name][kernels] = values[blocks]
-        for name, values in (("bytes_read", figures.bytes_read), ("bytes_written", figures.bytes_written),
-                             ("flops", figures.flops), ("num_blocks", figures.steps)):
-            counts[name][kernels] = values[blocks]
+        times[:, kernels] = np.array([figures.exec_ns, figures.read_ns, figures.write_ns, figures.compute_ns])[:, blocks]
+        counts[:, kernels] = np.array([figures.bytes_read, figures.bytes_written, figures.flops, figures.steps])[:, blocks]
     broken = []
     for rule, mask in ((RULE_NOT_A_BLOCK, ~blocks), (mosaic.RULE_VMEM, blocks & over_vmem)):
         if mask.any():
@@ -497,9 +537,9 @@ def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early:
         return figures.estimate(position[i]).breakdown if figures is not None and i in kernel_set else ()
 
     return CandidateEstimates(
-        checks=checks, exec_time_ns=fields["exec"], read_time_ns=fields["read"], write_time_ns=fields["write"],
-        compute_time_ns=fields["compute"], bytes_read=counts["bytes_read"], bytes_written=counts["bytes_written"],
-        flops=counts["flops"], num_blocks=counts["num_blocks"], num_warps=None, breakdown=breakdown)
+        checks=checks, exec_time_ns=times[0], read_time_ns=times[1], write_time_ns=times[2], compute_time_ns=times[3],
+        bytes_read=counts[0], bytes_written=counts[1], flops=counts[2], num_blocks=counts[3], num_warps=None,
+        breakdown=breakdown)
 
 
 @dataclass(frozen=True)

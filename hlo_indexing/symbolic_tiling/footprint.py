@@ -521,7 +521,7 @@ def _enumerated_counts(
 
 
 def _joint_rows(
-    name: str, sources: list[list[object]], order: list[object], all_offsets: list[tuple[np.ndarray, np.ndarray]]
+    name: str, sources: Sequence[Sequence[object]], order: Sequence[object], all_offsets: list[tuple[np.ndarray, np.ndarray]]
 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], int]:
     """Tiles that read different runtime values (a dynamic slice of an operand also
     read at a fixed offset): every tile's rows over all of them, in ``order`` (a tile
