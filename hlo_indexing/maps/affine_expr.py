@@ -525,28 +525,44 @@ def used_variables(expr: AffineExpr, dims: set[int], symbols: set[int]) -> None:
                 symbols.add(node.position)
 
 
-def remembered_variables(expr: AffineExpr, table: dict[Any, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The positions of the dimensions and of the symbols ``expr`` uses (sorted),
-    remembered in ``table`` (a memo of ``expr``'s context, e.g. the table
+#: Depth up to which an expression may go to MLIR's own rewrites in C++
+#: (``AffineExpr.compose``, ``shift_symbols``, ``AffineMap.compress_unused_symbols``):
+#: they recurse on the native stack, which an expression of ~30000 levels overflows (the
+#: process dies); deeper expressions take the walks of this module. Composition seldom
+#: builds expressions of more than a few dozen levels.
+NATIVE_REWRITE_DEPTH = 1000
+
+
+def remembered_variables(expr: AffineExpr, table: dict[Any, Any]) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """The positions of the dimensions and of the symbols ``expr`` uses (sorted) and the
+    depth of its tree (a leaf has depth 1), remembered in ``table`` (a memo of
+    ``expr``'s context, e.g. the table
     :data:`~hlo_indexing.maps.memo.EXPRESSION_VARIABLES_TABLE` that many maps share)."""
     found = table.get(expr)
     if found is None:
         dims: set[int] = set()
         symbols: set[int] = set()
-        used_variables(expr, dims, symbols)
-        found = table[expr] = (tuple(sorted(dims)), tuple(sorted(symbols)))
+        try:
+            levels = _used_variables(typed(expr), dims, symbols)
+        except RecursionError:  # too deep for the recursive walk: the same facts on a stack
+            used_variables(expr, dims, symbols)
+            levels = depth(expr)
+        found = table[expr] = (tuple(sorted(dims)), tuple(sorted(symbols)), levels)
     return found
 
 
-def _used_variables(expr: Any, dims: set[int], symbols: set[int]) -> None:
+def _used_variables(expr: Any, dims: set[int], symbols: set[int]) -> int:
+    """Add the variables of ``expr`` to ``dims`` and ``symbols``; return its depth."""
     kind = type(expr)
     if kind is Dim:
         dims.add(expr.position)
     elif kind is Sym:
         symbols.add(expr.position)
     elif kind in _BINARY_KINDS:
-        _used_variables(expr.lhs, dims, symbols)
-        _used_variables(expr.rhs, dims, symbols)
+        lhs = _used_variables(expr.lhs, dims, symbols)
+        rhs = _used_variables(expr.rhs, dims, symbols)
+        return 1 + (lhs if lhs > rhs else rhs)
+    return 1
 
 
 def walk(expr: AffineExpr, visit: Callable[[AffineExpr], None]) -> None:
