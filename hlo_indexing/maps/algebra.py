@@ -127,15 +127,17 @@ def _select(
     stay before runtime variables), with ``constraints``, and without results when
     ``results`` is false. Dropped variables must not occur in what is kept.
 
-    When every dimension stays and the listed symbols are exactly those the kept
-    expressions use (as :func:`_remove_unused` keeps them), MLIR renumbers the symbols
-    (``AffineMap.compress_unused_symbols``, in C++) instead of a walk of each
-    expression here."""
+    When the dimensions kept are the first ones (all of them, or none for constraints
+    over symbols only) and the listed symbols are exactly those the kept expressions use
+    (as :func:`_remove_unused` keeps them), MLIR renumbers the symbols
+    (``AffineMap.compress_unused_symbols``, in C++) instead of a walk of each expression
+    here, if ``m`` is shallow enough for its recursion
+    (:data:`~hlo_indexing.maps.affine_expr.NATIVE_REWRITE_DEPTH`)."""
     context = m.context
     kept_results = m.results if results else []
     exprs = kept_results + list(constraints)
     renamed = None
-    if len(dims) == m.num_dims and m.depth <= ax.NATIVE_REWRITE_DEPTH:
+    if dims == list(range(len(dims))) and m.depth <= ax.NATIVE_REWRITE_DEPTH:
         (compressed,) = ir.AffineMap.compress_unused_symbols([_affine_map(m.num_dims, m.num_symbols, exprs, context)], context)
         if compressed.n_symbols == len(symbols):
             renamed = [ax.typed(e) for e in compressed.results]
@@ -181,25 +183,32 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
         keep_symbols.update(result_symbols)
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m  # the results use every variable
-    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]] = {}
+    # Each constraint's variables (sorted tuples, shared with the table); the variables
+    # tied to kept ones join them until none is added.
+    constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]] = {}
     for e in m.constraints:
         constraint_dims, constraint_symbols, _ = ax.remembered_variables(e, used)
-        constraint_vars[e] = (set(constraint_dims), set(constraint_symbols))
+        constraint_vars[e] = (constraint_dims, constraint_symbols)
+    pending = list(constraint_vars.values())
     changed = True
-    while changed:
+    while changed and pending:
         changed = False
-        for dims, symbols in constraint_vars.values():
-            if (dims & keep_dims or symbols & keep_symbols) and not (dims <= keep_dims and symbols <= keep_symbols):
-                keep_dims |= dims
-                keep_symbols |= symbols
+        waiting = []
+        for dims, symbols in pending:
+            if keep_dims.isdisjoint(dims) and keep_symbols.isdisjoint(symbols):
+                waiting.append((dims, symbols))  # not tied to a kept variable (yet)
+            else:
+                keep_dims.update(dims)
+                keep_symbols.update(symbols)
                 changed = True
+        pending = waiting
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m
     kept: dict[ir.AffineExpr, Interval] = {}
     detached: dict[ir.AffineExpr, Interval] = {}
     for e, c in m.constraints.items():
         dims, symbols = constraint_vars[e]
-        (kept if dims & keep_dims or symbols & keep_symbols else detached)[e] = c
+        (detached if keep_dims.isdisjoint(dims) and keep_symbols.isdisjoint(symbols) else kept)[e] = c
     out = _select(m, sorted(keep_dims), sorted(keep_symbols), kept)
     if detached and not _satisfiable(m, detached, constraint_vars):
         return IndexingMap.known_empty(out.num_dims, out.num_symbols, out.num_results, m.context)
@@ -215,7 +224,7 @@ _SATISFIABILITY_CHUNK = 4096
 def _satisfiable(
     m: IndexingMap,
     constraints: dict[ir.AffineExpr, Interval],
-    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]],
+    constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]],
 ) -> bool:
     """Whether some assignment of the variables of ``constraints`` meets them all
     (assumed when they have more than :data:`SATISFIABILITY_POINTS` points together).
@@ -227,8 +236,8 @@ def _satisfiable(
     dims: set[int] = set()
     symbols: set[int] = set()
     for e in constraints:
-        dims |= constraint_vars[e][0]
-        symbols |= constraint_vars[e][1]
+        dims.update(constraint_vars[e][0])
+        symbols.update(constraint_vars[e][1])
     size = 1
     for i in dims:
         size *= m.dim_vars[i].bounds.size
@@ -247,7 +256,7 @@ def _satisfiable(
 
 
 def _groups(
-    constraints: dict[ir.AffineExpr, Interval], constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]]
+    constraints: dict[ir.AffineExpr, Interval], constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]]
 ) -> list[dict[ir.AffineExpr, Interval]]:
     """``constraints`` split into groups that share no variable."""
     groups: list[tuple[set[tuple[str, int]], dict[ir.AffineExpr, Interval]]] = []
@@ -265,13 +274,13 @@ def _groups(
 def _group_satisfiable(
     m: IndexingMap,
     constraints: dict[ir.AffineExpr, Interval],
-    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]],
+    constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]],
 ) -> bool:
     dims: set[int] = set()
     symbols: set[int] = set()
     for e in constraints:
-        dims |= constraint_vars[e][0]
-        symbols |= constraint_vars[e][1]
+        dims.update(constraint_vars[e][0])
+        symbols.update(constraint_vars[e][1])
     probe = _select(m, sorted(dims), sorted(symbols), constraints, results=False)
     verdicts = bounded_table(m.context, SATISFIABLE_TABLE)  # the same groups recur in many maps
     verdict = verdicts.get(probe)
