@@ -94,6 +94,7 @@ class Diagnostics:
                 self.note(location, context)
         else:
             self.error(location, f"{context + ': ' if context else ''}internal error: {type(exc).__name__}: {exc}")
+
     def output(self, text: str) -> None:
         """Record a report to print verbatim (severity ``output``, no location): the
         JSON documents of the print passes' ``format=json``."""

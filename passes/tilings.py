@@ -25,7 +25,9 @@ wrapper), as the other print passes do (:mod:`hlo_indexing.passes.report`):
 footprint, its ``exactness`` (one entry per parameter, ``{index, name, method, exactness,
 worst_tile, read_elements, tile_elements}``, or ``reason`` with nulls when not computed)
 and its Pallas BlockSpecs (or why its tiles are not blocks); ``skipped``
-counts the tilings with more than 65536 programs, not evaluated, ``capped`` the
+counts the tilings with more than 65536 programs, not evaluated, ``unbuildable`` those
+the tiled computation refuses to build (a negative stride, a concatenate tile across
+operands: ``UNIMPLEMENTED``, as in XLA), ``capped`` the
 candidate tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
 ``limits.MAX_FOOTPRINTS_PER_FUSION`` (both also said in a remark in text), ``failure``
 says why a computation cannot be tiled. The schema ships in the package
@@ -39,7 +41,9 @@ gives it in Python). The budget is bytes
 first by its cost model, each with its time split and, for the runners-up, why they lose
 to the first (:mod:`hlo_indexing.cost_model.device_report`, which also makes the JSON
 document, with ``device``, ``device_ranking`` and per tiling ``estimate``/``legal``/``loses``);
-``top`` tilings per computation (0: ``max``); the budget is not used.
+``top`` tilings per computation (0: ``max``); the budget is not used. As without a
+device, a computation that cannot be tiled or ranked is a warning naming the reason
+(text) or a ``failure``/``error`` entry (json, jsonl), and the others are ranked.
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
 per tiling parameter, as ``valid_tilings`` lists them) and attaches to each op of the
@@ -80,6 +84,7 @@ from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, defining_op
 from hlo_indexing.symbolic_tiling.tilings_report import (
+    ComputationEntry,
     body_uses,
     computation_tilings,
     parameters_text,
@@ -171,10 +176,7 @@ class PrintTilings(ModulePass):
                 diagnostics.warning(op.location, f"{label}: cannot tile: {problem.removeprefix('cannot tile: ')}")
                 continue
             if not ranked:
-                fits = f"no valid tiling fits the budget of {budget} bytes"
-                if entry["skipped"]:
-                    fits += f" among those with at most {self.max_programs} programs (max-programs)"
-                diagnostics.remark(op.location, f"{label}: {fits}")
+                diagnostics.remark(op.location, f"{label}: {_none_ranked(entry, budget, self.max_programs)}")
             for k, footprint in enumerate(ranked):
                 diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
             if note:
@@ -194,10 +196,10 @@ class PrintTilings(ModulePass):
             entries.append(entry)
             if self.format == "jsonl":
                 diagnostics.output(json.dumps(entry))
-            if entry["error"] is not None:
-                diagnostics.error(op.location, f"{label}: {entry['error']}")
-            elif entry["failure"] is not None and text:
-                diagnostics.warning(op.location, f"{label}: cannot tile: {entry['failure']}")
+            problem = entry["failure"] or entry["error"]
+            if problem is not None:
+                if text:
+                    diagnostics.warning(op.location, f"{label}: cannot tile: {problem.removeprefix('cannot tile: ')}")
             elif text and ranking is not None:
                 if not ranked_tilings:
                     diagnostics.remark(op.location, f"{label}: no tiling is legal on {target.name}")
@@ -208,6 +210,18 @@ class PrintTilings(ModulePass):
                     diagnostics.remark(op.location, note)
         if self.format == "json":
             diagnostics.output(json.dumps(device_document(budget, target, entries), indent=2))
+
+
+def _none_ranked(entry: ComputationEntry, budget: int, max_programs: int) -> str:
+    """Why a computation's ranking is empty, in words: no tiling fits the budget, or
+    none the tiled computation can build, among those evaluated."""
+    evaluated = entry["valid_tilings"] - entry["skipped"]
+    if evaluated and entry["unbuildable"] == evaluated:
+        return "no valid tiling can be built"
+    fits = f"no valid tiling fits the budget of {budget} bytes"
+    if entry["skipped"]:
+        fits += f" among those with at most {max_programs} programs (max-programs)"
+    return fits
 
 
 def parse_seconds(text: str) -> float:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from hlo_indexing.cost_model.estimate import Estimate, time_text
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, RankedTiling
@@ -40,7 +41,7 @@ from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.symbolic_tiling import tilings_report
 from hlo_indexing.symbolic_tiling.tilings_report import ComputationEntry
-from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, with_exactness
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 from hlo_indexing.symbolic_tiling.time_budget import fusion_time_budget
@@ -113,7 +114,7 @@ def _device_computation_tilings(
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, target, layouts=layouts, output_layouts=output_layouts)
-        ranked_tilings = ranked(ranking, fusion, top)
+        ranked_tilings = ranked(ranking, fusion, top, memo.tiling_memo)
     except HloIndexingError as exc:
         entry["error"] = exc.message
         return entry, None, []
@@ -158,9 +159,11 @@ def device_json(device: Device) -> dict[str, object]:
     return {"name": device.name, "kind": device.kind, "description": device.description}
 
 
-def ranked(ranking: DeviceRanking, fusion: TiledFusion, top: int) -> list[tuple[RankedTiling, Footprint]]:
-    """The best ``top`` tilings with their footprints (and exactness)."""
-    return [(tiling, with_exactness(fusion, tiling.footprint)) for tiling in ranking.tilings[:top]]
+def ranked(ranking: DeviceRanking, fusion: TiledFusion, top: int, memo: TilingMemo) -> list[tuple[RankedTiling, Footprint]]:
+    """The best ``top`` tilings with their footprints and exactness (computed by
+    ``memo``, the one that analysed ``fusion``: once per body and tile sizes)."""
+    return [(tiling, replace(tiling.footprint, exactness=memo.exactness(fusion, tiling.tile_sizes)))
+            for tiling in ranking.tilings[:top]]
 
 
 def tiling_text(label: str, ranking: DeviceRanking, index: int, tiling: RankedTiling, footprint: Footprint) -> str:

@@ -33,6 +33,11 @@ def time_text(ns: float) -> str:
     return f"{ns:.3g} ns"
 
 
+#: The rule of a tiling the tiled computation refuses to build (``UNIMPLEMENTED``: a
+#: negative stride, a concatenate tile across two operands), on every backend.
+RULE_UNIMPLEMENTED = "tiling.unimplemented"
+
+
 @dataclass(frozen=True)
 class Rejection:
     """One rule a tiling breaks on a device.

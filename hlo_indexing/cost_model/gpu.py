@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlo_indexing.cost_model.block_level import BlockLevelParameters
-from hlo_indexing.cost_model.estimate import Assessment, Estimate, Rejection
+from hlo_indexing.cost_model.estimate import RULE_UNIMPLEMENTED, Assessment, Estimate, Rejection
 from hlo_indexing.cost_model.gpu_model import estimate
 from hlo_indexing.cost_model.gpu_programs import experimental_program, symbolic_program
 from hlo_indexing.cost_model.tile_arrays import padded
@@ -100,7 +100,7 @@ def assess_symbolic(
     try:
         computation = tiled_computation(fusion, list(sizes), constraints_are_known_satisfied=True)
     except TilingError as error:
-        rejections.append(Rejection("tiling.unimplemented", str(error)))
+        rejections.append(Rejection(RULE_UNIMPLEMENTED, str(error)))
         return Assessment(sizes, tuple(rejections))
     result = estimate_symbolic(fusion, sizes, device, num_warps, num_stages, tma=tma, layouts=layouts, computation=computation)
     if result.is_infinite:

@@ -31,7 +31,7 @@ import numpy as np
 
 from hlo_indexing.cost_model import gpu_constants as constants
 from hlo_indexing.cost_model.element_types import byte_size, xla_name
-from hlo_indexing.cost_model.estimate import BreakdownItem, CandidateEstimates, ConstraintCheck
+from hlo_indexing.cost_model.estimate import RULE_UNIMPLEMENTED, BreakdownItem, CandidateEstimates, ConstraintCheck
 from hlo_indexing.cost_model.gpu_model import DotVisit, ProgramEstimates, TiledProgram, TiledVisit, estimate
 from hlo_indexing.cost_model.gpu_op_costs import (
     ELEMENTWISE_OPCODES,
@@ -348,7 +348,7 @@ def evaluate_candidates(
         for check in register_checks:
             fits = fits & check.ok
         figures = estimate(program, device, cache=tiles, fits=fits)
-    checks.append(ConstraintCheck("tiling.unimplemented", "", implemented, lambda i: (
+    checks.append(ConstraintCheck(RULE_UNIMPLEMENTED, "", implemented, lambda i: (
         "the tiled computation cannot be built: a negative stride, a concatenate tile across two operands, or an "
         "extra output its tiles do not partition")))
     if program is not None:

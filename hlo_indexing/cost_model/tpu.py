@@ -54,11 +54,11 @@ import numpy as np
 
 from hlo_indexing.cost_model import mosaic
 from hlo_indexing.cost_model.element_types import byte_size, xla_name
-from hlo_indexing.cost_model.estimate import Assessment, Estimate, Rejection
+from hlo_indexing.cost_model.estimate import RULE_UNIMPLEMENTED, Assessment, Estimate, Rejection
 from hlo_indexing.cost_model.tpu_figures import DotWork, OperandTraffic, dot_operations, mxu_rate, tpu_figures, vector_registers
 from hlo_indexing.devices.types import TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
-from hlo_indexing.errors import LimitExceededError
+from hlo_indexing.errors import LimitExceededError, TilingError
 from hlo_indexing.limits import MAX_PALLAS_GRID_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -192,10 +192,17 @@ def assess_tpu(fusion: TiledFusion, tile_sizes: Sequence[int], device: TpuDevice
     """The tiling judged on ``device``: its rejections (Mosaic's shape rules on every
     tile first; then, if it passes them, whether the tiles are blocks and the VMEM
     budget) and, when it is a kernel, its :class:`~.estimate.Estimate` (also when the
-    VMEM budget is broken, to compare). Raises :class:`TilingError` for sizes that are
+    VMEM budget is broken, to compare). A tiling the tiled computation refuses to build
+    (``UNIMPLEMENTED``: a negative stride, a concatenate tile across two operands) breaks
+    ``tiling.unimplemented``, as on a GPU. Raises :class:`TilingError` for sizes that are
     not a tiling."""
     sizes = tuple(tile_sizes)
-    computation = tiled_computation(fusion, list(sizes))
+    try:
+        computation = tiled_computation(fusion, list(sizes))
+    except TilingError as error:
+        if error.status != "UNIMPLEMENTED":
+            raise
+        return Assessment(sizes, (Rejection(RULE_UNIMPLEMENTED, error.message),))
     shapes = _tile_rejections(computation, device)
     if shapes:
         return Assessment(sizes, tuple(shapes))

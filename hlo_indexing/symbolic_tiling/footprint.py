@@ -258,7 +258,8 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
         units, elements, weight = _separable_counts(first, shape, layout)
         unit_elements = unit
     else:
-        units, elements, unit_elements = _enumerated_counts(insts, shape, layout)
+        units, elements, unit_elements, joint_repeats = _enumerated_counts(insts, shape, layout)
+        repeats = joint_repeats or repeats
     # Bytes moved average over the values of runtime variables.
     return OperandFootprint(
         kind=kind,
@@ -439,27 +440,30 @@ def union_of_boxes(
 
 def _enumerated_counts(
     insts: list[TiledInstruction], shape: tuple[int, ...], layout: Layout
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per program: layout tiles touched and in-bounds elements of the union of
-    ``insts``' tiles: by inclusion-exclusion over their boxes (:func:`union_of_boxes`)
-    when they are intervals along every dimension, there are at most
-    :data:`MAX_UNION_BOXES` and layout tiles are blocks; else by enumerating every
-    element (and, with layout tiles, its buffer offset), at most :data:`UNION_CHUNK`
-    tile elements at a time."""
+) -> tuple[np.ndarray, np.ndarray, int, int | None]:
+    """Per row (a program id and the runtime values): layout tiles touched and
+    in-bounds elements of the union of ``insts``' tiles: by inclusion-exclusion over
+    their boxes (:func:`union_of_boxes`) when they are intervals along every dimension,
+    there are at most :data:`MAX_UNION_BOXES` and layout tiles are blocks; else by
+    enumerating every element (and, with layout tiles, its buffer offset), at most
+    :data:`UNION_CHUNK` tile elements at a time. The last item is the rows per program
+    when the tiles read different runtime values (:func:`_joint_rows`), else None."""
     unit = math.prod(t for t in layout.tiles[0] if t != COMBINE) if layout.tiles else 1
     if len({inst.node.hidden for inst in insts}) > 1:
         raise FootprintError(f"{insts[0].name} is read by the programs of different dots")
     # Rows are (program id, runtime values), the values named by what they read; a
     # tile whose offsets map leaves a program out (a concatenate operand at another
     # operand's programs) reads nothing there.
-    sources = [[v.node.value for v in inst.runtime_variables] for inst in insts]
-    if any(set(s) != set(sources[0]) for s in sources):
-        raise FootprintError(f"{insts[0].name} is read through tiles of different runtime values")
-    order = list(dict.fromkeys(sources[0]))
+    sources = [list(dict.fromkeys(v.node.value for v in inst.runtime_variables)) for inst in insts]
+    order = list(dict.fromkeys(v for names in sources for v in names))
     all_offsets = [_offsets(inst) for inst in insts]
+    joint_repeats = None
+    if any(len(names) != len(order) for names in sources):
+        all_offsets, joint_repeats = _joint_rows(insts[0].name, sources, order, all_offsets)
+        sources = [order] * len(insts)
     points = np.concatenate([p[:, [0] + [1 + names.index(v) for v in order]] for names, (_, p) in zip(sources, all_offsets)])
     if not len(points):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), unit
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), unit, joint_repeats
     program, programs = _numbered(points)
     owner = np.concatenate([np.full(len(o), k, np.int64) for k, (o, _) in enumerate(all_offsets)])
     offsets = np.concatenate([o for o, _ in all_offsets])
@@ -481,7 +485,7 @@ def _enumerated_counts(
                 box.append((first, last))
             boxes.append(box)
         units, elements = union_of_boxes(boxes, layout_divisors(layout, len(shape)), programs)
-        return units, elements, unit
+        return units, elements, unit, joint_repeats
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
         raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
@@ -513,7 +517,35 @@ def _enumerated_counts(
         else:
             found = np.unique(np.concatenate(unit_keys)) // (int(buffer.max()) // unit + 1)
             units[begin:begin + members] = np.bincount(found, minlength=members)
-    return units, elements, unit
+    return units, elements, unit, joint_repeats
+
+
+def _joint_rows(
+    name: str, sources: list[list[object]], order: list[object], all_offsets: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], int]:
+    """Tiles that read different runtime values (a dynamic slice of an operand also
+    read at a fixed offset): every tile's rows over all of them, in ``order`` (a tile
+    is the same at every value of a variable it does not read), with the rows per
+    program (the product of the variables' counts of values). A variable takes the values
+    its readers' offsets maps enumerate. Raises :class:`FootprintError` past
+    :data:`MAX_ENUMERATED` rows."""
+    values: dict[object, np.ndarray] = {}
+    for v in order:
+        columns = [p[:, 1 + names.index(v)] for names, (_, p) in zip(sources, all_offsets) if v in names]
+        values[v] = np.unique(np.concatenate(columns))
+    joint = []
+    for names, (offsets, points) in zip(sources, all_offsets):
+        missing = [v for v in order if v not in names]
+        combinations = math.prod(len(values[v]) for v in missing)
+        if len(points) * combinations > MAX_ENUMERATED:
+            raise FootprintError(f"{name}: {len(points) * combinations} rows of tiles over the runtime values of all its "
+                                 "readers are too many to enumerate")
+        grids = np.meshgrid(*(values[v] for v in missing), indexing="ij")
+        extra = np.stack([g.reshape(-1) for g in grids], axis=1) if missing else np.zeros((1, 0), np.int64)
+        rows = np.concatenate([np.repeat(points, combinations, axis=0), np.tile(extra, (len(points), 1))], axis=1)
+        own = [0] + [1 + names.index(v) if v in names else 1 + len(names) + missing.index(v) for v in order]
+        joint.append((np.repeat(offsets, combinations, axis=0), rows[:, own]))
+    return joint, math.prod(len(values[v]) for v in order)
 
 
 def _numbered(points: np.ndarray) -> tuple[np.ndarray, int]:

@@ -38,7 +38,8 @@ considered per fusion; above, the smallest size of the parameter with the most c
 is dropped until the grid fits (small tiles: the most programs). Candidates left out by
 either limit are counted in :attr:`Ranking.capped`; ``hlo-print-tilings`` says so.
 Candidates with more than ``max_programs`` programs are counted in
-:attr:`Ranking.skipped`, not evaluated.
+:attr:`Ranking.skipped`, not evaluated; those the tiled computation cannot build in
+:attr:`Ranking.unbuildable`.
 
 Example::
 
@@ -88,8 +89,10 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
 class Ranking:
     """The ranked footprints (best first) and what was left out: ``skipped`` valid
     candidates with more than ``max_programs`` programs (not evaluated), ``capped``
-    candidates not considered at all (the limits of the module docstring). ``valid``
-    counts the valid candidates considered; ``method`` is ``symbolic`` or ``per-tiling``."""
+    candidates not considered at all (the limits of the module docstring), ``unbuildable``
+    valid candidates the tiled computation refuses to build (``UNIMPLEMENTED``: a negative
+    stride, a concatenate tile across two operands). ``valid`` counts the valid candidates
+    considered; ``method`` is ``symbolic`` or ``per-tiling``."""
 
     tilings: Sequence[Footprint]
     skipped: int
@@ -98,6 +101,7 @@ class Ranking:
     method: str = "symbolic"
     #: The program limit the ranking ran with (``skipped`` counts the tilings above it).
     max_programs: int = MAX_PROGRAMS
+    unbuildable: int = 0
 
     def rebound(self, nodes: Mapping[TiledNode, TiledNode]) -> "Ranking":
         """This ranking for another fusion with the same body (see
@@ -118,6 +122,9 @@ class Ranking:
         parts = []
         if self.skipped:
             parts.append(f"{self.skipped} tilings with more than {self.max_programs} programs not evaluated (max-programs)")
+        if self.unbuildable:
+            parts.append(f"{self.unbuildable} valid tilings the tiled computation cannot build (UNIMPLEMENTED: a negative "
+                         "stride or a concatenate tile across operands)")
         if self.capped:
             limit = "MAX_TILING_CANDIDATES" if self.method == "symbolic" else "MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION"
             parts.append(f"{self.capped} candidate tilings not considered (limits.{limit})")
@@ -244,7 +251,8 @@ def rank_tilings(
     readers = _symbolic_readers(fusion, layouts, output_layouts, cache)
     if readers is None:
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts, max_programs)
-    candidates &= _implemented_mask(fusion, grid)
+    unbuildable = candidates & ~_implemented_mask(fusion, grid)
+    candidates &= ~unbuildable
     totals = _Totals.zeros(grid.total)
     counted = []
     # Readers with the same counts and bytes per layout tile (the operands of an
@@ -275,7 +283,8 @@ def rank_tilings(
     figures = {"bytes_per_tile": totals.bytes_per_tile[order], "bytes_moved": totals.bytes_moved[order],
                "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
     build = _FromTables(counted, order, num_tiles, output_elements)
-    return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped, max_programs=max_programs)
+    return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped,
+                   max_programs=max_programs, unbuildable=int(unbuildable.sum()))
 
 
 def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
@@ -412,6 +421,7 @@ def _rank_per_tiling(
     order = candidates[np.argsort(programs[candidates], kind="stable")]
     capped = grid.capped + max(0, len(order) - MAX_FOOTPRINTS_PER_FUSION)
     found = []
+    unbuildable = 0
     for i in order[:MAX_FOOTPRINTS_PER_FUSION].tolist():
         check_time("ranking the tilings")
         sizes = tuple(int(grid.flat_sizes[p][i]) for p in range(len(fusion.parameters)))
@@ -419,9 +429,10 @@ def _rank_per_tiling(
             footprint = tiling_footprint(fusion, sizes, layouts=layouts, output_layouts=output_layouts)
         except TilingError as exc:
             if exc.status == "UNIMPLEMENTED":
+                unbuildable += 1
                 continue
             raise
         if footprint.bytes_per_tile <= budget_bytes:
             found.append(footprint)
     found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))
-    return Ranking(found, int(skipped.sum()), int(valid.sum()), capped, "per-tiling", max_programs)
+    return Ranking(found, int(skipped.sum()), int(valid.sum()), capped, "per-tiling", max_programs, unbuildable)

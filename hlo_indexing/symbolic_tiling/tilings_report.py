@@ -75,6 +75,7 @@ class ComputationEntry(TypedDict):
     valid_tilings: int
     fitting: int
     skipped: int
+    unbuildable: int
     capped: int
     #: The ranked tilings (the device report moves them after its ranking's counts).
     tilings: NotRequired[list[dict[str, object]]]
@@ -292,6 +293,7 @@ def computation_entry(
         "valid_tilings": 0,
         "fitting": 0,
         "skipped": 0,
+        "unbuildable": 0,
         "capped": 0,
         "tilings": [],
     }
@@ -327,6 +329,7 @@ def _computation_tilings(
     entry["valid_tilings"] = ranking.valid
     entry["fitting"] = len(ranking.tilings)
     entry["skipped"] = ranking.skipped
+    entry["unbuildable"] = ranking.unbuildable
     entry["capped"] = ranking.capped
     for rank, footprint in enumerate(ranked, 1):
         tiling: dict[str, object] = {"rank": rank, **footprint.to_json()}

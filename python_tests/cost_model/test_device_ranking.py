@@ -27,7 +27,7 @@ from hlo_indexing.cost_model.audit import audit_schema, audit_tilings, module_au
 from hlo_indexing.cost_model.backends import assess_tiling, evaluator
 from hlo_indexing.cost_model.per_tiling import NOT_EVALUATED, per_tiling
 from hlo_indexing.cost_model.block_level import BlockLevelParameters, parse_backend_config
-from hlo_indexing.cost_model.device_report import module_tilings
+from hlo_indexing.cost_model.device_report import device_computation_tilings, module_tilings
 from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.gpu import assess_symbolic
@@ -36,7 +36,10 @@ from hlo_indexing.devices import device
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, TilingError, UnsupportedError
 from hlo_indexing.symbolic_tiling import ranking as blind
-from hlo_indexing.symbolic_tiling.footprint import tiling_footprint
+from hlo_indexing.symbolic_tiling import shared_bodies
+from hlo_indexing.symbolic_tiling.footprint import FootprintError, tiling_footprint, with_exactness
+from hlo_indexing.passes.base import Diagnostics
+from hlo_indexing.passes.tilings import PrintTilings
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 from hlo_indexing.symbolic_tiling.tilings_report import tilings_schema
@@ -133,6 +136,33 @@ def test_footprints_are_read_from_the_device_blind_tables():
     assert names == {o.name for o in tiling_footprint(rankings[1][0], rankings[1][1].tilings[0].tile_sizes).operands}
 
 
+def test_the_device_report_computes_exactness_once_per_body(monkeypatch):
+    """The exactness of the best tilings of two fusions of one body is computed once per
+    tile sizes (it took seconds per tiling of a transformer step's large fusions) and is
+    the one with_exactness computes for each fusion alone."""
+    module = parse_module(SOFTMAX_HLO.replace("ROOT fusion = f32[64,200] fusion(x)", "f1 = f32[64,200] fusion(x)")
+                          .replace('"num_stages":"1"}}}\n}', '"num_stages":"1"}}}\n  ROOT fusion.2 = f32[64,200] '
+                                   'fusion(f1), kind=kCustom, calls=softmax\n}'), filename="two.hlo")
+    _KEEP.append(module)
+    computed = []
+    counted = shared_bodies.computation_exactness
+
+    def counting(*args, **kwargs):
+        computed.append(args)
+        return counted(*args, **kwargs)
+
+    monkeypatch.setattr(shared_bodies, "computation_exactness", counting)
+    memo = DeviceRankingMemo(TilingMemo())
+    fusions = [(label, op) for label, op in computations(module.operation) if op.name == "mhlo.fusion"]
+    reports = [device_computation_tilings(label, op, H100, 3, memo=memo, blockspecs=False) for label, op in fusions]
+    assert len(computed) == 3
+    for (_, op), (_, _, ranked_tilings) in zip(fusions, reports):
+        alone = TilingMemo().analyze(op)
+        assert len(ranked_tilings) == 3
+        for tiling, footprint in ranked_tilings:
+            assert footprint.exactness == with_exactness(alone, tiling_footprint(alone, tiling.tile_sizes)).exactness
+
+
 def test_rejections_are_counted_per_rule_with_an_example():
     """Rows of 500 pad to 512: 64 rows make a 32768-element tile of p0 (the reduce reads
     whole rows), above the register rule (26214.4); 32 rows fit. The output tile takes
@@ -145,6 +175,46 @@ def test_rejections_are_counted_per_rule_with_an_example():
     assert all(t.tile_sizes[0] <= 32 for t in ranking.tilings)
     assert ranking.considered == len(ranking.tilings) + 10
     assert "10 of " in ranking.note and "gpu.register-spill 10" in ranking.note
+
+
+TWO_FUNCTIONS = """
+func.func @first(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %m = stablehlo.multiply %x, %x : tensor<8x128xf32>
+  return %m : tensor<8x128xf32>
+}
+func.func @second(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %m = stablehlo.add %x, %x : tensor<8x128xf32>
+  return %m : tensor<8x128xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("format_", ["text", "json"])
+def test_a_computation_the_device_cannot_rank_is_reported_and_the_others_ranked(monkeypatch, format_):
+    """hlo-print-tilings{device=}: a ranking that fails (here made to fail for @first) is
+    a located warning in text, an ``error`` entry in JSON, as without a device; the run
+    has no error and @second is ranked."""
+    ranked_by_memo = DeviceRankingMemo.rank
+
+    def rank(self, fusion, target, **options):
+        if fusion.root_candidates[0][0].name.startswith("stablehlo.multiply"):
+            raise FootprintError("parameter(0) cannot be counted")
+        return ranked_by_memo(self, fusion, target, **options)
+
+    monkeypatch.setattr(DeviceRankingMemo, "rank", rank)
+    module = parse_module(TWO_FUNCTIONS)
+    diagnostics = Diagnostics()
+    PrintTilings(device="h100", top=1, format=format_).run(module.operation, diagnostics)
+    assert not diagnostics.has_errors
+    if format_ == "text":
+        messages = [(d.severity, d.message) for d in diagnostics.items]
+        assert ("warning", "@first: cannot tile: parameter(0) cannot be counted") in messages
+        assert any(sev == "remark" and m.startswith("@second tiling #1 on h100-sxm") for sev, m in messages), messages
+    else:
+        (document,) = [json.loads(d.message) for d in diagnostics.items if d.severity == "output"]
+        entries = {c["name"]: c for c in document["computations"]}
+        assert entries["@first"]["error"] == "parameter(0) cannot be counted" and entries["@first"]["tilings"] == []
+        assert entries["@second"]["error"] is None and len(entries["@second"]["tilings"]) == 1
 
 
 @pytest.mark.parametrize("corpus", CORPORA, ids=[c.name for c in CORPORA])

@@ -26,9 +26,11 @@ from hlo_indexing.cost_model.tile_arrays import TileArrays
 from hlo_indexing.devices import device
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.parsing import parse_module
+from hlo_indexing.errors import TilingError
 from hlo_indexing.symbolic_tiling.ranking import constraint_mask
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tile_counts import Grid
+from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
 
 FUNCTIONS = """
@@ -163,6 +165,38 @@ def test_the_ranking_judges_each_candidate_as_assess_tpu_does(fusions):
         for rule, (sizes, rejection) in ranking.examples.items():
             if rule.startswith("mosaic."):
                 assert rule in {r.rule for r in tpu.assess_tpu(fusions[name], sizes, V5E).rejections}
+
+
+REVERSED = """
+func.func @reversed(%x: tensor<16x256xf32>) -> tensor<16x256xf32> {
+  %r = stablehlo.reverse %x, dims = [0] : tensor<16x256xf32>
+  %m = stablehlo.multiply %r, %r : tensor<16x256xf32>
+  return %m : tensor<16x256xf32>
+}
+"""
+
+
+def test_tilings_the_tiled_computation_refuses_are_rejected_not_raised():
+    """A reverse gives its operand's tiles a negative stride, which the tiled computation
+    refuses (``UNIMPLEMENTED``): each such candidate breaks ``tiling.unimplemented``, as
+    on a GPU, and the ranking of the fusion goes on."""
+    with functions_of(REVERSED) as found:
+        fusion = analysis_of(found["reversed"])
+        ranking = rank_tilings(fusion, device=V5E)
+        refused = set()
+        for sizes in fusion.valid_tilings():
+            try:
+                tiled_computation(fusion, list(sizes))
+            except TilingError as error:
+                assert error.status == "UNIMPLEMENTED", error
+                refused.add(tuple(sizes))
+        assert refused, "the reverse must make some tiling unbuildable"
+        for sizes in refused:
+            judged = tpu.assess_tpu(fusion, sizes, V5E)
+            assert [r.rule for r in judged.rejections] == ["tiling.unimplemented"] and judged.estimate is None
+        assert ranking.rejected.get("tiling.unimplemented", 0) > 0
+        assert not ({t.tile_sizes for t in ranking.tilings} & refused)
+        assert ranking.considered == len(ranking.tilings) + sum(ranking.rejected.values())
 
 
 def test_a_scalar_operand_is_read_from_smem(fusions):

@@ -1,0 +1,61 @@
+// hlo-print-tilings, with a device and without: what the ranking does with tilings the
+// tiled computation refuses to build, and with a computation it cannot rank. The runs
+// succeed (no `not`): the other computations are still ranked.
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-tilings{device=h100 top=1})' 2>&1 | FileCheck %s --check-prefix=GPU
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-tilings{device=tpu-v5e top=1})' 2>&1 | FileCheck %s --check-prefix=TPU
+// RUN: %hlo-opt %s --split-input-file --pass-pipeline='builtin.module(hlo-print-tilings{max=1})' 2>&1 | FileCheck %s --check-prefix=BLIND
+
+// A reverse reads its operand's tiles with a negative stride, which the tiled
+// computation refuses (UNIMPLEMENTED, as XLA's): on both backends every such
+// candidate breaks `tiling.unimplemented`, a rejection like any other. On the TPU,
+// Mosaic's block-shape rule rejects all but the full block first. Without a device,
+// they are counted apart from the budget (`unbuildable` in JSON).
+// BLIND-LABEL: remark: @reversed: no valid tiling can be built
+// BLIND-NEXT:  func.func @reversed
+// BLIND:       remark: @reversed: 32 valid tilings the tiled computation cannot build (UNIMPLEMENTED: a negative stride or a concatenate tile across operands)
+// GPU-LABEL: remark: @reversed: no tiling is legal on h100-sxm
+// GPU:       remark: @reversed: 32 of 32 tilings rejected on h100-sxm (tiling.unimplemented 32)
+// TPU-LABEL: remark: @reversed: no tiling is legal on tpu-v5e
+// TPU:       remark: @reversed: 32 of 32 tilings rejected on tpu-v5e (mosaic.block-shape 31, tiling.unimplemented 1)
+// TPU-SAME:  e.g. [8, 128]: [tiling.unimplemented] UNIMPLEMENTED: {{.*}}negative stride (-1, 1)
+func.func @reversed(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %r = stablehlo.reverse %x, dims = [0] : tensor<8x128xf32>
+  %m = stablehlo.multiply %r, %r : tensor<8x128xf32>
+  return %m : tensor<8x128xf32>
+}
+
+// -----
+
+// %a is read by the programs of two dots (each with its own contracting steps): its
+// footprint is not counted, so @two_dots is a located warning without a device, and
+// @doubled after it is ranked. With a device, the footprints are those of the ranked
+// tilings only: @two_dots is ranked.
+// BLIND-LABEL: warning: @two_dots: cannot tile: parameter(0) is read by the programs of different dots
+// BLIND:       remark: @doubled tiling #1: tile sizes
+// GPU-LABEL:   remark: @two_dots tiling #1 on h100-sxm: tile sizes [1, 1, 32, 32]
+// GPU:         remark: @doubled tiling #1 on h100-sxm: tile sizes
+func.func @two_dots(%a: tensor<16x32xf32>, %b: tensor<32x8xf32>, %c: tensor<32x8xf32>) -> tensor<16x8xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
+  %1 = stablehlo.dot_general %a, %c, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x8xf32>) -> tensor<16x8xf32>
+  %2 = stablehlo.add %0, %1 : tensor<16x8xf32>
+  return %2 : tensor<16x8xf32>
+}
+
+func.func @doubled(%x: tensor<8x128xf32>) -> tensor<8x128xf32> {
+  %m = stablehlo.add %x, %x : tensor<8x128xf32>
+  return %m : tensor<8x128xf32>
+}
+
+// -----
+
+// %x is read at a runtime offset (the dynamic slice, start in [0, 12]) and at a fixed
+// one: the footprint counts their union at each start (4 to 8 elements), the bytes moved
+// averaged over the 13 starts: (4 + 5 + 6 + 7 + 9 * 8) / 13 elements of %x, 4 B of %i,
+// 16 B written, over 4 output elements.
+// BLIND-LABEL: remark: @dynamic_and_fixed_reads tiling #1: tile sizes [4]: 1 tiles, 52 B per tile (read 36, write 16), 12 B per output element
+func.func @dynamic_and_fixed_reads(%x: tensor<16xf32>, %i: tensor<i32>) -> tensor<4xf32> {
+  %d = stablehlo.dynamic_slice %x, %i, sizes = [4] : (tensor<16xf32>, tensor<i32>) -> tensor<4xf32>
+  %s = stablehlo.slice %x [0:4] : (tensor<16xf32>) -> tensor<4xf32>
+  %r = stablehlo.add %d, %s : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
