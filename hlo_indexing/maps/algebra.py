@@ -9,7 +9,7 @@ remembered in the maps' memo (:mod:`hlo_indexing.maps.memo`)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import InvalidArgumentError
@@ -62,11 +62,19 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     producer_symbols = symbols[:pr] + symbols[pr + cr : pr + cr + prt]
     consumer_symbols = symbols[pr : pr + cr] + symbols[pr + cr + prt :]
     consumer_dims = ax.dim_list(consumer.num_dims, context)
-    inner_memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
-    inner = [ax.substitute(e, consumer_dims, consumer_symbols, inner_memo) for e in consumer.results]
-    outer_memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
-    results = [ax.substitute(e, inner, producer_symbols, outer_memo) for e in producer.results]
     n_symbols = pr + cr + prt + crt
+    # Every symbol of the consumer moves by pr when it lacks runtime variables or the
+    # producer does (MLIR's shift_symbols); the producer's symbols keep their places when
+    # it lacks runtime variables or the consumer range variables (MLIR's compose).
+    place_consumer = _placement(
+        consumer, consumer_dims, consumer_symbols, (lambda e: ax.typed(e.shift_symbols(cr + crt, pr))) if prt == 0 or crt == 0 else None
+    )
+    inner = [place_consumer(e) for e in consumer.results]
+    inner_map = _affine_map(consumer.num_dims, n_symbols, inner, context)
+    place_producer = _placement(
+        producer, inner, producer_symbols, (lambda e: ax.typed(e.compose(inner_map))) if prt == 0 or cr == 0 else None
+    )
+    results = [place_producer(e) for e in producer.results]
     composed = IndexingMap._make(
         _affine_map(consumer.num_dims, n_symbols, results, context),
         consumer.dim_vars,
@@ -76,8 +84,8 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     )
     composed = composed.add_constraints(
         itertools.chain(
-            ((ax.substitute(expr, consumer_dims, consumer_symbols, inner_memo), c) for expr, c in consumer.constraints.items()),
-            ((ax.substitute(expr, inner, producer_symbols, outer_memo), c) for expr, c in producer.constraints.items()),
+            ((place_consumer(expr), c) for expr, c in consumer.constraints.items()),
+            ((place_producer(expr), c) for expr, c in producer.constraints.items()),
         )
     )
     dim_ranges, symbol_ranges = composed.dim_ranges, composed.symbol_ranges
@@ -87,6 +95,22 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
         for expr, var in zip(inner, producer.dim_vars)
         if not var.bounds.contains(ax.bounds(expr, dim_ranges, symbol_ranges, bounds_memo))
     )
+
+
+def _placement(
+    m: IndexingMap,
+    dims: list[ir.AffineExpr],
+    symbols: list[ir.AffineExpr],
+    native: Callable[[ir.AffineExpr], ir.AffineExpr] | None,
+) -> Callable[[ir.AffineExpr], ir.AffineExpr]:
+    """``e -> ax.substitute(e, dims, symbols)`` for the expressions of ``m`` (one memo
+    for all of them), or ``native``, the same rewrite done by MLIR in C++, when given
+    and ``m`` is shallow enough for its recursion
+    (:data:`~hlo_indexing.maps.affine_expr.NATIVE_REWRITE_DEPTH`)."""
+    if native is not None and m.depth <= ax.NATIVE_REWRITE_DEPTH:
+        return native
+    memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
+    return lambda e: ax.substitute(e, dims, symbols, memo)
 
 
 def _results_within(m: IndexingMap, variables: Iterable[Variable]) -> bool:
@@ -101,7 +125,38 @@ def _select(
 ) -> IndexingMap:
     """The map restricted to the listed dims and symbols (in that order; range variables
     stay before runtime variables), with ``constraints``, and without results when
-    ``results`` is false. Dropped variables must not occur in what is kept."""
+    ``results`` is false. Dropped variables must not occur in what is kept.
+
+    When the dimensions kept are the first ones (all of them, or none for constraints
+    over symbols only) and the listed symbols are exactly those the kept expressions use
+    (as :func:`_remove_unused` keeps them), MLIR renumbers the symbols
+    (``AffineMap.compress_unused_symbols``, in C++) instead of a walk of each expression
+    here, if ``m`` is shallow enough for its recursion
+    (:data:`~hlo_indexing.maps.affine_expr.NATIVE_REWRITE_DEPTH`)."""
+    context = m.context
+    kept_results = m.results if results else []
+    exprs = kept_results + list(constraints)
+    renamed = None
+    if dims == list(range(len(dims))) and m.depth <= ax.NATIVE_REWRITE_DEPTH:
+        (compressed,) = ir.AffineMap.compress_unused_symbols([_affine_map(m.num_dims, m.num_symbols, exprs, context)], context)
+        if compressed.n_symbols == len(symbols):
+            renamed = [ax.typed(e) for e in compressed.results]
+    if renamed is None:
+        renamed = _renumbered(m, dims, symbols, exprs)
+    n_range = len(m.range_vars)
+    variables = m.symbol_vars
+    return IndexingMap._make(
+        _affine_map(len(dims), len(symbols), renamed[: len(kept_results)], context),
+        [m.dim_vars[i] for i in dims],
+        [variables[i] for i in symbols if i < n_range],
+        [variables[i] for i in symbols if i >= n_range],
+        dict(zip(renamed[len(kept_results) :], constraints.values())),
+    )
+
+
+def _renumbered(m: IndexingMap, dims: list[int], symbols: list[int], exprs: list[ir.AffineExpr]) -> list[ir.AffineExpr]:
+    """``exprs`` (over ``m``'s variables) with the listed dims and symbols numbered in
+    that order (the others, which they must not use, replaced by 0)."""
     context = m.context
     zero = ax.constant(0, context)
     dim_index = {old: new for new, old in enumerate(dims)}
@@ -109,17 +164,7 @@ def _select(
     dim_repl = [ax.dim(dim_index[i], context) if i in dim_index else zero for i in range(m.num_dims)]
     sym_repl = [ax.symbol(symbol_index[i], context) if i in symbol_index else zero for i in range(m.num_symbols)]
     memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
-    kept_results = [ax.substitute(e, dim_repl, sym_repl, memo) for e in m.results] if results else []
-    kept_constraints = {ax.substitute(e, dim_repl, sym_repl, memo): c for e, c in constraints.items()}
-    n_range = len(m.range_vars)
-    variables = m.symbol_vars
-    return IndexingMap._make(
-        _affine_map(len(dims), len(symbols), kept_results, context),
-        [m.dim_vars[i] for i in dims],
-        [variables[i] for i in symbols if i < n_range],
-        [variables[i] for i in symbols if i >= n_range],
-        kept_constraints,
-    )
+    return [ax.substitute(e, dim_repl, sym_repl, memo) for e in exprs]
 
 
 def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool) -> IndexingMap:
@@ -133,30 +178,37 @@ def _remove_unused(m: IndexingMap, removable_dims: bool, removable_symbols: bool
     keep_symbols: set[int] = set(range(m.num_symbols)) if not removable_symbols else set()
     used = bounded_table(m.context, EXPRESSION_VARIABLES_TABLE)  # composed maps share their expressions
     for e in m.results:
-        result_dims, result_symbols = ax.remembered_variables(e, used)
+        result_dims, result_symbols, _ = ax.remembered_variables(e, used)
         keep_dims.update(result_dims)
         keep_symbols.update(result_symbols)
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m  # the results use every variable
-    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]] = {}
+    # Each constraint's variables (sorted tuples, shared with the table); the variables
+    # tied to kept ones join them until none is added.
+    constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]] = {}
     for e in m.constraints:
-        constraint_dims, constraint_symbols = ax.remembered_variables(e, used)
-        constraint_vars[e] = (set(constraint_dims), set(constraint_symbols))
+        constraint_dims, constraint_symbols, _ = ax.remembered_variables(e, used)
+        constraint_vars[e] = (constraint_dims, constraint_symbols)
+    pending = list(constraint_vars.values())
     changed = True
-    while changed:
+    while changed and pending:
         changed = False
-        for dims, symbols in constraint_vars.values():
-            if (dims & keep_dims or symbols & keep_symbols) and not (dims <= keep_dims and symbols <= keep_symbols):
-                keep_dims |= dims
-                keep_symbols |= symbols
+        waiting = []
+        for dims, symbols in pending:
+            if keep_dims.isdisjoint(dims) and keep_symbols.isdisjoint(symbols):
+                waiting.append((dims, symbols))  # not tied to a kept variable (yet)
+            else:
+                keep_dims.update(dims)
+                keep_symbols.update(symbols)
                 changed = True
+        pending = waiting
     if len(keep_dims) == m.num_dims and len(keep_symbols) == m.num_symbols:
         return m
     kept: dict[ir.AffineExpr, Interval] = {}
     detached: dict[ir.AffineExpr, Interval] = {}
     for e, c in m.constraints.items():
         dims, symbols = constraint_vars[e]
-        (kept if dims & keep_dims or symbols & keep_symbols else detached)[e] = c
+        (detached if keep_dims.isdisjoint(dims) and keep_symbols.isdisjoint(symbols) else kept)[e] = c
     out = _select(m, sorted(keep_dims), sorted(keep_symbols), kept)
     if detached and not _satisfiable(m, detached, constraint_vars):
         return IndexingMap.known_empty(out.num_dims, out.num_symbols, out.num_results, m.context)
@@ -172,7 +224,7 @@ _SATISFIABILITY_CHUNK = 4096
 def _satisfiable(
     m: IndexingMap,
     constraints: dict[ir.AffineExpr, Interval],
-    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]],
+    constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]],
 ) -> bool:
     """Whether some assignment of the variables of ``constraints`` meets them all
     (assumed when they have more than :data:`SATISFIABILITY_POINTS` points together).
@@ -184,8 +236,8 @@ def _satisfiable(
     dims: set[int] = set()
     symbols: set[int] = set()
     for e in constraints:
-        dims |= constraint_vars[e][0]
-        symbols |= constraint_vars[e][1]
+        dims.update(constraint_vars[e][0])
+        symbols.update(constraint_vars[e][1])
     size = 1
     for i in dims:
         size *= m.dim_vars[i].bounds.size
@@ -204,7 +256,7 @@ def _satisfiable(
 
 
 def _groups(
-    constraints: dict[ir.AffineExpr, Interval], constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]]
+    constraints: dict[ir.AffineExpr, Interval], constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]]
 ) -> list[dict[ir.AffineExpr, Interval]]:
     """``constraints`` split into groups that share no variable."""
     groups: list[tuple[set[tuple[str, int]], dict[ir.AffineExpr, Interval]]] = []
@@ -222,13 +274,13 @@ def _groups(
 def _group_satisfiable(
     m: IndexingMap,
     constraints: dict[ir.AffineExpr, Interval],
-    constraint_vars: dict[ir.AffineExpr, tuple[set[int], set[int]]],
+    constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]],
 ) -> bool:
     dims: set[int] = set()
     symbols: set[int] = set()
     for e in constraints:
-        dims |= constraint_vars[e][0]
-        symbols |= constraint_vars[e][1]
+        dims.update(constraint_vars[e][0])
+        symbols.update(constraint_vars[e][1])
     probe = _select(m, sorted(dims), sorted(symbols), constraints, results=False)
     verdicts = bounded_table(m.context, SATISFIABLE_TABLE)  # the same groups recur in many maps
     verdict = verdicts.get(probe)

@@ -44,7 +44,7 @@ from hlo_indexing.limits import MAX_ENUMERATION_POINTS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import text
 from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
-from hlo_indexing.maps.memo import memoized
+from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, bounded_table, memoized
 from hlo_indexing.maps.simplifier import simplify_parts
 from hlo_indexing.maps.variables import MapParts, RangeLike, Variable
 
@@ -85,7 +85,7 @@ class IndexingMap:
     :meth:`known_empty` or :meth:`undefined`. All operations return new maps.
     """
 
-    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_equality_key", "_is_identity", "_text", "_names", "_results")
+    __slots__ = ("_map", "_dims", "_ranges", "_runtimes", "_constraints", "_empty", "_reason", "_hash", "_equality_key", "_is_identity", "_text", "_names", "_results", "_depth")
 
     def __init__(
         self,
@@ -147,6 +147,7 @@ class IndexingMap:
         self._text: str | None = None
         self._names: tuple[str, ...] | None = None
         self._results: tuple[ir.AffineExpr, ...] | None = None
+        self._depth: int | None = None
 
     @classmethod
     def _make(
@@ -302,6 +303,21 @@ class IndexingMap:
     def results(self) -> list[ir.AffineExpr]:
         """The result expressions (``ir.AffineExpr``), in order."""
         return list(self._result_exprs())
+
+    @property
+    def depth(self) -> int:
+        """The depth of the deepest result or constraint expression (a variable or a
+        constant has depth 1; 0 for a map without any, or undefined). Computed once per
+        map, each expression's depth remembered in the context's table of expression facts
+        (:func:`~hlo_indexing.maps.affine_expr.remembered_variables`)."""
+        if self._depth is None:
+            found = 0
+            if self._map is not None:
+                table = bounded_table(self._map.context, EXPRESSION_VARIABLES_TABLE)
+                for e in itertools.chain(self._result_exprs(), self._constraints):
+                    found = max(found, ax.remembered_variables(e, table)[2])
+            self._depth = found
+        return self._depth
 
     def _result_exprs(self) -> tuple[ir.AffineExpr, ...]:
         """The result expressions, read from the affine map once (each read through the

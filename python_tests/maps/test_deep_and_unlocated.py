@@ -14,6 +14,8 @@ unexpected diagnostic without a position is printed at its input chunk, never at
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -178,3 +180,46 @@ def test_unexpected_unlocated_diagnostic_under_verify_diagnostics_is_located(tmp
     first = err.splitlines()[0]
     assert re.match(rf"{re.escape(str(source))}:1:1: error: unexpected error: .*source_layout", first), err
     assert "(at an unknown location in this input)" in first
+
+
+_SMALL_STACK_COMPOSITION = """
+import threading
+from hlo_indexing.dialect_glue.context import make_context
+from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.algebra import compose, remove_unused_symbols
+from hlo_indexing.maps.indexing_map import IndexingMap, Variable
+from hlo_indexing.maps.interval import Interval
+
+def value(v):
+    for i in range(LEVELS):
+        v = (v + i % 3 + 1) // 2 if i % 2 else (v + 5) % (1000 + i)
+    return v
+
+def run():
+    with make_context() as ctx:
+        e = ax.symbol(0, ctx)
+        for i in range(LEVELS):
+            e = ax.floordiv(ax.add(e, i % 3 + 1), 2) if i % 2 else ax.mod(ax.add(e, 5), 1000 + i)
+        deep = IndexingMap.from_exprs([Variable(Interval(0, 2))], [ax.add(e, ax.dim(0, ctx))], [Variable(Interval(0, 3))], [], {}, ctx)
+        assert deep.depth > ax.NATIVE_REWRITE_DEPTH
+        reader = IndexingMap.parse("(d0)[s0] -> (d0 + s0), domain: d0 in [0, 1], s0 in [0, 1]")
+        composed = remove_unused_symbols(compose(reader, deep))
+        expected = {((d0,), (value(s) + d0 + r,)) for d0 in range(2) for r in range(2) for s in range(4)}
+        print(composed.relation() == expected)
+
+threading.stack_size(256 * 1024)
+thread = threading.Thread(target=run)
+thread.start()
+thread.join()
+"""
+
+
+def test_deep_maps_compose_on_a_small_native_stack() -> None:
+    """Composition and removal of unused symbols hand shallow expressions to MLIR's
+    recursive C++ rewrites and walk deeper ones in Python: a map ~3,600 levels deep
+    composes in a thread with a 256 KB stack (the C++ rewrite of it overflows that stack
+    and kills the process), in a subprocess, and its relation is the brute-force one."""
+    script = _SMALL_STACK_COMPOSITION.replace("LEVELS", "2000")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"]
