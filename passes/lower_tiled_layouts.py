@@ -4,7 +4,10 @@ Layouts are read from
 
 * a ``hlo_indexing.layout = "{1,0:T(2,2)}"`` string attribute (a layout, or a whole shape
   ``"f32[3,5]{1,0:T(2,2)}"`` whose dims must match) on a ``func.func`` argument or result,
-  or on an op with one result;
+  or on an op with one result; on an op with several results, an array of one layout per
+  result (as the HLO import writes a tuple-shaped instruction's, e.g. a ``reduce-window``
+  of several arrays, a ``while``), and the attributes below are then arrays too, one
+  entry per result;
 * XLA's entry-computation layouts on the module, ``mhlo.xla_entry_computation_parameter_layouts``
   / ``..._parameter_tiles`` and ``..._result_layout`` / ``..._result_tiles`` (as XLA's
   HLO -> MHLO import writes them), applied to the arguments and results of ``@main``;
@@ -90,12 +93,28 @@ class LowerTiledLayouts(ModulePass):
     # -- ops
 
     def _lower_op(self, op: "ir.Operation", diagnostics: Diagnostics) -> None:
-        if len(op.results) != 1:
-            diagnostics.error(op.location, f"'{LAYOUT_ATTRIBUTE}' needs an op with one result, '{op.name}' has {len(op.results)}")
+        layout_attr = op.attributes[LAYOUT_ATTRIBUTE]
+        if not isinstance(layout_attr, ir.ArrayAttr):
+            if len(op.results) != 1:
+                diagnostics.error(op.location, f"'{LAYOUT_ATTRIBUTE}' on '{op.name}', which has {len(op.results)} results, "
+                                               "must be an array of one layout per result")
+                return
+            attributes = _lowered(layout_attr, op.results[0].type, op.location, diagnostics, "result")
+            for name, value in (attributes or {}).items():
+                op.attributes[name] = value
             return
-        attributes = _lowered(op.attributes[LAYOUT_ATTRIBUTE], op.results[0].type, op.location, diagnostics, "result")
-        for name, value in (attributes or {}).items():
-            op.attributes[name] = value
+        layouts = list(ir.ArrayAttr(layout_attr))
+        if len(layouts) != len(op.results):
+            diagnostics.error(op.location, f"'{LAYOUT_ATTRIBUTE}' has {len(layouts)} layouts, '{op.name}' has "
+                                           f"{len(op.results)} results")
+            return
+        found = [_lowered(layout, result.type, op.location, diagnostics, f"result #{i}")
+                 for i, (layout, result) in enumerate(zip(layouts, op.results))]
+        per_result = [attributes for attributes in found if attributes is not None]
+        if not per_result or len(per_result) != len(found):
+            return
+        for name in per_result[0]:
+            op.attributes[name] = ir.ArrayAttr.get([attributes[name] for attributes in per_result], op.context)
 
     # -- functions
 

@@ -29,12 +29,36 @@ func.func @shape_mismatch(%a: tensor<3x5xf32>) -> (tensor<3x5xf32> {hlo_indexing
 // -----
 
 func.func @two_results(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'hlo_indexing.layout' needs an op with one result, 'stablehlo.sort' has 2}}
+  // expected-error @+1 {{'hlo_indexing.layout' on 'stablehlo.sort', which has 2 results, must be an array of one layout per result}}
   %0:2 = "stablehlo.sort"(%a, %a) ({
   ^bb0(%x: tensor<f32>, %y: tensor<f32>, %z: tensor<f32>, %w: tensor<f32>):
     %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
     stablehlo.return %c : tensor<i1>
   }) {dimension = 0 : i64, hlo_indexing.layout = "{0}"} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @layouts_per_result_miscounted(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'hlo_indexing.layout' has 1 layouts, 'stablehlo.sort' has 2 results}}
+  %0:2 = "stablehlo.sort"(%a, %a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>, %z: tensor<f32>, %w: tensor<f32>):
+    %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64, hlo_indexing.layout = ["{0}"]} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @a_bad_layout_among_several(%a: tensor<4xf32>) {
+  // expected-error @+1 {{result #1: layout '{1,0}' is for rank 2, the value has rank 1}}
+  %0:2 = "stablehlo.sort"(%a, %a) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>, %z: tensor<f32>, %w: tensor<f32>):
+    %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64, hlo_indexing.layout = ["{0}", "{1,0}"]} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
   return
 }
 

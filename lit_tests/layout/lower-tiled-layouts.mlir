@@ -57,3 +57,24 @@ module attributes {
     return %0 : tensor<4x8xbf16>
   }
 }
+
+// -----
+
+// An op with several results (a tuple-shaped HLO instruction, as the HLO import writes
+// its layouts): one layout per result, and each lowered attribute an array with one
+// entry per result, in order.
+// CHECK-LABEL: func.func @per_result
+// CHECK: stablehlo.sort
+// CHECK: hlo_indexing.layout = ["{1,0}", "{0,1:T(2,2)}"]
+// CHECK-SAME: hlo_indexing.linear_offset_map = [{dims = array<i64: 0, 2, 0, 4>, map = affine_map<(d0, d1) -> (d0 * 5 + d1)>
+// CHECK-SAME: {dims = array<i64: 0, 2, 0, 4>, map = affine_map<(d0, d1) -> ((d0 floordiv 2) * 4 + d0 mod 2 + (d1 floordiv 2) * 8 + (d1 mod 2) * 2)>
+// CHECK-SAME: hlo_indexing.padded_size = [15, 24]
+// CHECK-SAME: hlo_indexing.physical_shape = [array<i64: 3, 5>, array<i64: 3, 2, 2, 2>]
+func.func @per_result(%a: tensor<3x5xf32>, %b: tensor<3x5xi32>) -> tensor<3x5xi32> {
+  %0:2 = "stablehlo.sort"(%a, %b) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>, %z: tensor<i32>, %w: tensor<i32>):
+    %c = stablehlo.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 1 : i64, hlo_indexing.layout = ["{1,0}", "{0,1:T(2,2)}"]} : (tensor<3x5xf32>, tensor<3x5xi32>) -> (tensor<3x5xf32>, tensor<3x5xi32>)
+  return %0#1 : tensor<3x5xi32>
+}

@@ -57,6 +57,49 @@ def test_random_layouts_on_arguments():
         assert len(inverse.enumerate()[0]) == int(np.prod(dims))
 
 
+def test_the_results_of_an_op_of_a_compiled_program_get_their_own_maps():
+    """XLA's CPU compiler emits tuple-shaped instructions (here a max-pool gradient's
+    reduce-window over five arrays, a scan's while): the HLO import writes one layout
+    per result, and each result gets the maps of its own layout, in order."""
+    text = """HloModule m
+
+region (a: f32[], b: s32[], c: f32[], d: s32[]) -> (f32[], s32[]) {
+  a = f32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = s32[] parameter(3)
+  gt = pred[] compare(a, c), direction=GT
+  x = f32[] select(gt, a, c)
+  y = s32[] select(gt, b, d)
+  ROOT t = (f32[], s32[]) tuple(x, y)
+}
+
+ENTRY main {
+  p = f32[4,6]{0,1} parameter(0)
+  i = s32[4,6]{1,0} parameter(1)
+  z = f32[] constant(0)
+  zi = s32[] constant(0)
+  ROOT w = (f32[2,3]{0,1}, s32[2,3]{1,0}) reduce-window(p, i, z, zi), window={size=2x2 stride=2x2}, to_apply=region
+}
+"""
+    module = parse_module(text, filename="pool.hlo")
+    diagnostics = Diagnostics()
+    LowerTiledLayouts().run(module.operation, diagnostics)
+    assert not [d for d in diagnostics.items if d.severity == "error"], diagnostics.items
+    (window,) = [op for op in module.body.operations[-1].regions[0].blocks[0].operations if op.name == "stablehlo.reduce_window"]
+    layouts = [ir.StringAttr(a).value for a in window.attributes["hlo_indexing.layout"]]
+    assert layouts == ["{0,1}", "{1,0}"]
+    maps = list(window.attributes["hlo_indexing.linear_offset_map"])
+    shapes = list(window.attributes["hlo_indexing.physical_shape"])
+    assert len(maps) == len(shapes) == 2
+    for layout, attribute, shape in zip(layouts, maps, shapes):
+        forward = indexing_map_from_attribute(attribute)
+        parsed = Layout.parse(layout)
+        assert list(ir.DenseI64ArrayAttr(shape)) == list(physical_shape([2, 3], parsed))
+        for index in np.ndindex(2, 3):
+            assert forward.evaluate(index) == (linear_index([2, 3], index, parsed),)
+
+
 def test_entry_layouts_reach_main_only():
     module, diagnostics = run_pass(
         """
