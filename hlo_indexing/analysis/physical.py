@@ -111,20 +111,37 @@ def physical_map(
 def _shape(value: ir.Value, what: str) -> tuple[int, ...]:
     shape = value_shape(value.type)
     if shape is None:
-        raise UnsupportedError(f"physical maps need statically shaped tensors; {what} is a {value.type}")
+        raise UnsupportedError(_not_an_array(value, what))
     return shape
+
+
+def _not_an_array(value: ir.Value, what: str) -> str:
+    return f"physical maps need statically shaped tensors; {what} is a {value.type}"
 
 
 def _physical_indexing(
     indexing: InstructionIndexing,
-    source: tuple[Sequence[int], LayoutLike],
-    targets: Sequence[tuple[Sequence[int], LayoutLike]],
+    source: tuple[Sequence[int] | None, LayoutLike],
+    targets: Sequence[tuple[Sequence[int] | None, LayoutLike]],
     form: str,
+    named: Sequence[tuple[ir.Value, str]],
 ) -> InstructionIndexing:
     """Every map of ``indexing`` (from ``source`` to ``targets[k]``) in physical form; the
-    maps of runtime variables and replicas start at the physical index of ``source``."""
+    maps of runtime variables and replicas start at the physical index of ``source``.
+    A source or target that is not an array (a tuple of a custom call, read by
+    ``get_tuple_element``) has no physical index: its maps are unknown, saying which
+    value of ``named`` (the source's, then each target's, with their names) it is."""
+    if source[0] is None:
+        unknown = IndexingMap.undefined(_not_an_array(*named[0]))
+        return InstructionIndexing(tuple(frozenset({unknown}) if found else frozenset() for found in indexing.maps),
+                                   direction=indexing.direction, notes=indexing.notes)
+    known_source = (source[0], source[1])
     inward = physical_to_logical_map(source[0], source[1], form)
-    maps = tuple(frozenset(physical_map(m, source, target, form) for m in found) for found, target in zip(indexing.maps, targets, strict=True))
+    maps = tuple(
+        frozenset(physical_map(m, known_source, (target[0], target[1]), form) for m in found) if target[0] is not None
+        else frozenset({IndexingMap.undefined(_not_an_array(*name))}) if found else frozenset()
+        for found, target, name in zip(indexing.maps, targets, named[1:], strict=True)
+    )
     runtime = tuple(
         tuple(RuntimeSource(s.operand, compose(inward, s.index_map).simplify(), s.source) for s in sources)
         for sources in indexing.runtime
@@ -151,10 +168,11 @@ def physical_output_to_input_indexing(
         raise InvalidArgumentError(f"{op.operation.name} has no result {result_index}")
     operands = operand_values(op)
     layouts = [layout_of_value(v) for v in operands] if layouts is None else layouts
-    source = (_shape(result, f"result #{result_index}"), result_layout if result_layout is not None else layout_of_value(result))
-    targets = [(value_shape(v.type) or (), layout) for v, layout in zip(operands, layouts, strict=True)]
+    source = (value_shape(result.type), result_layout if result_layout is not None else layout_of_value(result))
+    targets = [(value_shape(v.type), layout) for v, layout in zip(operands, layouts, strict=True)]
+    named = [(result, f"result #{result_index}")] + [(v, f"operand #{k}") for k, v in enumerate(operands)]
     logical = output_to_input_indexing(op, result_index)
-    return _physical_indexing(logical, source, targets, form)
+    return _physical_indexing(logical, source, targets, form, named)
 
 
 def physical_input_to_output_indexing(
@@ -174,10 +192,11 @@ def physical_input_to_output_indexing(
     operand = operands[operand_index]
     results = list(op.operation.results)
     result_layouts = [layout_of_value(v) for v in results] if result_layouts is None else result_layouts
-    source = (_shape(operand, f"operand #{operand_index}"), layout if layout is not None else layout_of_value(operand))
-    targets = [(value_shape(v.type) or (), r) for v, r in zip(results, result_layouts, strict=True)]
+    source = (value_shape(operand.type), layout if layout is not None else layout_of_value(operand))
+    targets = [(value_shape(v.type), r) for v, r in zip(results, result_layouts, strict=True)]
+    named = [(operand, f"operand #{operand_index}")] + [(v, f"result #{k}") for k, v in enumerate(results)]
     logical = input_to_output_indexing(op, operand_index)
-    return _physical_indexing(logical, source, targets, form)
+    return _physical_indexing(logical, source, targets, form, named)
 
 
 def physical_fusion_indexing(

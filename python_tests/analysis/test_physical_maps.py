@@ -109,3 +109,33 @@ def test_pass_option_prints_physical_maps() -> None:
     assert [d.message.splitlines()[1] for d in items] == ["operand id = 0 (d0) -> (d0), domain: d0 in [0, 199]"]
     items = run_pipeline(_keep, "builtin.module(hlo-print-fused-indexing-maps{physical=coordinates})").items
     assert [d.message for d in items] == ["@main result 0 -> arg 0: (d0, d1) -> (d0, d1), domain: d0 in [0, 19], d1 in [0, 9]"]
+
+
+def test_a_tuple_value_has_unknown_physical_maps_and_the_others_are_computed() -> None:
+    """XLA's CPU LAPACK custom calls return tuples, read by get-tuple-element: a tuple
+    has no physical index, so the maps to or from it are unknown, saying which value it
+    is; the op's other maps stay physical (they raised, and the passes failed, before)."""
+    module = parse_module(
+        """HloModule qr
+ENTRY main {
+  a = f32[4,3]{0,1} parameter(0)
+  t = (f32[4,3]{0,1}, f32[3]{0}) custom-call(a), custom_call_target="lapack_sgeqrf_ffi"
+  q = f32[4,3]{0,1} get-tuple-element(t), index=0
+  ROOT r = f32[4,3]{1,0} add(q, a)
+}
+""",
+        filename="qr.hlo",
+    )
+    ops = {op.name: op for op in module.body.operations[-1].regions[0].blocks[0].operations}
+    element = physical_output_to_input_indexing(ops["stablehlo.get_tuple_element"], 0, form="offset")
+    (unknown,) = element.maps[0]
+    assert unknown.is_undefined and "operand #0 is a tuple<tensor<4x3xf32>, tensor<3xf32>>" in unknown.reason
+    call = physical_input_to_output_indexing(ops["stablehlo.custom_call"], 0, form="offset")
+    assert all(m.is_undefined and "result #0 is a tuple" in m.reason for maps in call.maps for m in maps)
+    total = physical_output_to_input_indexing(ops["stablehlo.add"], 0, form="offset")
+    assert [len(maps) for maps in total.maps] == [1, 1] and not total.is_unknown
+    # from r's offsets ({1,0}) to a's ({0,1}): (i, j) at 3i + j reads a at i + 4j
+    (to_a,) = total.maps[1]
+    assert to_a.relation() == {((3 * i + j,), (i + 4 * j,)) for i in range(4) for j in range(3)}
+    items = run_pipeline(module, "builtin.module(hlo-print-indexing-maps{physical=offset})").items
+    assert not [d for d in items if d.severity == "error"]
