@@ -178,6 +178,11 @@ def _covering_exact_box(maps: list[IndexingMap], boxes: list[tuple[Interval, ...
     return None
 
 
+#: Operands of at most this many elements count the indices read in a table of one
+#: byte per element (linear in the points enumerated); larger ones sort the indices.
+COUNT_TABLE_ELEMENTS = 1 << 26
+
+
 def _enumerated_count(maps: list[IndexingMap], shape: tuple[int, ...]) -> int:
     linear = []
     for m in maps:
@@ -190,7 +195,15 @@ def _enumerated_count(maps: list[IndexingMap], shape: tuple[int, ...]) -> int:
             linear.append(np.zeros(len(images), dtype=np.int64))
         else:
             linear.append(np.ravel_multi_index(tuple(images.T), shape))
-    return int(np.unique(np.concatenate(linear)).size) if linear else 0
+    if not linear:
+        return 0
+    size = int(np.prod(shape, dtype=np.int64))
+    if size > COUNT_TABLE_ELEMENTS:
+        return int(np.unique(np.concatenate(linear)).size)
+    read = np.zeros(size, dtype=bool)
+    for indices in linear:
+        read[indices] = True
+    return int(np.count_nonzero(read))
 
 
 def _variable_counts(m: IndexingMap) -> list[int]:
