@@ -56,6 +56,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -193,8 +194,9 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
     lows = np.array([v.bounds.lower for v in variables], dtype=np.int64)
     sizes = [v.bounds.size for v in variables]
     keys = np.ravel_multi_index(tuple((points - lows).T), sizes)
-    order = np.argsort(keys)
-    keys, points, offsets = keys[order], points[order], offsets[order]
+    if np.any(keys[1:] < keys[:-1]):  # the enumeration's order is already the keys' in most maps
+        order = np.argsort(keys)
+        keys, points, offsets = keys[order], points[order], offsets[order]
     step = int(np.prod(sizes[inner + 1 :], dtype=np.int64))
     neighbour = np.searchsorted(keys, keys + step)
     neighbour = np.minimum(neighbour, len(keys) - 1)
@@ -205,13 +207,39 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
     group_columns += list(range(m.num_dims + len(m.range_vars), points.shape[1]))
     window = (points[:, inner] - variables[inner].bounds.lower) // warp
     rows = np.concatenate([points[:, group_columns], window[:, None]], axis=1)
-    _, group = np.unique(rows, axis=0, return_inverse=True)
-    pairs = np.unique(np.stack([group.reshape(-1), offsets], axis=1), axis=0)
-    starts = np.flatnonzero(np.r_[True, pairs[1:, 0] != pairs[:-1, 0]])
-    counts = np.diff(np.r_[starts, len(pairs)])
-    low = pairs[starts, 1]
-    high = pairs[np.r_[starts[1:], len(pairs)] - 1, 1]
+    groups, offsets = _distinct_pairs(_row_keys(rows), offsets)
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    counts = np.diff(np.r_[starts, len(groups)])
+    low = offsets[starts]
+    high = offsets[np.r_[starts[1:], len(groups)] - 1]
     return bool(np.all(high - low + 1 == counts))
+
+
+#: Keys of rows or pairs are computed in int64 below this bound (else rows are compared
+#: as rows, more slowly).
+_KEY_BOUND = 1 << 62
+
+
+def _row_keys(rows: np.ndarray) -> np.ndarray:
+    """One integer per row of ``rows``, equal exactly for equal rows: the row's place in
+    the box of its columns' ranges when that box has fewer than ``_KEY_BOUND`` places,
+    else its rank among the distinct rows."""
+    lows = rows.min(axis=0)
+    spans = [int(n) for n in rows.max(axis=0) - lows + 1]
+    if math.prod(spans) < _KEY_BOUND:
+        return np.ravel_multi_index(tuple((rows - lows).T), spans)
+    return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def _distinct_pairs(groups: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (group, offset) pairs, sorted by group then offset, as two columns."""
+    low = int(offsets.min())
+    span = int(offsets.max()) - low + 1
+    if (int(groups.max()) + 1) * span < _KEY_BOUND:
+        keys = np.unique(groups * span + (offsets - low))
+        return keys // span, keys % span + low
+    pairs = np.unique(np.stack([groups, offsets], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 # ------------------------------------------------------------------ computations
