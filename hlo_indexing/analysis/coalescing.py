@@ -56,7 +56,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -73,6 +72,7 @@ from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, 
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.points import numbered_rows
 from hlo_indexing.maps.linear_form import linearize
 from hlo_indexing.ops.rule import value_shape
 
@@ -207,7 +207,7 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
     group_columns += list(range(m.num_dims + len(m.range_vars), points.shape[1]))
     window = (points[:, inner] - variables[inner].bounds.lower) // warp
     rows = np.concatenate([points[:, group_columns], window[:, None]], axis=1)
-    groups, offsets = _distinct_pairs(_row_keys(rows), offsets)
+    groups, offsets = _distinct_pairs(*numbered_rows(rows), offsets)
     starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
     counts = np.diff(np.r_[starts, len(groups)])
     low = offsets[starts]
@@ -215,27 +215,12 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
     return bool(np.all(high - low + 1 == counts))
 
 
-#: Keys of rows or pairs are computed in int64 below this bound (else rows are compared
-#: as rows, more slowly).
-_KEY_BOUND = 1 << 62
-
-
-def _row_keys(rows: np.ndarray) -> np.ndarray:
-    """One integer per row of ``rows``, equal exactly for equal rows: the row's place in
-    the box of its columns' ranges when that box has fewer than ``_KEY_BOUND`` places,
-    else its rank among the distinct rows."""
-    lows = rows.min(axis=0)
-    spans = [int(n) for n in rows.max(axis=0) - lows + 1]
-    if math.prod(spans) < _KEY_BOUND:
-        return np.ravel_multi_index(tuple((rows - lows).T), spans)
-    return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
-
-
-def _distinct_pairs(groups: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct (group, offset) pairs, sorted by group then offset, as two columns."""
+def _distinct_pairs(groups: np.ndarray, bound: int, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct (group, offset) pairs, sorted by group then offset, as two columns
+    (``groups`` below ``bound``): one integer per pair when they fit in int64."""
     low = int(offsets.min())
     span = int(offsets.max()) - low + 1
-    if (int(groups.max()) + 1) * span < _KEY_BOUND:
+    if bound * span < 1 << 62:
         keys = np.unique(groups * span + (offsets - low))
         return keys // span, keys % span + low
     pairs = np.unique(np.stack([groups, offsets], axis=1), axis=0)

@@ -191,13 +191,6 @@ class CandidateEstimates:
     def __len__(self) -> int:
         return len(self.exec_time_ns)
 
-    def legal(self) -> np.ndarray:
-        """Per candidate: no rule broken."""
-        ok = np.ones(len(self), bool)
-        for check in self.checks:
-            ok &= check.ok
-        return ok
-
     def rejections(self, index: int, names: Mapping[str, str] | None = None) -> tuple[Rejection, ...]:
         """The rules candidate ``index`` breaks, in check order (``names``: see
         :meth:`ConstraintCheck.rejection`)."""

@@ -43,6 +43,7 @@ from hlo_indexing.layout.types import COMBINE, Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.points import numbered_rows
 from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
@@ -464,7 +465,7 @@ def _enumerated_counts(
     points = np.concatenate([p[:, [0] + [1 + names.index(v) for v in order]] for names, (_, p) in zip(sources, all_offsets)])
     if not len(points):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), unit, joint_repeats
-    program, programs = _numbered(points)
+    program, programs = numbered_rows(points)
     owner = np.concatenate([np.full(len(o), k, np.int64) for k, (o, _) in enumerate(all_offsets)])
     offsets = np.concatenate([o for o, _ in all_offsets])
     blocks = layout_unit_elements(layout, len(shape)) is not None
@@ -546,19 +547,6 @@ def _joint_rows(
         own = [0] + [1 + names.index(v) if v in names else 1 + len(names) + missing.index(v) for v in order]
         joint.append((np.repeat(offsets, combinations, axis=0), rows[:, own]))
     return joint, math.prod(len(values[v]) for v in order)
-
-
-def _numbered(points: np.ndarray) -> tuple[np.ndarray, int]:
-    """A number per row of ``points`` (equal rows, equal numbers) and a bound on the
-    numbers: the rows' place in the box of their columns' ranges when the rows fill at
-    least a quarter of it (numbers no row has count nothing), else their rank among the
-    distinct rows."""
-    low = points.min(axis=0)
-    spans = tuple(int(n) for n in points.max(axis=0) - low + 1)
-    if math.prod(spans) <= 4 * len(points):
-        return np.ravel_multi_index(tuple((points - low).T), spans), math.prod(spans)
-    distinct, number = np.unique(points, axis=0, return_inverse=True)
-    return number.reshape(-1), len(distinct)
 
 
 def _box_elements(offsets: np.ndarray, sizes: Sequence[int], strides: Sequence[int], shape: Sequence[int]) -> np.ndarray:
