@@ -62,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing
-from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result
+from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result, inside_array
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.errors import UnsupportedError
@@ -187,7 +187,8 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
     points, images = m.enumerate(max_points=m.domain_size())
     if not len(points):
         return True
-    if np.any((images < 0) | (images >= np.asarray(shape, dtype=np.int64))):
+    inside = inside_array(m, images, shape)
+    if inside is not None and not inside.all():
         return False
     offsets = _offsets(images, shape, layout)
     variables = m.dim_vars + m.symbol_vars
