@@ -47,10 +47,18 @@ def _shape(value: ir.Value) -> tuple[int, ...]:
     return shape
 
 
+def _scope_key(scope: Scope | None) -> tuple:
+    """What a fold reads of ``scope``: its bindings, and its parents' (hashable)."""
+    return () if scope is None else (tuple(scope.arguments.items()), _scope_key(scope.parent))
+
+
 class _Walk:
     def __init__(self, regions: RegionIndexing, domain: IndexingMap):
         self.regions = regions
         self.domain = domain
+        # the compositions of every walk of the analysis: walks from the results of one
+        # body (and copies of a body) meet the same pairs of maps again and again
+        self.composed: dict[tuple, list[IndexingMap]] = regions.memo(("loop body compositions",), dict)
         # a source fold skips (its map is not over the walk's dimensions)
         self.none = RuntimeSource(0, make_map(domain.context, [1] * (domain.num_dims + 1), []))
 
@@ -97,10 +105,23 @@ class _Walk:
                 self.add(table, operand, composed)
 
     def compose(self, consumer: IndexingMap, producer: IndexingMap, sources: tuple, op: OpLike, scope: Scope) -> list:
+        """``consumer`` then ``producer`` (an operand's map of ``op``, whose runtime
+        variables ``sources`` describe), runtime variables folded where ``scope`` gives
+        their value, simplified: one computation per distinct question in the analysis."""
         if producer.is_undefined:
             return [producer]
+        folds = bool(producer.runtime_vars) and len(sources) == len(producer.runtime_vars)
+        key: tuple = (consumer.memo_key(), producer.memo_key())
+        if folds:
+            key += (tuple((s.operand, s.index_map.memo_key()) for s in sources), op.operation, _scope_key(scope))
+        found = self.composed.get(key)
+        if found is None:
+            found = self.composed[key] = self._compose(consumer, producer, sources, op, scope, folds)
+        return found
+
+    def _compose(self, consumer: IndexingMap, producer: IndexingMap, sources: tuple, op: OpLike, scope: Scope, folds: bool) -> list:
         m = algebra.compose(consumer, producer)
-        if producer.runtime_vars and len(sources) == len(producer.runtime_vars):
+        if folds:
             # the sources over the consumer's space, then the consumer's own (not foldable here)
             over = [RuntimeSource(s.operand, algebra.compose(consumer, s.index_map)) for s in sources]
             pieces = fold_runtime_variables(m, over + [self.none] * len(consumer.runtime_vars), op, scope)

@@ -155,14 +155,28 @@ def _whole(context: ir.Context, space: tuple, target: tuple) -> IndexingMap:
     return make_map(context, space, syms(len(target), context), target)
 
 
-class _BodyMaps:
-    """``M[r][a]``: new carry ``r`` -> carry ``a`` in one iteration (runtime variables
-    read as range variables), computed for a carry the first time it is asked for."""
+class _Iteration:
+    """One iteration of a loop's body, shared by the loop's results: ``M[r][a]`` (new
+    carry ``r`` -> carry ``a``, runtime variables read as range variables, computed for a
+    carry the first time it is asked for), the carries read whole (``whole``: without a
+    trip count, those the condition reads and every carry they are computed from) and,
+    per carry ``b`` and map ``f`` to it, what one more iteration makes of ``f``: ``f``
+    composed with ``M[b][a]`` for every other carry ``a`` (results of the same shape
+    reach the same maps, and a fixed point meets its maps again at every step)."""
 
-    def __init__(self, info: OpInfo, regions: RegionIndexing):
-        self.body = info.op.operation.regions[1]
+    def __init__(self, info: OpInfo, regions: RegionIndexing, counted: bool):
+        op = info.op.operation
+        self.body = op.regions[1]
         self.regions = regions
         self.maps: dict[int, list[frozenset[IndexingMap]]] = {}
+        self.after: dict[tuple[int, tuple[object, ...]], tuple[tuple[int, frozenset[IndexingMap]], ...]] = {}
+        self.whole: frozenset[int] = frozenset()
+        if not counted:
+            whole: set[int] = set()
+            for a, maps in enumerate(regions.output_to_input(op.regions[0], 0)):
+                if a not in whole and any(not m.is_known_empty() for m in maps):
+                    whole |= _reaching(self, a)
+            self.whole = frozenset(whole)
 
     def __getitem__(self, r: int) -> list[frozenset[IndexingMap]]:
         if r not in self.maps:
@@ -173,6 +187,19 @@ class _BodyMaps:
                 per.append(frozenset(f for f in (_without_runtime(m) for m in maps) if not f.is_known_empty()))
             self.maps[r] = per
         return self.maps[r]
+
+    def step(self, b: int, first: IndexingMap) -> tuple[tuple[int, frozenset[IndexingMap]], ...]:
+        """``(a, {first then m for m in M[b][a]})`` for each carry ``a`` not read whole
+        that new carry ``b`` reads."""
+        key = (b, first.memo_key())
+        found = self.after.get(key)
+        if found is None:
+            found = self.after[key] = tuple(
+                (a, frozenset(_compose(first, then) for then in then_maps))
+                for a, then_maps in enumerate(self[b])
+                if then_maps and a not in self.whole
+            )
+        return found
 
 
 def _without_runtime(m: IndexingMap) -> IndexingMap:
@@ -233,38 +260,19 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
         iterated = iterated_maps(info, result_index, counted.inductions, counted.count)
         if iterated is not None:
             return iterated
-    body_maps = regions.memo(("while body", op), lambda: _BodyMaps(info, regions))  # shared by the results
-    # Without a trip count, every result element depends on how many iterations run,
-    # so the carries the condition reads, and every carry they are computed from, are
-    # read whole; what flows into them from elsewhere needs no composing (whatever they
-    # feed is among them too).
-    whole_carries: set[int] = set()
-    if steps is None:
-        for a, maps in enumerate(regions.output_to_input(op.regions[0], 0)):
-            if a not in whole_carries and any(not m.is_known_empty() for m in maps):
-                whole_carries |= _reaching(body_maps, a)
+    iteration = regions.memo(("while iteration", op), lambda: _Iteration(info, regions, steps is not None))
+    whole_carries = iteration.whole
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
     seen = [set(s) for s in current]
-    # What carry b's maps give each carry in one more iteration, kept while they stay the
-    # same (most carries settle long before the others): (their memo keys, {a: maps}).
-    contributions: dict[int, tuple[frozenset, dict[int, set[IndexingMap]]]] = {}
     for _ in range(steps if steps is not None else MAX_STEPS):
         composed: list[set[IndexingMap]] = [set() for _ in range(n)]
         for b in range(n):
-            if b in whole_carries or not current[b]:
+            if b in whole_carries:
                 continue
-            key = frozenset(first.memo_key() for first in current[b])
-            found = contributions.get(b)
-            if found is None or found[0] != key:
-                per_carry: dict[int, set[IndexingMap]] = {}
-                for first in current[b]:
-                    for a, then_maps in enumerate(body_maps[b]):
-                        if a not in whole_carries and then_maps:
-                            per_carry.setdefault(a, set()).update(_compose(first, then) for then in then_maps)
-                found = contributions[b] = (key, per_carry)
-            for a, contributed in found[1].items():
-                composed[a] |= contributed
+            for first in current[b]:
+                for a, contributed in iteration.step(b, first):
+                    composed[a] |= contributed
         following = [_capped(info, space, a, s) for a, s in enumerate(composed)]
         if following == current:
             break
@@ -283,12 +291,12 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     return [list(s) for s in reached], NOT_COUNTED
 
 
-def _reaching(body_maps: _BodyMaps, start: int) -> set[int]:
+def _reaching(iteration: _Iteration, start: int) -> set[int]:
     """Carries whose inits the value of carry ``start`` may depend on (itself included)."""
     found, todo = {start}, [start]
     while todo:
         b = todo.pop()
-        for a, maps in enumerate(body_maps[b]):
+        for a, maps in enumerate(iteration[b]):
             if maps and a not in found:
                 found.add(a)
                 todo.append(a)

@@ -12,6 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
+import hlo_indexing
 from hlo_indexing import fusion_indexing, parse_module
 
 
@@ -109,3 +110,54 @@ def test_counted_loop_maps_against_a_provenance_run(n, m, reverse, mode) -> None
             assert expected[k] <= ours, f"result {r} arg {k} misses {sorted(expected[k] - ours)[:3]}"
             if mode != "mixes" and k < 2:
                 assert ours == expected[k], f"result {r} arg {k} over-approximates {sorted(ours - expected[k])[:3]}"
+
+
+def two_loops_text(n: int, m: int) -> str:
+    """Two counted loops of ``n - 1`` iterations, ``acc += row(xs, i)`` through one called
+    function: the first from ``i = 0``, the second from ``i = 1``. The called
+    ``dynamic_slice`` and the maps into it are the same in both walks; only the value
+    bound to ``i`` differs."""
+    loop = """stablehlo.while(%i = {start}, %x = %xs, %acc = {init}) : tensor<i32>, {xs}, {row}
+   cond {{
+    %n = stablehlo.constant dense<{bound}> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }} do {{
+    %r = func.call @row(%x, %i) : ({xs}, tensor<i32>) -> {row}
+    %acc2 = stablehlo.add %acc, %r : {row}
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %x, %acc2 : tensor<i32>, {xs}, {row}
+  }}"""
+    xs, row = _t(n, m), _t(m)
+    first = loop.format(start="%c0", init="%a0", bound=n - 1, xs=xs, row=row)
+    second = loop.format(start="%c1", init="%b0", bound=n, xs=xs, row=row)
+    return f"""
+func.func private @row(%x: {xs}, %i: tensor<i32>) -> {row} {{
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %r2 = stablehlo.dynamic_slice %x, %i, %z, sizes = [1, {m}] : ({xs}, tensor<i32>, tensor<i32>) -> {_t(1, m)}
+  %r = stablehlo.reshape %r2 : ({_t(1, m)}) -> {row}
+  return %r : {row}
+}}
+func.func @main(%xs: {xs}, %a0: {row}, %b0: {row}) -> ({row}, {row}) {{
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %w:3 = {first}
+  %v:3 = {second}
+  return %w#2, %v#2 : {row}, {row}
+}}"""
+
+
+def test_loops_sharing_a_called_slice_read_their_own_rows() -> None:
+    """The analysis remembers the compositions of the loops' body walks: the same maps
+    folded under another induction value must not reuse the first loop's answer."""
+    n, m = 4, 3
+    main = hlo_indexing.analyze(two_loops_text(n, m)).computation("main")
+    for r, start in enumerate((0, 1)):
+        xs, acc = _tags(0, (n, m)), _tags(1 + r, (m,))
+        for i in range(start, start + n - 1):
+            acc = _union(acc, xs[i])
+        expected = pairs_of(acc)
+        for k, maps in enumerate(main.maps[r].maps):
+            ours = set().union(*(mp.relation() for mp in maps)) if maps else set()
+            assert ours == expected[k], f"result {r} arg {k}: {sorted(ours ^ expected[k])[:3]} differ"
