@@ -205,7 +205,9 @@ def _derive(m: IndexingMap) -> SymbolicTile:
         elif isinstance(plain, ax.Const):  # offset the constant, one element
             offset, strided = plain, _extract(zero, dim_ranges, symbol_ranges, ctx)
         else:
-            offset = _simplify_expr(m, ax.substitute(result, zero_dims, offset_symbols))
+            offset = ax.substitute(result, zero_dims, offset_symbols)
+            if not isinstance(offset, ax.Const):  # a constant simplifies to itself
+                offset = _simplify_expr(m, offset)
             strided = _extract(_simplify_expr(m, ax.add(result, ax.mul(offset, -1))), dim_ranges, symbol_ranges, ctx)
         offsets.append(offset)
         sizes.append(strided.size)
