@@ -62,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hlo_indexing.analysis.fusion import DEFAULT_MAX_MAPS, FusionIndexing
-from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result
+from hlo_indexing.analysis.utilization import DEFAULT_MAX_POINTS, fused_per_result, inside_array
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.errors import UnsupportedError
@@ -72,7 +72,7 @@ from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, 
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.points import numbered_rows
+from hlo_indexing.maps.points import distinct, distinct_rows, numbered_rows
 from hlo_indexing.maps.linear_form import linearize
 from hlo_indexing.ops.rule import value_shape
 
@@ -167,10 +167,10 @@ def _symbolic(linear: IndexingMap, inner: int, max_points: int, warp: int) -> bo
     values = np.zeros(1, dtype=np.int64)
     for coeff, v in zip(symbol_coeffs, linear.range_vars):
         axis = coeff * np.arange(v.bounds.lower, v.bounds.upper + 1, dtype=np.int64)
-        values = np.unique((values[:, None] + axis[None, :]).reshape(-1))
+        values = distinct((values[:, None] + axis[None, :]).reshape(-1))
     lengths = {min(warp, inner_size), inner_size % warp} - {0}
     for length in lengths:
-        footprint = np.unique((values[:, None] + inner_coeff * np.arange(length)[None, :]).reshape(-1))
+        footprint = distinct((values[:, None] + inner_coeff * np.arange(length)[None, :]).reshape(-1))
         if footprint[-1] - footprint[0] + 1 != footprint.size:
             return False
     return True
@@ -187,7 +187,8 @@ def _enumerated(m: IndexingMap, shape: tuple[int, ...], layout: Layout, inner: i
     points, images = m.enumerate(max_points=m.domain_size())
     if not len(points):
         return True
-    if np.any((images < 0) | (images >= np.asarray(shape, dtype=np.int64))):
+    inside = inside_array(m, images, shape)
+    if inside is not None and not inside.all():
         return False
     offsets = _offsets(images, shape, layout)
     variables = m.dim_vars + m.symbol_vars
@@ -221,9 +222,9 @@ def _distinct_pairs(groups: np.ndarray, bound: int, offsets: np.ndarray) -> tupl
     low = int(offsets.min())
     span = int(offsets.max()) - low + 1
     if bound * span < 1 << 62:
-        keys = np.unique(groups * span + (offsets - low))
+        keys = distinct(groups * span + (offsets - low))
         return keys // span, keys % span + low
-    pairs = np.unique(np.stack([groups, offsets], axis=1), axis=0)
+    pairs = distinct_rows(np.stack([groups, offsets], axis=1))[0]
     return pairs[:, 0], pairs[:, 1]
 
 

@@ -46,6 +46,7 @@ from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.points import distinct
 from hlo_indexing.ops.rule import value_shape
 
 #: Default limit on the total number of domain points enumerated for one argument.
@@ -183,14 +184,29 @@ def _covering_exact_box(maps: list[IndexingMap], boxes: list[tuple[Interval, ...
 COUNT_TABLE_ELEMENTS = 1 << 26
 
 
+def inside_array(m: IndexingMap, images: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Which rows of ``images`` (``m``'s results, enumerated) lie inside an array of
+    ``shape``, or None when all do: only the results whose bounds over the ranges may
+    leave their dimension are compared (most maps stay inside by construction)."""
+    inside = None
+    for k, (expr, extent) in enumerate(zip(m.results, shape)):
+        if Interval(0, extent - 1).contains(m.expr_bounds(expr)):
+            continue
+        column = images[:, k]
+        within = (column >= 0) & (column < extent)
+        inside = within if inside is None else inside & within
+    return inside
+
+
 def _enumerated_count(maps: list[IndexingMap], shape: tuple[int, ...]) -> int:
     linear = []
     for m in maps:
         _, images = m.enumerate(max_points=m.domain_size())
         if not len(images):
             continue
-        inside = np.all((images >= 0) & (images < np.asarray(shape, dtype=np.int64)), axis=1)
-        images = images[inside]
+        inside = inside_array(m, images, shape)
+        if inside is not None:
+            images = images[inside]
         if not shape:
             linear.append(np.zeros(len(images), dtype=np.int64))
         else:
@@ -199,7 +215,7 @@ def _enumerated_count(maps: list[IndexingMap], shape: tuple[int, ...]) -> int:
         return 0
     size = int(np.prod(shape, dtype=np.int64))
     if size > COUNT_TABLE_ELEMENTS:
-        return int(np.unique(np.concatenate(linear)).size)
+        return int(distinct(np.concatenate(linear)).size)
     read = np.zeros(size, dtype=bool)
     for indices in linear:
         read[indices] = True

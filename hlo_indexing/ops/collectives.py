@@ -18,7 +18,11 @@ map covers every device. Variadic collectives map result ``i`` to operand ``i`` 
   ``n`` along ``c``, blocks of ``m`` (operand size along ``p`` over ``split_count``)):
   result ``d`` reads, on device ``d[c] floordiv n``, element ``d[c] mod n`` along ``c``
   and ``r * m + d[p]`` along ``p`` (the block that device sends to this one); when
-  ``p == c``, element ``r * m + d[p] mod m`` of device ``d[p] floordiv m``.
+  ``p == c``, element ``r * m + d[p] mod m`` of device ``d[p] floordiv m``. XLA's
+  *tuple* form (no ``split_dimension``; its CPU and GPU compilers split an array
+  all-to-all into one operand per device of the group): on the ``r``-th device, result
+  ``i`` is operand ``r`` of device ``i``, so result ``i`` reads element ``d`` of every
+  operand (operand ``j`` on the ``j``-th device), from device ``i``.
 - ``collective_permute``: result ``d`` reads operand ``d`` of the source device
   (devices without a source get zeros: there the map over-approximates).
 - ``collective_broadcast``: result ``d`` reads operand ``d`` of the group's first
@@ -141,8 +145,27 @@ def _all_to_all_params(info: OpInfo, index: int) -> tuple[int, int, int, tuple, 
     return split, concat, count, operand, result
 
 
+def _tuple_all_to_all(info: OpInfo) -> bool:
+    """Whether ``info`` is XLA's tuple all-to-all (module docstring), checked: one
+    operand per device of the group, every operand and result of one static shape."""
+    if "split_dimension" in info.op.attributes:
+        return False
+    shapes = {info.operand(k) for k in range(info.num_operands)} | {info.result(k) for k in range(info.num_results)}
+    if info.num_operands != info.num_results or info.num_operands != group_size(info) or len(shapes) != 1:
+        raise op_attrs.invalid(
+            info.op, "split_dimension",
+            f"is missing, and the tuple form needs one operand per device of the group ({group_size(info)}), "
+            f"as many results, all of one shape: not {info.num_operands} operands and {info.num_results} results "
+            f"of shapes {sorted(list(shape) for shape in shapes)}",
+        )
+    return True
+
+
 def all_to_all_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """The element of the block the sending device sends to this one (module docstring)."""
+    if _tuple_all_to_all(info):
+        space = info.result(result_index)
+        return [[make_map(info.context, space, dims(len(space), info.context))] for _ in range(info.num_operands)]
     split, concat, count, operand, result = _all_to_all_params(info, result_index)
     d, r = dims(len(result), info.context), syms(1, info.context)[0]
     exprs = list(d)
@@ -157,7 +180,9 @@ def all_to_all_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
 
 def all_to_all_replicas(info: OpInfo, result_index: int) -> IndexingMap:
     """The device whose block holds result ``d``: ``d[c] floordiv`` the block size along
-    the concatenated dimension ``c``."""
+    the concatenated dimension ``c``; in the tuple form, device ``i`` for result ``i``."""
+    if _tuple_all_to_all(info):
+        return make_map(info.context, info.result(result_index), [ax.constant(result_index, info.context)])
     split, concat, count, operand, result = _all_to_all_params(info, result_index)
     d = dims(len(result), info.context)
     block = operand[split] // count if split == concat else operand[concat]

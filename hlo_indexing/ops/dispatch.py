@@ -26,6 +26,8 @@ depend on computations and values elsewhere in the module.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
@@ -268,10 +270,9 @@ def _apply_rule(
         with operation.context:
             if direction == Direction.OUTPUT_TO_INPUT:
                 entries = rule.output_to_input(info, index)
-                if rule.replicas is not None:
-                    replicas = tuple(
-                        _simplified(rule.replicas(info, index), simplify) if k == index else None for k in range(width)
-                    )
+                if rule.replicas is not None:  # the device of every operand the result reads
+                    replica = _simplified(rule.replicas(info, index), simplify)
+                    replicas = tuple(replica if _reads(entry) else None for entry in entries)
             else:
                 entries = rule.input_to_output(info, index)
     except UnknownIndexing as exc:
@@ -286,6 +287,11 @@ def _apply_rule(
         if entry.note and entry.note not in notes:
             notes.append(entry.note)
     return InstructionIndexing(tuple(maps), tuple(runtime), replicas, direction, tuple(notes))
+
+
+def _reads(entry: Entry | Sequence[IndexingMap]) -> bool:
+    """Whether a rule's entry for an operand has a map (the operand is read)."""
+    return bool(entry.maps if isinstance(entry, Entry) else entry)
 
 
 def _simplified(m: IndexingMap, simplify: bool) -> IndexingMap:

@@ -205,6 +205,30 @@ func.func @all_to_all(%a: tensor<4x6xf32>) -> tensor<8x3xf32> {
 
 // -----
 
+// XLA's tuple all_to_all (no split_dimension, one operand per device, as XLA's CPU
+// compiler emits it): on the r-th device, result i is operand r of device i, so each
+// result reads every operand at its own index, from device i.
+// O2I-LABEL: output-to-input indexing of result #0 (mhlo.all_to_all):
+// O2I-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
+// O2I-NEXT: replica id:
+// O2I-NEXT: (d0) -> (0), domain: d0 in [0, 3]
+// O2I-NEXT: operand id = 1 (d0) -> (d0), domain: d0 in [0, 3]
+// O2I-NEXT: replica id:
+// O2I-NEXT: (d0) -> (0), domain: d0 in [0, 3]
+// O2I-NEXT: output-to-input indexing of result #1 (mhlo.all_to_all):
+// O2I-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
+// O2I-NEXT: replica id:
+// O2I-NEXT: (d0) -> (1), domain: d0 in [0, 3]
+// I2O-LABEL: input-to-output indexing of operand #0 (mhlo.all_to_all):
+// I2O-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]
+// I2O-NEXT: operand id = 1 (d0) -> (d0), domain: d0 in [0, 3]
+func.func @tuple_all_to_all(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = "mhlo.all_to_all"(%a, %b) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // collective_permute: the same element, from the source device.
 // O2I-LABEL: output-to-input indexing of result #0 (stablehlo.collective_permute):
 // O2I-NEXT: operand id = 0 (d0) -> (d0), domain: d0 in [0, 3]

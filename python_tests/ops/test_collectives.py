@@ -16,6 +16,7 @@ from hlo_indexing.analysis.grouped import grouped_output_to_input_indexing
 from hlo_indexing.analysis.per_op import output_to_input_indexing
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.context import make_context
+from hlo_indexing.errors import InvalidAttributeError
 
 CONTEXT = make_context()
 G = 3
@@ -107,6 +108,42 @@ def test_per_device_maps_match_a_simulation(name, text, operand, result, params)
         assert pairs <= ours, f"{name}: device {g} misses {sorted(pairs - ours)[:3]}"
         union |= pairs
     assert union == ours, f"{name}: over-approximated {sorted(ours - union)[:3]}"
+
+
+def _tuple_all_to_all(operands: int, shape: tuple = (2, 2)):
+    """XLA's tuple all-to-all (no split_dimension), as its CPU compiler emits it."""
+    ty = "tensor<" + "x".join(map(str, shape)) + "xf32>"
+    types = ", ".join([ty] * operands)
+    source = (
+        f"func.func @f({', '.join(f'%a{j}: {ty}' for j in range(operands))}) -> ({types}) {{\n"
+        f'  %0:{operands} = "mhlo.all_to_all"({", ".join(f"%a{j}" for j in range(operands))}) {{{GROUPS}}} '
+        f": ({types}) -> ({types})\n"
+        f"  return {', '.join(f'%0#{i}' for i in range(operands))} : {types}\n}}"
+    )
+    module = ir.Module.parse(source, context=CONTEXT)
+    return module, module.body.operations[0].regions[0].blocks[0].operations[0]
+
+
+def test_tuple_all_to_all_reads_every_operand_from_the_results_device() -> None:
+    # On device p, result i is operand p of device i (XLA's AllToAll, tuple form): the
+    # union over devices of what result i reads, tagged (operand, element), must be our
+    # relation per operand, each element from device i.
+    shape = (2, 2)
+    _module, op = _tuple_all_to_all(G, shape)
+    for i in range(G):
+        indexing = output_to_input_indexing(op, i)
+        for j in range(G):
+            ours = set().union(*(m.relation() for m in indexing.maps[j]))
+            read = {(index, index) for p in range(G) if p == j for index in itertools.product(*(range(n) for n in shape))}
+            assert ours == read, f"result {i} operand {j}"
+            devices = indexing.replica_maps[j].relation()
+            assert devices == {(index, (i,)) for index in itertools.product(*(range(n) for n in shape))}
+
+
+def test_a_tuple_all_to_all_with_an_operand_per_device_missing_is_refused_with_its_reason() -> None:
+    _module, op = _tuple_all_to_all(G - 1)
+    with pytest.raises(InvalidAttributeError, match=rf"split_dimension' is missing, .* one operand per device of the group \({G}\)"):
+        output_to_input_indexing(op, 0)
 
 
 def test_chained_all_gathers_compose_their_positions() -> None:
