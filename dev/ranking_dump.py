@@ -3,8 +3,10 @@
 compare a cost-model backend before and after a change (``diff`` the two files).
 
 For each device and each source (the compiled 1- to 8-layer training steps of
-``benchmarks/bench_tiling.py``, ``examples/transformer_step_cpu.hlo``,
-``examples/tiling.mlir``), one JSON line per computation: the ranking as
+``benchmarks/bench_tiling.py`` in both its shapes, issue 19's and issue 28's,
+``examples/transformer_step_cpu.hlo``, ``examples/tiling.mlir``), one JSON line per
+computation: its tiling analysis as text (nodes, maps, tiles, constraints, parameters)
+or why it cannot be tiled; the ranking as
 ``hlo-print-tilings{device=}`` computes it (one per body, through
 :class:`~hlo_indexing.cost_model.ranking.DeviceRankingMemo`: the order, each ranked
 tiling's estimate with its breakdown, the rejection counts and examples, the note, the
@@ -15,6 +17,7 @@ instead (each valid tiling's figures, the footprints of the best :data:`TOP`). R
 the repository's ``.venv``::
 
     .venv/bin/python dev/ranking_dump.py --device tpu-v5e --layers 1,2,4,8 > before.jsonl
+    .venv/bin/python dev/ranking_dump.py --device none --layers 1,2 --shapes 28 > before.jsonl
 """
 
 from __future__ import annotations
@@ -115,6 +118,9 @@ def dump(label: str, module: ir.Module | ir.Operation, device: Device | None, ou
             fusion = None
         if isinstance(fusion, AnalysisFailure):
             record["failure"] = fusion.reason
+        elif fusion is not None:
+            record["analysis"] = str(fusion)
+            record["parameters"] = [repr(parameter) for parameter in fusion.parameters]
         elif fusion is not None and device is None:
             layouts, output_layouts = declared_parameter_layouts(op)
             try:
@@ -140,12 +146,19 @@ def main() -> int:
     parser.add_argument("--device", required=True, help="a bundled device name or a JSON description file; none: "
                         "the device-blind ranking")
     parser.add_argument("--layers", default="1,2,4,8", help="the training steps' layer counts ('' for none)")
+    parser.add_argument("--shapes", default="19,28", help="the training steps' shapes: 19 (SIZES), 28 (ISSUE_28)")
     args = parser.parse_args()
     device = None if args.device == "none" else select_device(args.device)
     jax_training_step = training_steps()
-    for n in [int(x) for x in args.layers.split(",") if x]:
-        hlo = jax_training_step.compiled_training_step_text(n, jax_training_step.SIZES)
-        dump(f"training step L{n}", import_hlo(hlo, f"compiled_training_step_L{n}.hlo"), device, sys.stdout)
+    shapes = {"19": jax_training_step.SIZES, "28": jax_training_step.ISSUE_28}
+    families = [x for x in args.shapes.split(",") if x]
+    if not set(families) <= shapes.keys():
+        parser.error(f"--shapes: {args.shapes!r}: each must be one of {sorted(shapes)}")
+    for family in families:
+        for n in [int(x) for x in args.layers.split(",") if x]:
+            hlo = jax_training_step.compiled_training_step_text(n, shapes[family])
+            label = f"training step L{n}" if family == "19" else f"training step {family} L{n}"
+            dump(label, import_hlo(hlo, f"compiled_training_step_L{n}.hlo"), device, sys.stdout)
     for example in ("transformer_step_cpu.hlo", "tiling.mlir"):
         dump(example, parse_module(ROOT / "examples" / example), device, sys.stdout)
     return 0

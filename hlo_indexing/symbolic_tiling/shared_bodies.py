@@ -53,7 +53,9 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     MapResults,
     TiledFusion,
     TiledNode,
+    ValuePositions,
     analyze_fusion,
+    defining_op,
 )
 
 
@@ -66,8 +68,25 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
     included), and every value of it in walk order (block arguments and op results,
     values from outside at their first use): two computations with equal keys have
     values that correspond position by position. Iterative, so any nesting depth."""
+    body = _walk_body(computation)
+    return body.key, body.values
+
+
+@dataclass
+class _Body:
+    """A computation's :func:`body_key` and values, and the op defining each value (None
+    for a block argument), read in the same walk."""
+
+    key: BodyKey
+    values: list[SsaValue]
+    owners: list[ir.Operation | None]
+
+
+def _walk_body(computation: ir.Operation | ir.Region) -> _Body:
+    """:func:`body_key`'s walk, which also keeps each value's defining op."""
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     values: list[SsaValue] = []
+    owners: list[ir.Operation | None] = []
     positions: dict[SsaValue, int] = {}
     parts: list[object] = []
     # Pending: a region to enter, the end of one ("}"), or a block's ops from where the
@@ -89,6 +108,7 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
             for argument in arguments:
                 positions[argument] = len(values)
                 values.append(argument)
+                owners.append(None)
             item = iter(list(item.operations))  # resumable (a for loop over the bindings' iterator walks a copy)
         for view in item:  # type: ignore[attr-defined]
             op = view.operation
@@ -98,6 +118,7 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
                 if position is None:  # defined outside the body
                     position = positions[operand] = len(values)
                     values.append(operand)
+                    owners.append(defining_op(operand))
                     operands.append(operand.type)
                 operands.append(position)
             results = op.results
@@ -105,12 +126,13 @@ def body_key(computation: ir.Operation | ir.Region) -> tuple[BodyKey, list[SsaVa
             for result in results:
                 positions[result] = len(values)
                 values.append(result)
+                owners.append(op)
             regions = op.regions
             if len(regions):
                 work.append(item)  # the rest of the block, after the op's regions
                 work.extend(reversed(list(regions)))
                 break
-    return tuple(parts), values
+    return _Body(tuple(parts), values, owners)
 
 
 def outline(computation: ir.Operation | ir.Region) -> tuple[object, ...]:
@@ -132,18 +154,25 @@ def outline(computation: ir.Operation | ir.Region) -> tuple[object, ...]:
 @dataclass
 class _Shared:
     """A computation analysed by itself: its analysis and, once another computation with
-    its outline is met, its body key and values."""
+    its outline is met, its body and where the analysis's values are in it."""
 
     computation: ir.Operation | ir.Region
     fusion: TiledFusion
-    key: BodyKey | None = None
-    values: list[SsaValue] | None = None
+    walked: _Body | None = None
+    bound: ValuePositions | None = None
 
-    def body(self) -> tuple[BodyKey, list[SsaValue]]:
-        """Its :func:`body_key` (computed once)."""
-        if self.key is None or self.values is None:
-            self.key, self.values = body_key(self.computation)
-        return self.key, self.values
+    def body(self) -> _Body:
+        """Its body (walked once)."""
+        if self.walked is None:
+            self.walked = _walk_body(self.computation)
+        return self.walked
+
+    def positions(self) -> ValuePositions:
+        """The position in :meth:`body`'s values of each node's value and each runtime
+        source (computed once)."""
+        if self.bound is None:
+            self.bound = self.fusion.value_positions(self.body().values)
+        return self.bound
 
 
 class TilingMemo:
@@ -173,22 +202,20 @@ class TilingMemo:
         computations analysed before with the same body (``max_nodes`` as
         :func:`~.tiled_fusion.analyze_fusion`'s)."""
         analysed = self._analysed.setdefault((outline(computation), allow_pad), [])
-        key: BodyKey | None = None
-        values: list[SsaValue] | None = None
+        body: _Body | None = None
         if analysed:
-            key, values = body_key(computation)
+            body = _walk_body(computation)
             for shared in analysed:
-                shared_key, shared_values = shared.body()
-                if shared_key != key:
+                if shared.body().key != body.key:
                     continue
-                rebound = shared.fusion.rebound(dict(zip(shared_values, values)))
+                rebound = shared.fusion.rebound(body.values, body.owners, shared.positions())
                 if rebound is not None:
                     fusion, nodes = rebound
                     self._origins[id(fusion)] = (fusion, shared, nodes)
                     return fusion
         fusion_or_failure = analyze_fusion(computation, allow_pad=allow_pad, map_results=self._map_results, max_nodes=max_nodes)
         if isinstance(fusion_or_failure, TiledFusion):
-            entry = _Shared(computation, fusion_or_failure, key, values)
+            entry = _Shared(computation, fusion_or_failure, body)
             analysed.append(entry)
             self._origins[id(fusion_or_failure)] = (fusion_or_failure, entry, {node: node for node in fusion_or_failure.nodes})
         return fusion_or_failure

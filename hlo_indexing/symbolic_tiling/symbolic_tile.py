@@ -141,7 +141,7 @@ def symbolic_tile(indexing_map: IndexingMap) -> SymbolicTile | NotATile:
     simplified = simplify_preserving_points(indexing_map)
     if simplified.is_known_empty():
         return NotATile("the indexing map's domain is empty")
-    deepest = max((ax.depth(e) for e in (*simplified.results, *simplified.constraints)), default=0)
+    deepest = simplified.depth  # remembered per expression across maps
     if deepest > MAX_NESTING_DEPTH:  # the derivation below recurses through the expression
         return NotATile(f"an expression is nested {deepest} levels deep, more than limits.MAX_NESTING_DEPTH ({MAX_NESTING_DEPTH})")
     try:
@@ -205,15 +205,20 @@ def _derive(m: IndexingMap) -> SymbolicTile:
         elif isinstance(plain, ax.Const):  # offset the constant, one element
             offset, strided = plain, _extract(zero, dim_ranges, symbol_ranges, ctx)
         else:
-            offset = _simplify_expr(m, ax.substitute(result, zero_dims, offset_symbols))
+            offset = ax.substitute(result, zero_dims, offset_symbols)
+            if not isinstance(offset, ax.Const):  # a constant simplifies to itself
+                offset = _simplify_expr(m, offset)
             strided = _extract(_simplify_expr(m, ax.add(result, ax.mul(offset, -1))), dim_ranges, symbol_ranges, ctx)
         offsets.append(offset)
         sizes.append(strided.size)
         strides.append(strided.stride)
         constraints = constraints & strided.constraints
-    # Renumber the runtime variables of the offsets (symbols n_range.. -> s0..).
-    rt_symbols = [zero] * n_range + [ax.symbol(j, ctx) for j in range(len(m.runtime_vars))]
-    offsets = [ax.substitute(e, [ax.dim(i, ctx) for i in range(n_dims)], rt_symbols) for e in offsets]
+    # Renumber the runtime variables of the offsets (symbols n_range.. -> s0..); without
+    # range variables the numbering is already that (no rewriting).
+    if n_range and m.runtime_vars:
+        rt_symbols = [zero] * n_range + ax.symbol_list(len(m.runtime_vars), ctx)
+        offset_dims = ax.dim_list(n_dims, ctx)
+        offsets = [ax.substitute(e, offset_dims, rt_symbols) for e in offsets]
     bounds = tuple(Interval(r.lower + 1, r.upper + 1) for r in dim_ranges)
     return SymbolicTile(tuple(offsets), tuple(sizes), tuple(strides), bounds, tuple(m.runtime_vars), constraints.simplify())
 

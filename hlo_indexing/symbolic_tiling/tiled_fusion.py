@@ -245,19 +245,35 @@ class TiledFusion:
             raise TilingError("FAILED_PRECONDITION", f"expected {len(self.parameters)} tile sizes, got {len(tile_sizes)}")
         return self.constraints.is_satisfied_by(list(tile_sizes))
 
-    def rebound(self, values: Mapping[SsaValue, SsaValue]) -> tuple["TiledFusion", dict[TiledNode, TiledNode]] | None:
+    def value_positions(self, values: Sequence[SsaValue]) -> "ValuePositions":
+        """Where each node's value and each runtime source's value is in ``values``
+        (every value of this fusion's computation, e.g. in :func:`~.shared_bodies.body_key`'s
+        order): what :meth:`rebound` reads another computation's values by."""
+        position = {value: k for k, value in enumerate(values)}
+        return ValuePositions(
+            [position[node.value] for node in self.nodes],
+            {origin: position[value] for origin, value in self.runtime_sources.items()},
+        )
+
+    def rebound(
+        self, values: Sequence[SsaValue], owners: Sequence[ir.Operation | None], positions: "ValuePositions"
+    ) -> tuple["TiledFusion", dict[TiledNode, TiledNode]] | None:
         """This analysis for another computation with the same body (see
-        :mod:`~.shared_bodies`): ``values`` maps each value of this fusion's computation
-        to the other's. Returns the other's analysis (maps, tiles and constraints
-        shared, values and names its own) and the node correspondence, or None when the
-        names cannot be carried over (two values of this body share a name that the
-        other's differ in, or a tiling parameter's owner is not a node)."""
+        :mod:`~.shared_bodies`): ``values`` are the other's values, in the order of
+        ``positions`` (this analysis's :meth:`value_positions`), and ``owners`` the op
+        defining each (:func:`defining_op`). Returns the other's analysis (maps, tiles
+        and constraints shared, values and names its own) and the node correspondence,
+        or None when the names cannot be carried over (two values of this body share a
+        name that the other's differ in, or a tiling parameter's owner is not a node)."""
         nodes: dict[TiledNode, TiledNode] = {}
         names: dict[str, str] = {}
+        name_at: dict[int, str] = {}  # a value read through several maps is several nodes
         name_of = _InstructionNames()
-        for node in self.nodes:  # operands before users
-            value = values[node.value]
-            name = name_of(value, defining_op(value))
+        for node, position in zip(self.nodes, positions.nodes):  # operands before users
+            value = values[position]
+            name = name_at.get(position)
+            if name is None:
+                name = name_at[position] = name_of(value, owners[position])
             if names.setdefault(node.name, name) != name:
                 return None
             operands = [nodes[operand] for operand in node.operands]
@@ -275,7 +291,7 @@ class TiledFusion:
             list(nodes.values()),
             self.constraints,
             self.root_rank,
-            {origin: values[value] for origin, value in self.runtime_sources.items()},
+            {origin: values[position] for origin, position in positions.sources.items()},
         )
         return fusion, nodes
 
@@ -284,6 +300,16 @@ class TiledFusion:
         sizes that satisfies the constraints, in lexicographic order."""
         space = [p.size for p in self.parameters]
         return [t for t in flat_tilings_for_input_space(space) if self.constraints.is_satisfied_by(list(t))]
+
+@dataclass(frozen=True)
+class ValuePositions:
+    """Where the values of a :class:`TiledFusion` are among all the values of its
+    computation (:meth:`TiledFusion.value_positions`): per node, in node order, and per
+    runtime source."""
+
+    nodes: list[int]
+    sources: dict[str, int]
+
 
 def tile_size_choices(n: int) -> list[int]:
     """The tile sizes tried along a dimension of size ``n``: the powers of two below
