@@ -3,7 +3,8 @@
 compare a cost-model backend before and after a change (``diff`` the two files).
 
 For each device and each source (the compiled 1- to 8-layer training steps of
-``benchmarks/bench_tiling.py``, ``examples/transformer_step_cpu.hlo``,
+``benchmarks/bench_tiling.py``, of both families: issue #19's and issue #28's, with
+layer-norm backward fusions; ``examples/transformer_step_cpu.hlo``,
 ``examples/tiling.mlir``), one JSON line per computation: the ranking as
 ``hlo-print-tilings{device=}`` computes it (one per body, through
 :class:`~hlo_indexing.cost_model.ranking.DeviceRankingMemo`: the order, each ranked
@@ -140,12 +141,19 @@ def main() -> int:
     parser.add_argument("--device", required=True, help="a bundled device name or a JSON description file; none: "
                         "the device-blind ranking")
     parser.add_argument("--layers", default="1,2,4,8", help="the training steps' layer counts ('' for none)")
+    parser.add_argument("--families", default="19,28", help="the training steps' families: 19 (the default sizes), "
+                        "28 (issue #28's batched step)")
     args = parser.parse_args()
     device = None if args.device == "none" else select_device(args.device)
     jax_training_step = training_steps()
-    for n in [int(x) for x in args.layers.split(",") if x]:
-        hlo = jax_training_step.compiled_training_step_text(n, jax_training_step.SIZES)
-        dump(f"training step L{n}", import_hlo(hlo, f"compiled_training_step_L{n}.hlo"), device, sys.stdout)
+    shapes = {"19": ("", jax_training_step.SIZES), "28": ("#28 ", jax_training_step.ISSUE_28)}
+    for family in [x for x in args.families.split(",") if x]:
+        if family not in shapes:
+            parser.error(f"--families: unknown family '{family}' (19 or 28)")
+        label, shape = shapes[family]
+        for n in [int(x) for x in args.layers.split(",") if x]:
+            hlo = jax_training_step.compiled_training_step_text(n, shape)
+            dump(f"training step {label}L{n}", import_hlo(hlo, f"compiled_training_step_L{n}.hlo"), device, sys.stdout)
     for example in ("transformer_step_cpu.hlo", "tiling.mlir"):
         dump(example, parse_module(ROOT / "examples" / example), device, sys.stdout)
     return 0
