@@ -250,7 +250,7 @@ def rank_tilings(
     readers = _symbolic_readers(fusion, layouts, output_layouts, cache)
     if readers is None:
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts, max_programs)
-    unbuildable = candidates & ~_implemented_mask(fusion, grid)
+    unbuildable = candidates & ~_implemented_mask(fusion, grid, cache)
     candidates &= ~unbuildable
     counted = []
     # Readers with the same counts and bytes per layout tile (the operands of an
@@ -313,9 +313,10 @@ def _evaluate_over(expr: ir.AffineExpr, flat_sizes: list[np.ndarray], total: int
     return np.broadcast_to(ax.evaluate_array(expr, flat_sizes, []), (total,))
 
 
-def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
+def _implemented_mask(fusion: TiledFusion, grid: Grid, cache: CountsCache) -> np.ndarray:
     """The candidates the tiled computation accepts: no negative stride, and a
-    concatenate's tile never straddles two of its operands."""
+    concatenate's tile never straddles two of its operands. A stride that is not a
+    constant is evaluated once per grid (``cache``: fusions share their strides)."""
     ok = np.ones(grid.total, bool)
     seen: set[ir.AffineExpr] = set()
     tiles_seen: set[int] = set()  # by id: nodes read through one map share its tile
@@ -327,7 +328,8 @@ def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
                     seen.add(stride)
                     value = ax.constant_value(stride)
                     if value is None:
-                        ok &= _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0
+                        ok &= cache.memo(("stride >= 0", tuple(grid.sizes), stride),
+                                         lambda: _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0)
                     elif value < 0:
                         ok[:] = False
         if node.opcode == "concatenate":
