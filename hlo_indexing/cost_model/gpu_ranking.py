@@ -257,7 +257,7 @@ def _nonnegative(strides: tuple[ir.AffineExpr, ...], tiles: TileArrays) -> np.nd
     constants = [ax.constant_value(e) for e in strides]
     if all(c is not None and c >= 0 for c in constants):
         return None
-    ok = (tiles.columns(strides) >= 0).all(axis=1)
+    ok = np.logical_and.reduce(tiles.columns(strides) >= 0, axis=1)
     return None if ok.all() else ok
 
 

@@ -74,7 +74,7 @@ def shape_checks(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice) -> l
     candidates (:func:`.mosaic.shape_ok`)."""
     checks = []
     outputs = {id(node): k for k, candidates in enumerate(fusion.root_candidates) for node in candidates}
-    types = tiles.fact("tpu types", dict)
+    types: TypeFacts = tiles.fact("tpu types", dict)
     for node in fusion.nodes:
         number = node.parameter_number
         if number is None and id(node) not in outputs:
@@ -281,8 +281,8 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
             key = (first.tile.sizes, element_type)
             vector_work[key] = vector_work.get(key, 0) + 1
             continue
-        value = _linear_value(distinct, fusion, element_type, known, parameters_key) if number is not None or len(distinct) > 1 else \
-            _Value((_Tile(first),), element_type)
+        value = (_linear_value(distinct, fusion, element_type, known, parameters_key) if number is not None
+                 or len(distinct) > 1 else _Value((_Tile(first),), element_type))
         if value is None:
             return None
         if number is not None:
@@ -355,7 +355,8 @@ def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevic
     sizes = [column[asked] for column in tiles.flat]
     tile_counts = [column[asked] for column in _tile_counts(fusion, tiles)]
     steps = grid_programs(fusion, tiles)[asked]
-    if steps.max() > _MAX_CLOSED_FORM_STEPS or any(_negative_strides(node, tiles)[asked].any() for node in plan.variable_strides):
+    if steps.max() > _MAX_CLOSED_FORM_STEPS or any(_negative_strides(node, tiles)[asked].any()
+                                                    for node in plan.variable_strides):
         return one_by_one(fusion, tiles, device, layouts)
     return _closed_form(fusion, tiles, device, plan, early, passing, asked, sizes, tile_counts, steps)
 
@@ -370,7 +371,7 @@ def _tile_counts(fusion: TiledFusion, tiles: TileArrays) -> list[np.ndarray]:
 def _negative_strides(node: TiledNode, tiles: TileArrays) -> np.ndarray:
     """Per candidate, whether a stride of ``node``'s tile is negative (once per strides)."""
     return tiles.memo(("negative strides", node.tile.strides, tuple(node.tile.tile_size_bounds)),
-                      lambda: (_strides(node, tiles.flat) < 0).any(axis=1))
+                      lambda: np.logical_or.reduce(_strides(node, tiles.flat) < 0, axis=1))
 
 
 def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan: _KernelPlan,
@@ -380,7 +381,7 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
     count = len(asked)
     # one grid step at every asked candidate (the small fusions of a model): no axis
     # advances, every operand moves once and the offsets' steps do not matter
-    grid = None if steps.max() == 1 else _grid(fusion, tiles, asked, plan)
+    grid = None if steps.max() == 1 else _asked_grids(fusion, tiles, asked, plan)
     blocks = np.ones(count, bool)
     traffic, vmem = [], np.zeros(count, np.int64)
     judged: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -396,8 +397,8 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
                (spec.node.tile.strides, tuple(spec.node.tile.tile_size_bounds)), operand.shape,
                operand.value.element_type, operand.written)
         if key not in judged:
-            judged[key] = tiles.memo(("tpu operand", key, asked_key, plan.axes, plan.contracting, device), lambda: _operand_figures(
-                operand, tiles, asked, sizes, grid, plan, device))
+            judged[key] = tiles.memo(("tpu operand", key, asked_key, plan.axes, plan.contracting, device),
+                                     lambda: _operand_figures(operand, tiles, asked, sizes, grid, plan, device))
         ok, block_bytes, transfers, operand_vmem = judged[key]
         blocks &= ok
         traffic.append(OperandTraffic(operand.subject, operand.written, block_bytes, transfers))
@@ -422,34 +423,35 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
     if grid is None:
         cores = np.ones(count, np.int64)
     else:
-        cores = np.where((grid.counts[:, : plan.num_parallel] >= 2).any(axis=1), device.tensor_cores_per_chip, 1)
+        cores = np.where((grid.along_axes[:, : plan.num_parallel] >= 2).any(axis=1), device.tensor_cores_per_chip, 1)
     figures = tpu_figures(traffic, dots, vregs, steps, cores, device)
     return _estimates(fusion, tiles, device, early, passing, asked, blocks, vmem > device.vmem_bytes, figures)
 
 
 @dataclass(frozen=True)
-class _Grid:
-    """The asked candidates' grids: per candidate, the size (``sizes``) and the number of
-    tiles (``tiles``) of every tiling parameter, and the tiles along each grid axis in
-    Pallas's order (``counts``; ``[candidates, parameters]`` each)."""
+class _AskedGrids:
+    """The grids of the asked candidates: per candidate, the size (``sizes``) and the
+    number of tiles (``tiles``) of every tiling parameter, and the tiles along each grid
+    axis in Pallas's order (``along_axes``); ``[candidates, parameters]`` each."""
 
     sizes: np.ndarray
     tiles: np.ndarray
-    counts: np.ndarray
+    along_axes: np.ndarray
 
 
-def _grid(fusion: TiledFusion, tiles: TileArrays, asked: np.ndarray, plan: _KernelPlan) -> _Grid:
-    """:class:`_Grid` of the ``asked`` candidates (the arrays over every candidate once
-    per grid)."""
+def _asked_grids(fusion: TiledFusion, tiles: TileArrays, asked: np.ndarray, plan: _KernelPlan) -> _AskedGrids:
+    """:class:`_AskedGrids` of the ``asked`` candidates (the arrays over every candidate
+    once per grid)."""
     by_parameter = tiles.memo("sizes by parameter", lambda: np.stack(tiles.flat, axis=1) if tiles.flat else
                               np.ones((tiles.count, 0), np.int64))[asked]
     counts = tiles.memo(("tile counts by parameter", tuple(param.size for param in fusion.parameters)), lambda: np.stack(
         _tile_counts(fusion, tiles), axis=1) if tiles.flat else np.ones((tiles.count, 0), np.int64))[asked]
-    return _Grid(by_parameter, counts, counts[:, list(plan.axes)])
+    return _AskedGrids(by_parameter, counts, counts[:, list(plan.axes)])
 
 
 def _operand_figures(operand: _Operand, tiles: TileArrays, asked: np.ndarray, sizes: list[np.ndarray],
-                     grid: _Grid | None, plan: _KernelPlan, device: TpuDevice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                     grid: _AskedGrids | None, plan: _KernelPlan,
+                     device: TpuDevice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per asked candidate: whether the operand's tile is a block (strides 1, offsets
     multiples of its sizes), the bytes of its block inside the array, its transfers and
     the VMEM its buffers take. ``grid`` None: every asked candidate has one grid step."""
@@ -468,7 +470,7 @@ def _operand_figures(operand: _Operand, tiles: TileArrays, asked: np.ndarray, si
         # offsets along dimension r advance by offset_step[:, r, p] per tile of parameter p
         offset_step = spec.coefficients[None, :, :] * grid.sizes[:, None, :]
         ok &= ((offset_step % block[:, :, None] == 0) | (grid.tiles[:, None, :] == 1)).all(axis=(1, 2))
-        transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid.counts)
+        transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid.along_axes)
     element_type = operand.value.element_type
     block_bytes = np.minimum(tile, operand.shape).prod(axis=1, dtype=np.int64) * byte_size(element_type)
     vmem = np.zeros(len(asked), np.int64)

@@ -130,7 +130,7 @@ def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[Constrain
         for operand in node.operands:
             sizes = padded_tiles.columns(operand.tile.sizes)
             ok = padded_tiles.memo(("dot operand ok", tuple(operand.tile.sizes)), lambda: failing(
-                ((sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE)).all(axis=1)))
+                np.logical_and.reduce((sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)))
             if ok is None:
                 continue
 

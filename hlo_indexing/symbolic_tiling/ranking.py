@@ -273,12 +273,14 @@ def rank_tilings(
     fits = (candidates & (totals.bytes_per_tile <= budget_bytes)).nonzero()[0]
     keys = [grid.flat_sizes[p][fits] for p in reversed(range(len(fusion.parameters)))]
     order = fits[np.lexsort(keys + [num_programs[fits], num_tiles[fits], per_element[fits]])]
-    sizes = np.array([flat[order] for flat in grid.flat_sizes]).T if grid.flat_sizes else np.zeros((len(order), 0), np.int64)
+    sizes = (np.array([flat[order] for flat in grid.flat_sizes]).T if grid.flat_sizes
+             else np.zeros((len(order), 0), np.int64))
     figures = {"bytes_per_tile": totals.bytes_per_tile[order], "bytes_moved": totals.bytes_moved[order],
                "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
     build = _FromTables(counted, order, num_tiles, output_elements)
-    return Ranking(RankedTilings(sizes, build, figures), int(np.count_nonzero(skipped_mask)), int(np.count_nonzero(valid)),
-                   grid.capped, max_programs=max_programs, unbuildable=int(np.count_nonzero(unbuildable)))
+    return Ranking(RankedTilings(sizes, build, figures), int(np.count_nonzero(skipped_mask)),
+                   int(np.count_nonzero(valid)), grid.capped, max_programs=max_programs,
+                   unbuildable=int(np.count_nonzero(unbuildable)))
 
 
 def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:

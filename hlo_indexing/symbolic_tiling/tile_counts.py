@@ -320,8 +320,9 @@ class ReaderCounts:
         if products is None:
             units_max, units_sum, elements_sum = (np.ones(grid.total, np.int64) for _ in range(3))
         else:
-            units_max, units_sum, elements_sum = (np.broadcast_to(product, grid.shape).reshape(-1) if product.shape != grid.shape
-                                                  else product.reshape(-1) for product in products)
+            units_max, units_sum, elements_sum = (
+                (np.broadcast_to(product, grid.shape) if product.shape != grid.shape else product).reshape(-1)
+                for product in products)
         steps = np.ones(grid.total, np.int64)
         for p in sorted(programs_of):
             if p not in used:
