@@ -72,7 +72,7 @@ from hlo_indexing.layout.tiling import IntArith, linear_from_coordinates, plan, 
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.points import numbered_rows
+from hlo_indexing.maps.points import distinct, distinct_rows, numbered_rows
 from hlo_indexing.maps.linear_form import linearize
 from hlo_indexing.ops.rule import value_shape
 
@@ -167,10 +167,10 @@ def _symbolic(linear: IndexingMap, inner: int, max_points: int, warp: int) -> bo
     values = np.zeros(1, dtype=np.int64)
     for coeff, v in zip(symbol_coeffs, linear.range_vars):
         axis = coeff * np.arange(v.bounds.lower, v.bounds.upper + 1, dtype=np.int64)
-        values = np.unique((values[:, None] + axis[None, :]).reshape(-1))
+        values = distinct((values[:, None] + axis[None, :]).reshape(-1))
     lengths = {min(warp, inner_size), inner_size % warp} - {0}
     for length in lengths:
-        footprint = np.unique((values[:, None] + inner_coeff * np.arange(length)[None, :]).reshape(-1))
+        footprint = distinct((values[:, None] + inner_coeff * np.arange(length)[None, :]).reshape(-1))
         if footprint[-1] - footprint[0] + 1 != footprint.size:
             return False
     return True
@@ -221,9 +221,9 @@ def _distinct_pairs(groups: np.ndarray, bound: int, offsets: np.ndarray) -> tupl
     low = int(offsets.min())
     span = int(offsets.max()) - low + 1
     if bound * span < 1 << 62:
-        keys = np.unique(groups * span + (offsets - low))
+        keys = distinct(groups * span + (offsets - low))
         return keys // span, keys % span + low
-    pairs = np.unique(np.stack([groups, offsets], axis=1), axis=0)
+    pairs = distinct_rows(np.stack([groups, offsets], axis=1))[0]
     return pairs[:, 0], pairs[:, 1]
 
 

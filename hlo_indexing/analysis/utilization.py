@@ -46,6 +46,7 @@ from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.points import distinct
 from hlo_indexing.ops.rule import value_shape
 
 #: Default limit on the total number of domain points enumerated for one argument.
@@ -199,7 +200,7 @@ def _enumerated_count(maps: list[IndexingMap], shape: tuple[int, ...]) -> int:
         return 0
     size = int(np.prod(shape, dtype=np.int64))
     if size > COUNT_TABLE_ELEMENTS:
-        return int(np.unique(np.concatenate(linear)).size)
+        return int(distinct(np.concatenate(linear)).size)
     read = np.zeros(size, dtype=bool)
     for indices in linear:
         read[indices] = True

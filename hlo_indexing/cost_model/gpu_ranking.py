@@ -49,6 +49,7 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import TilingError
 from hlo_indexing.layout.types import Layout
 from hlo_indexing.maps import affine_expr as ax
+from hlo_indexing.maps.points import distinct_rows
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode, defining_op
 
@@ -113,7 +114,7 @@ def _same_offsets(first: TiledNode, second: TiledNode, single: np.ndarray) -> np
     result = np.zeros(len(single), bool)
     if not columns:
         return np.full(len(single), a == b)
-    patterns, inverse = np.unique(single[:, columns], axis=0, return_inverse=True)
+    patterns, _, inverse = distinct_rows(single[:, columns])
     ctx = first.indexing_map.context
     for k, pattern in enumerate(patterns):
         dims = [ax.dim(i, ctx) for i in range(first.indexing_map.num_dims)]
@@ -121,7 +122,7 @@ def _same_offsets(first: TiledNode, second: TiledNode, single: np.ndarray) -> np
             if is_single:
                 dims[column] = ax.constant(0, ctx)
         equal = all(ax.substitute(x, dims, []) == ax.substitute(y, dims, []) for x, y in zip(a, b))
-        result[inverse.reshape(-1) == k] = equal
+        result[inverse == k] = equal
     return result
 
 

@@ -45,6 +45,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import text
 from hlo_indexing.maps.interval import INT64_MAX, INT64_MIN, Interval, check_int64
 from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, bounded_table, memoized
+from hlo_indexing.maps.points import distinct_rows
 from hlo_indexing.maps.simplifier import simplify_parts
 from hlo_indexing.maps.variables import MapParts, RangeLike, Variable
 
@@ -613,7 +614,7 @@ class IndexingMap:
         points, images = self.enumerate(max_points)
         dims = points[:, : self.num_dims]
         pairs = np.concatenate([dims, images], axis=1)
-        unique = np.unique(pairs, axis=0) if len(pairs) else pairs
+        unique = distinct_rows(pairs)[0] if len(pairs) else pairs
         return {(tuple(row[: self.num_dims].tolist()), tuple(row[self.num_dims :].tolist())) for row in unique}
 
     # ----------------------------------------------------------------- simplification

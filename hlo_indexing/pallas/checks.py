@@ -44,6 +44,7 @@ from hlo_indexing.maps.algebra import remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import single_dimension_forms
+from hlo_indexing.maps.points import distinct_rows
 from hlo_indexing.pallas.calls import BLOCKED, ELEMENT, SQUEEZED, Operand, PallasCall
 from hlo_indexing.pallas.operand_maps import OperandMaps, corner_points, grid_table
 from hlo_indexing.pallas.report import (
@@ -527,8 +528,7 @@ def _walk_revisit(points: np.ndarray, blocks: np.ndarray) -> tuple[tuple[int, ..
     changed = np.any(blocks[1:] != blocks[:-1], axis=1)
     starts = np.concatenate([[0], np.nonzero(changed)[0] + 1])
     run_keys = blocks[starts]
-    _, first_run, inverse = np.unique(run_keys, axis=0, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
+    _, first_run, inverse = distinct_rows(run_keys)
     repeated = np.nonzero(first_run[inverse] != np.arange(len(starts)))[0]
     if not len(repeated):
         return None

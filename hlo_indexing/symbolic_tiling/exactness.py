@@ -66,6 +66,7 @@ from hlo_indexing.maps.exact import Proof, prove_empty, prove_includes
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import linearize
+from hlo_indexing.maps.points import distinct
 from hlo_indexing.symbolic_tiling.tiled_computation import (
     TiledComputation,
     TiledInstruction,
@@ -683,5 +684,5 @@ class _Operand:
 
     def _per_tile(self, keys: list[np.ndarray]) -> np.ndarray:
         """Distinct elements per tile."""
-        unique = np.unique(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+        unique = distinct(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
         return np.bincount(unique // max(self.elements, 1), minlength=self.tiles).astype(np.int64)

@@ -43,7 +43,7 @@ from hlo_indexing.layout.types import COMBINE, Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.maps.points import numbered_rows
+from hlo_indexing.maps.points import distinct, distinct_rows, numbered_rows
 from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
@@ -387,12 +387,12 @@ def dim_counts(
     between = np.flatnonzero((strides > 1) & (strides < divisor) & (elements > 0))
     if len(between):
         triples = np.stack([offsets[between], sizes[between], strides[between]], axis=1)
-        values, inverse = np.unique(triples, axis=0, return_inverse=True)
+        values, _, inverse = distinct_rows(triples)
         per_value = np.empty(len(values), np.int64)
         for j, (offset, size, stride) in enumerate(values.tolist()):
             indices = offset + stride * np.arange(size, dtype=np.int64)
-            per_value[j] = len(np.unique(indices[(indices >= 0) & (indices < extent)] // divisor))
-        units[between] = per_value[inverse.reshape(-1)]
+            per_value[j] = len(distinct(indices[(indices >= 0) & (indices < extent)] // divisor))
+        units[between] = per_value[inverse]
     return units, elements
 
 
@@ -497,7 +497,7 @@ def _enumerated_counts(
     buffer = offsets_array(plan(shape, layout)).reshape(-1) if layout.tiles else None
     units = np.zeros(programs, np.int64)
     elements = np.zeros(programs, np.int64)
-    for chunk in np.unique(chunk_of_program).tolist():
+    for chunk in distinct(chunk_of_program).tolist():
         begin = int(np.searchsorted(chunk_of_program, chunk))
         members = int(np.searchsorted(chunk_of_program, chunk, side="right")) - begin
         rows = np.flatnonzero(chunk_of_program[program] == chunk)
@@ -511,12 +511,12 @@ def _enumerated_counts(
                 element_keys.append(local[inside] * max(math.prod(shape), 1) + linear[inside])
                 if buffer is not None:
                     unit_keys.append(local[inside] * (int(buffer.max()) // unit + 1) + buffer[linear[inside]] // unit)
-        found = np.unique(np.concatenate(element_keys)) // max(math.prod(shape), 1)
+        found = distinct(np.concatenate(element_keys)) // max(math.prod(shape), 1)
         elements[begin:begin + members] = np.bincount(found, minlength=members)
         if buffer is None:
             units[begin:begin + members] = elements[begin:begin + members]
         else:
-            found = np.unique(np.concatenate(unit_keys)) // (int(buffer.max()) // unit + 1)
+            found = distinct(np.concatenate(unit_keys)) // (int(buffer.max()) // unit + 1)
             units[begin:begin + members] = np.bincount(found, minlength=members)
     return units, elements, unit, joint_repeats
 
@@ -533,7 +533,7 @@ def _joint_rows(
     values: dict[object, np.ndarray] = {}
     for v in order:
         columns = [p[:, 1 + names.index(v)] for names, (_, p) in zip(sources, all_offsets) if v in names]
-        values[v] = np.unique(np.concatenate(columns))
+        values[v] = distinct(np.concatenate(columns))
     joint = []
     for names, (offsets, points) in zip(sources, all_offsets):
         missing = [v for v in order if v not in names]

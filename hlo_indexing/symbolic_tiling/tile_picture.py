@@ -37,6 +37,7 @@ from hlo_indexing.errors import (
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.points import distinct_rows
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion
 
@@ -317,7 +318,7 @@ def _group_image(
     if not results:
         return [()]
     stacked = np.stack(values, axis=1)[keep]
-    return [tuple(row) for row in np.unique(stacked, axis=0).tolist()]
+    return [tuple(row) for row in distinct_rows(stacked)[0].tolist()]
 
 
 def _restrict(m: IndexingMap, box: Box) -> IndexingMap | None:
