@@ -72,24 +72,25 @@ class Grid:
     total: int
     flat_sizes: list[np.ndarray] = field(default_factory=list)
     flat_tiles: list[np.ndarray] = field(default_factory=list)
-    #: Per candidate, its programs: the product of every parameter's tiles.
-    programs: np.ndarray = field(default_factory=lambda: np.ones(1, np.int64))
-    _output_tiles: dict[tuple[bool, ...], np.ndarray] = field(default_factory=dict, repr=False)
+    _tile_products: dict[tuple[bool, ...], np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def programs(self) -> np.ndarray:
+        """Per candidate, its programs: the product of every parameter's tiles
+        (read-only, computed once)."""
+        return self.output_tiles((False,) * len(self.flat_tiles))
 
     def output_tiles(self, contracting: tuple[bool, ...]) -> np.ndarray:
         """Per candidate, the product of the tiles of the parameters not ``contracting``
         (one flag per parameter): the output tiles (read-only, once per flags)."""
-        found = self._output_tiles.get(contracting)
+        found = self._tile_products.get(contracting)
         if found is None:
-            if not any(contracting):
-                found = self.programs
-            else:
-                found = np.ones(self.total, np.int64)
-                for tiles, flag in zip(self.flat_tiles, contracting):
-                    if not flag:
-                        found = found * tiles
-                found.flags.writeable = False
-            self._output_tiles[contracting] = found
+            found = np.ones(self.total, np.int64)
+            for tiles, flag in zip(self.flat_tiles, contracting):
+                if not flag:
+                    found = found * tiles
+            found.flags.writeable = False
+            self._tile_products[contracting] = found
         return found
 
     @staticmethod
@@ -113,11 +114,6 @@ class Grid:
             flat.flags.writeable = tiles.flags.writeable = False
             grid.flat_sizes.append(flat)
             grid.flat_tiles.append(tiles)
-        programs = np.ones(grid.total, np.int64)
-        for tiles in grid.flat_tiles:
-            programs = programs * tiles
-        programs.flags.writeable = False
-        grid.programs = programs
         return grid
 
 
