@@ -91,7 +91,7 @@ class TiledVisit:
 
     def __post_init__(self) -> None:
         if self.padded_elements is None:
-            self.padded_elements = np.prod(padded(self.sizes), axis=1, dtype=np.int64)
+            self.padded_elements = padded(self.sizes).prod(axis=1, dtype=np.int64)
         if self.always is None:
             self.always = bool(self.present.all())
 
@@ -132,7 +132,7 @@ def num_warps_for(program: TiledProgram) -> np.ndarray:
         largest = elements if largest is None else np.maximum(largest, elements)
     if largest is None:
         largest = np.ones(program.candidates, np.int64)
-    return _WARP_COUNTS[np.searchsorted(_WARP_LIMITS, largest, side="left")]
+    return _WARP_COUNTS[_WARP_LIMITS.searchsorted(largest, side="left")]
 
 
 def fits_in_registers(program: TiledProgram, device: GpuDevice) -> np.ndarray:
@@ -366,7 +366,7 @@ def _tile_reads(device: GpuDevice, visits: list[TiledVisit],
         element_bytes = np.asarray([visit.element_bytes for visit in stacked], np.int64)[:, np.newaxis]
         sizes = np.array([visit.sizes for visit in stacked])
         strides = np.array([visit.strides for visit in stacked])
-        clipped = np.prod(np.minimum(sizes, shape), axis=2, dtype=np.int64)
+        clipped = np.minimum(sizes, shape).prod(axis=2, dtype=np.int64)
         tile_bytes = np.array([visit.blocks for visit in stacked]) * clipped * element_bytes
         if not all(visit.always for visit in stacked):
             tile_bytes = np.where(np.array([visit.present for visit in stacked]), tile_bytes, 0)
@@ -382,5 +382,5 @@ def _dot_tile(visit: TiledVisit) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(batch, rows, columns) of a dot's output tile: the product of the leading sizes,
     then the last two."""
     sizes = visit.sizes
-    batch = np.prod(sizes[:, :-2], axis=1, dtype=np.int64) if sizes.shape[1] > 2 else np.ones(len(sizes), np.int64)
+    batch = sizes[:, :-2].prod(axis=1, dtype=np.int64) if sizes.shape[1] > 2 else np.ones(len(sizes), np.int64)
     return batch, sizes[:, -2], sizes[:, -1]

@@ -258,7 +258,7 @@ def _nonnegative(strides: tuple[ir.AffineExpr, ...], tiles: TileArrays) -> np.nd
     constants = [ax.constant_value(e) for e in strides]
     if all(c is not None and c >= 0 for c in constants):
         return None
-    ok = np.all(tiles.columns(strides) >= 0, axis=1)
+    ok = np.logical_and.reduce(tiles.columns(strides) >= 0, axis=1)
     return None if ok.all() else ok
 
 
@@ -308,8 +308,8 @@ def _present(fusion: TiledFusion, tiles: TileArrays) -> dict[int, np.ndarray]:
         for first, second in combinations(nodes, 2):
             if len(first.tile.sizes) != len(second.tile.sizes):
                 continue
-            same = (np.all(tiles.columns(first.tile.sizes) == tiles.columns(second.tile.sizes), axis=1)
-                    & np.all(tiles.columns(first.tile.strides) == tiles.columns(second.tile.strides), axis=1)
+            same = ((tiles.columns(first.tile.sizes) == tiles.columns(second.tile.sizes)).all(axis=1)
+                    & (tiles.columns(first.tile.strides) == tiles.columns(second.tile.strides)).all(axis=1)
                     & present[id(first)])
             # Programs iterate over the hidden (contracting) parameters too: the two agree
             # where those of one and not the other have a single tile.

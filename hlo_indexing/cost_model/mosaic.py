@@ -216,7 +216,7 @@ def buffer_bytes(shape: Sequence[int], element_type: str, device: TpuDevice) -> 
 def buffer_bytes_of(sizes: np.ndarray, element_type: str, device: TpuDevice) -> np.ndarray:
     """:func:`buffer_bytes` of every row of ``sizes`` (``[blocks, rank]``)."""
     bits = 32 if element_type == "pred" else bit_width(element_type)
-    elements = np.prod(padded_sizes(sizes, element_type, device), axis=1, dtype=np.int64)
+    elements = padded_sizes(sizes, element_type, device).prod(axis=1, dtype=np.int64)
     return -(-elements * bits // 8)
 
 

@@ -55,21 +55,21 @@ def valid_candidates(fusion: TiledFusion, tiles: TileArrays) -> np.ndarray:
                       lambda: constraint_mask(fusion.constraints, tiles.flat, tiles.count))
 
 
-def asked_candidates(fusion: TiledFusion, tiles: TileArrays, passing: np.ndarray) -> list[int]:
-    """The candidates a per-tiling backend judges: those ``passing`` the vectorized
-    checks and satisfying the fusion's constraints, the fewest programs first (ties in
-    candidate order), at most ``limits.MAX_FOOTPRINTS_PER_FUSION``."""
+def asked_candidates(fusion: TiledFusion, tiles: TileArrays, passing: np.ndarray) -> np.ndarray:
+    """The candidates a per-tiling backend judges (int64 indices): those ``passing`` the
+    vectorized checks and satisfying the fusion's constraints, the fewest programs first
+    (ties in candidate order), at most ``limits.MAX_FOOTPRINTS_PER_FUSION``."""
     order = tiles.memo(("program order", tuple(parameter.size for parameter in fusion.parameters)),
                        lambda: np.argsort(grid_programs(fusion, tiles), kind="stable"))
     eligible = passing & valid_candidates(fusion, tiles)
-    return [int(i) for i in order[eligible[order]][:MAX_FOOTPRINTS_PER_FUSION]]
+    return order[eligible[order]][:MAX_FOOTPRINTS_PER_FUSION]
 
 
-def not_evaluated_check(passing: np.ndarray, asked: Sequence[int]) -> ConstraintCheck:
+def not_evaluated_check(passing: np.ndarray, asked: np.ndarray) -> ConstraintCheck:
     """:data:`NOT_EVALUATED`: broken by the candidates ``passing`` the vectorized checks
-    that were not ``asked`` about."""
+    that were not ``asked`` about (int64 indices)."""
     evaluated = ~passing
-    evaluated[list(asked)] = True
+    evaluated[asked] = True
     return ConstraintCheck(NOT_EVALUATED, "", evaluated, lambda i: (
         f"not judged: only the {MAX_FOOTPRINTS_PER_FUSION} valid tilings with the fewest programs are "
         "(limits.MAX_FOOTPRINTS_PER_FUSION)"))
@@ -95,7 +95,7 @@ def per_tiling(assess: Callable[[TiledFusion, Sequence[int], Device], Assessment
         warps = np.zeros(count, np.int64)
         messages: dict[str, dict[int, Rejection]] = {}
         estimates: dict[int, Estimate] = {}
-        for i in asked:
+        for i in asked.tolist():
             judged = assess(fusion, [int(column[i]) for column in tiles.flat], device)
             for rejection in judged.rejections:
                 messages.setdefault(rejection.rule, {})[i] = rejection

@@ -338,22 +338,22 @@ def rank_for_device(
     judged = evaluator(device)(fusion, arrays, device, _ParsedLayouts(fusion, layouts, arrays))
     # one row per check: the valid candidates breaking it
     broken = ~np.array([check.ok for check in judged.checks], bool).reshape(len(judged.checks), arrays.count) & valid
-    legal = np.flatnonzero(valid & ~broken.any(axis=0))
-    order = legal[np.argsort(judged.exec_time_ns[legal], kind="stable")]
+    legal = (valid & ~broken.any(axis=0)).nonzero()[0]
+    order = legal[judged.exec_time_ns[legal].argsort(kind="stable")]
+    counts = broken.sum(axis=1).tolist()
     rows_of_rule: dict[str, list[int]] = {}
     examples = CheckExamples()
-    for row in np.flatnonzero(broken.any(axis=1)).tolist():
+    for row in [row for row, count in enumerate(counts) if count]:
         check = judged.checks[row]
         rows_of_rule.setdefault(check.rule, []).append(row)
         if check.rule not in examples:
             first = int(broken[row].argmax())
             examples.add(tuple(int(c[first]) for c in arrays.flat), check, first)
-    counts = broken.sum(axis=1).tolist()
     rejected = {rule: counts[rows[0]] if len(rows) == 1 else int(broken[rows].any(axis=0).sum())
                 for rule, rows in rows_of_rule.items()}
     footprints = Footprints(fusion, dict(layouts or {}), dict(output_layouts or {}), counts_cache)
     ranked = RankedTilings(order, arrays.flat, judged, footprints)
-    return DeviceRanking(device, ranked, int(valid.sum()), rejected, examples, grid.capped)
+    return DeviceRanking(device, ranked, int(np.count_nonzero(valid)), rejected, examples, grid.capped)
 
 
 def rank_tilings(

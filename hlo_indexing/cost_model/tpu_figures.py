@@ -61,7 +61,7 @@ def dot_operations(tiles: np.ndarray, k_step: np.ndarray, device: TpuDevice) -> 
     rows, columns = device.mxu_shape
     if tiles.shape[1] < 2:
         tiles = np.concatenate([np.ones((len(tiles), 1), np.int64), tiles], axis=1)
-    batch = np.prod(tiles[:, :-2], axis=1, dtype=np.int64)
+    batch = tiles[:, :-2].prod(axis=1, dtype=np.int64)
     m, n = tiles[:, -2], tiles[:, -1]
     return (2 * batch * _round_up(m, device.sublanes) * _round_up(n, columns)
             * _round_up(np.maximum(k_step, 1), rows))
@@ -73,7 +73,7 @@ def vector_registers(tiles: np.ndarray, element_type: str, device: TpuDevice) ->
     ``sublane tile x lanes`` elements (``lanes`` for rank < 2)."""
     sublane_tile, lane_tile = mosaic.native_tile(element_type, device)
     per_vreg = sublane_tile * lane_tile if tiles.shape[1] >= 2 else lane_tile
-    elements = np.prod(mosaic.padded_sizes(tiles, element_type, device), axis=1, dtype=np.int64)
+    elements = mosaic.padded_sizes(tiles, element_type, device).prod(axis=1, dtype=np.int64)
     return -(-elements // per_vreg)
 
 

@@ -74,12 +74,13 @@ def shape_checks(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice) -> l
     candidates (:func:`.mosaic.shape_ok`)."""
     checks = []
     outputs = {id(node): k for k, candidates in enumerate(fusion.root_candidates) for node in candidates}
+    types: TypeFacts = tiles.fact("tpu types", dict)
     for node in fusion.nodes:
         number = node.parameter_number
         if number is None and id(node) not in outputs:
             continue
         subject = f"parameter {number}" if number is not None else f"output {outputs[id(node)]}"
-        array, element_type = type_facts(node.value, tiles.fact("tpu types", dict))
+        array, element_type = type_facts(node.value, types)
         if not array:
             continue  # a scalar is read from SMEM, whole: no shape rule
         sizes = tiles.columns(node.tile.sizes)
@@ -164,12 +165,14 @@ class _KernelPlan:
 OffsetFacts = dict[tuple[object, ...], "tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None] | None"]
 
 
-def _linear_tile(node: TiledNode, fusion: TiledFusion, known: OffsetFacts) -> _Tile | None:
+def _linear_tile(node: TiledNode, fusion: TiledFusion, known: OffsetFacts,
+                 parameters: tuple[tuple[int, bool], ...]) -> _Tile | None:
     """``node``'s tile with its offsets in closed form: its map's results with every
     range variable at its lower bound; None when the map is not affine-linear, has
     constraints or runtime variables, or a dimension's range is not the whole parameter.
-    ``known``: the facts of tiles met before (shared by a module's fusions)."""
-    key = (node.indexing_map, node.hidden, node.tile.strides, tuple((p.size, p.contracting) for p in fusion.parameters))
+    ``known``: the facts of tiles met before (shared by a module's fusions);
+    ``parameters``: the fusion's tiling parameters, (size, contracting) each."""
+    key = (node.indexing_map, node.hidden, node.tile.strides, parameters)
     if key not in known:
         known[key] = _offset_facts(node, fusion)
     found = known[key]
@@ -231,12 +234,13 @@ def _distinct(nodes: list[TiledNode]) -> list[TiledNode]:
     return list(first_of.values())
 
 
-def _linear_value(distinct: list[TiledNode], fusion: TiledFusion, element_type: str, known: OffsetFacts) -> _Value | None:
+def _linear_value(distinct: list[TiledNode], fusion: TiledFusion, element_type: str, known: OffsetFacts,
+                  parameters: tuple[tuple[int, bool], ...]) -> _Value | None:
     """The value of ``distinct`` nodes (:func:`_distinct`), each tile in closed form
-    (None when one is not)."""
+    (None when one is not; ``parameters`` as :func:`_linear_tile`'s)."""
     tiles = []
     for node in distinct:
-        tile = _linear_tile(node, fusion, known)
+        tile = _linear_tile(node, fusion, known, parameters)
         if tile is None:
             return None
         tiles.append(tile)
@@ -259,6 +263,7 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
             return None
         by_value.setdefault(node.value, []).append(node)
     dots, shared_vector_work = [], []
+    parameters_key = tuple((p.size, p.contracting) for p in fusion.parameters)
     vector_work: dict[tuple[tuple[ir.AffineExpr, ...], str], int] = {}
     parameters: dict[int, _Value] = {}
     for nodes in by_value.values():
@@ -276,8 +281,8 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
             key = (first.tile.sizes, element_type)
             vector_work[key] = vector_work.get(key, 0) + 1
             continue
-        value = _linear_value(distinct, fusion, element_type, known) if number is not None or len(distinct) > 1 else \
-            _Value((_Tile(first),), element_type)
+        value = (_linear_value(distinct, fusion, element_type, known, parameters_key) if number is not None
+                 or len(distinct) > 1 else _Value((_Tile(first),), element_type))
         if value is None:
             return None
         if number is not None:
@@ -287,16 +292,16 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
             dots += [(value, k, contracting) for k in range(len(value.tiles))]
         else:
             shared_vector_work.append(value)
-    output = _linear_tile(root, fusion, known)
+    output = _linear_tile(root, fusion, known, parameters_key)
     if output is None:
         return None
     operands = [_Operand(value, f"parameter {number}", False, type_facts(value.tiles[0].node.value, types)[0])
                 for number, value in sorted(parameters.items())]
     shape, element_type = type_facts(root.value, types)
     operands.append(_Operand(_Value((output,), element_type), "output 0", True, shape))
-    axes = tuple([p for p, param in enumerate(fusion.parameters) if not param.contracting]
-                 + [p for p, param in enumerate(fusion.parameters) if param.contracting])
-    num_parallel = sum(1 for param in fusion.parameters if not param.contracting)
+    parallel = [p for p, (_, contracting) in enumerate(parameters_key) if not contracting]
+    axes = tuple(parallel + [p for p, (_, contracting) in enumerate(parameters_key) if contracting])
+    num_parallel = len(parallel)
     constant = cast(dict[tuple[ir.AffineExpr, ...], bool], facts.setdefault("tpu constant strides", {}))
     variable_strides = tuple(node for node in fusion.nodes if not _constant_nonnegative(node.tile.strides, constant))
     if len(dots) > 1:
@@ -341,7 +346,7 @@ def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevic
     passing = np.ones(tiles.count, bool)
     for check in early:
         passing &= check.ok
-    asked = np.asarray(asked_candidates(fusion, tiles, passing), np.int64)
+    asked = asked_candidates(fusion, tiles, passing)
     if not len(asked):
         return _estimates(fusion, tiles, device, early, passing, asked, np.zeros(0, bool), np.zeros(0, bool), None)
     plan = kernel_plan(fusion, tiles.facts)
@@ -350,7 +355,8 @@ def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevic
     sizes = [column[asked] for column in tiles.flat]
     tile_counts = [column[asked] for column in _tile_counts(fusion, tiles)]
     steps = grid_programs(fusion, tiles)[asked]
-    if np.any(steps > _MAX_CLOSED_FORM_STEPS) or any(_negative_strides(node, tiles)[asked].any() for node in plan.variable_strides):
+    if steps.max() > _MAX_CLOSED_FORM_STEPS or any(_negative_strides(node, tiles)[asked].any()
+                                                    for node in plan.variable_strides):
         return one_by_one(fusion, tiles, device, layouts)
     return _closed_form(fusion, tiles, device, plan, early, passing, asked, sizes, tile_counts, steps)
 
@@ -365,7 +371,7 @@ def _tile_counts(fusion: TiledFusion, tiles: TileArrays) -> list[np.ndarray]:
 def _negative_strides(node: TiledNode, tiles: TileArrays) -> np.ndarray:
     """Per candidate, whether a stride of ``node``'s tile is negative (once per strides)."""
     return tiles.memo(("negative strides", node.tile.strides, tuple(node.tile.tile_size_bounds)),
-                      lambda: np.any(_strides(node, tiles.flat) < 0, axis=1))
+                      lambda: np.logical_or.reduce(_strides(node, tiles.flat) < 0, axis=1))
 
 
 def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan: _KernelPlan,
@@ -373,14 +379,13 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
                  tile_counts: list[np.ndarray], steps: np.ndarray) -> CandidateEstimates:
     """The kernels of the ``asked`` candidates judged together (module docstring)."""
     count = len(asked)
-    by_parameter = tiles.memo("sizes by parameter", lambda: np.stack(tiles.flat, axis=1) if tiles.flat else
-                              np.ones((tiles.count, 0), np.int64))[asked]
-    counts = tiles.memo(("tile counts by parameter", tuple(param.size for param in fusion.parameters)), lambda: np.stack(
-        _tile_counts(fusion, tiles), axis=1) if tiles.flat else np.ones((tiles.count, 0), np.int64))[asked]
-    grid = counts[:, list(plan.axes)]
+    # one grid step at every asked candidate (the small fusions of a model): no axis
+    # advances, every operand moves once and the offsets' steps do not matter
+    grid = None if steps.max() == 1 else _asked_grids(fusion, tiles, asked, plan)
     blocks = np.ones(count, bool)
     traffic, vmem = [], np.zeros(count, np.int64)
     judged: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+    asked_key = asked.tobytes()
     for operand in plan.operands:
         if len(operand.value.tiles) > 1:  # a parameter read through two different tiles has no BlockSpec
             blocks &= sum(_present(operand.value, tiles, asked, sizes, tile_counts)) == 1
@@ -392,8 +397,8 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
                (spec.node.tile.strides, tuple(spec.node.tile.tile_size_bounds)), operand.shape,
                operand.value.element_type, operand.written)
         if key not in judged:
-            judged[key] = tiles.memo(("tpu operand", key, asked.tobytes(), plan.axes, plan.contracting, device), lambda: _operand_figures(
-                operand, tiles, asked, sizes, by_parameter, counts, grid, plan, device))
+            judged[key] = tiles.memo(("tpu operand", key, asked_key, plan.axes, plan.contracting, device),
+                                     lambda: _operand_figures(operand, tiles, asked, sizes, grid, plan, device))
         ok, block_bytes, transfers, operand_vmem = judged[key]
         blocks &= ok
         traffic.append(OperandTraffic(operand.subject, operand.written, block_bytes, transfers))
@@ -415,32 +420,59 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
     for value in plan.shared_vector_work:
         for tile_of, here in zip(value.tiles, _present(value, tiles, asked, sizes, tile_counts)):
             vregs = vregs + _vregs(tiles, tile_of.node.tile.sizes, value.element_type, device)[asked] * here
-    cores = np.where(np.any(grid[:, : plan.num_parallel] >= 2, axis=1), device.tensor_cores_per_chip, 1)
+    if grid is None:
+        cores = np.ones(count, np.int64)
+    else:
+        cores = np.where((grid.along_axes[:, : plan.num_parallel] >= 2).any(axis=1), device.tensor_cores_per_chip, 1)
     figures = tpu_figures(traffic, dots, vregs, steps, cores, device)
     return _estimates(fusion, tiles, device, early, passing, asked, blocks, vmem > device.vmem_bytes, figures)
 
 
+@dataclass(frozen=True)
+class _AskedGrids:
+    """The grids of the asked candidates: per candidate, the size (``sizes``) and the
+    number of tiles (``tiles``) of every tiling parameter, and the tiles along each grid
+    axis in Pallas's order (``along_axes``); ``[candidates, parameters]`` each."""
+
+    sizes: np.ndarray
+    tiles: np.ndarray
+    along_axes: np.ndarray
+
+
+def _asked_grids(fusion: TiledFusion, tiles: TileArrays, asked: np.ndarray, plan: _KernelPlan) -> _AskedGrids:
+    """:class:`_AskedGrids` of the ``asked`` candidates (the arrays over every candidate
+    once per grid)."""
+    by_parameter = tiles.memo("sizes by parameter", lambda: np.stack(tiles.flat, axis=1) if tiles.flat else
+                              np.ones((tiles.count, 0), np.int64))[asked]
+    counts = tiles.memo(("tile counts by parameter", tuple(param.size for param in fusion.parameters)), lambda: np.stack(
+        _tile_counts(fusion, tiles), axis=1) if tiles.flat else np.ones((tiles.count, 0), np.int64))[asked]
+    return _AskedGrids(by_parameter, counts, counts[:, list(plan.axes)])
+
+
 def _operand_figures(operand: _Operand, tiles: TileArrays, asked: np.ndarray, sizes: list[np.ndarray],
-                     by_parameter: np.ndarray, counts: np.ndarray, grid: np.ndarray, plan: _KernelPlan,
+                     grid: _AskedGrids | None, plan: _KernelPlan,
                      device: TpuDevice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per asked candidate: whether the operand's tile is a block (strides 1, offsets
     multiples of its sizes), the bytes of its block inside the array, its transfers and
-    the VMEM its buffers take."""
+    the VMEM its buffers take. ``grid`` None: every asked candidate has one grid step."""
     spec = operand.value.tiles[0]
     tile = tiles.columns(spec.node.tile.sizes)[asked]
     ok = np.ones(len(asked), bool)
     if spec.constant_strides is None:
-        ok &= ~np.any((_strides(spec.node, sizes) != 1) & (tile > 1), axis=1)
+        ok &= ~((_strides(spec.node, sizes) != 1) & (tile > 1)).any(axis=1)
     elif any(stride != 1 for stride in spec.constant_strides):
-        ok &= ~np.any(tile[:, [r for r, stride in enumerate(spec.constant_strides) if stride != 1]] > 1, axis=1)
+        ok &= ~(tile[:, [r for r, stride in enumerate(spec.constant_strides) if stride != 1]] > 1).any(axis=1)
     block = np.maximum(tile, 1)
-    # offsets along dimension r advance by offset_step[:, r, p] per tile of parameter p
-    offset_step = spec.coefficients[None, :, :] * by_parameter[:, None, :]
-    ok &= np.all(spec.constants[None, :] % block == 0, axis=1)
-    ok &= np.all((offset_step % block[:, :, None] == 0) | (counts[:, None, :] == 1), axis=(1, 2))
+    ok &= (spec.constants % block == 0).all(axis=1)
+    if grid is None:
+        transfers = np.ones(len(asked), np.int64)
+    else:
+        # offsets along dimension r advance by offset_step[:, r, p] per tile of parameter p
+        offset_step = spec.coefficients[None, :, :] * grid.sizes[:, None, :]
+        ok &= ((offset_step % block[:, :, None] == 0) | (grid.tiles[:, None, :] == 1)).all(axis=(1, 2))
+        transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid.along_axes)
     element_type = operand.value.element_type
-    block_bytes = np.prod(np.minimum(tile, operand.shape), axis=1, dtype=np.int64) * byte_size(element_type)
-    transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid)
+    block_bytes = np.minimum(tile, operand.shape).prod(axis=1, dtype=np.int64) * byte_size(element_type)
     vmem = np.zeros(len(asked), np.int64)
     if operand.shape:
         vmem = vmem + 2 * _buffer_bytes(tiles, spec.node.tile.sizes, element_type, device)[asked]
@@ -480,12 +512,12 @@ def _present(value: _Value, tiles: TileArrays, asked: np.ndarray, sizes: list[np
         for i, earlier in enumerate(value.tiles[:j]):
             if not np.array_equal(earlier.constants, later.constants):
                 continue
-            same = np.all(facts[i][0] == facts[j][0], axis=1) & np.all(facts[i][1] == facts[j][1], axis=1)
+            same = (facts[i][0] == facts[j][0]).all(axis=1) & (facts[i][1] == facts[j][1]).all(axis=1)
             for p in range(len(sizes)):
                 follows = (p in earlier.active, p in later.active)
                 if follows == (False, False):
                     continue
-                if follows != (True, True) or np.any(earlier.coefficients[:, p] != later.coefficients[:, p]):
+                if follows != (True, True) or (earlier.coefficients[:, p] != later.coefficients[:, p]).any():
                     same &= tile_counts[p] == 1
             alone &= ~same
         present.append(alone)
@@ -500,10 +532,10 @@ def _transfers(block_steps: np.ndarray, grid: np.ndarray) -> np.ndarray:
     1)`` times, each time the inner axes wrap to 0: the block index then moves by its
     step along ``a`` minus the inner axes' steps times their extents less one."""
     wrapped = block_steps * (grid - 1)[:, None, :]
-    inner = np.cumsum(wrapped[:, :, ::-1], axis=2)[:, :, ::-1] - wrapped
-    moves = np.any(block_steps - inner != 0, axis=1)
-    outer = np.cumprod(grid, axis=1) // grid
-    return 1 + np.sum(np.where(moves, outer * (grid - 1), 0), axis=1)
+    inner = wrapped[:, :, ::-1].cumsum(axis=2)[:, :, ::-1] - wrapped
+    moves = (block_steps - inner != 0).any(axis=1)
+    outer = grid.cumprod(axis=1) // grid
+    return 1 + np.where(moves, outer * (grid - 1), 0).sum(axis=1)
 
 
 def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early: list[ConstraintCheck],
@@ -515,7 +547,6 @@ def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early:
     (None when none is asked)."""
     total = tiles.count
     kernels = asked[blocks]
-    position = {int(i): k for k, i in enumerate(asked)}
     times = np.full((4, total), np.inf)  # exec, read, write, compute
     counts = np.zeros((4, total), np.int64)  # bytes read, bytes written, flops, grid steps
     if figures is not None:
@@ -526,15 +557,16 @@ def _estimates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, early:
         if mask.any():
             ok = np.ones(total, bool)
             ok[asked[mask]] = False
-            broken.append((int(np.flatnonzero(mask)[0]), rule, ok))
+            broken.append((int(mask.argmax()), rule, ok))
     checks = list(early)
     for _, rule, ok in sorted(broken):
         checks.append(ConstraintCheck(rule, "", ok, _ExactMessage(fusion, tiles, device, rule)))
-    checks.append(not_evaluated_check(passing, asked.tolist()))
-    kernel_set = set(kernels.tolist())
+    checks.append(not_evaluated_check(passing, asked))
 
     def breakdown(i: int) -> tuple[BreakdownItem, ...]:
-        return figures.estimate(position[i]).breakdown if figures is not None and i in kernel_set else ()
+        position = (asked == i).nonzero()[0]  # asked once at most
+        return figures.estimate(int(position[0])).breakdown if figures is not None and len(position) and \
+            blocks[position[0]] else ()
 
     return CandidateEstimates(
         checks=checks, exec_time_ns=times[0], read_time_ns=times[1], write_time_ns=times[2], compute_time_ns=times[3],

@@ -129,8 +129,8 @@ def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[Constrain
             continue
         for operand in node.operands:
             sizes = padded_tiles.columns(operand.tile.sizes)
-            ok = padded_tiles.memo(("dot operand ok", tuple(operand.tile.sizes)), lambda: failing(np.all(
-                (sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)))
+            ok = padded_tiles.memo(("dot operand ok", tuple(operand.tile.sizes)), lambda: failing(
+                np.logical_and.reduce((sizes >= 1) & (sizes <= constants.MAX_MMA_DIM_SIZE), axis=1)))
             if ok is None:
                 continue
 
@@ -150,8 +150,8 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
             continue
         dims = tuple(ir.RankedTensorType(node.value.type).shape)
         sizes = tiles.columns(node.tile.sizes)
-        ok = tiles.memo(("root tile ok", tuple(node.tile.sizes), dims), lambda: failing(np.all(
-            _is_power_of_two(sizes) | (sizes == np.asarray(dims, np.int64)), axis=1)))
+        ok = tiles.memo(("root tile ok", tuple(node.tile.sizes), dims), lambda: failing(
+            (_is_power_of_two(sizes) | (sizes == np.asarray(dims, np.int64))).all(axis=1)))
         if ok is None:
             continue
         shape = np.asarray(dims, np.int64)

@@ -51,7 +51,7 @@ Example::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
@@ -242,18 +242,16 @@ def rank_tilings(
     when a footprint cannot be counted."""
     cache = counts_cache or CountsCache()
     grid = cache.grid(fusion)
-    valid = constraint_mask(fusion.constraints, grid.flat_sizes, grid.total)
-    programs = np.ones(grid.total, np.int64)
-    for tiles in grid.flat_tiles:
-        programs *= tiles
+    valid = cache.memo(("constraints", tuple(grid.sizes), fusion.constraints),
+                       lambda: constraint_mask(fusion.constraints, grid.flat_sizes, grid.total))
+    programs = grid.programs
     skipped_mask = valid & (programs > max_programs)
     candidates = valid & ~skipped_mask
     readers = _symbolic_readers(fusion, layouts, output_layouts, cache)
     if readers is None:
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts, max_programs)
-    unbuildable = candidates & ~_implemented_mask(fusion, grid)
+    unbuildable = candidates & ~_implemented_mask(fusion, grid, cache)
     candidates &= ~unbuildable
-    totals = _Totals.zeros(grid.total)
     counted = []
     # Readers with the same counts and bytes per layout tile (the operands of an
     # elementwise fusion) are added once, times their number.
@@ -267,24 +265,22 @@ def rank_tilings(
             counted.append((reader, counts))
     except NotSeparable:
         return _rank_per_tiling(fusion, grid, valid, skipped_mask, programs, budget_bytes, layouts, output_layouts, max_programs)
-    for (_, unit_bytes, kind), (counts, times) in alike.items():
-        totals.add(counts, unit_bytes, kind, times)
-    output_elements = math.prod(ir.RankedTensorType(fusion.root_candidates[0][0].value.type).shape)
-    num_tiles = np.ones(grid.total, np.int64)
-    for p, parameter in enumerate(fusion.parameters):
-        if not parameter.contracting:
-            num_tiles *= grid.flat_tiles[p]
+    totals = _Totals.of(alike.items(), grid.total)
+    output_elements = math.prod(readers[-1].shape)  # the output's reader comes last
+    num_tiles = grid.output_tiles(tuple(parameter.contracting for parameter in fusion.parameters))
     num_programs = num_tiles * totals.steps
     per_element = totals.bytes_moved / max(output_elements, 1)
-    fits = np.flatnonzero(candidates & (totals.bytes_per_tile <= budget_bytes))
+    fits = (candidates & (totals.bytes_per_tile <= budget_bytes)).nonzero()[0]
     keys = [grid.flat_sizes[p][fits] for p in reversed(range(len(fusion.parameters)))]
     order = fits[np.lexsort(keys + [num_programs[fits], num_tiles[fits], per_element[fits]])]
-    sizes = np.stack([flat[order] for flat in grid.flat_sizes], axis=1) if grid.flat_sizes else np.zeros((len(order), 0), np.int64)
+    sizes = (np.array([flat[order] for flat in grid.flat_sizes]).T if grid.flat_sizes
+             else np.zeros((len(order), 0), np.int64))
     figures = {"bytes_per_tile": totals.bytes_per_tile[order], "bytes_moved": totals.bytes_moved[order],
                "num_tiles": num_tiles[order], "num_programs": num_programs[order]}
     build = _FromTables(counted, order, num_tiles, output_elements)
-    return Ranking(RankedTilings(sizes, build, figures), int(skipped_mask.sum()), int(valid.sum()), grid.capped,
-                   max_programs=max_programs, unbuildable=int(unbuildable.sum()))
+    return Ranking(RankedTilings(sizes, build, figures), int(np.count_nonzero(skipped_mask)),
+                   int(np.count_nonzero(valid)), grid.capped, max_programs=max_programs,
+                   unbuildable=int(np.count_nonzero(unbuildable)))
 
 
 def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
@@ -319,9 +315,10 @@ def _evaluate_over(expr: ir.AffineExpr, flat_sizes: list[np.ndarray], total: int
     return np.broadcast_to(ax.evaluate_array(expr, flat_sizes, []), (total,))
 
 
-def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
+def _implemented_mask(fusion: TiledFusion, grid: Grid, cache: CountsCache) -> np.ndarray:
     """The candidates the tiled computation accepts: no negative stride, and a
-    concatenate's tile never straddles two of its operands."""
+    concatenate's tile never straddles two of its operands. A stride that is not a
+    constant is evaluated once per grid (``cache``: fusions share their strides)."""
     ok = np.ones(grid.total, bool)
     seen: set[ir.AffineExpr] = set()
     tiles_seen: set[int] = set()  # by id: nodes read through one map share its tile
@@ -333,7 +330,8 @@ def _implemented_mask(fusion: TiledFusion, grid: Grid) -> np.ndarray:
                     seen.add(stride)
                     value = ax.constant_value(stride)
                     if value is None:
-                        ok &= _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0
+                        ok &= cache.memo(("stride >= 0", tuple(grid.sizes), stride),
+                                         lambda: _evaluate_over(stride, grid.flat_sizes, grid.total) >= 0)
                     elif value < 0:
                         ok[:] = False
         if node.opcode == "concatenate":
@@ -398,16 +396,21 @@ class _Totals:
     steps: np.ndarray
 
     @staticmethod
-    def zeros(total: int) -> "_Totals":
-        return _Totals(np.zeros(total, np.int64), np.zeros(total, np.int64), np.ones(total, np.int64))
-
-    def add(self, counts: ReaderCounts, unit_bytes: int, kind: str, times: int = 1) -> None:
-        """Add ``times`` readers of kind ``kind`` with these counts and ``unit_bytes``
-        bytes per layout tile."""
-        self.bytes_per_tile = self.bytes_per_tile + counts.units_max * (unit_bytes * times)
-        self.bytes_moved = self.bytes_moved + counts.units_sum * (unit_bytes * times)
-        if kind == "operand":
-            self.steps = np.maximum(self.steps, counts.steps)
+    def of(readers: Iterable[tuple[tuple[int, int, str], tuple[ReaderCounts, int]]], total: int) -> "_Totals":
+        """The sums over ``readers``: per key ``(_, unit_bytes, kind)``, counts and how
+        many readers have them (``unit_bytes`` bytes per layout tile each)."""
+        bytes_per_tile: np.ndarray | int = 0
+        bytes_moved: np.ndarray | int = 0
+        steps: np.ndarray | None = None
+        for (_, unit_bytes, kind), (counts, times) in readers:
+            bytes_per_tile = bytes_per_tile + counts.units_max * (unit_bytes * times)
+            bytes_moved = bytes_moved + counts.units_sum * (unit_bytes * times)
+            if kind == "operand":
+                steps = counts.steps if steps is None else np.maximum(steps, counts.steps)
+        zeros = np.zeros(total, np.int64)
+        return _Totals(bytes_per_tile if isinstance(bytes_per_tile, np.ndarray) else zeros,
+                       bytes_moved if isinstance(bytes_moved, np.ndarray) else zeros,
+                       np.maximum(steps, 1) if steps is not None else np.ones(total, np.int64))
 
 
 def _rank_per_tiling(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -72,6 +72,26 @@ class Grid:
     total: int
     flat_sizes: list[np.ndarray] = field(default_factory=list)
     flat_tiles: list[np.ndarray] = field(default_factory=list)
+    _tile_products: dict[tuple[bool, ...], np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def programs(self) -> np.ndarray:
+        """Per candidate, its programs: the product of every parameter's tiles
+        (read-only, computed once)."""
+        return self.output_tiles((False,) * len(self.flat_tiles))
+
+    def output_tiles(self, contracting: tuple[bool, ...]) -> np.ndarray:
+        """Per candidate, the product of the tiles of the parameters not ``contracting``
+        (one flag per parameter): the output tiles (read-only, once per flags)."""
+        found = self._tile_products.get(contracting)
+        if found is None:
+            found = np.ones(self.total, np.int64)
+            for tiles, flag in zip(self.flat_tiles, contracting):
+                if not flag:
+                    found = found * tiles
+            found.flags.writeable = False
+            self._tile_products[contracting] = found
+        return found
 
     @staticmethod
     def over(parameter_sizes: tuple[int, ...]) -> "Grid":
@@ -144,6 +164,16 @@ class CountsCache:
         self._points: dict[tuple[object, ...], list[_Points]] = {}
         self._tables: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._storage: dict[tuple[object, object], Storage] = {}
+        self._memo: dict[object, np.ndarray] = {}
+
+    def memo(self, key: object, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()`` (an array, made read-only), once per ``key``: what rankings
+        derive from a grid and facts of a fusion that recur (its constraints)."""
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = compute()
+            found.flags.writeable = False
+        return found
 
     def storage(self, value_type: ir.Type, layout_like: LayoutLike) -> Storage:
         """How a tensor of ``value_type`` is stored in ``layout_like``: its shape, layout,
@@ -275,18 +305,20 @@ class ReaderCounts:
             components = [(tuple(joint), list(range(len(reader.shape))))]
         else:
             components = _components(node)
-        units_max = np.ones(grid.shape, np.int64)
-        units_sum = np.ones(grid.shape, np.int64)
-        elements_sum = np.ones(grid.shape, np.int64)
+        products: list[np.ndarray] | None = None  # units max, units sum, elements sum over the grid's axes
         used: set[int] = set()
         for parameters, dims in components:
             used.update(parameters)
             tables = cache.tables(reader, grid, parameters, dims, programs_of, max_programs)
             shape = [len(grid.choices[p]) if p in parameters else 1 for p in range(len(grid.choices))]
-            units_max = units_max * tables[0].reshape(shape)
-            units_sum = units_sum * tables[1].reshape(shape)
-            elements_sum = elements_sum * tables[2].reshape(shape)
-        units_max, units_sum, elements_sum = (a.reshape(-1) for a in np.broadcast_arrays(units_max, units_sum, elements_sum))
+            shaped = [table.reshape(shape) for table in tables]
+            products = shaped if products is None else [product * table for product, table in zip(products, shaped)]
+        if products is None:
+            units_max, units_sum, elements_sum = (np.ones(grid.total, np.int64) for _ in range(3))
+        else:
+            units_max, units_sum, elements_sum = (
+                (np.broadcast_to(product, grid.shape) if product.shape != grid.shape else product).reshape(-1)
+                for product in products)
         steps = np.ones(grid.total, np.int64)
         for p in sorted(programs_of):
             if p not in used:
