@@ -301,6 +301,7 @@ class TiledFusion:
         space = [p.size for p in self.parameters]
         return [t for t in flat_tilings_for_input_space(space) if self.constraints.is_satisfied_by(list(t))]
 
+
 @dataclass(frozen=True)
 class ValuePositions:
     """Where the values of a :class:`TiledFusion` are among all the values of its
