@@ -11,7 +11,7 @@ from hlo_indexing.dialect_glue.op_attrs import Window
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.inversion import invert
-from hlo_indexing.ops.map_builders import dims, filled, make_map, syms
+from hlo_indexing.ops.map_builders import dims, filled, make_map, syms, whole_map
 from hlo_indexing.ops.rule import OpInfo, RuleResult
 from hlo_indexing.ops.reduction import window_map
 
@@ -75,6 +75,34 @@ def scaled_dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
             raise op_attrs.invalid(info.op, "operands", f"scale {list(scale)} does not divide its operand {list(operand)} into blocks")
         results = [e if n == b else ax.floordiv(e, n // b) for e, n, b in zip(m.results, operand, scale)]
         out.append([make_map(info.context, info.result(0), results, list(m.range_vars))])
+    return out
+
+
+def gemm_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
+    """A cuBLAS GEMM of an XLA GPU module (a custom call whose ``backend_config`` holds
+    the dot's dimension numbers, :func:`~hlo_indexing.dialect_glue.op_attrs.gemm_dimensions`;
+    its result is a tuple: the product, then scratch such as the workspace): the product
+    reads operands 0 and 1 as a dot's, an operand of its shape (the ``C`` of
+    ``alpha * A @ B + beta * C``) at its own index, with a ``BIAS`` epilogue a vector as
+    long as its last dimension at that column, and any other operand (scaling factors)
+    whole; the scratch results read every element of every operand."""
+    space = info.result(result_index)
+    if result_index > 0:
+        return [[whole_map(info.context, space, info.operand(k))] for k in range(info.num_operands)]
+    if info.num_operands < 2:
+        raise op_attrs.invalid(info.op, "operands", f"a GEMM takes at least 2 operands, not {info.num_operands}")
+    dn = op_attrs.gemm_dimensions(info.op, info.operand(0), info.operand(1), space)
+    bias = "BIAS" in op_attrs.gemm_epilogue(info.op)
+    d = dims(len(space), info.context)
+    out: list[list[IndexingMap]] = [[m] for m in _dot_maps(info, dn)]
+    for k in range(2, info.num_operands):
+        target = info.operand(k)
+        if target == space:
+            out.append([make_map(info.context, space, d)])
+        elif bias and space and target == (space[-1],):
+            out.append([make_map(info.context, space, d[-1:])])
+        else:
+            out.append([whole_map(info.context, space, target)])
     return out
 
 

@@ -22,6 +22,10 @@ known ones, by kind:
 ``selection``
     ``ApproxTopK``, ``PartialReduce`` and ``TopK``: whole rows along the reduction
     dimension (:mod:`hlo_indexing.ops.sorting`).
+``gemm``
+    The cuBLAS GEMMs of XLA's GPU modules (``__cublas$gemm``, ``__cublas$lt$matmul`` and
+    its FP8 form): a dot with the dimension numbers of the ``backend_config`` JSON
+    (:func:`hlo_indexing.ops.contraction.gemm_output_to_input`).
 ``scaled_dot``
     XLA's ``scaled-dot``, which the importer translates as a custom call to
     ``hlo_text.SCALED_DOT_TARGET`` (:func:`hlo_indexing.ops.contraction.scaled_dot_output_to_input`).
@@ -65,6 +69,7 @@ TARGETS: dict[str, str] = {
                                    "MoveToDevice", "annotate_device_placement", "LayoutConstraint")},
     **{name: "selection" for name in ("ApproxTopK", "PartialReduce", "TopK")},
     **{f"xla{ffi}_python_{device}_callback": "callback" for ffi in ("", "_ffi") for device in ("cpu", "gpu")},
+    **{name: "gemm" for name in ("__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8")},
     SCALED_DOT_TARGET: "scaled_dot",
 }
 
@@ -141,6 +146,8 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
         return _marker(info, result_index)
     if kind == "scaled_dot":
         return contraction.scaled_dot_output_to_input(info, result_index)
+    if kind == "gemm":
+        return contraction.gemm_output_to_input(info, result_index)
     if kind == "callback":
         space = info.result(result_index)
         note = f"{target_name(info)}: a host callback: Python the analysis cannot read, taken to read every operand element"
