@@ -44,6 +44,24 @@ def relation(maps) -> set:
     return out
 
 
+def perturbed_dependence(shapes, evaluate) -> list[set]:
+    """(output index, operand index) pairs per operand of ``evaluate`` (numpy, on arrays of
+    ``shapes``), found by perturbing each element of random inputs in ``[1, 2]`` and
+    seeing which output elements change."""
+    rng = np.random.default_rng(0)
+    values = [rng.uniform(1.0, 2.0, s) for s in shapes]
+    base = evaluate(*values)
+    out = []
+    for k, shape in enumerate(shapes):
+        pairs = set()
+        for index in itertools.product(*(range(n) for n in shape)):
+            changed = [v.copy() for v in values]
+            changed[k][index] += 1.0
+            pairs |= {(tuple(int(i) for i in o), index) for o in np.argwhere(evaluate(*changed) != base)}
+        out.append(pairs)
+    return out
+
+
 def indices(shape):
     return itertools.product(*(range(n) for n in shape))
 

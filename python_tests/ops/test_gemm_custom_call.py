@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 import pytest
-from op_fixtures import relation
+from op_fixtures import perturbed_dependence, relation
 
 from hlo_indexing import fusion_indexing, parse_module
 from hlo_indexing.direction import Direction
@@ -52,29 +52,13 @@ CASES = [
 ]
 
 
-def _dependence(operands: list, product) -> list[set]:
-    """(output index, operand index) pairs per operand, by perturbing each operand element."""
-    rng = np.random.default_rng(0)
-    values = [rng.uniform(1.0, 2.0, s) for s in operands]
-    base = product(*values)
-    out = []
-    for k, shape in enumerate(operands):
-        pairs = set()
-        for index in itertools.product(*(range(n) for n in shape)):
-            changed = [v.copy() for v in values]
-            changed[k][index] += 1.0
-            pairs |= {(tuple(int(i) for i in o), index) for o in np.argwhere(product(*changed) != base)}
-        out.append(pairs)
-    return out
-
-
 @pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{len(c[1])}-operands-{len(c[2])}d" for c in CASES])
 def test_the_product_of_a_gemm_reads_as_its_dot(case) -> None:
     target, operands, result, numbers, product = case
     module = parse_module(_module(target, operands, result, numbers), filename="gemm.hlo")
     main = module.body.operations[0]
     fused = fusion_indexing(main, 0)
-    for k, pairs in enumerate(_dependence(operands, product)):
+    for k, pairs in enumerate(perturbed_dependence(operands, product)):
         assert relation(fused.maps[k]) == pairs, f"operand {k}: {fused.maps[k]}"
 
 

@@ -6,11 +6,9 @@ scale blocks of the operand tile, checked by enumeration."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
-from op_fixtures import relation
+from op_fixtures import perturbed_dependence, relation
 from tiling_fixtures import box, hlo_analysis
 
 from hlo_indexing import input_to_output_indexing, output_to_input_indexing, parse_module
@@ -51,22 +49,8 @@ def _evaluate(case, lhs, rhs, lhs_scale, rhs_scale) -> np.ndarray:
 
 
 def _dependence(case) -> list[set]:
-    """Pairs (output index, operand index), operand by operand, found by perturbing each
-    operand element of random inputs and seeing which outputs change."""
-    operands, _ = _shapes(*case)
-    rng = np.random.default_rng(0)
-    values = [rng.uniform(1.0, 2.0, s) for s in operands]
-    base = _evaluate(case, *values)
-    out = []
-    for k, shape in enumerate(operands):
-        pairs = set()
-        for index in itertools.product(*(range(n) for n in shape)):
-            changed = [v.copy() for v in values]
-            changed[k][index] += 1.0
-            moved = np.argwhere(_evaluate(case, *changed) != base)
-            pairs |= {(tuple(int(i) for i in o), index) for o in moved}
-        out.append(pairs)
-    return out
+    """Pairs (output index, operand index), operand by operand."""
+    return perturbed_dependence(_shapes(*case)[0], lambda *values: _evaluate(case, *values))
 
 
 @pytest.mark.parametrize("case", CASES)
