@@ -3,7 +3,9 @@
 A computation is a ``func.func`` with a body or an ``mhlo.fusion`` region
 (:func:`computations`); a call-like op runs a nested computation (:data:`CALL_LIKE_OPS`,
 :func:`callee_block`): the callee of ``func.call``, the decomposition of
-``stablehlo.composite``, the region of a nested ``mhlo.fusion``.
+``stablehlo.composite``, the region of a nested ``mhlo.fusion``, and the computation an
+asynchronous pair runs (:data:`ASYNC_DONE_OPS`), whose arguments are the operands of its
+start (:func:`call_operands`).
 
 Example::
 
@@ -22,11 +24,23 @@ from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.locations import located, location_name, source_order_key
 from hlo_indexing.errors import InvalidInputError
 
-#: Ops that run a nested computation, and the attribute naming it (None: their own region).
+#: Ops that end an asynchronous computation: their results are those of the computation
+#: run on the operands of the ``async_start`` whose bundle they wait for (through any
+#: ``async_update``). XLA's HLO translator writes ``async-start(..., calls=f)`` and
+#: ``copy-start`` as ``mhlo.async_start``/``mhlo.async_done`` (the computation named by
+#: ``called_computation``) and the asynchronous collectives (``all-reduce-start``,
+#: ``all-gather-start``, ``collective-permute-start``, ...) as ``stablehlo.async_start``
+#: with the collective in its region, and ``stablehlo.async_done``.
+ASYNC_DONE_OPS = frozenset({"mhlo.async_done", "stablehlo.async_done"})
+
+#: Ops that run a nested computation, and the attribute naming it (None: their own
+#: region, or for ``stablehlo.async_done`` its start's).
 CALL_LIKE_OPS: dict[str, str | None] = {
     "mhlo.fusion": None,
     "func.call": "callee",
     "stablehlo.composite": "decomposition",
+    "mhlo.async_done": "called_computation",
+    "stablehlo.async_done": None,
 }
 
 
@@ -54,7 +68,7 @@ def _check_signature(op: OpLike, block: ir.Block) -> ir.Block:
     this, and XLA's HLO parser does not verify fusions)."""
     operation = op.operation
     parameters = [str(a.type) for a in block.arguments]
-    operands = [str(v.type) for v in operation.operands]
+    operands = [str(v.type) for v in call_operands(operation)]
     operations = list(block.operations)
     returned = [str(v.type) for v in operations[-1].operands] if operations else []
     results = [str(v.type) for v in operation.results]
@@ -78,9 +92,17 @@ def callee_region(op: OpLike) -> ir.Region | None:
     if name not in CALL_LIKE_OPS:
         return None
     symbol_attribute = CALL_LIKE_OPS[name]
-    if symbol_attribute is None:
+    if name in ASYNC_DONE_OPS:
+        start = async_start(op)
+        if start is None:
+            return None
+        if symbol_attribute is None:
+            return start.regions[0] if len(start.regions) == 1 and len(start.regions[0].blocks) else None
+    elif symbol_attribute is None:
         return op.operation.regions[0]
-    symbol = ir.FlatSymbolRefAttr(op.attributes[symbol_attribute]).value
+    if symbol_attribute not in op.operation.attributes:
+        return None
+    symbol = ir.FlatSymbolRefAttr(op.operation.attributes[symbol_attribute]).value
     table_op = op.operation.parent
     while table_op is not None and table_op.name != "builtin.module":
         table_op = table_op.parent
@@ -90,6 +112,33 @@ def callee_region(op: OpLike) -> ir.Region | None:
     if symbol not in table or not len(table[symbol].regions) or not len(table[symbol].regions[0].blocks):
         return None
     return table[symbol].regions[0]
+
+
+def async_start(op: OpLike) -> ir.Operation | None:
+    """The ``async_start`` whose bundle an op of :data:`ASYNC_DONE_OPS` waits for
+    (through any ``async_update``); None when its operand comes from elsewhere."""
+    operation = op.operation
+    while len(operation.operands) == 1:
+        owner = operation.operands[0].owner
+        if isinstance(owner, ir.Block):
+            return None
+        operation = owner.operation
+        if operation.name in ("mhlo.async_start", "stablehlo.async_start"):
+            return operation
+        if operation.name not in ("mhlo.async_update", "stablehlo.async_update"):
+            return None
+    return None
+
+
+def call_operands(op: OpLike) -> list[ir.Value]:
+    """The values a call-like op passes to its computation's arguments: its operands or,
+    for an op of :data:`ASYNC_DONE_OPS`, the operands of its :func:`async_start` (none
+    when it has no start)."""
+    operation = op.operation
+    if operation.name in ASYNC_DONE_OPS:
+        start = async_start(operation)
+        return [] if start is None else list(start.operands)
+    return list(operation.operands)
 
 
 def callee_block(op: OpLike) -> ir.Block | None:
@@ -189,8 +238,9 @@ def _captured_values(operation: ir.Operation) -> list[ir.Value]:
 
 
 def operand_values(op: OpLike) -> list[ir.Value]:
-    """What an op's per-op maps are indexed by: its operands, then (for
-    :data:`CAPTURING_OPS`) the values its regions capture."""
+    """What an op's per-op maps are indexed by: its operands (:func:`call_operands`: an
+    asynchronous done's are its start's), then (for :data:`CAPTURING_OPS`) the values
+    its regions capture."""
     operation = op.operation
-    operands = list(operation.operands)
+    operands = call_operands(operation)
     return operands + captured_values(operation) if operation.name in CAPTURING_OPS else operands

@@ -67,6 +67,7 @@ from hlo_indexing.dialect_glue.call_like import (
     CALL_LIKE_OPS,
     CAPTURING_OPS,
     block_of,
+    call_operands,
     callee_block,
     operand_values,
     remembered_captures,
@@ -263,7 +264,7 @@ class _Composer(SetAlgebra):
             yield operation.operands[path[0]], path[1:], None, NO_CAPS
         elif (callee := callee_block(op)) is not None:
             per_argument, caps = self.root_maps(callee, Direction.OUTPUT_TO_INPUT, result_index, path)
-            for operand, elements in zip(operation.operands, per_argument, strict=True):
+            for operand, elements in zip(call_operands(operation), per_argument, strict=True):
                 for operand_path, maps in elements.items():
                     yield operand, operand_path, frozenset(maps), caps
         elif (

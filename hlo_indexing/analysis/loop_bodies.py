@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import block_of, callee_block, operand_values
+from hlo_indexing.dialect_glue.call_like import block_of, call_operands, callee_block, operand_values
 from hlo_indexing.errors import UnsupportedError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import algebra
@@ -87,8 +87,9 @@ class _Walk:
         callee = callee_block(op)
         if callee is not None:
             inner = {callee.operations[-1].operands[r]: set(consumer_maps)}
-            arguments = self.block(callee, inner, Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope))
-            for operand, maps in zip(op.operands, arguments, strict=True):
+            operands = call_operands(op)
+            arguments = self.block(callee, inner, Scope(dict(zip(callee.arguments, operands, strict=True)), scope))
+            for operand, maps in zip(operands, arguments, strict=True):
                 if maps:
                     self.add(table, operand, maps)
             return

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import callee_block
+from hlo_indexing.dialect_glue.call_like import call_operands, callee_block
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -155,7 +155,7 @@ def runtime_value(
     callee = callee_block(op)
     if callee is not None:
         returned = callee.operations[-1].operands[ir.OpResult(value).result_number]
-        callee_scope = Scope(dict(zip(callee.arguments, op.operands, strict=True)), scope)
+        callee_scope = Scope(dict(zip(callee.arguments, call_operands(op), strict=True)), scope)
         pieces = runtime_value(returned, index_map, callee_scope, budget)
     elif name == "constant":
         element = _constant_element(op, index_map)

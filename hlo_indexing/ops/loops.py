@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import callee_block, captured_values
+from hlo_indexing.dialect_glue.call_like import call_operands, callee_block, captured_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
@@ -75,7 +75,7 @@ def _increment(value: ir.Value, argument: ir.Value) -> int | None:
     callee = callee_block(op)
     if callee is not None:
         returned = callee.operations[-1].operands[ir.OpResult(value).result_number]
-        inner = [a for a, v in zip(callee.arguments, op.operands, strict=True) if v == argument]
+        inner = [a for a, v in zip(callee.arguments, call_operands(op), strict=True) if v == argument]
         return next((c for a in inner if (c := _increment(returned, a)) is not None), None)
     if not op.name.endswith(".add"):
         return None
