@@ -242,5 +242,6 @@ def operand_values(op: OpLike) -> list[ir.Value]:
     asynchronous done's are its start's), then (for :data:`CAPTURING_OPS`) the values
     its regions capture."""
     operation = op.operation
-    operands = call_operands(operation)
-    return operands + captured_values(operation) if operation.name in CAPTURING_OPS else operands
+    name = operation.name  # read once: this runs for every op of every walk
+    operands = call_operands(operation) if name in ASYNC_DONE_OPS else list(operation.operands)
+    return operands + captured_values(operation) if name in CAPTURING_OPS else operands
