@@ -1,7 +1,7 @@
 """Elementwise ops (identity maps, with rank-0 operands broadcast as in ``select``/
 ``clamp``), numpy-style broadcasting (``chlo.broadcast_*``), ``bitcast_convert`` between
 element types of different widths, and ops that pass operand ``k`` to result ``k``
-(``optimization_barrier``)."""
+(``optimization_barrier``; ``add_dependency``, which passes its operand on after a token)."""
 
 from __future__ import annotations
 
@@ -51,6 +51,14 @@ def pairwise_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
         [make_map(info.context, shape, dims(len(shape), info.context))] if r == operand_index else []
         for r in range(info.num_results)
     ]
+
+
+def add_dependency_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
+    """``add_dependency(x, token)`` is ``x``: ``x`` feeds the result at the same index;
+    the token orders the op and carries no element."""
+    if operand_index == 0:
+        return pairwise_input_to_output(info, 0)
+    return [[] for _ in range(info.num_results)]
 
 
 def bitcast_convert_output_to_input(info: OpInfo, result_index: int) -> RuleResult:

@@ -128,6 +128,7 @@ _register(
     elementwise.broadcasting_input_to_output,
 )
 _register("optimization_barrier", elementwise.pairwise_output_to_input, elementwise.pairwise_input_to_output)
+_register("add_dependency", elementwise.pairwise_output_to_input, elementwise.add_dependency_input_to_output)
 _register("bitcast_convert", elementwise.bitcast_convert_output_to_input, elementwise.bitcast_convert_input_to_output)
 _register(["broadcast_in_dim", "broadcast"], shape_ops.broadcast_output_to_input, shape_ops.broadcast_input_to_output)
 _register("transpose", shape_ops.transpose_output_to_input, shape_ops.transpose_input_to_output)
