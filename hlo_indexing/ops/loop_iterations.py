@@ -43,7 +43,7 @@ from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_u
 from hlo_indexing.maps.indexing_map import IndexingMap, RangeLike
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.regions import MapSets
+from hlo_indexing.ops.regions import MapSets, RegionIndexing
 from hlo_indexing.ops.rule import OpInfo
 
 #: Cap on the maps kept per carry and init (then: the whole init).
@@ -111,24 +111,58 @@ def iterated_maps(
     docstring), one list per operand, and why they over-approximate ('' when exact:
     :data:`MIXED`, :data:`CAPPED`); None when the loop is not of the handled form.
     ``inductions`` and ``count`` are the loop's :class:`~hlo_indexing.ops.loops.Counted`."""
-    op, context, n, regions = info.op.operation, info.context, count, info.regions
+    op, context, regions = info.op.operation, info.context, info.regions
     if regions is None:
         return None
-    body = op.regions[1]
-    carries = info.num_operands
-    terminator = body.blocks[0].operations[-1]
-    passing = {a for a in range(carries) if terminator.operands[a] == body.blocks[0].arguments[a]}
-    fixed = passing | {k for k, _start, _step in inductions}
-    maps: dict[int, MapSets] = {}
-    modes: dict[int, str] = {}
-    updates: dict[int, set] = {}  # a KEEPS carry's own maps besides the identity
+    loop = regions.memo(("counted loop", op), lambda: _CountedLoop(info, regions, inductions, count))
+    try:
+        order = _order(loop.load, result_index, loop.fixed, info.num_operands)
+    except _NotHandled:
+        return None
+    if order is None:
+        return None
+    notes: list[str] = []
+    for c in order:
+        notes.extend(note for note in loop.settle(c) if note not in notes)
+    shape = info.result(result_index)
+    d = dims(len(shape), context)
+    final = make_map(context, shape, d + [ax.constant(count, context)])
+    result_maps = [
+        list({eliminate_equal_symbols(_compose(final, m)) for m in loop.reads[result_index][b] if not m.is_known_empty()})
+        for b in range(info.num_operands)
+    ]
+    return result_maps, "; ".join(notes)
 
-    def load(c: int) -> MapSets:
-        """The body's maps of carry ``c`` (computed once, only for the carries the
-        result depends on); raises ``_NotHandled``."""
-        if c not in maps:
+
+class _CountedLoop:
+    """What the results of one counted loop share: the body's maps of each carry
+    (``maps``, loaded for the carries some result depends on), their modes, and
+    ``R[c]`` (``reads``) with the notes it made, computed once per carry whichever
+    result asks first (``R[c]`` depends on the carries ``c`` reads, not on the result)."""
+
+    def __init__(self, info: OpInfo, regions: RegionIndexing, inductions: tuple[tuple[int, int, int], ...], count: int):
+        op = info.op.operation
+        self.info, self.regions, self.inductions, self.count = info, regions, inductions, count
+        self.body = op.regions[1]
+        carries = info.num_operands
+        terminator = self.body.blocks[0].operations[-1]
+        passing = {a for a in range(carries) if terminator.operands[a] == self.body.blocks[0].arguments[a]}
+        self.fixed = passing | {k for k, _start, _step in inductions}
+        self.maps: dict[int, MapSets] = {}
+        self.modes: dict[int, str] = {}
+        self.updates: dict[int, set] = {}  # a KEEPS carry's own maps besides the identity
+        self.reads: dict[int, list[set]] = {}
+        self.notes: dict[int, tuple[str, ...]] = {}
+        for a in self.fixed:
+            self.reads[a] = [set() for _ in range(carries)]
+            self.reads[a][a] = {_identity(info.context, info.operand(a), count)}
+
+    def load(self, c: int) -> MapSets:
+        """The body's maps of carry ``c`` (computed once); raises ``_NotHandled``."""
+        if c not in self.maps:
+            info, context, n = self.info, self.info.context, self.count
             try:
-                per = regions.iteration_output_to_input(body, c, inductions, n)
+                per = self.regions.iteration_output_to_input(self.body, c, self.inductions, n)
             except HloIndexingError:  # e.g. tuples in the body: the caller's closure copes
                 raise _NotHandled from None
             if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
@@ -136,41 +170,27 @@ def iterated_maps(
             own = {m for m in per[c] if not m.is_known_empty()}
             shape = info.result(c)
             identity = make_map(context, list(shape) + [n], dims(len(shape), context))
-            maps[c], modes[c] = per, REWRITES if not own else KEEPS if identity in own else MIXES
-            updates[c] = own - {identity}
-        return maps[c]
+            self.maps[c], self.modes[c] = per, REWRITES if not own else KEEPS if identity in own else MIXES
+            self.updates[c] = own - {identity}
+        return self.maps[c]
 
-    try:
-        order = _order(load, result_index, fixed, carries)
-    except _NotHandled:
-        return None
-    if order is None:
-        return None
-    reads: dict[int, list[set]] = {}
-    for a in fixed:
-        reads[a] = [set() for _ in range(carries)]
-        reads[a][a] = {_identity(context, info.operand(a), n)}
-    notes: list[str] = []
-    for c in order:
-        mixed = modes[c] == MIXES
-        found = _carry_reads(info, c, modes[c], maps[c], reads, n)
-        if modes[c] == KEEPS and updates[c]:
-            settled = _with_updates(found, [_lift(m, n, KEEPS) for m in updates[c]])
-            # when the carry's updates of itself do not settle, it is read as mixed
-            mixed = settled is None
-            found = settled if settled is not None else _carry_reads(info, c, MIXES, maps[c], reads, n)
-        shape = info.result(c)
-        reads[c] = [_capped(context, shape, n, info.operand(b), s) for b, s in enumerate(found)]
-        capped = any(len({m for m in s if not m.is_known_empty()}) > MAX_MAPS for s in found)
-        notes.extend(note for note, made in ((MIXED, mixed), (CAPPED, capped)) if made and note not in notes)
-    shape = info.result(result_index)
-    d = dims(len(shape), context)
-    final = make_map(context, shape, d + [ax.constant(n, context)])
-    result_maps = [
-        list({eliminate_equal_symbols(_compose(final, m)) for m in reads[result_index][b] if not m.is_known_empty()})
-        for b in range(carries)
-    ]
-    return result_maps, "; ".join(notes)
+    def settle(self, c: int) -> tuple[str, ...]:
+        """Compute ``R[c]`` once (the carries it reads settled before: :func:`_order`);
+        the notes it made (:data:`MIXED`, :data:`CAPPED`)."""
+        if c not in self.notes:
+            info, n, mode = self.info, self.count, self.modes[c]
+            mixed = mode == MIXES
+            found = _carry_reads(info, c, mode, self.maps[c], self.reads, n)
+            if mode == KEEPS and self.updates[c]:
+                settled = _with_updates(found, [_lift(m, n, KEEPS) for m in self.updates[c]])
+                # when the carry's updates of itself do not settle, it is read as mixed
+                mixed = settled is None
+                found = settled if settled is not None else _carry_reads(info, c, MIXES, self.maps[c], self.reads, n)
+            shape = info.result(c)
+            self.reads[c] = [_capped(info.context, shape, n, info.operand(b), s) for b, s in enumerate(found)]
+            capped = any(len({m for m in s if not m.is_known_empty()}) > MAX_MAPS for s in found)
+            self.notes[c] = tuple(note for note, made in ((MIXED, mixed), (CAPPED, capped)) if made)
+        return self.notes[c]
 
 
 def _carry_reads(info: OpInfo, c: int, mode: str, per: tuple, reads: dict, n: int) -> list[set]:
