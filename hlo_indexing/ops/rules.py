@@ -92,6 +92,9 @@ UNKNOWN_KINDS = {
     "real_dynamic_slice": "dynamic shapes",
     "set_dimension_size": "dynamic shapes",
     "get_dimension_size": "dynamic shapes",
+    # its result is a bundle, not a tensor: the computation's maps are its done op's
+    "async_start": "an asynchronous start: the maps of its computation are its async_done's",
+    "async_update": "an asynchronous update: the maps of its computation are its async_done's",
 }
 
 RULES: dict[str, Rule] = {}

@@ -64,3 +64,12 @@ def test_the_done_op_is_indexed_by_its_starts_operands() -> None:
     done = next(op for op in block.operations if op.operation.name == "mhlo.async_done")
     (maps,) = output_to_input_indexing(done, 0).maps
     assert relation(maps) == {((i, j), (j + 1, i)) for i in range(6) for j in range(2)}
+
+
+def test_the_start_op_names_where_its_maps_are() -> None:
+    module = parse_module(CALLED, filename="async.hlo")
+    block = module.body.operations[-1].regions[0].blocks[0]
+    start = next(op for op in block.operations if op.operation.name == "mhlo.async_start")
+    (maps,) = output_to_input_indexing(start, 0).maps
+    (only,) = maps
+    assert only.is_undefined and "its async_done's" in only.reason
