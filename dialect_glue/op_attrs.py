@@ -293,36 +293,21 @@ def scaled_dot_dimensions(op: OpLike, lhs: Shape, rhs: Shape, result: Shape | No
     return _checked_dot_dimensions(op, name, dn, lhs, rhs, result)
 
 
-def gemm_dimensions(op: OpLike, lhs: Shape, rhs: Shape, result: Shape | None = None) -> DotDimensions:
-    """Dimension numbers of a cuBLAS GEMM custom call of an XLA GPU module (``__cublas$gemm``,
-    ``__cublas$lt$matmul``): its ``backend_config`` JSON's
-    ``gemm_backend_config.dot_dimension_numbers`` (dimension lists of strings or integers, an
-    absent one empty), checked as :func:`dot_dimensions` checks them; else
-    :class:`InvalidAttributeError` naming ``backend_config``."""
-    name = "backend_config"
-    config = _gemm_config(op)
-    try:
-        numbers = config["dot_dimension_numbers"]
-        dn = DotDimensions(*(
-            tuple(int(d) for d in numbers.get(f"{side}_{kind}_dimensions", []))
-            for kind, side in (("batch", "lhs"), ("batch", "rhs"), ("contracting", "lhs"), ("contracting", "rhs"))
-        ))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise invalid(op, name, f"has no gemm_backend_config.dot_dimension_numbers ({type(exc).__name__}: {exc})") from None
-    return _checked_dot_dimensions(op, name, dn, lhs, rhs, result)
+@dataclass(frozen=True)
+class GemmConfig:
+    """What the analysis reads of a cuBLAS GEMM's ``backend_config``: the dot's dimension
+    numbers and the epilogue (``DEFAULT``, ``BIAS``, ``BIAS_RELU``, ...)."""
+    dimensions: DotDimensions
+    epilogue: str
 
 
-def gemm_epilogue(op: OpLike) -> str:
-    """The ``epilogue`` of a cuBLAS GEMM's ``backend_config`` (``DEFAULT``, ``BIAS``,
-    ``BIAS_RELU``, ...; ``DEFAULT`` when absent), else :class:`InvalidAttributeError`."""
-    epilogue = _gemm_config(op).get("epilogue", "DEFAULT")
-    if not isinstance(epilogue, str):
-        raise invalid(op, "backend_config", f"has an epilogue {epilogue!r} that is not a name")
-    return epilogue
-
-
-def _gemm_config(op: OpLike) -> dict[str, Any]:
-    """The ``gemm_backend_config`` object of a cuBLAS GEMM's ``backend_config`` JSON."""
+def gemm_config(op: OpLike, lhs: Shape, rhs: Shape, result: Shape | None = None) -> GemmConfig:
+    """The :class:`GemmConfig` of a cuBLAS GEMM custom call of an XLA GPU module
+    (``__cublas$gemm``, ``__cublas$lt$matmul``), from its ``backend_config`` JSON's
+    ``gemm_backend_config``: ``dot_dimension_numbers`` (dimension lists of strings or
+    integers, an absent one empty; checked as :func:`dot_dimensions` checks them) and
+    ``epilogue`` (``DEFAULT`` when absent); else :class:`InvalidAttributeError` naming
+    ``backend_config``."""
     name = "backend_config"
     attr = _attribute(op, name)
     if not isinstance(attr, ir.StringAttr):
@@ -333,7 +318,18 @@ def _gemm_config(op: OpLike) -> dict[str, Any]:
         raise invalid(op, name, f"has no gemm_backend_config ({type(exc).__name__}: {exc})") from None
     if not isinstance(config, dict):
         raise invalid(op, name, "has a gemm_backend_config that is not an object")
-    return config
+    try:
+        numbers = config["dot_dimension_numbers"]
+        dn = DotDimensions(*(
+            tuple(int(d) for d in numbers.get(f"{side}_{kind}_dimensions", []))
+            for kind, side in (("batch", "lhs"), ("batch", "rhs"), ("contracting", "lhs"), ("contracting", "rhs"))
+        ))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise invalid(op, name, f"has no gemm_backend_config.dot_dimension_numbers ({type(exc).__name__}: {exc})") from None
+    epilogue = config.get("epilogue", "DEFAULT")
+    if not isinstance(epilogue, str):
+        raise invalid(op, name, f"has an epilogue {epilogue!r} that is not a name")
+    return GemmConfig(_checked_dot_dimensions(op, name, dn, lhs, rhs, result), epilogue)
 
 
 def _checked_dot_dimensions(op: OpLike, name: str, dn: DotDimensions, lhs: Shape, rhs: Shape, result: Shape | None) -> DotDimensions:

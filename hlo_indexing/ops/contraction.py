@@ -80,7 +80,7 @@ def scaled_dot_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
 
 def gemm_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """A cuBLAS GEMM of an XLA GPU module (a custom call whose ``backend_config`` holds
-    the dot's dimension numbers, :func:`~hlo_indexing.dialect_glue.op_attrs.gemm_dimensions`;
+    the dot's dimension numbers, :func:`~hlo_indexing.dialect_glue.op_attrs.gemm_config`;
     its result is a tuple: the product, then scratch such as the workspace): the product
     reads operands 0 and 1 as a dot's, an operand of its shape (the ``C`` of
     ``alpha * A @ B + beta * C``) at its own index, with a ``BIAS`` epilogue a vector as
@@ -91,10 +91,10 @@ def gemm_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
         return [[whole_map(info.context, space, info.operand(k))] for k in range(info.num_operands)]
     if info.num_operands < 2:
         raise op_attrs.invalid(info.op, "operands", f"a GEMM takes at least 2 operands, not {info.num_operands}")
-    dn = op_attrs.gemm_dimensions(info.op, info.operand(0), info.operand(1), space)
-    bias = "BIAS" in op_attrs.gemm_epilogue(info.op)
+    config = op_attrs.gemm_config(info.op, info.operand(0), info.operand(1), space)
+    bias = "BIAS" in config.epilogue
     d = dims(len(space), info.context)
-    out: list[list[IndexingMap]] = [[m] for m in _dot_maps(info, dn)]
+    out: list[list[IndexingMap]] = [[m] for m in _dot_maps(info, config.dimensions)]
     for k in range(2, info.num_operands):
         target = info.operand(k)
         if target == space:

@@ -26,8 +26,6 @@ depend on computations and values elsewhere in the module.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
@@ -36,7 +34,7 @@ from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing, value_shape
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing, entry_maps, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, ELEMENTWISE_KINDS, HLO_DIALECTS, rule_for
@@ -272,7 +270,7 @@ def _apply_rule(
                 entries = rule.output_to_input(info, index)
                 if rule.replicas is not None:  # the device of every operand the result reads
                     replica = _simplified(rule.replicas(info, index), simplify)
-                    replicas = tuple(replica if _reads(entry) else None for entry in entries)
+                    replicas = tuple(replica if entry_maps(entry) else None for entry in entries)
             else:
                 entries = rule.input_to_output(info, index)
     except UnknownIndexing as exc:
@@ -287,11 +285,6 @@ def _apply_rule(
         if entry.note and entry.note not in notes:
             notes.append(entry.note)
     return InstructionIndexing(tuple(maps), tuple(runtime), replicas, direction, tuple(notes))
-
-
-def _reads(entry: Entry | Sequence[IndexingMap]) -> bool:
-    """Whether a rule's entry for an operand has a map (the operand is read)."""
-    return bool(entry.maps if isinstance(entry, Entry) else entry)
 
 
 def _simplified(m: IndexingMap, simplify: bool) -> IndexingMap:

@@ -125,19 +125,22 @@ def _tuple_all_to_all(operands: int, shape: tuple = (2, 2)):
 
 
 def test_tuple_all_to_all_reads_every_operand_from_the_results_device() -> None:
-    # On device p, result i is operand p of device i (XLA's AllToAll, tuple form): the
-    # union over devices of what result i reads, tagged (operand, element), must be our
-    # relation per operand, each element from device i.
+    # XLA's AllToAll, tuple form, simulated: on device p, element e of result i is element
+    # e of operand p held by device i. Per result and operand, the union over devices of
+    # the (result element, operand element) pairs must be our relation, and the devices
+    # they come from our replica map.
     shape = (2, 2)
     _module, op = _tuple_all_to_all(G, shape)
+    elements = list(itertools.product(*(range(n) for n in shape)))
+    # per (device p, result i): (result element, operand read, operand element, device holding it)
+    sent = {(p, i): [(e, p, e, i) for e in elements] for p in range(G) for i in range(G)}
     for i in range(G):
         indexing = output_to_input_indexing(op, i)
         for j in range(G):
-            ours = set().union(*(m.relation() for m in indexing.maps[j]))
-            read = {(index, index) for p in range(G) if p == j for index in itertools.product(*(range(n) for n in shape))}
-            assert ours == read, f"result {i} operand {j}"
-            devices = indexing.replica_maps[j].relation()
-            assert devices == {(index, (i,)) for index in itertools.product(*(range(n) for n in shape))}
+            pairs = {(e, src) for p in range(G) for e, operand, src, _ in sent[(p, i)] if operand == j}
+            devices = {(e, (device,)) for p in range(G) for e, operand, _, device in sent[(p, i)] if operand == j}
+            assert set().union(*(m.relation() for m in indexing.maps[j])) == pairs, f"result {i} operand {j}"
+            assert indexing.replica_maps[j].relation() == devices
 
 
 def test_a_tuple_all_to_all_with_an_operand_per_device_missing_is_refused_with_its_reason() -> None:
