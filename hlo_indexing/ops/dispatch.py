@@ -26,6 +26,8 @@ depend on computations and values elsewhere in the module.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
@@ -75,19 +77,24 @@ def elementwise_shape(op: ir.Operation | ir.OpView) -> tuple[int, ...] | None:
     building its cache key). Example: ``(8, 16)`` for ``stablehlo.add`` of two
     ``tensor<8x16xf32>``; None for a ``select`` with a scalar predicate."""
     operation = op if isinstance(op, ir.Operation) else op.operation  # a view's .name may be an attribute
-    dialect, _, kind = operation.name.partition(".")
-    if kind not in ELEMENTWISE_KINDS or dialect not in HLO_DIALECTS:
-        return None
     results = operation.results
     if len(results) != 1:
         return None
-    result_type = results[0].type
+    return elementwise_shape_of(operation.name, results[0].type, operation.operands)
+
+
+def elementwise_shape_of(name: str, result_type: ir.Type, operands: Sequence[ir.Value]) -> tuple[int, ...] | None:
+    """:func:`elementwise_shape` of a one-result op from what its caller has read of it:
+    the op's name, its result's type and its operands."""
+    dialect, _, kind = name.partition(".")
+    if kind not in ELEMENTWISE_KINDS or dialect not in HLO_DIALECTS:
+        return None
     if not isinstance(result_type, ir.RankedTensorType) or not result_type.has_static_shape:
         return None
     shape = tuple(result_type.shape)
     if 0 in shape:
         return None
-    for operand in operation.operands:
+    for operand in operands:
         operand_type = operand.type
         if operand_type == result_type:  # types are uniqued: the common case without reading the shape
             continue

@@ -39,7 +39,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
-from hlo_indexing.ops.dispatch import elementwise_shape, result_indexing
+from hlo_indexing.ops.dispatch import elementwise_shape_of, result_indexing
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
@@ -133,10 +133,12 @@ _OPCODE_OF_KIND = {"dot_general": "dot", "broadcast_in_dim": "broadcast"}
 _CONTRACTION_KINDS = frozenset({"dot", "dot_general", "convolution", "custom_call"})
 
 
-def _opcode(owner: ir.Operation | None) -> str:
+def _opcode(owner: ir.Operation | None, operation_name: str | None = None) -> str:
+    """XLA's opcode for ``owner`` (``parameter`` for None); ``operation_name``: its
+    name, when the caller has read it."""
     if owner is None:
         return "parameter"
-    kind = owner.name.split(".", 1)[-1]
+    kind = (operation_name or owner.name).split(".", 1)[-1]
     if kind == "custom_call" and _call_target(owner) == SCALED_DOT_TARGET:
         return "scaled-dot"
     return _OPCODE_OF_KIND.get(kind) or kind.replace("_", "-")
@@ -337,6 +339,13 @@ class MapResults:
     #: By map and shape: what an elementwise op of that shape reads of each operand
     #: through the map (the map composed with the identity over the shape, simplified).
     elementwise: dict[tuple[IndexingMap, tuple[int, ...]], IndexingMap] = field(default_factory=dict)
+    #: By composed operand map of a contraction (its :meth:`~IndexingMap.memo_key`: the
+    #: names are printed), the contraction's hidden parameter positions and contracted
+    #: sizes: the map with the contracted range variables made those parameters.
+    contracted: dict[tuple[object, ...], IndexingMap] = field(default_factory=dict)
+    #: By tiling parameter sizes, the positions of the root's output dimensions among
+    #: them and the context: the root's map.
+    starts: dict[tuple[tuple[int, ...], tuple[int, ...], ir.Context], IndexingMap] = field(default_factory=dict)
 
 
 def analyze_fusion(
@@ -430,6 +439,10 @@ class _Builder:
         self.tiles = map_results.tiles
         self.simplified = map_results.simplified
         self.elementwise = map_results.elementwise
+        self.contracted = map_results.contracted
+        self.starts = map_results.starts
+        # Per contraction op: its contracted sizes (read from its attributes once).
+        self.contracted_sizes: dict[ir.Operation, list[int]] = {}
 
     def build(
         self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
@@ -452,10 +465,8 @@ class _Builder:
                     if _opcode(op) in CONTRACTION_OPCODES and op != root_op:
                         self._hidden_dims(op)
             self.sizes = tuple(p.size for p in self.parameters)
-            dims = [Interval.of_size(size) for size in self.sizes]
-            output_dims = [i for i, p in enumerate(self.parameters) if not p.contracting]
-            ctx = root.context
-            start = IndexingMap.from_exprs(dims, [ax.dim(i, ctx) for i in output_dims], context=ctx)
+            output_dims = tuple(i for i, p in enumerate(self.parameters) if not p.contracting)
+            start = self._start_map(output_dims, root.context)
             root_node = self._visit(root, start, ())
             roots = [[root_node] if value == root else self._candidates(value) for value in outputs]
         except _Failure as failure:
@@ -485,10 +496,11 @@ class _Builder:
 
     def _declare_parameters(self, root: SsaValue, shape: Sequence[int]) -> None:
         owner = defining_op(root)
-        name = _name_of(root)
-        if owner is not None and opcode_of(root) in CONTRACTION_OPCODES:
-            self.hidden[owner] = list(range(len(_contracting_sizes(owner))))
-            for k, size in enumerate(_contracting_sizes(owner)):
+        name = self.names(root, owner)
+        if owner is not None and _opcode(owner) in CONTRACTION_OPCODES:
+            sizes = self._contracting_sizes(owner)
+            self.hidden[owner] = list(range(len(sizes)))
+            for k, size in enumerate(sizes):
                 self.parameters.append(TilingParameter(name, k, size, contracting=True))
         for i, size in enumerate(shape):
             self.parameters.append(TilingParameter(name, i, size))
@@ -538,11 +550,36 @@ class _Builder:
         found = self.hidden.get(op)
         if found is None:
             found = []
-            for k, size in enumerate(_contracting_sizes(op)):
+            for k, size in enumerate(self._contracting_sizes(op)):
                 found.append(len(self.parameters))
                 self.parameters.append(TilingParameter(instruction_name(op) or op.name, k, size, contracting=True))
             self.hidden[op] = found
             self.sizes = tuple(p.size for p in self.parameters)
+        return found
+
+    def _start_map(self, output_dims: tuple[int, ...], ctx: ir.Context) -> IndexingMap:
+        """The root's map: from the tiling parameters to its output dimensions (the
+        parameters ``output_dims``), once per parameter sizes."""
+        key = (self.sizes, output_dims, ctx)
+        found = self.starts.get(key)
+        if found is None:
+            dims = [Interval.of_size(size) for size in self.sizes]
+            found = self.starts[key] = IndexingMap.from_exprs(dims, [ax.dim(i, ctx) for i in output_dims], context=ctx)
+        return found
+
+    def _contracting_sizes(self, op: ir.Operation) -> list[int]:
+        """:func:`_contracting_sizes` of a contraction op of this computation (read once)."""
+        found = self.contracted_sizes.get(op)
+        if found is None:
+            found = self.contracted_sizes[op] = _contracting_sizes(op)
+        return found
+
+    def _contracted(self, composed: IndexingMap, hidden: list[int], sizes: list[int]) -> IndexingMap:
+        """:func:`_contract_as_parameters`, once per map, parameters and sizes."""
+        key = (composed.memo_key(), tuple(hidden), tuple(sizes))
+        found = self.contracted.get(key)
+        if found is None:
+            found = self.contracted[key] = _contract_as_parameters(composed, hidden, sizes)
         return found
 
     def _visit(
@@ -555,7 +592,8 @@ class _Builder:
         if found is not None:
             return found
         op = defining_op(value)
-        name, opcode = self.names(value, op), _opcode(op)
+        operation_name = op.name if op is not None else None
+        name, opcode = self.names(value, op), _opcode(op, operation_name)
         if len(self.nodes) >= self.max_nodes:
             raise _Failure(
                 f"{name}: more than {self.max_nodes} tiled instructions (values read through distinct maps; "
@@ -567,8 +605,9 @@ class _Builder:
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
         if opcode == "pad" and not self.allow_pad:
             raise _Failure(f"{name}: pad is only supported in gemm fusions")
-        if not isinstance(value.type, ir.RankedTensorType):  # a tuple, a token
-            raise _Failure(f"{name}: a value of type {value.type} is not a tensor")
+        value_type = value.type
+        if not isinstance(value_type, ir.RankedTensorType):  # a tuple, a token
+            raise _Failure(f"{name}: a value of type {value_type} is not a tensor")
         tile = self.tiles.get((indexing, self.sizes))
         if tile is None:
             tile = self.tiles[(indexing, self.sizes)] = symbolic_tile(self._full_dims(indexing))
@@ -579,10 +618,11 @@ class _Builder:
         node = TiledNode(value, name, opcode, indexing, tile, hidden, region, len(self.nodes))
         self.nodes[key] = node
         if op is not None and opcode not in LEAF_OPS:
-            shape = elementwise_shape(op)
+            operands = list(op.operands)  # each operand read once
+            shape = elementwise_shape_of(operation_name or "", value_type, operands) if len(op.results) == 1 else None
             if shape is not None:  # every operand read through the identity: one map for all
                 operand_map = self._elementwise_operand_map(indexing, shape, op.context)
-                for operand in op.operands:
+                for operand in operands:
                     node.operands.append(self._visit(operand, operand_map, hidden, region))
                 self.order.append(node)
                 return node
@@ -597,7 +637,7 @@ class _Builder:
             except HloIndexingError as exc:
                 raise _Failure(f"{name}: no indexing ({exc})") from None
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
-            for k, operand in enumerate(op.operands):
+            for k, operand in enumerate(operands):
                 operand_maps = list(operand_map_sets[k])
                 if len(operand_maps) != 1:
                     raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
@@ -605,7 +645,7 @@ class _Builder:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
                 composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
                 if opcode in CONTRACTION_OPCODES:
-                    composed = _contract_as_parameters(composed, self._hidden_dims(op), _contracting_sizes(op))
+                    composed = self._contracted(composed, self._hidden_dims(op), self._contracting_sizes(op))
                 if opcode in CONTRACTION_OPCODES or opcode == "concatenate":
                     operand_region = region + ((node.serial, k if opcode == "concatenate" else 0),)
                 else:
