@@ -33,6 +33,7 @@ from hlo_indexing.analysis.fusion import REGIONS, fusion_indexing
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import SsaArgument, SsaValue, ir
 from hlo_indexing.dialect_glue.hlo_text import SCALED_DOT_TARGET
+from hlo_indexing.dialect_glue.locations import location_name
 from hlo_indexing.errors import HloIndexingError, TilingError
 from hlo_indexing.limits import MAX_TILED_NODES
 from hlo_indexing.maps import affine_expr as ax
@@ -152,28 +153,31 @@ def _name_of(value: SsaValue) -> str:
 class _InstructionNames:
     """The instruction names of the values of one analysis: an op's result is named
     after the op, a parameter after its own location unless that is its fusion's (each
-    fusion's name read once), else by its number."""
+    fusion's location and name read once), else by its number."""
 
     def __init__(self) -> None:
-        # Per block: the name of the mhlo.fusion it is the body of ('' for any other block).
-        self._fusions: dict[ir.Block, str] = {}
+        # Per block: the location and name of the mhlo.fusion it is the body of (None
+        # and '' for any other block).
+        self._fusions: dict[ir.Block, tuple[ir.Location | None, str]] = {}
 
     def __call__(self, value: SsaValue, owner: ir.Operation | None) -> str:
         """The instruction name of ``value``, whose :func:`defining_op` is ``owner``."""
         if owner is not None:
             return instruction_name(owner) or owner.name
         argument: SsaArgument = ir.BlockArgument(value)
-        name = instruction_name(argument)
-        if name:
-            block = argument.owner
-            fusion_name = self._fusions.get(block)
-            if fusion_name is None:
-                fusion = block.owner
-                fusion_name = instruction_name(fusion) if fusion is not None and fusion.name == "mhlo.fusion" else ""
-                self._fusions[block] = fusion_name
-            if name == fusion_name:
-                name = ""  # a fusion region's arguments carry the fusion's own location
-        return name or f"parameter({argument.arg_number})"
+        block = argument.owner
+        fusion = self._fusions.get(block)
+        if fusion is None:
+            op = block.owner
+            is_fusion = op is not None and op.name == "mhlo.fusion"
+            fusion = self._fusions[block] = (op.location, instruction_name(op)) if is_fusion else (None, "")
+        fusion_location, fusion_name = fusion
+        location = argument.location
+        if fusion_location is None or location != fusion_location:  # a fusion region's arguments carry the fusion's own location
+            name = location_name(location)
+            if name and name != fusion_name:
+                return name
+        return f"parameter({argument.arg_number})"
 
 
 @dataclass
@@ -460,8 +464,11 @@ class _Builder:
             self._declare_parameters(root, root_shape)
             root_op = defining_op(root)
             for view in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
-                op = view.operation
-                if op.name.split(".", 1)[-1] in _CONTRACTION_KINDS:  # the name first: most ops are not
+                # The name first (most ops are not contractions), from the view's class
+                # where the dialect has one (no binding call).
+                operation_name = getattr(type(view), "OPERATION_NAME", None) or view.operation.name
+                if operation_name.split(".", 1)[-1] in _CONTRACTION_KINDS:
+                    op = view.operation
                     if _opcode(op) in CONTRACTION_OPCODES and op != root_op:
                         self._hidden_dims(op)
             self.sizes = tuple(p.size for p in self.parameters)
