@@ -463,7 +463,10 @@ class _Builder:
             root_shape = _static_shape(root)
             self._declare_parameters(root, root_shape)
             root_op = defining_op(root)
-            for view in itertools.chain(block.operations, *(b.operations for b in extra_blocks)):
+            # Every op's view, kept until the walk ends: the bindings then hand out the same
+            # Python op for an operand's producer instead of making one at every read.
+            views = list(itertools.chain(block.operations, *(b.operations for b in extra_blocks)))
+            for view in views:
                 # The name first (most ops are not contractions), from the view's class
                 # where the dialect has one (no binding call).
                 operation_name = getattr(type(view), "OPERATION_NAME", None) or view.operation.name
