@@ -438,6 +438,7 @@ class _Builder:
         self.order: list[TiledNode] = []
         self.hidden: dict[ir.Operation, list[int]] = {}
         self.names = _InstructionNames()
+        self.value_names: dict[SsaValue, str] = {}
         # The symbolic tile of each distinct map (an elementwise chain reads every value
         # through the same map) and each composed map simplified.
         self.tiles = map_results.tiles
@@ -603,7 +604,10 @@ class _Builder:
             return found
         op = defining_op(value)
         operation_name = op.name if op is not None else None
-        name, opcode = self.names(value, op), _opcode(op, operation_name)
+        name = self.value_names.get(value)
+        if name is None:  # a value read through several maps is several nodes of one name
+            name = self.value_names[value] = self.names(value, op)
+        opcode = _opcode(op, operation_name)
         if len(self.nodes) >= self.max_nodes:
             raise _Failure(
                 f"{name}: more than {self.max_nodes} tiled instructions (values read through distinct maps; "
