@@ -73,7 +73,7 @@ def _tuple_element_count(op: OpLike) -> int | None:
     return result_type.num_types if isinstance(result_type, ir.TupleType) else None
 
 
-def _tuple_elements(op: OpLike, direction: str, index: int, simplify: bool) -> InstructionIndexing | None:
+def _tuple_elements(op: OpLike, direction: Direction, index: int, simplify: bool) -> InstructionIndexing | None:
     """:func:`~hlo_indexing.ops.dispatch.tuple_elements_indexing` of a custom call
     returning one tuple, ``index`` checked (a tuple element, or an operand); None for
     other ops."""

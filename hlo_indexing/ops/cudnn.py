@@ -67,7 +67,7 @@ def _forward(info: OpInfo, target: str) -> RuleResult:
         raise op_attrs.invalid(info.op, "operands", f"{target} takes 2 to 4 operands, not {info.num_operands}")
     shapes = (info.operand(0), info.operand(1), output)
     dn, window, groups = _convolution(info, shapes, target)
-    out: RuleResult = [[m] for m in conv_maps(info.context, shapes, dn, window, groups)]
+    out: list[list[IndexingMap]] = [[m] for m in conv_maps(info.context, shapes, dn, window, groups)]
     d = dims(len(output), info.context)
     if info.num_operands >= 3:
         if info.operand(2) != (output[dn.output_feature],):
@@ -171,6 +171,8 @@ def _backward_input_maps(
     out_features = result[dn.output_feature]
     group_features = rhs[dn.kernel_input_feature]
     f = d[dn.input_feature]
+    c: ir.AffineExpr
+    o: ir.AffineExpr
     if feature_groups > 1:
         c, o = ax.mod(f, group_features), ax.floordiv(f, group_features) * (out_features // feature_groups) + o_in_group
     else:
