@@ -455,20 +455,31 @@ def _annotate_function(
                         arg_layouts[argument.arg_number] = element
         _set_value_attrs(func_op, "arg_attrs", arg_layouts, len(block.arguments))
     line, column = (computation.line, computation.column) if computation is not None else (1, 1)
+    # XLA's translator names a get_tuple_element after the instruction it reads.
+    tuple_reads = {i.tuple_read: i for i in computation.instructions if i.tuple_read} if computation is not None else {}
     for region in func_op.regions:
         for block in region.blocks:
             for op in block.operations:
-                _annotate_op(op.operation, instructions, filename, (line, column))
+                _annotate_op(op.operation, instructions, filename, (line, column), tuple_reads)
 
 
 def _annotate_op(
-    op: "ir.Operation", instructions: dict[str, HloInstruction], filename: str, fallback: tuple[int, int]
+    op: "ir.Operation",
+    instructions: dict[str, HloInstruction],
+    filename: str,
+    fallback: tuple[int, int],
+    tuple_reads: dict[tuple[str, int], HloInstruction],
 ) -> None:
     """Locate ``op`` at its instruction (with its layout); an op the text scan could not
     match (unusual formatting, an op the translator made up) is located at its
-    computation, so that errors about it still point into the file."""
+    computation, so that errors about it still point into the file. A
+    ``get_tuple_element`` named after the instruction it reads is located at the
+    ``get-tuple-element`` of ``tuple_reads`` (by that instruction and the index) and
+    named after it."""
     name = _name_of(op.location)
     instruction = instructions.get(name or "")
+    if instruction is not None and instruction.opcode != "get-tuple-element" and op.name.endswith(".get_tuple_element"):
+        instruction = tuple_reads.get((instruction.name, ir.IntegerAttr(op.attributes["index"]).value), instruction)
     if instruction is not None:
         op.location = _text_location(instruction.name, instruction.line, instruction.column, filename)
         layout = _layout_attr(instruction, [r.type for r in op.results])
@@ -490,7 +501,7 @@ def _annotate_op(
                         _text_location(owner.name, owner.line, owner.column, filename)
                     )
             for inner in block.operations:
-                _annotate_op(inner.operation, instructions, filename, fallback)
+                _annotate_op(inner.operation, instructions, filename, fallback, tuple_reads)
 
 
 def _name_of(location: "ir.Location") -> str | None:

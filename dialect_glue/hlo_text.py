@@ -60,6 +60,9 @@ class HloInstruction:
     #: A custom call's attributes that XLA's translator drops (:data:`CUSTOM_CALL_DROPPED`),
     #: as written: ``(("window", "size=3x3 pad=1_1x1_1"), ("dim_labels", "bf01_oi01->bf01"))``.
     dropped_attributes: tuple[tuple[str, str], ...] = ()
+    #: Of a ``get-tuple-element``: the name of the instruction it reads (as written) and
+    #: the element's index.
+    tuple_read: tuple[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,16 @@ def _dropped_attributes(clean: str, start: int, end: int) -> tuple[tuple[str, st
     return tuple(found)
 
 
+_TUPLE_READ = re.compile(r"\s*get-tuple-element\s*\((?:[^()]|\([^()]*\))*?%?([A-Za-z_][\w.\-]*)\s*\)\s*,\s*index\s*=\s*(\d+)")
+
+
+def _tuple_read(clean: str, start: int) -> tuple[str, int] | None:
+    """The operand name and index of the ``get-tuple-element`` written at ``start``
+    (its operand possibly typed: ``((f32[2], u8[0]) %t), index=0``)."""
+    match = _TUPLE_READ.match(clean, start)
+    return (match.group(1), int(match.group(2))) if match else None
+
+
 def _line_starts(text: str) -> list[int]:
     starts = [0]
     starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
@@ -248,6 +261,7 @@ def scan_hlo_text(text: str) -> HloTextScan:
                     dropped_attributes=(
                         _dropped_attributes(clean, shape_end, statement_end) if opcode == "custom-call" else ()
                     ),
+                    tuple_read=_tuple_read(clean, shape_end) if opcode == "get-tuple-element" else None,
                 )
             )
         header_offset = header.start(1) if header.group(1) else header.start(2)
