@@ -87,6 +87,9 @@ mhlo = _dialect("mhlo")
 chlo = _dialect("chlo")
 #: Shardy (``sdy.mesh``, ``#sdy.sharding``), which JAX puts in the programs it lowers.
 sdy = _dialect("sdy")
+#: jaxlib's TPU (Mosaic) dialect extension (``register_dialect(context)``), whose
+#: attributes the kernels of Pallas TPU calls use; None without it.
+tpu = _optional(f"{_root}._mlir_libs._tpu_ext") if PROVIDER == "jaxlib" else None
 
 # Aliases for the binding types the package's signatures use (the chosen provider's
 # classes at run time, jaxlib's for the type checker).
@@ -121,6 +124,7 @@ __all__ = [
     "mhlo",
     "chlo",
     "sdy",
+    "tpu",
     "Context",
     "Location",
     "Module",
