@@ -23,7 +23,7 @@ import functools
 import json
 from dataclasses import dataclass
 
-from hlo_indexing.dialect_glue.bindings import OpLike, ir, tpu
+from hlo_indexing.dialect_glue.bindings import OpLike, ir, tpu_dialect
 from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.errors import InvalidAttributeError, UnsupportedError
 
@@ -106,6 +106,7 @@ def _invalid(operation: ir.Operation, problem: str) -> InvalidAttributeError:
 @functools.lru_cache(maxsize=64)
 def _read_kernel(body: str) -> MosaicKernel:
     """The kernel serialized as ``body`` (once per distinct kernel)."""
+    tpu = tpu_dialect()
     if tpu is None:
         raise UnsupportedError("reading a Pallas TPU kernel needs jaxlib's TPU dialect (jaxlib.mlir._mlir_libs._tpu_ext)")
     try:
