@@ -27,8 +27,14 @@ changes each time an axis advances whose step (its own coefficient, minus the in
 axes' coefficients times their extents, which wrap) is not zero. The nodes of one value
 are one tiled instruction at a candidate where their sizes, strides and offsets agree
 (:func:`_present`): a parameter read through two different tiles there has no BlockSpec,
-and an instruction's work counts once. Other fusions, and candidates with a negative
-stride or more grid steps than the map enumerations of :func:`.tpu.assess_tpu` take
+and an instruction's work counts once. A parameter or output read through one tile may
+also have pairs of results ``d_p floordiv c, d_p mod c`` (a reshape splitting the
+dimension of parameter ``p``, :data:`Split`): its offsets there are ``(s_p * t_p
+floordiv c, s_p * t_p mod c)``, multiples of the block where :func:`_split_blocks` says,
+and its block index is one-to-one in ``t_p``, so it moves at every step along ``p``.
+Other fusions, and candidates with a negative stride, a split whose parameter's tile size
+neither divides ``c`` nor is a multiple of it, or more grid steps than the map
+enumerations of :func:`.tpu.assess_tpu` take
 (:data:`~hlo_indexing.limits.MAX_PALLAS_GRID_POINTS`,
 :data:`~hlo_indexing.limits.MAX_ENUMERATION_POINTS`), are judged one by one
 (:func:`.per_tiling.per_tiling` of :func:`.tpu.assess_tpu`). The message of a rejected
@@ -171,10 +177,12 @@ class _KernelPlan:
     splits: tuple[Split, ...]
 
 
-#: Closed-form offsets (constants, coefficients, active parameters), constant strides and
-#: splits of a tile, by its map, hidden parameters, strides and the fusion's parameters
-#: (None: not in closed form).
-OffsetFacts = dict[tuple[object, ...], "tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None, tuple[Split, ...]] | None"]
+#: Closed-form offsets of a tile (constants, coefficients, active parameters), its
+#: constant strides and splits: :class:`_Tile`'s fields after its node.
+OffsetFact = tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None, tuple[Split, ...]]
+#: :data:`OffsetFact` of each tile, by its map, hidden parameters, strides and the
+#: fusion's parameters (None: not in closed form).
+OffsetFacts = dict[tuple[object, ...], OffsetFact | None]
 
 
 def _linear_tile(node: TiledNode, fusion: TiledFusion, known: OffsetFacts,
@@ -192,7 +200,7 @@ def _linear_tile(node: TiledNode, fusion: TiledFusion, known: OffsetFacts,
     return None if found is None else _Tile(node, *found)
 
 
-def _offset_facts(node: TiledNode, fusion: TiledFusion) -> tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None, tuple[Split, ...]] | None:
+def _offset_facts(node: TiledNode, fusion: TiledFusion) -> OffsetFact | None:
     """What :func:`_linear_tile` finds of ``node``'s tile."""
     m = node.indexing_map
     if m.constraints or m.runtime_vars or m.num_dims != len(fusion.parameters):
