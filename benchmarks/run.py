@@ -8,7 +8,7 @@ Usage (``python3 dev/run.py bench [options]`` runs this with the repository's ve
     python benchmarks/run.py --update-readme     # also refresh README.md's table
     python benchmarks/run.py --training-only     # only the JAX training steps (issue #17)
     python benchmarks/run.py --tiling-only       # only the tiling of the compiled steps (issues #19, #28)
-    python benchmarks/run.py --tiling-only --device h100   # ... ranked by a device's cost model (issue #26)
+    python benchmarks/run.py --tiling-only --device h100   # ... both shapes ranked by a device's cost model (issue #26)
     python benchmarks/run.py --library-only      # only the programs of JAX's libraries (issue #31)
 
 Every figure is a ratio against a baseline measured in the same process on the same
@@ -190,14 +190,16 @@ def run_tiling(quick: bool, device: str | None = None) -> list[dict]:
     return bench_tiling.measure(layers, repeat=2 if quick else 7, device=target)  # best of 7, as its baseline
 
 
-def run_tiling_issue28(quick: bool) -> list[dict]:
+def run_tiling_issue28(quick: bool, device: str | None = None) -> list[dict]:
     """The steps of issue #28's shape (batched: layer-norm backward fusions whose root
-    bitcasts a transposed f32[2,16,32] into f32[32,32])."""
+    bitcasts a transposed f32[2,16,32] into f32[32,32]), ranked on ``device`` when given."""
     if not generate.jax_available():
         return []
-    print("bench: tiling of the compiled JAX training steps of issue #28's shape", flush=True)
+    target = select_device(device) if device else None
+    print("bench: tiling of the compiled JAX training steps of issue #28's shape" + (f", ranked on {target.name}" if target else ""),
+          flush=True)
     layers = [1, 2] if quick else list(bench_training.jax_training_step.LAYERS)
-    return bench_tiling.measure(layers, repeat=2 if quick else 7, shape=bench_training.jax_training_step.ISSUE_28)
+    return bench_tiling.measure(layers, repeat=2 if quick else 7, shape=bench_training.jax_training_step.ISSUE_28, device=target)
 
 
 def tiling_targets(rows: list[dict], what: str = "compiled training steps", issue: str = "#19") -> list[dict]:
@@ -281,7 +283,9 @@ def targets(record: dict) -> list[dict]:
     out = (
         training_targets(record["training"]) + tiling_targets(record["tiling"])
         + tiling_targets(record.get("tiling_issue28", []), ISSUE_28_STEPS, "#28")
-        + tiling_targets(record.get("device_tiling", [])) + library_targets(record.get("library", []))
+        + tiling_targets(record.get("device_tiling", []))
+        + tiling_targets(record.get("device_tiling_issue28", []), ISSUE_28_STEPS)
+        + library_targets(record.get("library", []))
     )
     at_target = [r for r in record["analysis"] if r["n_ops"] == TARGET_SIZE]
     if at_target:
@@ -335,6 +339,9 @@ def markdown(record: dict) -> str:
                      "(`rank_tilings(fusion, device=...)`, as `hlo-print-tilings{device=}`: Triton's constraints, "
                      "XLA's register rule and time estimate per candidate):")
         parts.append(tiling_table(record["device_tiling"]))
+    if record.get("device_tiling_issue28"):
+        parts.append(f"And the steps of issue #28's shape on the {record['device_tiling_issue28'][0]['device']} cost model:")
+        parts.append(tiling_table(record["device_tiling_issue28"]))
     parts.append(
         table(
             ["family", "ops", "functions", "parse+print s", "analysis s", "ratio", "CPU: parse+print s", "analysis s",
@@ -467,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in library_targets(rows)]))
         return 0
     if args.tiling_only:
-        rows, issue_rows = run_tiling(args.quick, args.device), run_tiling_issue28(args.quick)
+        rows, issue_rows = run_tiling(args.quick, args.device), run_tiling_issue28(args.quick, args.device)
         print("\n" + tiling_table(rows) + "\n\n" + tiling_table(issue_rows) + "\n")
         found = tiling_targets(rows) + tiling_targets(issue_rows, ISSUE_28_STEPS, "#28")
         print(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in found]))
@@ -476,6 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     record["tiling"] = run_tiling(args.quick)
     record["tiling_issue28"] = run_tiling_issue28(args.quick)
     record["device_tiling"] = run_tiling(args.quick, TILING_DEVICE)
+    record["device_tiling_issue28"] = run_tiling_issue28(args.quick, TILING_DEVICE)
     record["library"] = run_library(args.quick)
     record["analysis"], record["module_shapes"] = run_analysis(sizes, memory=not args.no_memory)
     record["scaling"] = scaling_rows(record["analysis"])

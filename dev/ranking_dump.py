@@ -121,24 +121,29 @@ def dump(label: str, module: ir.Module | ir.Operation, device: Device | None, ou
         elif fusion is not None:
             record["analysis"] = str(fusion)
             record["parameters"] = [repr(parameter) for parameter in fusion.parameters]
-        elif fusion is not None and device is None:
-            layouts, output_layouts = declared_parameter_layouts(op)
-            try:
-                record["ranking"] = blind_json(memo.rank(fusion, BUDGET, layouts=layouts, output_layouts=output_layouts))
-            except HloIndexingError as exc:
-                record["ranking_error"] = exc.message
-        elif fusion is not None:
-            layouts, output_layouts = declared_parameter_layouts(op)
-            try:
-                record["ranking"] = ranking_json(device_memo.rank(fusion, device, layouts=layouts,
-                                                                  output_layouts=output_layouts))
-            except HloIndexingError as exc:
-                record["ranking_error"] = exc.message
-            try:
-                record["candidates"] = candidates_json(fusion, device, layouts)
-            except HloIndexingError as exc:
-                record["candidates_error"] = exc.message
+            rank(record, op, fusion, device, memo, device_memo)
         out.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def rank(record: dict[str, Any], op: ir.Operation, fusion: TiledFusion, device: Device | None, memo: TilingMemo,
+         device_memo: DeviceRankingMemo) -> None:
+    """Add ``fusion``'s ranking to ``record`` (``device`` None: the device-blind one; with
+    a device, also every candidate as the backend judged it), or the error it raised."""
+    layouts, output_layouts = declared_parameter_layouts(op)
+    if device is None:
+        try:
+            record["ranking"] = blind_json(memo.rank(fusion, BUDGET, layouts=layouts, output_layouts=output_layouts))
+        except HloIndexingError as exc:
+            record["ranking_error"] = exc.message
+        return
+    try:
+        record["ranking"] = ranking_json(device_memo.rank(fusion, device, layouts=layouts, output_layouts=output_layouts))
+    except HloIndexingError as exc:
+        record["ranking_error"] = exc.message
+    try:
+        record["candidates"] = candidates_json(fusion, device, layouts)
+    except HloIndexingError as exc:
+        record["candidates_error"] = exc.message
 
 
 def main() -> int:

@@ -16,6 +16,7 @@ Objects never cross providers: a module from another provider is exchanged as te
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from types import ModuleType
@@ -88,6 +89,16 @@ chlo = _dialect("chlo")
 #: Shardy (``sdy.mesh``, ``#sdy.sharding``), which JAX puts in the programs it lowers.
 sdy = _dialect("sdy")
 
+
+@functools.cache
+def tpu_dialect() -> ModuleType | None:
+    """jaxlib's TPU (Mosaic) dialect extension (``register_dialect(context)``), whose
+    attributes the kernels of Pallas TPU calls use; None without it. Imported on first
+    use, not with the bindings: importing it registers Mosaic's passes, which would
+    change the driver's table of upstream passes."""
+    return _optional(f"{_root}._mlir_libs._tpu_ext") if PROVIDER == "jaxlib" else None
+
+
 # Aliases for the binding types the package's signatures use (the chosen provider's
 # classes at run time, jaxlib's for the type checker).
 Context = ir.Context
@@ -121,6 +132,7 @@ __all__ = [
     "mhlo",
     "chlo",
     "sdy",
+    "tpu_dialect",
     "Context",
     "Location",
     "Module",

@@ -21,6 +21,10 @@ What this importer adds, because the translator loses or refuses it:
 * backend configs: an instruction's ``backend_config={...}`` as written (XLA's GPU
   backend keeps there, e.g., a Triton fusion's ``block_level_fusion_config`` and a dot's
   tile ``sizes``) becomes the string attribute ``hlo_indexing.backend_config`` on its op;
+* convolution attributes of custom calls: the translator drops a custom call's
+  ``window``, ``dim_labels``, ``feature_group_count`` and ``batch_group_count`` (XLA's GPU
+  backend writes its cuDNN convolutions so); each, as written, becomes the string
+  attribute ``hlo_indexing.<name>`` on the call (:func:`dropped_attribute`);
 * scaled dots: the translator has none; a ``scaled-dot`` is translated as a custom call
   to ``hlo_text.SCALED_DOT_TARGET`` with the same operands, its dimension numbers in the
   call's ``backend_config`` (:func:`~.hlo_text.scaled_dots_as_custom_calls`), whose
@@ -72,6 +76,13 @@ from hlo_indexing.errors import (
 LAYOUT_ATTRIBUTE = "hlo_indexing.layout"
 #: The string attribute holding an instruction's ``backend_config`` as written.
 BACKEND_CONFIG_ATTR = "hlo_indexing.backend_config"
+
+
+def dropped_attribute(name: str) -> str:
+    """The op attribute holding a custom call's attribute ``name`` (one of
+    :data:`~.hlo_text.CUSTOM_CALL_DROPPED`) as written in the HLO text."""
+    return f"hlo_indexing.{name}"
+
 
 _XLA_POSITION = re.compile(r"(\d+):(\d+): error: ")
 _NAME_LOC = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\)$')
@@ -444,20 +455,31 @@ def _annotate_function(
                         arg_layouts[argument.arg_number] = element
         _set_value_attrs(func_op, "arg_attrs", arg_layouts, len(block.arguments))
     line, column = (computation.line, computation.column) if computation is not None else (1, 1)
+    # XLA's translator names a get_tuple_element after the instruction it reads.
+    tuple_reads = {i.tuple_read: i for i in computation.instructions if i.tuple_read} if computation is not None else {}
     for region in func_op.regions:
         for block in region.blocks:
             for op in block.operations:
-                _annotate_op(op.operation, instructions, filename, (line, column))
+                _annotate_op(op.operation, instructions, filename, (line, column), tuple_reads)
 
 
 def _annotate_op(
-    op: "ir.Operation", instructions: dict[str, HloInstruction], filename: str, fallback: tuple[int, int]
+    op: "ir.Operation",
+    instructions: dict[str, HloInstruction],
+    filename: str,
+    fallback: tuple[int, int],
+    tuple_reads: dict[tuple[str, int], HloInstruction],
 ) -> None:
     """Locate ``op`` at its instruction (with its layout); an op the text scan could not
     match (unusual formatting, an op the translator made up) is located at its
-    computation, so that errors about it still point into the file."""
+    computation, so that errors about it still point into the file. A
+    ``get_tuple_element`` named after the instruction it reads is located at the
+    ``get-tuple-element`` of ``tuple_reads`` (by that instruction and the index) and
+    named after it."""
     name = _name_of(op.location)
     instruction = instructions.get(name or "")
+    if instruction is not None and instruction.opcode != "get-tuple-element" and op.name.endswith(".get_tuple_element"):
+        instruction = tuple_reads.get((instruction.name, ir.IntegerAttr(op.attributes["index"]).value), instruction)
     if instruction is not None:
         op.location = _text_location(instruction.name, instruction.line, instruction.column, filename)
         layout = _layout_attr(instruction, [r.type for r in op.results])
@@ -465,6 +487,9 @@ def _annotate_op(
             op.attributes[LAYOUT_ATTRIBUTE] = layout
         if instruction.backend_config is not None:
             op.attributes[BACKEND_CONFIG_ATTR] = ir.StringAttr.get(instruction.backend_config)
+        if instruction.dropped_attributes and op.name.endswith(".custom_call"):
+            for attribute, value in instruction.dropped_attributes:
+                op.attributes[dropped_attribute(attribute)] = ir.StringAttr.get(value)
     elif '":' not in str(op.location):
         op.location = _text_location(name or op.name, fallback[0], fallback[1], filename)
     for region in op.regions:
@@ -476,7 +501,7 @@ def _annotate_op(
                         _text_location(owner.name, owner.line, owner.column, filename)
                     )
             for inner in block.operations:
-                _annotate_op(inner.operation, instructions, filename, fallback)
+                _annotate_op(inner.operation, instructions, filename, fallback, tuple_reads)
 
 
 def _name_of(location: "ir.Location") -> str | None:

@@ -27,8 +27,14 @@ changes each time an axis advances whose step (its own coefficient, minus the in
 axes' coefficients times their extents, which wrap) is not zero. The nodes of one value
 are one tiled instruction at a candidate where their sizes, strides and offsets agree
 (:func:`_present`): a parameter read through two different tiles there has no BlockSpec,
-and an instruction's work counts once. Other fusions, and candidates with a negative
-stride or more grid steps than the map enumerations of :func:`.tpu.assess_tpu` take
+and an instruction's work counts once. A parameter or output read through one tile may
+also have pairs of results ``d_p floordiv c, d_p mod c`` (a reshape splitting the
+dimension of parameter ``p``, :data:`Split`): its offsets there are ``(s_p * t_p
+floordiv c, s_p * t_p mod c)``, multiples of the block where :func:`_split_blocks` says,
+and its block index is one-to-one in ``t_p``, so it moves at every step along ``p``.
+Other fusions, and candidates with a negative stride, a split whose parameter's tile size
+neither divides ``c`` nor is a multiple of it, or more grid steps than the map
+enumerations of :func:`.tpu.assess_tpu` take
 (:data:`~hlo_indexing.limits.MAX_PALLAS_GRID_POINTS`,
 :data:`~hlo_indexing.limits.MAX_ENUMERATION_POINTS`), are judged one by one
 (:func:`.per_tiling.per_tiling` of :func:`.tpu.assess_tpu`). The message of a rejected
@@ -104,19 +110,28 @@ one_by_one = per_tiling(assess_tpu, shape_checks)  # type: ignore[arg-type]  # t
 _MAX_CLOSED_FORM_STEPS = min(MAX_PALLAS_GRID_POINTS, MAX_ENUMERATION_POINTS)
 
 
+#: Two dimensions of a tile whose offsets are ``origin_p floordiv c`` and ``origin_p mod
+#: c`` (a reshape splitting the dimension of parameter ``p``): (the floordiv's dimension,
+#: the mod's, ``p``, ``c``).
+Split = tuple[int, int, int, int]
+
+
 @dataclass(frozen=True)
 class _Tile:
     """A node's tile in the closed form: offsets ``constants[r] + sum(coefficients[r, p]
     * origin_p)`` along each dimension ``r``, over the origins of the parameters its
     programs iterate over (``active``; the other columns are 0); its strides when they
-    are constants (``constant_strides``). Only ``node`` is set for a tile whose offsets
-    are not needed (the one tile of a value doing vector work)."""
+    are constants (``constant_strides``); the pairs of dimensions a reshape splits one
+    parameter's origin into (``splits``: :data:`Split`, their rows 0 in ``constants``
+    and ``coefficients``). Only ``node`` is set for a tile whose offsets are not needed
+    (the one tile of a value doing vector work)."""
 
     node: TiledNode
     constants: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     coefficients: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.int64))
     active: tuple[int, ...] = ()
     constant_strides: tuple[int, ...] | None = None
+    splits: tuple[Split, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,18 +172,24 @@ class _KernelPlan:
     #: The nodes whose strides are not constants >= 0 (the tiled computation refuses a
     #: negative stride: such candidates are judged one by one).
     variable_strides: tuple[TiledNode, ...]
+    #: The splits of the operands' tiles (candidates they leave undecided,
+    #: :func:`_split_covered`, are judged one by one).
+    splits: tuple[Split, ...]
 
 
-#: Closed-form offsets (constants, coefficients, active parameters) and constant strides
-#: of a tile, by its map, hidden parameters, strides and the fusion's parameters (None:
-#: not affine-linear).
-OffsetFacts = dict[tuple[object, ...], "tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None] | None"]
+#: Closed-form offsets of a tile (constants, coefficients, active parameters), its
+#: constant strides and splits: :class:`_Tile`'s fields after its node.
+OffsetFact = tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None, tuple[Split, ...]]
+#: :data:`OffsetFact` of each tile, by its map, hidden parameters, strides and the
+#: fusion's parameters (None: not in closed form).
+OffsetFacts = dict[tuple[object, ...], OffsetFact | None]
 
 
 def _linear_tile(node: TiledNode, fusion: TiledFusion, known: OffsetFacts,
                  parameters: tuple[tuple[int, bool], ...]) -> _Tile | None:
     """``node``'s tile with its offsets in closed form: its map's results with every
-    range variable at its lower bound; None when the map is not affine-linear, has
+    range variable at its lower bound; None when a result is neither affine-linear nor
+    one of a pair ``d_p floordiv c, d_p mod c`` (:data:`Split`), or the map has
     constraints or runtime variables, or a dimension's range is not the whole parameter.
     ``known``: the facts of tiles met before (shared by a module's fusions);
     ``parameters``: the fusion's tiling parameters, (size, contracting) each."""
@@ -179,7 +200,7 @@ def _linear_tile(node: TiledNode, fusion: TiledFusion, known: OffsetFacts,
     return None if found is None else _Tile(node, *found)
 
 
-def _offset_facts(node: TiledNode, fusion: TiledFusion) -> tuple[np.ndarray, np.ndarray, tuple[int, ...], tuple[int, ...] | None] | None:
+def _offset_facts(node: TiledNode, fusion: TiledFusion) -> OffsetFact | None:
     """What :func:`_linear_tile` finds of ``node``'s tile."""
     m = node.indexing_map
     if m.constraints or m.runtime_vars or m.num_dims != len(fusion.parameters):
@@ -190,7 +211,12 @@ def _offset_facts(node: TiledNode, fusion: TiledFusion) -> tuple[np.ndarray, np.
     lower = [v.bounds.lower for v in m.range_vars]
     constants = np.zeros(m.num_results, np.int64)
     coefficients = np.zeros((m.num_results, m.num_dims), np.int64)
-    for r, expr in enumerate(m.results):
+    results = m.results
+    splits = _splits(results)
+    split_rows = {row for split in splits for row in split[:2]}
+    for r, expr in enumerate(results):
+        if r in split_rows:
+            continue
         form = linearize(expr)
         constants[r] = form.constant
         for atom, coefficient in form.terms.items():
@@ -204,7 +230,18 @@ def _offset_facts(node: TiledNode, fusion: TiledFusion) -> tuple[np.ndarray, np.
                 return None
     strides = [ax.constant_value(e) for e in node.tile.strides]
     constant_strides = None if any(s is None for s in strides) else tuple(int(s) for s in strides if s is not None)
-    return constants, coefficients, active, constant_strides
+    return constants, coefficients, active, constant_strides, tuple(split for split in splits if split[2] in active)
+
+
+def _splits(results: Sequence[ir.AffineExpr]) -> list[Split]:
+    """The pairs of consecutive results ``d_p floordiv c, d_p mod c`` (``c`` > 0)."""
+    found: list[Split] = []
+    for r in range(len(results) - 1):
+        div, mod = ax.typed(results[r]), ax.typed(results[r + 1])
+        if (type(div) is ax.FloorDiv and type(mod) is ax.Mod and div.lhs == mod.lhs and div.rhs == mod.rhs
+                and type(div.lhs) is ax.Dim and type(div.rhs) is ax.Const and div.rhs.value > 0):
+            found.append((r, r + 1, div.lhs.position, div.rhs.value))
+    return found
 
 
 def _tile_facts(node: TiledNode) -> tuple[object, ...]:
@@ -237,11 +274,12 @@ def _distinct(nodes: list[TiledNode]) -> list[TiledNode]:
 def _linear_value(distinct: list[TiledNode], fusion: TiledFusion, element_type: str, known: OffsetFacts,
                   parameters: tuple[tuple[int, bool], ...]) -> _Value | None:
     """The value of ``distinct`` nodes (:func:`_distinct`), each tile in closed form
-    (None when one is not; ``parameters`` as :func:`_linear_tile`'s)."""
+    (None when one is not, or when one of several has splits: :func:`_present` compares
+    linear offsets; ``parameters`` as :func:`_linear_tile`'s)."""
     tiles = []
     for node in distinct:
         tile = _linear_tile(node, fusion, known, parameters)
-        if tile is None:
+        if tile is None or (tile.splits and len(distinct) > 1):
             return None
         tiles.append(tile)
     return _Value(tuple(tiles), element_type)
@@ -307,8 +345,10 @@ def kernel_plan(fusion: TiledFusion, facts: dict[object, object] | None = None) 
     if len(dots) > 1:
         position = {id(node): k for k, node in enumerate(fusion.nodes)}
         dots.sort(key=lambda dot: position[id(dot[0].tiles[dot[1]].node)])  # the instructions' order
+    splits = tuple(dict.fromkeys(split for operand in operands for split in operand.value.tiles[0].splits))
     return _KernelPlan(tuple(operands), tuple(dots), tuple((sizes, element_type, n) for (sizes, element_type), n in vector_work.items()),
-                       tuple(shared_vector_work), axes, num_parallel, num_parallel < len(fusion.parameters), variable_strides)
+                       tuple(shared_vector_work), axes, num_parallel, num_parallel < len(fusion.parameters), variable_strides,
+                       splits)
 
 
 def _constant_nonnegative(strides: tuple[ir.AffineExpr, ...], known: dict[tuple[ir.AffineExpr, ...], bool]) -> bool:
@@ -356,9 +396,30 @@ def evaluate_candidates(fusion: TiledFusion, tiles: TileArrays, device: TpuDevic
     tile_counts = [column[asked] for column in _tile_counts(fusion, tiles)]
     steps = grid_programs(fusion, tiles)[asked]
     if steps.max() > _MAX_CLOSED_FORM_STEPS or any(_negative_strides(node, tiles)[asked].any()
-                                                    for node in plan.variable_strides):
+                                                    for node in plan.variable_strides) or \
+            not all(_split_covered(split, tiles)[asked].all() for split in plan.splits):
         return one_by_one(fusion, tiles, device, layouts)
     return _closed_form(fusion, tiles, device, plan, early, passing, asked, sizes, tile_counts, steps)
+
+
+def _split_covered(split: Split, tiles: TileArrays) -> np.ndarray:
+    """Per candidate, whether the closed form decides if a split's offsets are multiples
+    of its block (:func:`_split_blocks`): the tile size of its parameter divides ``c``
+    or ``c`` divides it (the constraint a reshape's tile puts on it)."""
+    _, _, p, c = split
+    return tiles.memo(("split covered", p, c), lambda: (tiles.flat[p] % c == 0) | (c % tiles.flat[p] == 0))
+
+
+def _split_blocks(split: Split, block: np.ndarray, grid: _AskedGrids) -> np.ndarray:
+    """Per asked candidate (each covered, :func:`_split_covered`), whether the offsets
+    ``(s * t floordiv c, s * t mod c)`` of a split at every grid index ``t`` (``s`` the
+    tile size of its parameter) are multiples of the block's sizes ``(b0, b1)``: with
+    ``c | s``, ``b0 | s / c``; with ``s | c``, ``b1 | s`` and, when ``t * s`` reaches
+    ``c``, ``b0`` is 1. One tile is always a block."""
+    div_row, mod_row, p, c = split
+    s, count, b0, b1 = grid.sizes[:, p], grid.tiles[:, p], block[:, div_row], block[:, mod_row]
+    return ((count == 1) | ((s % c == 0) & ((s // c) % b0 == 0))
+            | ((c % s == 0) & (s % b1 == 0) & ((b0 == 1) | (count * s <= c))))
 
 
 def _tile_counts(fusion: TiledFusion, tiles: TileArrays) -> list[np.ndarray]:
@@ -392,7 +453,7 @@ def _closed_form(fusion: TiledFusion, tiles: TileArrays, device: TpuDevice, plan
         spec = operand.value.tiles[0]
         # operands alike (many parameters of an optimizer's update, fusions of the same
         # shapes) are judged once
-        key = (spec.node.tile.sizes, spec.constants.tobytes(), spec.coefficients.tobytes(),
+        key = (spec.node.tile.sizes, spec.constants.tobytes(), spec.coefficients.tobytes(), spec.splits,
                spec.constant_strides if spec.constant_strides is not None else
                (spec.node.tile.strides, tuple(spec.node.tile.tile_size_bounds)), operand.shape,
                operand.value.element_type, operand.written)
@@ -470,7 +531,13 @@ def _operand_figures(operand: _Operand, tiles: TileArrays, asked: np.ndarray, si
         # offsets along dimension r advance by offset_step[:, r, p] per tile of parameter p
         offset_step = spec.coefficients[None, :, :] * grid.sizes[:, None, :]
         ok &= ((offset_step % block[:, :, None] == 0) | (grid.tiles[:, None, :] == 1)).all(axis=(1, 2))
-        transfers = _transfers((offset_step // block[:, :, None])[:, :, list(plan.axes)], grid.along_axes)
+        block_steps = offset_step // block[:, :, None]
+        for split in spec.splits:
+            ok &= _split_blocks(split, block, grid)
+            # the split's block index is one-to-one in the grid index along its
+            # parameter: it moves at every step there, as a block index stepping by 1
+            block_steps[:, split[0], split[2]] = 1
+        transfers = _transfers(block_steps[:, :, list(plan.axes)], grid.along_axes)
     element_type = operand.value.element_type
     block_bytes = np.minimum(tile, operand.shape).prod(axis=1, dtype=np.int64) * byte_size(element_type)
     vmem = np.zeros(len(asked), np.int64)

@@ -297,3 +297,47 @@ def test_every_candidate_of_the_examples_is_judged_as_one_by_one(example):
             _same_as_one_by_one(label, fusion, V5E)
             compared += 1
     assert compared
+
+
+SPLITS = """
+func.func @split_reshapes(%x: tensor<4x16x128xf32>, %y: tensor<64x4x32xf32>) -> tensor<64x128xf32> {
+  %0 = stablehlo.reshape %x : (tensor<4x16x128xf32>) -> tensor<64x128xf32>
+  %1 = stablehlo.reshape %y : (tensor<64x4x32xf32>) -> tensor<64x128xf32>
+  %2 = stablehlo.add %0, %1 : tensor<64x128xf32>
+  return %2 : tensor<64x128xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("tpu_device", [V5E, SMALL_VMEM], ids=["v5e", "small-vmem"])
+def test_a_reshape_splitting_a_tiled_dimension_is_judged_in_closed_form_as_one_by_one(tpu_device):
+    """x is read through ``(d0 floordiv 16, d0 mod 16, d1)`` (the outer grid axis split),
+    y through ``(d0, d1 floordiv 32, d1 mod 32)`` (the inner one): the closed form judges
+    every candidate as assess_tpu does, grids of several steps along each included."""
+    with functions_of(SPLITS) as found:
+        fusion = analysis_of(found["split_reshapes"])
+        plan = tpu_ranking.kernel_plan(fusion)
+        assert plan is not None and {(p, c) for _, _, p, c in plan.splits} == {(0, 16), (1, 32)}
+        _same_as_one_by_one("split_reshapes", fusion, tpu_device)
+        steps = {e.num_blocks for e in _judged(tpu_ranking.evaluate_candidates, fusion, tpu_device)[1] if not e.is_infinite}
+        assert max(steps) > 2
+
+
+def test_a_split_is_a_block_where_every_offset_is_a_multiple_of_its_block():
+    """The closed form's test on a split's offsets against every grid index, over tile
+    sizes dividing or multiple of the divisor and every block size up to the tile's."""
+    rows = []
+    for c, s, tiles_along, b0, b1 in itertools.product([4, 6, 16], [1, 2, 3, 4, 6, 8, 12, 16, 32, 48], [1, 2, 3, 5, 8],
+                                                        [1, 2, 3, 4], [1, 2, 3, 4, 6, 8, 16]):
+        if s % c == 0 or c % s == 0:
+            offsets = [(s * t // c, s * t % c) for t in range(tiles_along)]
+            rows.append((c, s, tiles_along, b0, b1, all(o0 % b0 == 0 and o1 % b1 == 0 for o0, o1 in offsets)))
+    for c in {row[0] for row in rows}:
+        mine = [row for row in rows if row[0] == c]
+        sizes, counts = (np.array([[row[k]] for row in mine], np.int64) for k in (1, 2))
+        grid = tpu_ranking._AskedGrids(sizes, counts, counts)
+        block = np.array([[row[3], row[4]] for row in mine], np.int64)
+        found = tpu_ranking._split_blocks((0, 1, 0, c), block, grid)
+        assert found.tolist() == [row[5] for row in mine], c
+        assert 0 < found.sum() < len(mine)  # both answers are compared
+

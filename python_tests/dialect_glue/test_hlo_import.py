@@ -91,6 +91,27 @@ ENTRY e {
     assert str(main.attributes["res_attrs"]) == '[{hlo_indexing.layout = "{0,1}"}, {}]'
 
 
+def test_an_element_of_a_custom_calls_tuple_is_located_and_named_at_its_get_tuple_element():
+    """XLA's translator names the get_tuple_element of a custom call's tuple after the
+    call; the importer puts it back at its own instruction, with its layout, whether its
+    operand is written typed or not."""
+    text = """HloModule m
+ENTRY e {
+  a = f32[4,3]{0,1} parameter(0)
+  t = (f32[4,3]{0,1}, f32[3]{0}) custom-call(a), custom_call_target="lapack_sgeqrf_ffi"
+  q = f32[4,3]{1,0} get-tuple-element(t), index=0
+  %tau = f32[3]{0} get-tuple-element((f32[4,3]{0,1}, f32[3]{0}) %t), index=1
+  ROOT r = (f32[4,3]{1,0}, f32[3]{0}) tuple(q, tau)
+}
+"""
+    module = parse_module(text, filename="g.hlo")
+    elements = [op for op in _ops(module) if op.name == "stablehlo.get_tuple_element"]
+    assert [str(op.location) for op in elements] == ['loc("q"("g.hlo":5:3))', 'loc("tau"("g.hlo":6:3))']
+    assert str(elements[0].attributes["hlo_indexing.layout"]) == '"{1,0}"'
+    (call,) = [op for op in _ops(module) if op.name == "stablehlo.custom_call"]
+    assert str(call.location) == 'loc("t"("g.hlo":4:3))'
+
+
 def test_duplicate_names_map_back_to_the_text():
     text = """HloModule m
 add {
