@@ -491,11 +491,12 @@ class IndexingMap:
             added = True
             interval = _interval(interval)
             expr = ax.typed(expr)
-            if isinstance(expr, ax.Const):
+            kind = type(expr)  # (the expression classes have no subclasses: an isinstance test, cheaper)
+            if kind is ax.Const:
                 if not interval.contains(expr.value):
                     return self._as_known_empty()
-            elif isinstance(expr, (ax.Dim, ax.Sym)):
-                table = variables["d" if isinstance(expr, ax.Dim) else "s"]
+            elif kind is ax.Dim or kind is ax.Sym:
+                table = variables["d" if kind is ax.Dim else "s"]
                 old = table[expr.position]
                 narrowed = old.bounds.intersect(interval)
                 if narrowed.is_empty:

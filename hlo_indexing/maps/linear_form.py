@@ -94,9 +94,10 @@ def _linearize_into(expr: Any, scale: int, out: Linear) -> None:
 
 def atom_order(atom: AffineExpr) -> tuple[int, int, str]:
     """Sort key of atoms: dimensions, then symbols (by position), then other atoms by text."""
-    if isinstance(atom, ax.Dim):
+    kind = type(atom)  # (the expression classes have no subclasses: an isinstance test, cheaper)
+    if kind is ax.Dim:
         return (0, atom.position, "")
-    if isinstance(atom, ax.Sym):
+    if kind is ax.Sym:
         return (1, atom.position, "")
     return (2, 0, str(atom))
 
