@@ -21,6 +21,10 @@ What this importer adds, because the translator loses or refuses it:
 * backend configs: an instruction's ``backend_config={...}`` as written (XLA's GPU
   backend keeps there, e.g., a Triton fusion's ``block_level_fusion_config`` and a dot's
   tile ``sizes``) becomes the string attribute ``hlo_indexing.backend_config`` on its op;
+* convolution attributes of custom calls: the translator drops a custom call's
+  ``window``, ``dim_labels``, ``feature_group_count`` and ``batch_group_count`` (XLA's GPU
+  backend writes its cuDNN convolutions so); each, as written, becomes the string
+  attribute ``hlo_indexing.<name>`` on the call (:func:`dropped_attribute`);
 * scaled dots: the translator has none; a ``scaled-dot`` is translated as a custom call
   to ``hlo_text.SCALED_DOT_TARGET`` with the same operands, its dimension numbers in the
   call's ``backend_config`` (:func:`~.hlo_text.scaled_dots_as_custom_calls`), whose
@@ -72,6 +76,13 @@ from hlo_indexing.errors import (
 LAYOUT_ATTRIBUTE = "hlo_indexing.layout"
 #: The string attribute holding an instruction's ``backend_config`` as written.
 BACKEND_CONFIG_ATTR = "hlo_indexing.backend_config"
+
+
+def dropped_attribute(name: str) -> str:
+    """The op attribute holding a custom call's attribute ``name`` (one of
+    :data:`~.hlo_text.CUSTOM_CALL_DROPPED`) as written in the HLO text."""
+    return f"hlo_indexing.{name}"
+
 
 _XLA_POSITION = re.compile(r"(\d+):(\d+): error: ")
 _NAME_LOC = re.compile(r'^loc\("((?:[^"\\]|\\.)*)"\)$')
@@ -465,6 +476,9 @@ def _annotate_op(
             op.attributes[LAYOUT_ATTRIBUTE] = layout
         if instruction.backend_config is not None:
             op.attributes[BACKEND_CONFIG_ATTR] = ir.StringAttr.get(instruction.backend_config)
+        if instruction.dropped_attributes and op.name.endswith(".custom_call"):
+            for attribute, value in instruction.dropped_attributes:
+                op.attributes[dropped_attribute(attribute)] = ir.StringAttr.get(value)
     elif '":' not in str(op.location):
         op.location = _text_location(name or op.name, fallback[0], fallback[1], filename)
     for region in op.regions:

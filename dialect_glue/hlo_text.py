@@ -57,6 +57,9 @@ class HloInstruction:
     parameter_number: int | None
     #: The ``backend_config={...}`` attribute as written (the braces included), if any.
     backend_config: str | None = None
+    #: A custom call's attributes that XLA's translator drops (:data:`CUSTOM_CALL_DROPPED`),
+    #: as written: ``(("window", "size=3x3 pad=1_1x1_1"), ("dim_labels", "bf01_oi01->bf01"))``.
+    dropped_attributes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,25 @@ def _backend_config(text: str, start: int, end: int) -> str | None:
     return None
 
 
+#: The attributes of a custom call that XLA's HLO -> StableHLO translator drops: a
+#: convolution's (XLA's GPU backend writes its cuDNN convolutions as custom calls).
+CUSTOM_CALL_DROPPED = ("window", "dim_labels", "feature_group_count", "batch_group_count")
+_DROPPED_ATTRIBUTE = re.compile(
+    r"\b(window)=\{([^{}\n]*)\}|\b(dim_labels)=([\w>\-]+)|\b(feature_group_count|batch_group_count)=(\d+)"
+)
+
+
+def _dropped_attributes(clean: str, start: int, end: int) -> tuple[tuple[str, str], ...]:
+    """The :data:`CUSTOM_CALL_DROPPED` attributes written between ``start`` and ``end``
+    (outside string literals), in text order."""
+    unquoted = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group(0)), clean[start:end])
+    found = []
+    for match in _DROPPED_ATTRIBUTE.finditer(unquoted):
+        name, value = next((match.group(k), match.group(k + 1)) for k in (1, 3, 5) if match.group(k))
+        found.append((name, value.strip()))
+    return tuple(found)
+
+
 def _line_starts(text: str) -> list[int]:
     starts = [0]
     starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
@@ -223,6 +245,9 @@ def scan_hlo_text(text: str) -> HloTextScan:
                     ranks=tuple(_rank(a.group(2)) for a in arrays),
                     parameter_number=parameter,
                     backend_config=_backend_config(clean, shape_end, statement_end),
+                    dropped_attributes=(
+                        _dropped_attributes(clean, shape_end, statement_end) if opcode == "custom-call" else ()
+                    ),
                 )
             )
         header_offset = header.start(1) if header.group(1) else header.start(2)

@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, mhlo, stablehlo
-from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE
+from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE, dropped_attribute
 from hlo_indexing.dialect_glue.hlo_text import DOT_DIMS_ATTRIBUTE
 from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.errors import InvalidAttributeError, LimitExceededError, UnsupportedError
@@ -435,6 +436,97 @@ def conv_window(op: OpLike, kernel_sizes: tuple[int, ...]) -> Window:
         sized_int_array(op, "rhs_dilation", n, ones, minimum=1),
         tuple(bool(v) for v in sized_int_array(op, "window_reversal", n, (0,) * n)),
     )
+
+
+def _text_attribute(op: OpLike, name: str) -> str | None:
+    """A custom call's attribute ``name`` as written in XLA's text (kept by the importer,
+    :func:`~.hlo_import.dropped_attribute`), None when absent."""
+    attr = _attribute(op, dropped_attribute(name))
+    if attr is None:
+        return None
+    if not isinstance(attr, ir.StringAttr):
+        raise invalid(op, dropped_attribute(name), f"is not XLA's text of {name}: {_short(attr)}")
+    return attr.value
+
+
+def _labelled(op: OpLike, name: str, labels: str, letters: str, rank: int, what: str) -> tuple[int, int, tuple[int, ...]]:
+    """The positions of ``letters`` (two, e.g. ``bf``) and of the spatial dimensions
+    ``0, 1, ...`` in one array's ``labels`` (``b01f``), checked against its rank."""
+    spatial = sorted((c, k) for k, c in enumerate(labels) if c.isdigit())
+    _require(
+        op, name, sorted(labels) == sorted(letters + "".join(str(j) for j in range(len(spatial)))) and len(labels) == rank,
+        f"labels the {what} (rank {rank}) {labels!r}: expected '{letters[0]}', '{letters[1]}' and the spatial dimensions "
+        "0, 1, ... once each",
+    )
+    return labels.index(letters[0]), labels.index(letters[1]), tuple(k for _, k in spatial)
+
+
+def hlo_conv_dimensions(op: OpLike, lhs: Shape, rhs: Shape, result: Shape) -> ConvDimensions:
+    """The :class:`ConvDimensions` of a convolution custom call from its ``dim_labels``
+    as XLA writes them (``bf01_oi01->bf01``: per array one letter per dimension, ``b`` and
+    ``f`` for the input's and output's batch and feature, ``i`` and ``o`` for the kernel's
+    input and output features, the spatial dimensions numbered in order), checked against
+    the input, kernel and output shapes; else :class:`InvalidAttributeError`."""
+    name = dropped_attribute("dim_labels")
+    text = _text_attribute(op, "dim_labels")
+    if text is None:
+        raise invalid(op, name, "is missing (XLA writes a convolution's dim_labels=...)")
+    parts = text.replace("->", "_").split("_")
+    _require(op, name, len(parts) == 3, f"{text!r} is not input_kernel->output labels")
+    input_batch, input_feature, input_spatial = _labelled(op, name, parts[0], "bf", len(lhs), "input")
+    kernel_input, kernel_output, kernel_spatial = _labelled(op, name, parts[1], "io", len(rhs), "kernel")
+    output_batch, output_feature, output_spatial = _labelled(op, name, parts[2], "bf", len(result), "output")
+    _require(op, name, len(input_spatial) == len(kernel_spatial) == len(output_spatial), f"{text!r} has different spatial ranks")
+    return ConvDimensions(
+        input_batch, input_feature, input_spatial, kernel_input, kernel_output, kernel_spatial,
+        output_batch, output_feature, output_spatial,
+    )
+
+
+#: One field of XLA's window text (``size=3x3``, ``pad=1_1x0_-1``): name, value.
+_WINDOW_FIELD = re.compile(r"(\w+)=(\S+)")
+
+
+def hlo_conv_window(op: OpLike, kernel_sizes: tuple[int, ...]) -> Window:
+    """The window of a convolution custom call as XLA writes it (``size=3x3 stride=2x2
+    pad=1_1x1_1 lhs_dilate=1x1 rhs_dilate=2x2 rhs_reversal=0x1``; fields absent take their
+    defaults), its sizes the kernel's spatial sizes; else :class:`InvalidAttributeError`."""
+    name = dropped_attribute("window")
+    n = len(kernel_sizes)
+    text = _text_attribute(op, "window")
+    if text is None:
+        _require(op, name, n == 0, "is missing (XLA writes a convolution's window={...})")
+        text = ""
+    fields = dict(_WINDOW_FIELD.findall(text))
+    _require(op, name, _WINDOW_FIELD.sub("", text).strip() == "", f"{text!r} is not XLA's window text")
+
+    def values(field: str, default: int) -> tuple[str, ...]:
+        found = tuple(fields[field].split("x")) if field in fields else (str(default),) * n
+        _require(op, name, len(found) == n, f"{field}={fields.get(field)} has {len(found)} entries for {n} spatial dimensions")
+        return found
+
+    try:
+        sizes = tuple(int(v) for v in values("size", 1))
+        strides = tuple(int(v) for v in values("stride", 1))
+        padding = tuple((int(lo), int(hi)) for lo, hi in (v.split("_") for v in values("pad", 0))) if "pad" in fields else ((0, 0),) * n
+        base = tuple(int(v) for v in values("lhs_dilate", 1))
+        dilations = tuple(int(v) for v in values("rhs_dilate", 1))
+        reversal = tuple(bool(int(v)) for v in values("rhs_reversal", 0))
+    except ValueError:
+        raise invalid(op, name, f"{text!r} is not XLA's window text") from None
+    _require(op, name, sizes == kernel_sizes, f"size {list(sizes)} is not the kernel's spatial sizes {list(kernel_sizes)}")
+    _require(op, name, min(strides + base + dilations, default=1) >= 1, f"{text!r} has a stride or dilation below 1")
+    return Window(sizes, strides, padding, base, dilations, reversal)
+
+
+def hlo_group_count(op: OpLike, name: str) -> int:
+    """A convolution custom call's ``feature_group_count`` or ``batch_group_count`` as
+    written (1 when absent), at least 1; else :class:`InvalidAttributeError`."""
+    text = _text_attribute(op, name)
+    if text is None:
+        return 1
+    _require(op, dropped_attribute(name), text.isdigit() and int(text) >= 1, f"{text!r} is not a count of at least 1")
+    return int(text)
 
 
 def _check_batch_vector(op: OpLike, name: str, index_vector_dim: int, indices: Shape, batching: tuple[int, ...], what: str) -> int:

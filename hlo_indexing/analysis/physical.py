@@ -196,6 +196,8 @@ def physical_input_to_output_indexing(
     targets = [(value_shape(v.type), r) for v, r in zip(results, result_layouts, strict=True)]
     named = [(operand, f"operand #{operand_index}")] + [(v, f"result #{k}") for k, v in enumerate(results)]
     logical = input_to_output_indexing(op, operand_index)
+    if len(logical.maps) != len(targets):  # one per element of a custom call's tuple result: no physical index
+        targets, named = [(None, None)] * len(logical.maps), named[:2] + named[1:2] * (len(logical.maps) - 1)
     return _physical_indexing(logical, source, targets, form, named)
 
 

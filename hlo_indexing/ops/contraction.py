@@ -122,14 +122,26 @@ def dot_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
 
 
 def _conv_maps(info: OpInfo):
-    """output -> (input, kernel) maps, sharing range variables: the spatial window
-    positions, then the input feature within its group."""
+    """output -> (input, kernel) maps of a convolution op (see :func:`conv_maps`)."""
     lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
     dn = op_attrs.conv_dimensions(info.op, lhs, rhs, result)
-    kernel_sizes = tuple(rhs[k] for k in dn.kernel_spatial)
-    window = op_attrs.conv_window(info.op, kernel_sizes)
-    feature_groups, batch_groups = _groups(info, dn)
-    context = info.context
+    window = op_attrs.conv_window(info.op, tuple(rhs[k] for k in dn.kernel_spatial))
+    counts = tuple(op_attrs.int_attr(info.op, name, 1, minimum=1) for name in ("feature_group_count", "batch_group_count"))
+    groups = checked_groups(info, (lhs, rhs, result), dn, (counts[0], counts[1]))
+    return conv_maps(info.context, (lhs, rhs, result), dn, window, groups)
+
+
+def conv_maps(
+    context: ir.Context, shapes: tuple[op_attrs.Shape, op_attrs.Shape, op_attrs.Shape], dn: op_attrs.ConvDimensions,
+    window: Window, groups: tuple[int, int],
+) -> list[IndexingMap]:
+    """output -> (input, kernel) maps of the convolution of ``shapes`` (input, kernel,
+    output) with dimension numbers ``dn``, ``window`` and ``groups`` (feature, batch; as
+    :func:`checked_groups` gives them), sharing range variables: the spatial window
+    positions, then the input feature within its group."""
+    lhs, rhs, result = shapes
+    kernel_sizes = window.sizes
+    feature_groups, batch_groups = groups
     # spatial part: reuse the window map over the spatial dims only
     spatial_out = tuple(result[k] for k in dn.output_spatial)
     spatial_in = tuple(lhs[k] for k in dn.input_spatial)
@@ -175,29 +187,33 @@ def _conv_maps(info: OpInfo):
     return [make_map(context, result, filled(in_exprs), ranges, constraints=constraints), kernel_map]
 
 
-def _groups(info: OpInfo, dn: op_attrs.ConvDimensions) -> tuple[int, int]:
-    """``feature_group_count`` and ``batch_group_count``, checked against the shapes (the
-    features and batch they split, the kernel's features), else
-    :class:`~hlo_indexing.errors.InvalidAttributeError` naming the attribute."""
-    lhs, rhs, result = info.operand(0), info.operand(1), info.result(0)
-    feature_groups = op_attrs.int_attr(info.op, "feature_group_count", 1, minimum=1)
-    batch_groups = op_attrs.int_attr(info.op, "batch_group_count", 1, minimum=1)
+def checked_groups(
+    info: OpInfo, shapes: tuple[op_attrs.Shape, op_attrs.Shape, op_attrs.Shape], dn: op_attrs.ConvDimensions,
+    groups: tuple[int, int], names: tuple[str, str, str] = ("feature_group_count", "batch_group_count", "dimension_numbers"),
+) -> tuple[int, int]:
+    """``groups`` (``feature_group_count``, ``batch_group_count``) of the convolution of
+    ``shapes`` (input, kernel, output), checked against the shapes (the features and
+    batch they split, the kernel's features), else
+    :class:`~hlo_indexing.errors.InvalidAttributeError` naming the attribute (``names``:
+    the two counts' and the dimension numbers')."""
+    lhs, rhs, result = shapes
+    feature_groups, batch_groups = groups
     out_features = result[dn.output_feature]
     if lhs[dn.input_feature] != rhs[dn.kernel_input_feature] * feature_groups or out_features % feature_groups:
         raise op_attrs.invalid(
-            info.op, "feature_group_count",
+            info.op, names[0],
             f"{feature_groups} does not split {lhs[dn.input_feature]} input features into groups of the kernel's "
             f"{rhs[dn.kernel_input_feature]} (and {out_features} output features evenly)",
         )
     if lhs[dn.input_batch] != result[dn.output_batch] * batch_groups or out_features % batch_groups:
         raise op_attrs.invalid(
-            info.op, "batch_group_count",
+            info.op, names[1],
             f"{batch_groups} does not split the input batch {lhs[dn.input_batch]} into output batches of "
             f"{result[dn.output_batch]} (and {out_features} output features evenly)",
         )
     if rhs[dn.kernel_output_feature] != out_features:
         raise op_attrs.invalid(
-            info.op, "dimension_numbers",
+            info.op, names[2],
             f"pairs kernel output features ({rhs[dn.kernel_output_feature]}) with {out_features} output features",
         )
     return feature_groups, batch_groups

@@ -26,6 +26,10 @@ known ones, by kind:
     The cuBLAS GEMMs of XLA's GPU modules (``__cublas$gemm``, ``__cublas$lt$matmul`` and
     its FP8 form): a dot with the dimension numbers of the ``backend_config`` JSON
     (:func:`hlo_indexing.ops.contraction.gemm_output_to_input`).
+``cudnn_conv``
+    The cuDNN convolutions of XLA's GPU modules (forward, with bias and activation,
+    backward input and backward filter), read through the forward convolution their
+    ``window`` and ``dim_labels`` describe (:mod:`hlo_indexing.ops.cudnn`).
 ``scaled_dot``
     XLA's ``scaled-dot``, which the importer translates as a custom call to
     ``hlo_text.SCALED_DOT_TARGET`` (:func:`hlo_indexing.ops.contraction.scaled_dot_output_to_input`).
@@ -45,7 +49,7 @@ from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.hlo_text import SCALED_DOT_TARGET
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.ops import contraction, sorting
+from hlo_indexing.ops import contraction, cudnn, sorting
 from hlo_indexing.ops.inversion import inverse_rule
 from hlo_indexing.ops.map_builders import dims, make_map, whole_map
 from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing
@@ -70,6 +74,7 @@ TARGETS: dict[str, str] = {
     **{name: "selection" for name in ("ApproxTopK", "PartialReduce", "TopK")},
     **{f"xla{ffi}_python_{device}_callback": "callback" for ffi in ("", "_ffi") for device in ("cpu", "gpu")},
     **{name: "gemm" for name in ("__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8")},
+    **{name: "cudnn_conv" for name in cudnn.TARGETS},
     SCALED_DOT_TARGET: "scaled_dot",
 }
 
@@ -148,6 +153,8 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
         return contraction.scaled_dot_output_to_input(info, result_index)
     if kind == "gemm":
         return contraction.gemm_output_to_input(info, result_index)
+    if kind == "cudnn_conv":
+        return cudnn.cudnn_conv_output_to_input(info, target_name(info), result_index)
     if kind == "callback":
         space = info.result(result_index)
         note = f"{target_name(info)}: a host callback: Python the analysis cannot read, taken to read every operand element"
