@@ -144,6 +144,7 @@ class _MapState:
         changed = narrowed_before = False
         updated: dict[AffineExpr, Interval] = {}
         touched: set[AffineExpr] = set()  # the constraints the next round must normalize again
+        new_expr: AffineExpr | None
         for expr, interval in self.constraints.items():
             if recheck is not None and not narrowed_before and expr not in recheck:
                 new_expr, new_interval, narrowed = expr, interval, False
