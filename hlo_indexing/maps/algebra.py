@@ -232,12 +232,37 @@ def _satisfiable(
     Decided per group of constraints that share variables (independent groups are
     satisfiable together when each is), a constraint that interval bounds decide alone
     skipped, and each group enumerated in chunks that stop at the first solution, so the
-    cost is that of the groups, not of their product."""
+    cost is that of the groups, not of their product. The verdict depends on the
+    constraints and the ranges of their variables only: it is remembered under them
+    (the same constraints meet the same ranges in many compositions)."""
     dims: set[int] = set()
     symbols: set[int] = set()
     for e in constraints:
         dims.update(constraint_vars[e][0])
         symbols.update(constraint_vars[e][1])
+    verdicts = bounded_table(m.context, SATISFIABLE_TABLE)
+    dim_vars, symbol_vars = m.dim_vars, m.symbol_vars
+    key = (
+        "detached constraints",
+        tuple([(e, c.lower, c.upper) for e, c in constraints.items()]),
+        tuple([(i, dim_vars[i].bounds.lower, dim_vars[i].bounds.upper) for i in sorted(dims)]),
+        tuple([(i, symbol_vars[i].bounds.lower, symbol_vars[i].bounds.upper) for i in sorted(symbols)]),
+    )
+    verdict = verdicts.get(key)
+    if verdict is None:
+        verdict = verdicts[key] = _decide_satisfiable(m, constraints, constraint_vars, dims, symbols)
+    return verdict
+
+
+def _decide_satisfiable(
+    m: IndexingMap,
+    constraints: dict[ir.AffineExpr, Interval],
+    constraint_vars: dict[ir.AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]],
+    dims: set[int],
+    symbols: set[int],
+) -> bool:
+    """:func:`_satisfiable` without its memo; ``dims`` and ``symbols`` are the
+    variables of ``constraints``."""
     size = 1
     for i in dims:
         size *= m.dim_vars[i].bounds.size

@@ -487,20 +487,22 @@ class IndexingMap:
         variables = {"d": list(self._dims), "s": list(self._ranges + self._runtimes)}
         constraints = dict(self._constraints)
         added = False
+        node: Any  # typed by the bindings: dispatch on its class
         for expr, interval in items:
             added = True
             interval = _interval(interval)
-            expr = ax.typed(expr)
-            if isinstance(expr, ax.Const):
-                if not interval.contains(expr.value):
+            expr = node = ax.typed(expr)
+            kind = type(node)  # (the expression classes have no subclasses: as isinstance, cheaper)
+            if kind is ax.Const:
+                if not interval.contains(node.value):
                     return self._as_known_empty()
-            elif isinstance(expr, (ax.Dim, ax.Sym)):
-                table = variables["d" if isinstance(expr, ax.Dim) else "s"]
-                old = table[expr.position]
+            elif kind is ax.Dim or kind is ax.Sym:
+                table = variables["d" if kind is ax.Dim else "s"]
+                old = table[node.position]
                 narrowed = old.bounds.intersect(interval)
                 if narrowed.is_empty:
                     return self._as_known_empty()
-                table[expr.position] = Variable(narrowed, old.name, old.origin)
+                table[node.position] = Variable(narrowed, old.name, old.origin)
             else:
                 previous = constraints.get(expr)
                 merged = constraints[expr] = interval if previous is None else previous.intersect(interval)

@@ -89,8 +89,15 @@ class _MapState:
         self.constraints = dict(parts.constraints)
         self.empty = False
         self.forms = LinearForms()  # shared by the rounds: they rewrite the same expressions
+        #: The rounds' simplifier, kept while no range narrows (its memos hold for the
+        #: ranges it was made with; :meth:`narrow` drops it).
+        self.round_simplifier: ExprSimplifier | None = None
+        #: The constraints the next round normalizes (the last round's rewritten or
+        #: joined ones); None: all of them (first round, or a range narrowed).
+        self.recheck: set[AffineExpr] | None = None
 
     def simplifier(self) -> ExprSimplifier:
+        """A new simplifier over the current ranges."""
         return ExprSimplifier([v.bounds for v in self.dims], [v.bounds for v in self.symbols], self.context, self.forms)
 
     def narrow(self, variable: ir.AffineDimExpr | ir.AffineSymbolExpr, interval: Interval) -> bool:
@@ -104,6 +111,7 @@ class _MapState:
             return True
         if new.bounds != old.bounds:
             table[variable.position] = new
+            self.round_simplifier = None
             return True
         return False
 
@@ -116,55 +124,84 @@ class _MapState:
         range narrowed earlier in this round (the rewrite reads the ranges as they were
         when the round began; outcomes that narrow a range are not remembered). So a
         round that changes nothing costs a lookup per constraint, and maps that share
-        constraints (compositions through one producer) normalize them once."""
-        simplify = self.simplifier()
+        constraints (compositions through one producer) normalize them once.
+
+        After a round that narrowed no range, the next one reuses its simplifier (same
+        ranges, so its memos hold) and normalizes only the constraints that round
+        rewrote or joined (:attr:`recheck`) until a range narrows: the others are what
+        the same constraint over the same ranges gave before, themselves. A round with
+        nothing to recheck changes nothing and is skipped."""
+        recheck = self.recheck
+        if recheck is not None and not recheck:
+            return False
+        simplify = self.round_simplifier
+        if simplify is None:
+            simplify = self.round_simplifier = self.simplifier()
         normalized = bounded_table(self.context, NORMALIZED_CONSTRAINTS_TABLE)
         used = bounded_table(self.context, EXPRESSION_VARIABLES_TABLE)
+        dim_bounds = [(v.bounds.lower, v.bounds.upper) for v in self.dims]
+        symbol_bounds = [(v.bounds.lower, v.bounds.upper) for v in self.symbols]
         changed = narrowed_before = False
         updated: dict[AffineExpr, Interval] = {}
+        touched: set[AffineExpr] = set()  # the constraints the next round must normalize again
+        new_expr: AffineExpr | None
         for expr, interval in self.constraints.items():
-            key = None if narrowed_before else self._normalized_key(expr, interval, used)
-            outcome = normalized.get(key) if key is not None else None
-            if outcome is not None:
-                new_expr, new_interval = outcome
-                narrowed = False
-            elif _may_divide_by_zero(expr, simplify):
-                # the constraint also excludes the points where it is undefined (a divisor
-                # of 0, as enumeration treats them): kept as written, never dropped as implied
-                previous = updated.get(expr)
-                updated[expr] = interval if previous is None else previous.intersect(interval)
-                continue
+            if recheck is not None and not narrowed_before and expr not in recheck:
+                new_expr, new_interval, narrowed = expr, interval, False
             else:
-                variables = simplify.forms.variable_sum(expr)
-                if variables is not None:  # what simplify(expr) gives, without building it
-                    new_expr, new_interval, narrowed = self._normalize_linear(simplify.fold_variables(variables), interval, simplify)
+                if narrowed_before:
+                    key = None
+                else:  # the constraint and the ranges of its variables, as plain ints (cheap to hash)
+                    variables = used.get(expr) or ax.remembered_variables(expr, used)
+                    key = (
+                        expr,
+                        interval.lower,
+                        interval.upper,
+                        tuple([dim_bounds[i] for i in variables[0]]),
+                        tuple([symbol_bounds[i] for i in variables[1]]),
+                    )
+                outcome = normalized.get(key) if key is not None else None
+                if outcome is not None:
+                    new_expr, new_interval = outcome
+                    narrowed = False
+                elif _may_divide_by_zero(expr, simplify):
+                    # the constraint also excludes the points where it is undefined (a divisor
+                    # of 0, as enumeration treats them): kept as written, never dropped as implied
+                    previous = updated.get(expr)
+                    updated[expr] = interval if previous is None else previous.intersect(interval)
+                    touched.add(expr)  # (rare: normalized again each round, as it was)
+                    continue
                 else:
-                    new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
-                if self.empty:
-                    return True
-                narrowed_before |= narrowed
-                if key is not None and not narrowed:
-                    normalized[key] = (new_expr, new_interval)
-            changed |= narrowed or new_expr is None or new_expr != expr or new_interval != interval
-            if new_expr is None:
-                continue
+                    variables = simplify.forms.variable_sum(expr)
+                    if variables is not None:  # what simplify(expr) gives, without building it
+                        new_expr, new_interval, narrowed = self._normalize_linear(
+                            simplify.fold_variables(variables), interval, simplify
+                        )
+                    else:
+                        new_expr, new_interval, narrowed = self._normalize(simplify(expr), interval, simplify)
+                    if self.empty:
+                        return True
+                    narrowed_before |= narrowed
+                    if key is not None and not narrowed:
+                        normalized[key] = (new_expr, new_interval)
+            if narrowed or new_expr is None or new_expr != expr or new_interval != interval:
+                changed = True
+                if new_expr is None:
+                    continue
+                touched.add(new_expr)
             previous = updated.get(new_expr)
+            if previous is not None:
+                touched.add(new_expr)
             updated[new_expr] = new_interval if previous is None else previous.intersect(new_interval)
             if updated[new_expr].is_empty:
                 self.empty = True
                 return True
-        changed |= self._merge_mods(updated)
+        merged = self._merge_mods(updated)
+        changed |= merged
         self.constraints = updated
+        # a narrowed range (a merge of mod constraints narrows one) makes every constraint suspect
+        self.recheck = None if narrowed_before or merged else touched
         return changed
-
-    def _normalized_key(
-        self, expr: AffineExpr, interval: Interval, used: dict[AffineExpr, tuple[tuple[int, ...], tuple[int, ...]]]
-    ) -> tuple[AffineExpr, Interval, tuple[Interval, ...], tuple[Interval, ...]]:
-        """The key of ``expr in interval`` in the table of normalized constraints; ``used``
-        remembers the variables of each expression."""
-        variables = ax.remembered_variables(expr, used)
-        dims, symbols = self.dims, self.symbols
-        return (expr, interval, tuple([dims[i].bounds for i in variables[0]]), tuple([symbols[i].bounds for i in variables[1]]))
 
     def _normalize(
         self, expr: AffineExpr, interval: Interval, simplify: ExprSimplifier
