@@ -52,7 +52,7 @@ ZERO_COST_OPCODES = frozenset(
 #: XLA opcode of MLIR op kinds whose names differ beyond ``_`` -> ``-``.
 _XLA_OPCODES = {"dot_general": "dot", "broadcast_in_dim": "broadcast", "count_leading_zeros": "clz",
                 "reduce_window": "reduce-window", "convolution": "convolution", "return": "tuple"}
-#: XLA opcode of an analysis node's opcode (:func:`~hlo_indexing.symbolic_tiling.tiled_fusion.opcode_of`)
+#: XLA opcode of an analysis node's opcode (:attr:`~hlo_indexing.symbolic_tiling.tiled_fusion.TiledNode.opcode`)
 #: where they differ.
 XLA_OPCODE_OF_NODE = {"count-leading-zeros": "clz", "return": "tuple"}
 #: XLA's elementwise opcodes (from the MLIR kinds, same meaning).

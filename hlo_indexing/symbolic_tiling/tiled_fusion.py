@@ -122,11 +122,6 @@ def defining_op(value: SsaValue) -> ir.Operation | None:
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
-def opcode_of(value: SsaValue) -> str:
-    """XLA's opcode for the op defining ``value`` (``parameter`` for a block argument)."""
-    return _opcode(defining_op(value))
-
-
 #: The op kinds (names without their dialect) XLA's opcodes are spelled differently from.
 _OPCODE_OF_KIND = {"dot_general": "dot", "broadcast_in_dim": "broadcast"}
 #: The op kinds whose opcode may be one of :data:`CONTRACTION_OPCODES` (a custom call
