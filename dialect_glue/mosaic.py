@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir, tpu_dialect
 from hlo_indexing.dialect_glue.locations import located
-from hlo_indexing.errors import InvalidAttributeError, UnsupportedError
+from hlo_indexing.dialect_glue.op_attrs import invalid
+from hlo_indexing.errors import UnsupportedError
 
 #: The custom call target of Pallas TPU kernels.
 TPU_CUSTOM_CALL = "tpu_custom_call"
@@ -87,20 +88,14 @@ def mosaic_kernel(op: OpLike) -> MosaicKernel:
     attributes = operation.attributes
     config = attributes["backend_config"] if "backend_config" in attributes else None
     if not isinstance(config, ir.StringAttr):
-        raise _invalid(operation, "is not the JSON of a Pallas TPU kernel")
+        raise invalid(operation, "backend_config", "is not the JSON of a Pallas TPU kernel")
     try:
         body = json.loads(config.value)["custom_call_config"]["body"]
         return _read_kernel(body if isinstance(body, str) else "")
     except (ValueError, KeyError, TypeError) as exc:
-        raise _invalid(operation, f"holds no Mosaic kernel ({type(exc).__name__}: {exc})") from None
+        raise invalid(operation, "backend_config", f"holds no Mosaic kernel ({type(exc).__name__}: {exc})") from None
     except UnsupportedError as exc:
         raise located(exc, operation) from None
-
-
-def _invalid(operation: ir.Operation, problem: str) -> InvalidAttributeError:
-    error = located(InvalidAttributeError(operation.name, "backend_config", problem), operation)
-    assert isinstance(error, InvalidAttributeError)
-    return error
 
 
 @functools.lru_cache(maxsize=64)

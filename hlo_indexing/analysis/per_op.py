@@ -24,11 +24,9 @@ from collections.abc import Iterator
 
 from hlo_indexing.analysis.fusion import REGIONS
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, is_scalar_helper
-from hlo_indexing.dialect_glue.locations import located
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, is_scalar_helper, operand_values
 from hlo_indexing.dialect_glue.op_attrs import HLO_DIALECTS
 from hlo_indexing.direction import Direction
-from hlo_indexing.errors import InvalidArgumentError
 from hlo_indexing.ops import dispatch
 from hlo_indexing.ops.result import InstructionIndexing
 
@@ -46,7 +44,7 @@ def output_to_input_indexing(op: OpLike, result_index: int = 0, *, simplify: boo
     tuple (XLA's ``TopK``, cuBLAS and cuDNN calls), ``result_index`` is a tuple element,
     as in XLA's indexing."""
     with REGIONS.session():
-        by_element = _tuple_elements(op, Direction.OUTPUT_TO_INPUT, result_index, simplify)
+        by_element = dispatch.tuple_elements_indexing(op, Direction.OUTPUT_TO_INPUT, result_index, simplify=simplify)
         if by_element is not None:
             return by_element
         return dispatch.result_indexing(op, result_index, simplify=simplify, regions=REGIONS)
@@ -58,34 +56,10 @@ def input_to_output_indexing(op: OpLike, operand_index: int = 0, *, simplify: bo
     (per tuple element of a custom call returning one tuple, as
     :func:`output_to_input_indexing`)."""
     with REGIONS.session():
-        by_element = _tuple_elements(op, Direction.INPUT_TO_OUTPUT, operand_index, simplify)
+        by_element = dispatch.tuple_elements_indexing(op, Direction.INPUT_TO_OUTPUT, operand_index, simplify=simplify)
         if by_element is not None:
             return by_element
         return dispatch.operand_indexing(op, operand_index, simplify=simplify, regions=REGIONS)
-
-
-def _tuple_element_count(op: OpLike) -> int | None:
-    """How many elements the one tuple result of a custom call has; None for other ops."""
-    operation = op.operation if isinstance(op, ir.OpView) else op
-    if not operation.name.endswith(".custom_call") or len(operation.results) != 1:
-        return None
-    result_type = operation.results[0].type
-    return result_type.num_types if isinstance(result_type, ir.TupleType) else None
-
-
-def _tuple_elements(op: OpLike, direction: Direction, index: int, simplify: bool) -> InstructionIndexing | None:
-    """:func:`~hlo_indexing.ops.dispatch.tuple_elements_indexing` of a custom call
-    returning one tuple, ``index`` checked (a tuple element, or an operand); None for
-    other ops."""
-    count = _tuple_element_count(op)
-    if count is None:
-        return None
-    operation = op.operation if isinstance(op, ir.OpView) else op
-    width = count if direction == Direction.OUTPUT_TO_INPUT else len(operation.operands)
-    if not 0 <= index < width:
-        what = "tuple element" if direction == Direction.OUTPUT_TO_INPUT else "operand"
-        raise located(InvalidArgumentError(f"{operation.name} has no {what} {index} (it has {width})"), operation)
-    return dispatch.tuple_elements_indexing(operation, direction, index, simplify=simplify)
 
 
 def hlo_ops(module: ir.Operation) -> Iterator[ir.Operation]:
@@ -115,11 +89,10 @@ def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[Instruct
     (``"input-to-output"``); per tuple element of a custom call returning one tuple, as
     :func:`output_to_input_indexing`."""
     direction = Direction.of(direction)
-    count = _tuple_element_count(op)
+    elements = dispatch.tuple_element_shapes(op)
     with REGIONS.session():
-        if count is not None:
-            width = count if direction == Direction.OUTPUT_TO_INPUT else len(op.operands)
-            by_element = [_tuple_elements(op, direction, k, simplify) for k in range(width)]
-            if all(indexing is not None for indexing in by_element):
-                return [indexing for indexing in by_element if indexing is not None]
+        if elements is not None and all(shape is not None for shape in elements):
+            width = len(elements) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(op))
+            by_element = [dispatch.tuple_elements_indexing(op, direction, k, simplify=simplify) for k in range(width)]
+            return [indexing for indexing in by_element if indexing is not None]  # each is: every element is shaped
         return dispatch.all_indexings(op, direction, simplify=simplify, regions=REGIONS)

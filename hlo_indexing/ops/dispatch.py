@@ -34,7 +34,7 @@ from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, operand_values
 from hlo_indexing.dialect_glue.context import clear_context_memos, context_memo
 from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.direction import Direction
-from hlo_indexing.errors import HloIndexingError, InvalidInputError
+from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing, entry_maps, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
@@ -224,23 +224,36 @@ def _compute(
             raise _malformed(operation, exc, reads) from exc
 
 
-def tuple_elements_indexing(
-    op: ir.Operation | ir.OpView, direction: Direction, index: int, *, simplify: bool = True
-) -> InstructionIndexing | None:
-    """The maps of a custom call whose one result is a tuple of tensors (what XLA's
-    ``TopK`` and other tuple-returning custom calls import as), its rule applied as if
-    each element were a result: output to input, element ``index`` -> one map set per
-    operand; input to output, operand ``index`` -> one map set per element. None for
-    any other op (not cached: a fused walk asks once per element)."""
+def tuple_element_shapes(op: ir.Operation | ir.OpView) -> tuple[tuple[int, ...] | None, ...] | None:
+    """The shapes of the elements of a custom call's one tuple result (XLA's ``TopK``,
+    LAPACK, cuBLAS and cuDNN calls; None for an element not statically shaped); None
+    for any other op."""
     operation = op if isinstance(op, ir.Operation) else op.operation
     if op_attrs.op_kind(operation)[1] != "custom_call" or len(operation.results) != 1:
         return None
     result_type = operation.results[0].type
     if not isinstance(result_type, ir.TupleType):
         return None
-    elements = tuple(value_shape(result_type.get_type(k)) for k in range(result_type.num_types))
-    if any(shape is None for shape in elements):
+    return tuple(value_shape(result_type.get_type(k)) for k in range(result_type.num_types))
+
+
+def tuple_elements_indexing(
+    op: ir.Operation | ir.OpView, direction: Direction, index: int, *, simplify: bool = True
+) -> InstructionIndexing | None:
+    """The maps of a custom call whose one result is a tuple of tensors
+    (:func:`tuple_element_shapes`), its rule applied as if each element were a result:
+    output to input, element ``index`` -> one map set per operand; input to output,
+    operand ``index`` -> one map set per element. None for any other op, or when an
+    element is not statically shaped; a located :class:`InvalidArgumentError` for an
+    ``index`` past the elements (operands). Not cached: a fused walk asks once per element."""
+    operation = op if isinstance(op, ir.Operation) else op.operation
+    elements = tuple_element_shapes(operation)
+    if elements is None or any(shape is None for shape in elements):
         return None
+    width = len(elements) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(operation))
+    if not 0 <= index < width:
+        what = "tuple element" if direction == Direction.OUTPUT_TO_INPUT else "operand"
+        raise located(InvalidArgumentError(f"{operation.name} has no {what} {index} (it has {width})"), operation)
     try:
         return _apply_rule(operation, direction, index, simplify, None, elements)
     except HloIndexingError as exc:
