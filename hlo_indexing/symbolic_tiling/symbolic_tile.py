@@ -146,7 +146,7 @@ def symbolic_tile(indexing_map: IndexingMap) -> SymbolicTile | NotATile:
         return NotATile(f"an expression is nested {deepest} levels deep, more than limits.MAX_NESTING_DEPTH ({MAX_NESTING_DEPTH})")
     try:
         _check_constraints(simplified)
-        return _derive(simplified)
+        return _derive(simplified, resimplify=bool(indexing_map.constraints))
     except _Failure as failure:
         return NotATile(str(failure))
 
@@ -185,7 +185,13 @@ def _check_constraints(m: IndexingMap) -> None:
             raise _Failure(f"the constraint '{expr} in {interval}' removes the low end of a result (left padding)")
 
 
-def _derive(m: IndexingMap) -> SymbolicTile:
+def _derive(m: IndexingMap, *, resimplify: bool) -> SymbolicTile:
+    """The tile of ``m``, a simplified map. ``resimplify``: the map it was simplified
+    from had constraints. Without any, the simplification rewrote each result alone
+    over the same ranges, so a result simplified again over them is itself (the
+    simplifier is idempotent, ``python_tests/maps/test_map_algebra_random.py``): a
+    result whose offset is 0 is not simplified again (XLA's ``SimplifyAffineExpr`` of
+    it, one simplification per result, half of a bitcast's tile)."""
     ctx = m.context
     n_dims, n_range = m.num_dims, len(m.range_vars)
     zero = ax.constant(0, ctx)
@@ -208,7 +214,10 @@ def _derive(m: IndexingMap) -> SymbolicTile:
             offset = ax.substitute(result, zero_dims, offset_symbols)
             if not isinstance(offset, ax.Const):  # a constant simplifies to itself
                 offset = _simplify_expr(m, offset)
-            strided = _extract(_simplify_expr(m, ax.add(result, ax.mul(offset, -1))), dim_ranges, symbol_ranges, ctx)
+            strided_expr = ax.add(result, ax.mul(offset, -1))
+            if resimplify or strided_expr != result:
+                strided_expr = _simplify_expr(m, strided_expr)
+            strided = _extract(strided_expr, dim_ranges, symbol_ranges, ctx)
         offsets.append(offset)
         sizes.append(strided.size)
         strides.append(strided.stride)
