@@ -170,6 +170,8 @@ def _check_constraints(m: IndexingMap) -> None:
     upper end (right padding) or depend on runtime variables (an update placed at a
     runtime offset): the tile is then a superset of what the map reads, clipped later by
     the operand's bounds. XLA's own maps carry neither kind for these ops."""
+    if not m.constraints:
+        return
     results = set(m.results)
     first_runtime = m.num_symbols - len(m.runtime_vars)
     for expr, interval in m.constraints.items():
@@ -194,7 +196,8 @@ def _derive(m: IndexingMap, *, resimplify: bool) -> SymbolicTile:
     it, one simplification per result, half of a bitcast's tile)."""
     ctx = m.context
     n_dims, n_range = m.num_dims, len(m.range_vars)
-    zero = ax.constant(0, ctx)
+    constrained = bool(m.constraints)
+    zero, one = ax.constant(0, ctx), ax.constant(1, ctx)
     # Offsets: dims and range variables at 0 (runtime variables renumbered below).
     zero_dims = [zero] * n_dims
     offset_symbols = [zero] * n_range + [ax.symbol(n_range + j, ctx) for j in range(len(m.runtime_vars))]
@@ -203,13 +206,21 @@ def _derive(m: IndexingMap, *, resimplify: bool) -> SymbolicTile:
     constraints = ConstraintExpression.always()
     offsets, sizes, strides = [], [], []
     for result in m.results:
-        plain = None if m.constraints else ax.typed(result)
+        plain = None if constrained else ax.typed(result)
         if isinstance(plain, ax.Sym) and (plain.position >= n_range or symbol_ranges[plain.position].is_point):
             plain = None  # a runtime variable, or a range variable simplifying folds to its value
-        if isinstance(plain, (ax.Dim, ax.Sym)):  # what simplifying would leave: offset 0, the variable
+        if isinstance(plain, ax.Dim):  # what simplifying would leave: offset 0, the whole tile size, stride 1
+            offsets.append(zero)
+            sizes.append(plain)
+            strides.append(one)
+            continue
+        if isinstance(plain, ax.Sym):  # offset 0, the variable
             offset, strided = zero, _extract(plain, dim_ranges, symbol_ranges, ctx)
         elif isinstance(plain, ax.Const):  # offset the constant, one element
-            offset, strided = plain, _extract(zero, dim_ranges, symbol_ranges, ctx)
+            offsets.append(plain)
+            sizes.append(one)
+            strides.append(zero)
+            continue
         else:
             offset = ax.substitute(result, zero_dims, offset_symbols)
             if not isinstance(offset, ax.Const):  # a constant simplifies to itself
