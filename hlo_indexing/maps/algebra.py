@@ -54,6 +54,8 @@ def _compose(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
         )
     if producer.is_identity and _results_within(consumer, producer.dim_vars):
         return consumer  # what the general case builds, without building it
+    if consumer.is_identity and not producer.constraints and _same_variables(consumer.dim_vars, producer.dim_vars):
+        return producer  # likewise: the producer read over its own domain (its first map in a fusion)
     context = consumer.context
     pr, cr = len(producer.range_vars), len(consumer.range_vars)
     prt, crt = len(producer.runtime_vars), len(consumer.runtime_vars)
@@ -111,6 +113,12 @@ def _placement(
         return native
     memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
     return lambda e: ax.substitute(e, dims, symbols, memo)
+
+
+def _same_variables(a: tuple[Variable, ...], b: tuple[Variable, ...]) -> bool:
+    """Whether two variable lists are equal, names included (equality leaves them out,
+    but they are printed)."""
+    return a == b and all(x.name == y.name for x, y in zip(a, b))
 
 
 def _results_within(m: IndexingMap, variables: Iterable[Variable]) -> bool:

@@ -135,6 +135,32 @@ def test_compose_matches_oracle(seed: int) -> None:
         checked += 1
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_compose_after_an_identity_over_the_producers_domain_is_the_producer(seed: int) -> None:
+    """An identity consumer over exactly the producer's domain (a fusion's first map)
+    gives the producer back, names included; over a narrower domain, or with other
+    dimension names, the composite is built in full. Each relation checked against the
+    oracle."""
+    rng = random.Random(200 + seed)
+    for _ in range(40):
+        text, results, dim_ranges, symbol_ranges, _ = random_map(rng, with_constraint=False)
+        producer = IndexingMap.parse(text)
+        dims = [f"d{i}" for i in range(len(dim_ranges))]
+
+        def identity(ranges, names):
+            domain = ", ".join(f"{n} in [{lo}, {hi}]" for n, (lo, hi) in zip(names, ranges))
+            return IndexingMap.parse(f"({', '.join(names)}) -> ({', '.join(names)}), domain: {domain}")
+
+        composed = compose(identity(dim_ranges, dims), producer)
+        assert str(composed) == str(producer) and composed == producer, text
+        assert image_sets(composed, *boxes(dim_ranges, symbol_ranges)) == oracle_images(results, dim_ranges, symbol_ranges, [])
+        renamed = compose(identity(dim_ranges, [f"x{i}" for i in range(len(dims))]), producer)
+        assert renamed == producer and str(renamed) != str(producer), f"{text}\n-> {renamed}"
+        narrower = [(lo, max(lo, hi - 1)) for lo, hi in dim_ranges]
+        composed = compose(identity(narrower, dims), producer)
+        assert image_sets(composed, *boxes(narrower, symbol_ranges)) == oracle_images(results, narrower, symbol_ranges, []), text
+
+
 def test_remove_unused_symbols_keeps_relation() -> None:
     rng = random.Random(7)
     for _ in range(80):
