@@ -130,23 +130,26 @@ class _Failure(Exception):
     pass
 
 
-def symbolic_tile(indexing_map: IndexingMap) -> SymbolicTile | NotATile:
+def symbolic_tile(indexing_map: IndexingMap, *, simplified: bool = False) -> SymbolicTile | NotATile:
     """The symbolic tile of ``indexing_map`` (see the module docstring), or why there is
     none. The map's dimensions are the tiled dimensions; its range variables are read
-    whole; its runtime variables stay symbolic in the offsets."""
+    whole; its runtime variables stay symbolic in the offsets. ``simplified``: the
+    caller knows the map to be its own simplification (it is not simplified again
+    unless a dimension has one point, where simplifying widens it)."""
     if indexing_map.is_undefined:
         return NotATile(f"the indexing map is undefined ({indexing_map.reason})")
     if indexing_map.is_known_empty():
         return NotATile("the indexing map's domain is empty")
-    simplified = simplify_preserving_points(indexing_map)
-    if simplified.is_known_empty():
+    own = simplified and not any(v.bounds.is_point for v in indexing_map.dim_vars)
+    reduced = indexing_map if own else simplify_preserving_points(indexing_map)
+    if reduced.is_known_empty():
         return NotATile("the indexing map's domain is empty")
-    deepest = simplified.depth  # remembered per expression across maps
+    deepest = reduced.depth  # remembered per expression across maps
     if deepest > MAX_NESTING_DEPTH:  # the derivation below recurses through the expression
         return NotATile(f"an expression is nested {deepest} levels deep, more than limits.MAX_NESTING_DEPTH ({MAX_NESTING_DEPTH})")
     try:
-        _check_constraints(simplified)
-        return _derive(simplified, resimplify=bool(indexing_map.constraints))
+        _check_constraints(reduced)
+        return _derive(reduced, resimplify=bool(indexing_map.constraints))
     except _Failure as failure:
         return NotATile(str(failure))
 

@@ -335,6 +335,9 @@ class MapResults:
     #: parameter ranges).
     tiles: dict[tuple[IndexingMap, tuple[int, ...]], SymbolicTile | NotATile] = field(default_factory=dict)
     simplified: dict[IndexingMap, IndexingMap] = field(default_factory=dict)
+    #: The maps known to be their own simplification (each value of :attr:`simplified`:
+    #: the simplifier is idempotent, ``python_tests/maps/test_map_algebra_random.py``).
+    fixed: set[IndexingMap] = field(default_factory=set)
     #: By map and shape: what an elementwise op of that shape reads of each operand
     #: through the map (the map composed with the identity over the shape, simplified).
     elementwise: dict[tuple[IndexingMap, tuple[int, ...]], IndexingMap] = field(default_factory=dict)
@@ -438,6 +441,7 @@ class _Builder:
         # through the same map) and each composed map simplified.
         self.tiles = map_results.tiles
         self.simplified = map_results.simplified
+        self.fixed = map_results.fixed
         self.elementwise = map_results.elementwise
         self.contracted = map_results.contracted
         self.starts = map_results.starts
@@ -544,10 +548,14 @@ class _Builder:
             found = self.elementwise[(indexing, shape)] = self._simplify(compose(indexing, identity))
         return found
 
-    def _simplify(self, m: IndexingMap) -> IndexingMap:
+    def _simplify(self, m: IndexingMap, consumer: IndexingMap | None = None) -> IndexingMap:
+        """``m`` simplified (as :func:`simplify_preserving_points`), once per map;
+        ``consumer``: the map ``m`` was composed after, when it is one."""
         found = self.simplified.get(m)
         if found is None:
-            found = self.simplified[m] = simplify_preserving_points(m)
+            kept = consumer is not None and _selects_results(m, consumer) and (consumer in self.fixed or consumer.simplify() is consumer)
+            found = self.simplified[m] = m if kept else simplify_preserving_points(m)
+            self.fixed.add(found)
         return found
 
     def _hidden_dims(self, op: ir.Operation) -> list[int]:
@@ -619,7 +627,8 @@ class _Builder:
             raise _Failure(f"{name}: a value of type {value_type} is not a tensor")
         tile = self.tiles.get((indexing, self.sizes))
         if tile is None:
-            tile = self.tiles[(indexing, self.sizes)] = symbolic_tile(self._full_dims(indexing))
+            full = self._full_dims(indexing)
+            tile = self.tiles[(indexing, self.sizes)] = symbolic_tile(full, simplified=full in self.fixed)
         if isinstance(tile, NotATile):
             if opcode in ("reshape", "bitcast"):
                 raise _Failure(f"Bailing out on reshape {name} with indexing map {indexing}: {tile.reason}")
@@ -660,7 +669,7 @@ class _Builder:
                 else:
                     operand_region = region
                 node.operands.append(
-                    self._visit(operand, self._simplify(composed), operand_hidden, operand_region)
+                    self._visit(operand, self._simplify(composed, indexing), operand_hidden, operand_region)
                 )
         self.order.append(node)
         return node
@@ -675,6 +684,22 @@ def _static_shape(value: SsaValue) -> list[int]:
     if not tensor.has_static_shape:
         raise _Failure(f"{_name_of(value)}: the output {value.type} has a dynamic shape")
     return list(tensor.shape)
+
+
+def _selects_results(m: IndexingMap, consumer: IndexingMap) -> bool:
+    """Whether ``m`` (a composition after ``consumer``) only selects results of
+    ``consumer``: neither has constraints, both have the same variables and no dimension
+    of one point, each result of ``m`` is a result of ``consumer`` or a constant. When
+    ``consumer`` is its own simplification, so is ``m``: without constraints the
+    simplifier rewrites each result alone over the variables' ranges, and
+    ``consumer``'s came back unchanged over these very ranges (a projection after a
+    bitcast: ``(d0 floordiv 16, d0 mod 16, d1)`` then ``(d0, d1, d2) -> (d0, d1)``)."""
+    if m.constraints or consumer.constraints or m.dim_vars != consumer.dim_vars or m.symbol_vars != consumer.symbol_vars:
+        return False
+    if any(v.bounds.is_point for v in m.dim_vars):
+        return False
+    own = set(consumer.results)
+    return all(r in own or isinstance(ax.typed(r), ax.Const) for r in m.results)
 
 
 def _reachable(value: SsaValue, substitutions: dict[SsaValue, SsaValue]) -> set[SsaValue]:

@@ -15,9 +15,11 @@ hypothesis = pytest.importorskip("hypothesis")  # test dependency (pyproject's t
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, symbolic_tile
+from hlo_indexing.symbolic_tiling.tiled_fusion import _selects_results
 
 
 def read_by_tile(m: IndexingMap, tile_sizes: list[int], runtime: list[int] = ()) -> set[tuple[int, ...]]:
@@ -102,6 +104,39 @@ def small_maps(draw: st.DrawFn) -> IndexingMap:
 @given(small_maps())
 def test_tiles_of_generated_maps_are_sound_and_exact(m: IndexingMap) -> None:
     check_map(m)
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_maps())
+def test_a_simplified_map_tiles_the_same_when_the_caller_says_so(m: IndexingMap) -> None:
+    """``symbolic_tile(m, simplified=True)`` skips simplifying a map its caller knows to be
+    simplified; the tile is the one derived after simplifying (text and constraints)."""
+    simplified = m.simplify()
+    if simplified.is_known_empty():
+        return
+    told, derived = symbolic_tile(simplified, simplified=True), symbolic_tile(simplified)
+    assert str(told) == str(derived) and told == derived, simplified
+    check_map(simplified)
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_maps(), st.data())
+def test_a_selection_of_a_simplified_maps_results_is_simplified(m: IndexingMap, data: st.DataObject) -> None:
+    """What the tiling analysis relies on to skip simplifying a composition after a
+    simplified map that only selects its results (``tiled_fusion._selects_results``):
+    such a map is its own simplification."""
+    consumer = m.simplify()
+    if consumer.is_known_empty() or consumer.constraints or consumer.num_results == 0:
+        return
+    picks = data.draw(st.lists(st.integers(0, consumer.num_results - 1), max_size=3))
+    mids = ", ".join(f"d{i}" for i in range(consumer.num_results))
+    results = ", ".join([f"d{k}" for k in picks] + ["0"] * data.draw(st.integers(0, 1)))
+    domain = ", ".join(f"d{i} in [{lo}, {hi}]" for i, (lo, hi) in enumerate(
+        (b.lower, b.upper) for b in (consumer.expr_bounds(e) for e in consumer.results)))
+    producer = IndexingMap.parse(f"({mids}) -> ({results}), domain: {domain}")
+    selected = compose(consumer, producer)
+    if _selects_results(selected, consumer):
+        assert selected.simplify() == selected and str(selected.simplify()) == str(selected), f"{consumer} then {producer}"
 
 
 @settings(max_examples=60, deadline=None)
