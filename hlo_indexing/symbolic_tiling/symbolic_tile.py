@@ -207,7 +207,9 @@ def _derive(m: IndexingMap, *, resimplify: bool) -> SymbolicTile:
     dim_ranges = m.dim_ranges
     symbol_ranges = m.symbol_ranges
     constraints = ConstraintExpression.always()
-    offsets, sizes, strides = [], [], []
+    offsets: list[ir.AffineExpr] = []
+    sizes: list[ir.AffineExpr] = []
+    strides: list[ir.AffineExpr] = []
     for result in m.results:
         plain = None if constrained else ax.typed(result)
         if isinstance(plain, ax.Sym) and (plain.position >= n_range or symbol_ranges[plain.position].is_point):
