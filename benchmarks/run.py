@@ -310,6 +310,9 @@ def targets(record: dict) -> list[dict]:
     out.append({"target": "pack/unpack <= 1.25x numpy", "value": f"{worst:.2f}x (worst)", "met": worst <= 1.25})
     cli = record["cli"]
     out.append({"target": "hlo-indexing-opt --help < 0.5 s", "value": f"{cli['help_s']:.2f} s", "met": cli["help_s"] < 0.5})
+    growth = cli["remarks"]["growth_per_doubling"]
+    out.append({"target": "hlo-indexing-opt --hlo-print-indexing-maps: CPU growth per doubling of the ops <= 2.3x",
+                "value": f"{growth:.2f}x", "met": growth <= 2.3})
     return out
 
 
@@ -415,7 +418,9 @@ def markdown(record: dict) -> str:
             [["python -c pass", cli["python_s"], cpu["python"]],
              ['python -c "import jaxlib.mlir.ir"', cli["bindings_s"], cpu["bindings"]],
              ["hlo-indexing-opt --help", cli["help_s"], cpu["help"]],
-             ["hlo-indexing-opt tiny.mlir --hlo-attach-indexing-maps", cli["tiny_s"], cpu["tiny"]]],
+             ["hlo-indexing-opt tiny.mlir --hlo-attach-indexing-maps", cli["tiny_s"], cpu["tiny"]]]
+            + [[f"hlo-indexing-opt ({row['ops']} ops) --hlo-print-indexing-maps", row["s"], row["cpu_s"]]
+               for row in cli["remarks"]["rows"]],
         )
     )
     parts.append(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in record["targets"]]))
