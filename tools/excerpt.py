@@ -46,7 +46,9 @@ def excerpt(location: SourceLocation | None) -> list[str]:
     lines = _SOURCES.get(location.filename)
     if lines is None or location.line > len(lines):
         return []
-    line = lines[location.line - 1].expandtabs(1)
+    line = lines[location.line - 1]
+    if "\t" in line:
+        line = line.expandtabs(1)
     column = min(max(location.column, 1), len(line) + 1)
     return [line, " " * (column - 1) + "^"]
 
