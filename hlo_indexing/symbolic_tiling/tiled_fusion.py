@@ -335,8 +335,9 @@ class MapResults:
     #: parameter ranges).
     tiles: dict[tuple[IndexingMap, tuple[int, ...]], SymbolicTile | NotATile] = field(default_factory=dict)
     simplified: dict[IndexingMap, IndexingMap] = field(default_factory=dict)
-    #: The maps known to be their own simplification (each value of :attr:`simplified`:
-    #: the simplifier is idempotent, ``python_tests/maps/test_map_algebra_random.py``).
+    #: The values of :attr:`simplified`: without a dimension of one point (which
+    #: :func:`simplify_preserving_points` widens), each is its own simplification (the
+    #: simplifier is idempotent, ``python_tests/maps/test_map_algebra_random.py``).
     fixed: set[IndexingMap] = field(default_factory=set)
     #: By map and shape: what an elementwise op of that shape reads of each operand
     #: through the map (the map composed with the identity over the shape, simplified).
