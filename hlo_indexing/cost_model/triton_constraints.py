@@ -182,7 +182,9 @@ def _tiled_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[Constra
 
 
 def _reshape_constraints(op: ir.Operation) -> ConstraintExpression | None:
-    own = symbolic_tile(next(iter(output_to_input_indexing(op, 0).maps[0])))
+    # Unsimplified, as the tiling analysis reads the op (the per-op cache then has it):
+    # symbolic_tile simplifies the map itself.
+    own = symbolic_tile(next(iter(output_to_input_indexing(op, 0, simplify=False).maps[0])))
     return None if isinstance(own, NotATile) or own.constraints.is_always_satisfied else own.constraints
 
 
