@@ -302,6 +302,8 @@ def parsed_layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None
     for node in fusion.nodes:
         if len(found) == wanted:
             break  # every declared layout found (those of numbers the fusion lacks are never)
+        if node.opcode != "parameter":
+            continue
         number = node.parameter_number
         if number is not None and layouts.get(number) is not None and number not in found:
             layout, rank = layouts[number], len(ir.RankedTensorType(node.value.type).shape)
