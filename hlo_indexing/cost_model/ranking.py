@@ -412,7 +412,31 @@ class DeviceRankingMemo:
                                                             tiles=self._tiles, counts_cache=self._counts, facts=self._facts)
         if fusion is first:
             return ranking
-        return ranking.rebound(fusion, {node.name: other.name for node, other in nodes.items()}, nodes)
+        return ranking.rebound(fusion, _NodeNames(nodes), nodes)
+
+
+class _NodeNames(Mapping[str, str]):
+    """The instruction names of a fusion's nodes -> those of the nodes ``nodes`` maps
+    them to, read when first asked (most rebound rankings are counted, their names
+    never read)."""
+
+    def __init__(self, nodes: Mapping[TiledNode, TiledNode]) -> None:
+        self._nodes = nodes
+        self._names: dict[str, str] | None = None
+
+    def _found(self) -> dict[str, str]:
+        if self._names is None:
+            self._names = {node.name: other.name for node, other in self._nodes.items()}
+        return self._names
+
+    def __getitem__(self, name: str) -> str:
+        return self._found()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._found())
+
+    def __len__(self) -> int:
+        return len(self._found())
 
 
 def _layouts_key(layouts: Mapping[int, LayoutLike] | None) -> tuple[tuple[int, LayoutLike], ...]:
