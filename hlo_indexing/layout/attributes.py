@@ -11,6 +11,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import cast
+
 from hlo_indexing.dialect_glue.bindings import OpLike, SsaValue, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE
@@ -45,7 +47,7 @@ def _value_attr(func: ir.Operation, key: str, index: int) -> str | None:
     attributes = func.attributes
     if key not in attributes:
         return None
-    entry = ir.DictAttr(attributes[key][index])
+    entry = ir.DictAttr(cast(ir.ArrayAttr, attributes[key])[index])
     return _layout_attr(entry[LAYOUT_ATTRIBUTE]) if LAYOUT_ATTRIBUTE in entry else None
 
 
@@ -65,11 +67,12 @@ def layout_of_value(value: SsaValue) -> str | None:
         if name == "mhlo.fusion":
             return layout_of_value(parent.operands[value.arg_number])
         return None
+    result = cast("ir.OpResult[ir.Type]", value)
     try:
-        attribute = value.owner.attributes[LAYOUT_ATTRIBUTE]  # one read of the attributes through the bindings
+        attribute = result.owner.attributes[LAYOUT_ATTRIBUTE]  # one read of the attributes through the bindings
     except KeyError:
         return None
-    return _layout_attr(attribute, value.result_number)
+    return _layout_attr(attribute, result.result_number)
 
 
 def declared_layouts(op: OpLike) -> tuple[list[str | None], list[str | None]]:
