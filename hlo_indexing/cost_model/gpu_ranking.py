@@ -64,14 +64,24 @@ def _shape(value: ir.Value) -> tuple[int, ...]:
     return tuple(ir.RankedTensorType(value.type).shape)
 
 
-def needs_per_candidate(fusion: TiledFusion) -> bool:
-    """Whether the vectorized evaluation does not apply (module docstring)."""
+def _nodes_of_values(fusion: TiledFusion) -> dict[object, list[TiledNode]]:
+    """The fusion's nodes by value (in node order)."""
+    by_value: dict[object, list[TiledNode]] = {}
+    for node in fusion.nodes:
+        found = by_value.get(node.value)
+        if found is None:
+            by_value[node.value] = [node]
+        else:
+            found.append(node)
+    return by_value
+
+
+def _needs_per_candidate(fusion: TiledFusion, by_value: Mapping[object, list[TiledNode]]) -> bool:
+    """Whether the vectorized evaluation does not apply (module docstring); ``by_value``:
+    :func:`_nodes_of_values`."""
     if len(fusion.root_candidates) != 1:
         return True
-    by_value: dict[object, int] = {}
-    for node in fusion.nodes:
-        by_value[node.value] = by_value.get(node.value, 0) + 1
-    return any(node.indexing_map.runtime_vars and by_value[node.value] > 1 for node in fusion.nodes)
+    return any(len(nodes) > 1 and any(node.indexing_map.runtime_vars for node in nodes) for nodes in by_value.values())
 
 
 def _blocks(fusion: TiledFusion, node: TiledNode, by_serial: Mapping[int, TiledNode], flat_sizes: Sequence[np.ndarray],
@@ -167,12 +177,12 @@ def _static(node: TiledNode, device: GpuDevice, types: dict[ir.Type, tuple[tuple
     return _Static(number, shape, element_bytes, flops, op)
 
 
-def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
-             layouts: Mapping[int, Layout]) -> tuple[TiledProgram, np.ndarray]:
-    """The vectorized program and the candidates the tiled computation would refuse.
-    Instructions that only compute (not a parameter, root, iota or dot, and the only
-    node of their value) and share a tile and block count are one visit, their flops
-    per element summed."""
+def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice, layouts: Mapping[int, Layout],
+             by_value: Mapping[object, list[TiledNode]]) -> tuple[TiledProgram, np.ndarray]:
+    """The vectorized program and the candidates the tiled computation would refuse
+    (``by_value``: :func:`_nodes_of_values`). Instructions that only compute (not a
+    parameter, root, iota or dot, and the only node of their value) and share a tile and
+    block count are one visit, their flops per element summed."""
     count = tiles.count
     flat = tiles.flat
     contracting = tuple(p.contracting for p in fusion.parameters)
@@ -182,7 +192,7 @@ def _program(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice,
     root = fusion.root_candidates[0][0]
     everywhere = tiles.memo("all candidates", lambda: np.ones(count, bool))
     implemented = everywhere
-    present = _present(fusion, tiles)
+    present = _present(fusion, tiles, by_value)
     blocks_of: dict[tuple[object, ...], np.ndarray] = {}
     root_visit: TiledVisit | None = None
     root_bytes = 0
@@ -290,16 +300,14 @@ def _concatenate_aligned(op: ir.Operation, sizes: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _present(fusion: TiledFusion, tiles: TileArrays) -> dict[int, np.ndarray]:
-    """For the nodes of a value read through several nodes: per candidate, whether the
-    node is its own tiled instruction (False where an earlier node of the same value has
-    the same tile sizes, strides and offsets: XLA's deduplication)."""
-    groups: dict[object, list[TiledNode]] = {}
-    for node in fusion.nodes:
-        groups.setdefault(node.value, []).append(node)
+def _present(fusion: TiledFusion, tiles: TileArrays, by_value: Mapping[object, list[TiledNode]]) -> dict[int, np.ndarray]:
+    """For the nodes of a value read through several nodes (``by_value``:
+    :func:`_nodes_of_values`): per candidate, whether the node is its own tiled
+    instruction (False where an earlier node of the same value has the same tile sizes,
+    strides and offsets: XLA's deduplication)."""
     count = tiles.count
     present: dict[int, np.ndarray] = {}
-    for nodes in groups.values():
+    for nodes in by_value.values():
         if len(nodes) < 2:
             continue
         single = tiles.memo("single tile", lambda: _single_tile(fusion, tiles))
@@ -340,11 +348,12 @@ def evaluate_candidates(
     checks = list(symbolic_checks(fusion, tiles, device))
     program = None
     register_checks: list[ConstraintCheck] = []
-    if needs_per_candidate(fusion):
+    by_value = _nodes_of_values(fusion)
+    if _needs_per_candidate(fusion, by_value):
         figures, implemented = _per_candidate(fusion, tiles.flat, device, layouts or {})
     else:
-        program, implemented = _program(fusion, tiles, device, layouts or {})
-        register_checks = _register_checks(program, device)
+        program, implemented = _program(fusion, tiles, device, layouts or {}, by_value)
+        register_checks = _register_checks(program, device, tiles)
         fits = tiles.memo("all candidates", lambda: np.ones(count, bool))
         for check in register_checks:
             fits = fits & check.ok
@@ -375,8 +384,10 @@ def evaluate_candidates(
     )
 
 
-def _register_checks(program: TiledProgram, device: GpuDevice) -> list[ConstraintCheck]:
-    """XLA's register rule (:func:`~.gpu_model.fits_in_registers`) per tile it looks at."""
+def _register_checks(program: TiledProgram, device: GpuDevice, tiles: TileArrays) -> list[ConstraintCheck]:
+    """XLA's register rule (:func:`~.gpu_model.fits_in_registers`) per tile it looks at
+    (a tile present at every candidate judged once per limit for every fusion of
+    ``tiles``: its padded elements are the array ``tiles`` keeps for its sizes)."""
     if device.registers_per_block_limit is None:
         return []
     limit = constants.REGISTER_FRACTION_FOR_TILES * device.registers_per_block_limit
@@ -385,8 +396,11 @@ def _register_checks(program: TiledProgram, device: GpuDevice) -> list[Constrain
     checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and id(v) not in roots]
     checks = []
     for visit in checked:
-        fits = visit.padded_elements <= limit
-        ok = failing(fits if visit.always else ~visit.present | fits)
+        elements = visit.padded_elements
+        if visit.always:
+            ok = tiles.memo(("register fits", id(elements), limit), lambda: failing(elements <= limit))
+        else:
+            ok = failing(~visit.present | (elements <= limit))
         if ok is None:
             continue
 

@@ -25,9 +25,9 @@ Example::
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import overload
+from typing import TypeVar, overload
 
 import numpy as np
 
@@ -47,6 +47,9 @@ from hlo_indexing.symbolic_tiling.footprint import Footprint, tiling_footprint
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tile_counts import CountsCache, Grid
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, TiledNode
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 class Footprints:
@@ -269,27 +272,28 @@ def _renamed_label(label: str, names: Mapping[str, str]) -> str:
     return f"{head} {names.get(name, name)}" if name else label
 
 
-class _ParsedLayouts(Mapping[int, Layout]):
-    """:func:`parsed_layouts`, computed when first read (a backend that reads operands in
-    their logical layout, as the TPU one, never reads them)."""
+class _Deferred(Mapping[_K, _V]):
+    """The mapping ``compute()`` returns, computed when first read (a backend that reads
+    operands in their logical layout, as the TPU one, never reads their parsed layouts;
+    most rebound rankings are counted, their instruction names never read)."""
 
-    def __init__(self, fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays):
-        self._arguments = (fusion, layouts, tiles)
-        self._parsed: dict[int, Layout] | None = None
+    def __init__(self, compute: Callable[[], dict[_K, _V]]) -> None:
+        self._compute = compute
+        self._found: dict[_K, _V] | None = None
 
-    def _found(self) -> dict[int, Layout]:
-        if self._parsed is None:
-            self._parsed = parsed_layouts(*self._arguments)
-        return self._parsed
+    def _mapping(self) -> dict[_K, _V]:
+        if self._found is None:
+            self._found = self._compute()
+        return self._found
 
-    def __getitem__(self, number: int) -> Layout:
-        return self._found()[number]
+    def __getitem__(self, key: _K) -> _V:
+        return self._mapping()[key]
 
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._found())
+    def __iter__(self) -> Iterator[_K]:
+        return iter(self._mapping())
 
     def __len__(self) -> int:
-        return len(self._found())
+        return len(self._mapping())
 
 
 def parsed_layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None, tiles: TileArrays) -> dict[int, Layout]:
@@ -302,6 +306,8 @@ def parsed_layouts(fusion: TiledFusion, layouts: Mapping[int, LayoutLike] | None
     for node in fusion.nodes:
         if len(found) == wanted:
             break  # every declared layout found (those of numbers the fusion lacks are never)
+        if node.opcode != "parameter":
+            continue
         number = node.parameter_number
         if number is not None and layouts.get(number) is not None and number not in found:
             layout, rank = layouts[number], len(ir.RankedTensorType(node.value.type).shape)
@@ -335,7 +341,7 @@ def rank_for_device(
         arrays.memo("grid", lambda: grid)
     grid = arrays.memo("grid", lambda: Grid.over(sizes_key))
     valid = valid_candidates(fusion, arrays)
-    judged = evaluator(device)(fusion, arrays, device, _ParsedLayouts(fusion, layouts, arrays))
+    judged = evaluator(device)(fusion, arrays, device, _Deferred(lambda: parsed_layouts(fusion, layouts, arrays)))
     # one row per check: the valid candidates breaking it
     broken = ~np.array([check.ok for check in judged.checks], bool).reshape(len(judged.checks), arrays.count) & valid
     legal = (valid & ~broken.any(axis=0)).nonzero()[0]
@@ -410,7 +416,8 @@ class DeviceRankingMemo:
                                                             tiles=self._tiles, counts_cache=self._counts, facts=self._facts)
         if fusion is first:
             return ranking
-        return ranking.rebound(fusion, {node.name: other.name for node, other in nodes.items()}, nodes)
+        return ranking.rebound(fusion, _Deferred(lambda: {node.name: other.name for node, other in nodes.items()}),
+                               nodes)
 
 
 def _layouts_key(layouts: Mapping[int, LayoutLike] | None) -> tuple[tuple[int, LayoutLike], ...]:

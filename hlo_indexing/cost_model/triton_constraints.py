@@ -125,7 +125,7 @@ def _grid_checks(fusion: TiledFusion, tiles: TileArrays, device: GpuDevice) -> l
 def _dot_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     checks = []
     for node in fusion.nodes:
-        if node.opcode != "dot" or node.parameter_number is not None:
+        if node.opcode != "dot":  # a parameter's opcode is "parameter"
             continue
         for operand in node.operands:
             sizes = padded_tiles.columns(operand.tile.sizes)
@@ -169,7 +169,7 @@ def _root_checks(fusion: TiledFusion, tiles: TileArrays) -> list[ConstraintCheck
 def _tiled_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[ConstraintCheck]:
     checks: list[ConstraintCheck] = []
     for node in fusion.nodes:
-        if node.parameter_number is not None or node.opcode not in ("reshape", "bitcast", "concatenate"):
+        if node.opcode not in ("reshape", "bitcast", "concatenate"):  # a parameter's opcode is "parameter"
             continue
         op = defining_op(node.value)
         if op is None:
@@ -182,7 +182,9 @@ def _tiled_checks(fusion: TiledFusion, padded_tiles: TileArrays) -> list[Constra
 
 
 def _reshape_constraints(op: ir.Operation) -> ConstraintExpression | None:
-    own = symbolic_tile(next(iter(output_to_input_indexing(op, 0).maps[0])))
+    # Unsimplified, as the tiling analysis reads the op (the per-op cache then has it):
+    # symbolic_tile simplifies the map itself.
+    own = symbolic_tile(next(iter(output_to_input_indexing(op, 0, simplify=False).maps[0])))
     return None if isinstance(own, NotATile) or own.constraints.is_always_satisfied else own.constraints
 
 

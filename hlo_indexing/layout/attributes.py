@@ -11,6 +11,8 @@ Example::
 
 from __future__ import annotations
 
+from typing import cast
+
 from hlo_indexing.dialect_glue.bindings import OpLike, SsaValue, ir
 from hlo_indexing.dialect_glue.call_like import block_of
 from hlo_indexing.dialect_glue.hlo_import import LAYOUT_ATTRIBUTE
@@ -35,35 +37,42 @@ def as_layout(layout: LayoutLike, rank: int) -> Layout:
 
 
 def _layout_attr(attribute: ir.Attribute, index: int = 0) -> str | None:
+    # The bindings hand out attributes downcast (an ArrayAttr's elements too).
     if isinstance(attribute, ir.ArrayAttr):
-        attribute = ir.ArrayAttr(attribute)[index]
-    return ir.StringAttr(attribute).value if isinstance(attribute, ir.StringAttr) else None
+        attribute = attribute[index]
+    return attribute.value if isinstance(attribute, ir.StringAttr) else None
 
 
 def _value_attr(func: ir.Operation, key: str, index: int) -> str | None:
-    if key not in func.attributes:
+    attributes = func.attributes
+    if key not in attributes:
         return None
-    entry = ir.DictAttr(ir.ArrayAttr(func.attributes[key])[index])
+    entry = ir.DictAttr(cast(ir.ArrayAttr, attributes[key])[index])
     return _layout_attr(entry[LAYOUT_ATTRIBUTE]) if LAYOUT_ATTRIBUTE in entry else None
 
 
 def layout_of_value(value: SsaValue) -> str | None:
     """The ``hlo_indexing.layout`` of a func argument or an op result, if written (for an
     argument of an ``mhlo.fusion`` region: its operand's)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        parent = owner.owner.operation
-        if parent.name == "func.func":
-            return _value_attr(parent, "arg_attrs", ir.BlockArgument(value).arg_number)
-        if parent.name == "mhlo.fusion":
-            return layout_of_value(parent.operands[ir.BlockArgument(value).arg_number])
+    if not isinstance(value, (ir.OpResult, ir.BlockArgument)):
+        value = value.maybe_downcast()  # the bindings hand out values downcast; a plain ir.Value is not
+    if isinstance(value, ir.BlockArgument):
+        owner = value.owner.owner
+        if owner is None:
+            return None
+        parent = owner.operation  # an OpView's name may be its symbol (func.func's)
+        name = parent.name
+        if name == "func.func":
+            return _value_attr(parent, "arg_attrs", value.arg_number)
+        if name == "mhlo.fusion":
+            return layout_of_value(parent.operands[value.arg_number])
         return None
-    op = owner.operation if hasattr(owner, "operation") else owner
+    result = cast("ir.OpResult[ir.Type]", value)
     try:
-        attribute = op.attributes[LAYOUT_ATTRIBUTE]  # one read of the attributes through the bindings
+        attribute = result.owner.attributes[LAYOUT_ATTRIBUTE]  # one read of the attributes through the bindings
     except KeyError:
         return None
-    return _layout_attr(attribute, ir.OpResult(value).result_number)
+    return _layout_attr(attribute, result.result_number)
 
 
 def declared_layouts(op: OpLike) -> tuple[list[str | None], list[str | None]]:
