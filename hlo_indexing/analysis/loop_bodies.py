@@ -23,6 +23,8 @@ iteration ``d2 = d0`` reads row ``d2`` of ``xs``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import block_of, call_operands, callee_block, operand_values
@@ -52,6 +54,22 @@ def _scope_key(scope: Scope | None) -> tuple:
     return () if scope is None else (tuple(scope.arguments.items()), _scope_key(scope.parent))
 
 
+@dataclass(frozen=True)
+class _BlockParts:
+    """A block's ops from the last before the terminator to the first, each with its
+    results, the block's arguments and its results (the terminator's operands)."""
+
+    backwards: tuple[tuple[ir.OpView, tuple[ir.Value, ...]], ...]
+    arguments: tuple[ir.Value, ...]
+    results: tuple[ir.Value, ...]
+
+    @staticmethod
+    def of(block: ir.Block) -> _BlockParts:
+        operations = list(block.operations)
+        backwards = tuple((op, tuple(op.results)) for op in reversed(operations[:-1]))
+        return _BlockParts(backwards, tuple(block.arguments), tuple(operations[-1].operands))
+
+
 class _Walk:
     def __init__(self, regions: RegionIndexing, domain: IndexingMap):
         self.regions = regions
@@ -74,28 +92,40 @@ class _Walk:
         if len(current) > MAX_MAPS:
             table[value] = {self.whole(value)}
 
+    def parts(self, block: ir.Block) -> _BlockParts:
+        """The ops of ``block`` (with their results), its arguments and results, listed
+        once per analysis: walks from every result of a body, and of the callees in it
+        per result of each call, go over the same blocks."""
+        return self.regions.memo(("loop body block", block), lambda: _BlockParts.of(block))
+
     def block(self, block: ir.Block, table: dict, scope: Scope) -> list[set]:
         """Maps of each block argument, from the maps in ``table`` (of values of ``block``)."""
-        for op in reversed(list(block.operations)[:-1]):
-            for r, result in enumerate(op.results):
+        parts = self.parts(block)
+        for op, results in parts.backwards:
+            for r, result in enumerate(results):
                 consumer_maps = table.pop(result, None)
                 if consumer_maps:
                     self.op(op, r, consumer_maps, table, scope)
-        return [table.get(argument, set()) for argument in block.arguments]
+        return [table.get(argument, set()) for argument in parts.arguments]
 
     def op(self, op: OpLike, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
         callee = callee_block(op)
         if callee is not None:
-            inner = {callee.operations[-1].operands[r]: set(consumer_maps)}
+            parts = self.parts(callee)
+            inner = {parts.results[r]: set(consumer_maps)}
             operands = call_operands(op)
-            arguments = self.block(callee, inner, Scope(dict(zip(callee.arguments, operands, strict=True)), scope))
+            arguments = self.block(callee, inner, Scope(dict(zip(parts.arguments, operands, strict=True)), scope))
             for operand, maps in zip(operands, arguments, strict=True):
                 if maps:
                     self.add(table, operand, maps)
             return
         if isinstance(op.results[r].type, ir.TupleType):
             raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
-        indexing = result_indexing(op, r, regions=self.regions)
+        # the same op's maps are asked for by the walks from every result of its body
+        operation = op.operation
+        indexing = self.regions.memo(
+            ("loop body op maps", operation, r), lambda: result_indexing(operation, r, regions=self.regions)
+        )
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         for operand, producer_maps, sources in zip(operand_values(op), indexing.maps, runtime, strict=True):
             composed: set = set()
