@@ -121,11 +121,7 @@ class _Walk:
             return
         if isinstance(op.results[r].type, ir.TupleType):
             raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
-        # the same op's maps are asked for by the walks from every result of its body
-        operation = op.operation
-        indexing = self.regions.memo(
-            ("loop body op maps", operation, r), lambda: result_indexing(operation, r, regions=self.regions)
-        )
+        indexing = result_indexing(op, r, regions=self.regions)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         for operand, producer_maps, sources in zip(operand_values(op), indexing.maps, runtime, strict=True):
             composed: set = set()
