@@ -24,6 +24,7 @@ iteration ``d2 = d0`` reads row ``d2`` of ``xs``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
@@ -49,25 +50,34 @@ def _shape(value: ir.Value) -> tuple[int, ...]:
     return shape
 
 
-def _scope_key(scope: Scope | None) -> tuple:
-    """What a fold reads of ``scope``: its bindings, and its parents' (hashable)."""
-    return () if scope is None else (tuple(scope.arguments.items()), _scope_key(scope.parent))
+class _BodyOp(NamedTuple):
+    """One op of a block as the walks read it: its results, whether each is a tuple, and
+    the values its per-op maps are indexed by (:func:`operand_values`)."""
+
+    op: ir.OpView
+    results: tuple[ir.Value, ...]
+    tuples: tuple[bool, ...]
+    operands: tuple[ir.Value, ...]
 
 
 @dataclass(frozen=True)
 class _BlockParts:
-    """A block's ops from the last before the terminator to the first, each with its
-    results, the block's arguments and its results (the terminator's operands)."""
+    """A block's ops from the last before the terminator to the first, its arguments and
+    its results (the terminator's operands)."""
 
-    backwards: tuple[tuple[ir.OpView, tuple[ir.Value, ...]], ...]
+    backwards: tuple[_BodyOp, ...]
     arguments: tuple[ir.Value, ...]
     results: tuple[ir.Value, ...]
 
     @staticmethod
     def of(block: ir.Block) -> _BlockParts:
         operations = list(block.operations)
-        backwards = tuple((op, tuple(op.results)) for op in reversed(operations[:-1]))
-        return _BlockParts(backwards, tuple(block.arguments), tuple(operations[-1].operands))
+        backwards = []
+        for op in reversed(operations[:-1]):
+            results = tuple(op.results)
+            tuples = tuple(isinstance(result.type, ir.TupleType) for result in results)
+            backwards.append(_BodyOp(op, results, tuples, tuple(operand_values(op))))
+        return _BlockParts(tuple(backwards), tuple(block.arguments), tuple(operations[-1].operands))
 
 
 class _Walk:
@@ -101,14 +111,15 @@ class _Walk:
     def block(self, block: ir.Block, table: dict, scope: Scope) -> list[set]:
         """Maps of each block argument, from the maps in ``table`` (of values of ``block``)."""
         parts = self.parts(block)
-        for op, results in parts.backwards:
-            for r, result in enumerate(results):
+        for body_op in parts.backwards:
+            for r, result in enumerate(body_op.results):
                 consumer_maps = table.pop(result, None)
                 if consumer_maps:
-                    self.op(op, r, consumer_maps, table, scope)
+                    self.op(body_op, r, consumer_maps, table, scope)
         return [table.get(argument, set()) for argument in parts.arguments]
 
-    def op(self, op: OpLike, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
+    def op(self, body_op: _BodyOp, r: int, consumer_maps: set, table: dict, scope: Scope) -> None:
+        op = body_op.op
         callee = callee_block(op)
         if callee is not None:
             parts = self.parts(callee)
@@ -119,11 +130,11 @@ class _Walk:
                 if maps:
                     self.add(table, operand, maps)
             return
-        if isinstance(op.results[r].type, ir.TupleType):
+        if body_op.tuples[r]:
             raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
         indexing = result_indexing(op, r, regions=self.regions)
         runtime = indexing.runtime or ((),) * len(indexing.maps)
-        for operand, producer_maps, sources in zip(operand_values(op), indexing.maps, runtime, strict=True):
+        for operand, producer_maps, sources in zip(body_op.operands, indexing.maps, runtime, strict=True):
             composed: set = set()
             for consumer in consumer_maps:
                 for producer in producer_maps:
@@ -140,7 +151,7 @@ class _Walk:
         folds = bool(producer.runtime_vars) and len(sources) == len(producer.runtime_vars)
         key: tuple = (consumer.memo_key(), producer.memo_key())
         if folds:
-            key += (tuple((s.operand, s.index_map.memo_key()) for s in sources), op.operation, _scope_key(scope))
+            key += (tuple((s.operand, s.index_map.memo_key()) for s in sources), op.operation, scope.key)
         found = self.composed.get(key)
         if found is None:
             found = self.composed[key] = self._compose(consumer, producer, sources, op, scope, folds)
