@@ -64,14 +64,21 @@ def _lit_modules() -> list:
     return modules
 
 
+def _assert_same_in_a_session(ops: list, answer) -> list:
+    """``answer`` of each op outside a session, checked equal to its answers asked twice
+    in one (the second time, the remembered ones)."""
+    plain = [answer(op) for op in ops]
+    with remembered_captures():
+        assert [answer(op) for op in ops] == plain
+        assert [answer(op) for op in ops] == plain
+    return plain
+
+
 def test_remembered_answers_equal_the_walk_on_every_lit_input() -> None:
     checked = 0
     for module in [parse_module(NESTED), *_lit_modules()]:
         ops = _ops_with_regions(module)
-        plain = [captured_values(op) for op in ops]
-        with remembered_captures():
-            assert [captured_values(op) for op in ops] == plain
-            assert [captured_values(op) for op in ops] == plain  # the remembered answers
+        _assert_same_in_a_session(ops, captured_values)
         checked += len(ops)
     assert checked > 50
 
@@ -117,10 +124,7 @@ def test_remembered_callees_equal_the_lookup_on_every_lit_input() -> None:
     found = 0
     for module in [parse_module(CALLS), *_lit_modules()]:
         ops = _call_like_ops(module)
-        plain = [_callee_or_error(op) for op in ops]
-        with remembered_captures():
-            assert [_callee_or_error(op) for op in ops] == plain
-            assert [_callee_or_error(op) for op in ops] == plain  # the remembered answers
+        plain = _assert_same_in_a_session(ops, _callee_or_error)
         found += sum(isinstance(callee, call_like.ir.Block) for callee in plain)
     assert found > 5
 
