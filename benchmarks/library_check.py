@@ -18,7 +18,8 @@ and the CLI on the compiled HLO (``--hlo-print-fusion-indexing`` and
 ``--hlo-print-tilings=format=json``): exit status and time. ``python
 benchmarks/library_check.py CORPUS [NAME ...]`` writes ``CORPUS/BASELINE.md`` and
 ``CORPUS/baseline.json`` (``--output`` changes the stem; ``--python`` measures the tree
-installed for another interpreter); ``--part analysis|soundness FOLDER`` measures one
+installed for another interpreter; ``--timeout`` the wall-clock limit of each subprocess,
+which a loaded machine may need raised for the soundness check of the largest programs); ``--part analysis|soundness FOLDER`` measures one
 part of one program in this process and writes ``FOLDER/<part>_record.json``.
 """
 
@@ -212,17 +213,18 @@ def limited(command: list[str], timeout: int = TIMEOUT_S) -> tuple[int | str, fl
     return done.returncode, time.perf_counter() - start, (errors[0] if errors else done.stderr[-300:])[:300]
 
 
-def measure(folder: Path, python: str, cli: bool = True) -> dict[str, Any]:
+def measure(folder: Path, python: str, cli: bool = True, timeout: int = TIMEOUT_S) -> dict[str, Any]:
     """One program's record: the analysis and the soundness check in subprocesses of
     ``python`` (an interpreter with hlo_indexing and jax), then the CLI runs (the
-    ``hlo-indexing-opt`` beside that interpreter)."""
+    ``hlo-indexing-opt`` beside that interpreter); each subprocess stopped after
+    ``timeout`` seconds."""
     manifest = json.loads((folder / "manifest.json").read_text())
     record: dict[str, Any] = {"name": folder.name, "library": manifest["library"], "ops": manifest["stablehlo_ops"],
                               "hlo_instructions": manifest["compiled_instructions"]}
     for part in PARTS:
         output = folder / f"{part}_record.json"
         output.unlink(missing_ok=True)
-        status, seconds, tail = limited([python, str(Path(__file__).resolve()), "--part", part, str(folder)])
+        status, seconds, tail = limited([python, str(Path(__file__).resolve()), "--part", part, str(folder)], timeout)
         record[f"{part}_wall_s"] = round(seconds, 1)
         if status == 0:
             record.update(json.loads(output.read_text()))
@@ -232,7 +234,7 @@ def measure(folder: Path, python: str, cli: bool = True) -> dict[str, Any]:
     hlo = str(folder / "compiled_cpu.hlo")
     runs = (("cli_fusion", "--hlo-print-fusion-indexing"), ("cli_tilings", "--hlo-print-tilings=format=json"))
     for key, flag in runs if cli else ():
-        status, seconds, tail = limited([opt, hlo, flag, "-o", "/dev/null"])
+        status, seconds, tail = limited([opt, hlo, flag, "-o", "/dev/null"], timeout)
         record[key] = {"status": status, "s": round(seconds, 1), "message": tail if status != 0 else ""}
     return record
 
@@ -275,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter of the tree to measure")
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI runs on the compiled HLO")
     parser.add_argument("--output", default="BASELINE", help="stem of the table and record written in the corpus")
+    parser.add_argument("--timeout", type=int, default=TIMEOUT_S, help="wall-clock limit (s) of each subprocess")
     options = parser.parse_args(argv)
     if options.part:
         record = PARTS[options.part](options.corpus)
@@ -284,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         p.parent for p in options.corpus.glob("*/manifest.json"))
     records = []
     for folder in folders:
-        records.append(measure(folder, options.python, cli=not options.no_cli))
+        records.append(measure(folder, options.python, cli=not options.no_cli, timeout=options.timeout))
         print(markdown(records[-1:]).splitlines()[-1], flush=True)
         (options.corpus / f"{options.output.lower()}.json").write_text(json.dumps(records, indent=2) + "\n")
         (options.corpus / f"{options.output}.md").write_text(markdown(records))

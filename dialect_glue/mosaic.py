@@ -7,12 +7,14 @@ parses it in a context of its own (jaxlib's TPU dialect registered; the versione
 ``stable_mosaic.arith.addi``, stay unregistered) and reads the kernel function's
 ``iteration_bounds`` (the grid), ``scalar_prefetch`` and ``window_params``: per input,
 then per output, its block shape (``window_bounds``) and the block index function
-(``transform_indices``: grid indices, then the scalar-prefetch refs). A block index
-function is read as an affine function of the grid indices when it is one (constants,
-``addi``, ``subi``, ``muli`` by a constant, integer casts); otherwise the window says
-why not. A window without ``transform_indices`` (``memory_space=ANY``) is the whole
-operand. Example: ``pl.BlockSpec((8, 128), lambda i, j: (i, 1 - j))`` over a grid
-``(4, 2)`` reads as block indices ``(AffineIndex((1, 0), 0), AffineIndex((0, -1), 1))``.
+(``transform_indices``: grid indices, then the scalar-prefetch refs), copied out of the
+private context as plain data (:class:`IndexFunction`: its ops by name, operands by
+number); what the ops compute is the business of the maps built from them
+(:mod:`hlo_indexing.ops.tpu_kernels`). A window without ``transform_indices``
+(``memory_space=ANY``) is the whole operand. Example: ``pl.BlockSpec((8, 128), lambda i,
+j: (i, 1 - j))`` over a grid ``(4, 2)`` reads as ``Window((8, 128), IndexFunction(2,
+(IndexStep("arith.constant", (), 1), IndexStep("arith.subi", (2, 1))), (0, 3)))``: value
+``k`` is argument ``k`` below the arguments' count, then the result of step ``k - 2``.
 """
 
 from __future__ import annotations
@@ -32,41 +34,40 @@ from hlo_indexing.errors import UnsupportedError
 TPU_CUSTOM_CALL = "tpu_custom_call"
 #: The prefix of the versioned op names of a serialized kernel.
 _VERSIONED = "stable_mosaic."
-#: Integer casts: the value is unchanged (grid indices and block indices fit in 32 bits).
-_CASTS = frozenset({"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci"})
 
 
 @dataclass(frozen=True)
-class AffineIndex:
-    """``sum(coefficients[k] * grid index k) + constant``."""
+class IndexStep:
+    """One op of a block index function: its ``name`` (``arith.addi``, without the
+    versioned prefix), the values it reads (``operands``, numbered as in
+    :class:`IndexFunction`) and its ``attribute``: the value of an integer
+    ``arith.constant`` (an ``i1`` one as a bool), the predicate of an ``arith.cmpi``
+    (MLIR's numbering: 0 ``eq``, 1 ``ne``, 2 ``slt`` ... 9 ``uge``), else None."""
 
-    coefficients: tuple[int, ...]
-    constant: int = 0
+    name: str
+    operands: tuple[int, ...]
+    attribute: int | bool | None = None
 
-    def plus(self, other: "AffineIndex", sign: int = 1) -> "AffineIndex":
-        """``self + sign * other``."""
-        return AffineIndex(tuple(a + sign * b for a, b in zip(self.coefficients, other.coefficients)),
-                           self.constant + sign * other.constant)
 
-    def times(self, factor: int) -> "AffineIndex":
-        """``self * factor``."""
-        return AffineIndex(tuple(a * factor for a in self.coefficients), self.constant * factor)
+@dataclass(frozen=True)
+class IndexFunction:
+    """A block index function: value ``k`` is argument ``k`` for ``k < num_arguments``
+    (the grid indices, then the scalar-prefetch refs), else the result of
+    ``steps[k - num_arguments]``; ``results`` are the values returned, one per block
+    dimension."""
 
-    @property
-    def is_constant(self) -> bool:
-        """Whether no grid index takes part."""
-        return not any(self.coefficients)
+    num_arguments: int
+    steps: tuple[IndexStep, ...]
+    results: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class Window:
-    """One operand's window: its ``block_shape`` and ``block_index`` (one
-    :class:`AffineIndex` per block dimension), both None for the whole operand;
-    ``block_index`` None with a ``reason`` when the index function is not affine."""
+    """One operand's window: its ``block_shape`` and block ``index`` function, both None
+    for the whole operand (``memory_space=ANY``)."""
 
     block_shape: tuple[int, ...] | None
-    block_index: tuple[AffineIndex, ...] | None
-    reason: str = ""
+    index: IndexFunction | None
 
 
 @dataclass(frozen=True)
@@ -129,61 +130,58 @@ def _read_kernel(body: str) -> MosaicKernel:
     attributes = kernel.attributes
     grid = tuple(ir.DenseI64ArrayAttr(attributes["iteration_bounds"])) if "iteration_bounds" in attributes else ()
     prefetch = ir.IntegerAttr(attributes["scalar_prefetch"]).value if "scalar_prefetch" in attributes else 0
-    windows = tuple(_window(ir.DictAttr(param), functions, len(grid)) for param in ir.ArrayAttr(attributes["window_params"]))
+    windows = tuple(_window(ir.DictAttr(param), functions) for param in ir.ArrayAttr(attributes["window_params"]))
     return MosaicKernel(ir.StringAttr(attributes["sym_name"]).value, grid, prefetch, windows)
 
 
-def _window(param: "ir.DictAttr", functions: dict[str, ir.Operation], grid_rank: int) -> Window:
+def _window(param: "ir.DictAttr", functions: dict[str, ir.Operation]) -> Window:
     if "transform_indices" not in param:
         return Window(None, None)
     shape = tuple(ir.DenseI64ArrayAttr(param["window_bounds"]))
     function = functions.get(ir.FlatSymbolRefAttr(param["transform_indices"]).value)
     if function is None:
         raise ValueError(f"the index function {param['transform_indices']} is missing")
-    indices, reason = _affine_indices(function, grid_rank)
-    if indices is not None and len(indices) != len(shape):
-        raise ValueError(f"the index function gives {len(indices)} block indices for {len(shape)} block dimensions")
-    return Window(shape, indices, reason)
+    index = _index_function(function)
+    if len(index.results) != len(shape):
+        raise ValueError(f"the index function gives {len(index.results)} block indices for {len(shape)} block dimensions")
+    return Window(shape, index)
 
 
-def _affine_indices(function: ir.Operation, grid_rank: int) -> tuple[tuple[AffineIndex, ...] | None, str]:
-    """The block indices a kernel's index function returns, as affine functions of the
-    grid indices; ``(None, why not)`` when they are not."""
-    block = function.regions[0].blocks[0]
-    values: dict[ir.Value, AffineIndex] = {}
-    for k, argument in enumerate(block.arguments):
-        if k < grid_rank:
-            values[argument] = AffineIndex(tuple(int(j == k) for j in range(grid_rank)))
+def _index_function(function: ir.Operation) -> IndexFunction:
+    """``function``'s ops as plain data (one block; every op but the return has one result)."""
+    blocks = list(function.regions[0].blocks)
+    if len(blocks) != 1:
+        raise ValueError(f"an index function has {len(blocks)} blocks")
+    block = blocks[0]
+    numbers: dict[ir.Value, int] = {argument: k for k, argument in enumerate(block.arguments)}
+    steps: list[IndexStep] = []
     for view in block.operations:
         op = view.operation
         name = op.name.removeprefix(_VERSIONED)
+        try:
+            operands = tuple(numbers[value] for value in op.operands)
+        except KeyError:
+            raise ValueError(f"{name} in an index function reads a value defined outside it") from None
         if name == "func.return":
-            returned = [values.get(value) for value in op.operands]
-            if any(index is None for index in returned):
-                return None, "its block index reads a scalar-prefetch operand"
-            return tuple(index for index in returned if index is not None), ""
-        operands = [values.get(value) for value in op.operands]
-        if any(index is None for index in operands):
-            return None, "its block index reads a scalar-prefetch operand"
-        found = _affine_op(name, op, [index for index in operands if index is not None], grid_rank)
-        if found is None:
-            return None, f"its block index uses {name}, which is not affine in the grid indices here"
-        values[op.results[0]] = found
-    return None, "its index function returns nothing"
+            return IndexFunction(len(block.arguments), tuple(steps), operands)
+        if len(op.results) != 1:
+            raise ValueError(f"{name} in an index function has {len(op.results)} results")
+        steps.append(IndexStep(name, operands, _attribute(name, op)))
+        numbers[op.results[0]] = len(block.arguments) + len(steps) - 1
+    raise ValueError("an index function returns nothing")
 
 
-def _affine_op(name: str, op: ir.Operation, operands: list[AffineIndex], grid_rank: int) -> AffineIndex | None:
-    """The affine result of one op of an index function, None when it has none."""
+def _attribute(name: str, op: ir.Operation) -> int | bool | None:
+    """The integer an op carries (see :class:`IndexStep`)."""
+    attributes = op.attributes
     if name == "arith.constant":
-        value = op.attributes["value"]
-        return AffineIndex((0,) * grid_rank, ir.IntegerAttr(value).value) if isinstance(value, ir.IntegerAttr) else None
-    if name in _CASTS:
-        return operands[0]
-    if name in ("arith.addi", "arith.subi"):
-        return operands[0].plus(operands[1], 1 if name == "arith.addi" else -1)
-    if name == "arith.muli":
-        if operands[1].is_constant:
-            return operands[0].times(operands[1].constant)
-        if operands[0].is_constant:
-            return operands[1].times(operands[0].constant)
+        value = attributes["value"]
+        if isinstance(value, ir.BoolAttr):
+            return value.value
+        if isinstance(value, ir.IntegerAttr):
+            is_bool = isinstance(value.type, ir.IntegerType) and value.type.width == 1
+            return value.value != 0 if is_bool else value.value
+        return None
+    if name == "arith.cmpi" and "predicate" in attributes:
+        return ir.IntegerAttr(attributes["predicate"]).value
     return None

@@ -98,7 +98,8 @@ MAX_ENUMERATION_POINTS = 2_000_000
 #: as not computed, with the count.
 MAX_EXACTNESS_POINTS = 1 << 20
 
-#: Cases of one value of a Pallas index map (:mod:`hlo_indexing.pallas.cases`): each
+#: Cases of one value of a Pallas index map, read from its jaxpr or its Mosaic function
+#: (:mod:`hlo_indexing.maps.piecewise`): each
 #: ``min``/``max``/comparison whose outcome the ranges leave open splits a region in two;
 #: past this many, the value becomes an unknown and the checks that need it say so.
 MAX_INDEX_MAP_CASES = 64

@@ -1,7 +1,7 @@
 """Pallas index maps, read from their jaxprs into piecewise-affine block indices.
 
 :func:`block_index_cases` interprets an index map's jaxpr over a
-:class:`~hlo_indexing.pallas.cases.Space` (the grid): each grid index is a dimension
+:class:`~hlo_indexing.maps.piecewise.Space` (the grid): each grid index is a dimension
 ``d_k``, each scalar read from a prefetched array (``s_ref[i]``) an unknown named after
 the operand and the index it is read at, and each equation maps the :data:`Cases` of its
 operands to those of its results. Understood: integer ``add sub mul neg div rem max min
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from hlo_indexing.maps.affine_expr import constant_value
-from hlo_indexing.pallas.cases import Cases, NotAffine, Space, TooManyCases
+from hlo_indexing.maps.piecewise import Cases, NotAffine, Space, TooManyCases, is_truth
 from hlo_indexing.symbolic_tiling.pallas import grid_index_name
 
 if TYPE_CHECKING:  # jax is optional: imported at run time by jax_support only
@@ -133,7 +133,7 @@ def _rule(eqn: JaxprEqn, name: str, values: list[_Value], space: Space) -> list[
         raise NotAffine("a non-scalar value")
     if name in _ARITHMETIC:
         if any(_is_bool(v) for v in cases):
-            cases = [_as_int(v, space) for v in cases]
+            cases = [space.as_integer(v) for v in cases]
         return [space.arithmetic(name, cases)]
     if name == "clamp":
         low, x, high = cases
@@ -152,7 +152,7 @@ def _rule(eqn: JaxprEqn, name: str, values: list[_Value], space: Space) -> list[
         if target.kind == "b":
             return [value if _is_bool(value) else space.compare("ne", value, space.constant(0))]
         if target.kind in "iu":
-            return [_as_int(value, space)]
+            return [space.as_integer(value)]
         raise NotAffine(f"a conversion to {target}")
     if name in _TRANSPARENT:
         return [cases[0]]
@@ -207,10 +207,4 @@ def _is_scalar(var: object) -> bool:
 
 
 def _is_bool(value: _Value) -> bool:
-    return isinstance(value, tuple) and all(isinstance(v, bool) for _, v in value)
-
-
-def _as_int(value: Cases, space: Space) -> Cases:
-    if not _is_bool(value):
-        return value
-    return space.select(value, [space.constant(0), space.constant(1)])
+    return isinstance(value, tuple) and is_truth(value)

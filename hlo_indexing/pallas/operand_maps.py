@@ -1,7 +1,7 @@
 """An operand's block index map as :class:`~hlo_indexing.maps.indexing_map.IndexingMap` s:
 grid indices -> block indices, and grid indices -> elements.
 
-The block index map of a Pallas operand is piecewise affine (:mod:`.cases`): each
+The block index map of a Pallas operand is piecewise affine (:mod:`~hlo_indexing.maps.piecewise`): each
 *piece* is one ``IndexingMap`` whose domain is a region of the grid (narrowed ranges of
 the grid indices ``i, j, ...`` and constraints, from the comparisons the map makes) and
 whose results are the block indices there; its runtime variables are the unknowns the
@@ -32,7 +32,7 @@ from hlo_indexing.maps.algebra import remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.pallas.calls import BLOCKED, ELEMENT, SQUEEZED, Operand, PallasCall
-from hlo_indexing.pallas.cases import INT32_RANGE, Cases, Region, Space, TooManyCases
+from hlo_indexing.maps.piecewise import INT32_RANGE, Cases, Region, Space, TooManyCases
 from hlo_indexing.pallas.index_maps import block_index_cases
 from hlo_indexing.symbolic_tiling.pallas import grid_index_name
 

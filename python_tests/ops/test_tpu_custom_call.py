@@ -1,10 +1,12 @@
 """Pallas TPU kernels as exported (``jax.export(..., platforms=['tpu'])``, which lowers
 on this CPU-only machine): the ``tpu_custom_call``'s maps must equal, for sampled output
 elements, the elements of the input blocks that the grid steps writing that element read,
-found here by evaluating the ``BlockSpec`` index maps (Python lambdas) over the grid.
-Non-affine output index maps are unknown with their reason; windows without an index
-map, scalar-prefetch operands and non-affine input index maps are read whole, with a
-note; an aliased output also keeps its input's element."""
+found here by evaluating the ``BlockSpec`` index maps (Python lambdas) over the grid,
+piecewise ones (``//``, ``%``, ``min``, ``max``, ``where``, ``abs``) included. An output
+whose block index depends on a prefetched scalar is unknown with the reason; windows
+without an index map, scalar-prefetch operands and input index maps the analysis cannot
+follow (a prefetched scalar, a product of grid indices) are read whole, with a note; an
+aliased output also keeps its input's element."""
 
 from __future__ import annotations
 
@@ -48,8 +50,12 @@ def _call_op(function, *shapes):
 
 
 def _reads(m, element) -> set:
-    """The elements ``m`` reads at the output element ``element`` (its relation there)."""
-    pinned = m.replace(dims=[Variable(Interval(v, v)) for v in element])
+    """The elements ``m`` reads at the output element ``element`` (its relation there;
+    none when the map's domain leaves the element out)."""
+    points = [v.bounds.intersect(Interval(e, e)) for v, e in zip(m.dim_vars, element)]
+    if any(p.is_empty for p in points):
+        return set()
+    pinned = m.replace(dims=[Variable(p) for p in points])
     return {tuple(x) for _, x in pinned.relation()}
 
 
@@ -96,6 +102,21 @@ CASES = [
     ("partial last block", (3,),
      [((20, 128), (8, 128), lambda i: (i, 0))],
      ((24, 128), (8, 128), lambda i: (i, 0))),
+    # Piecewise-affine index maps: one map per region of the grid.
+    ("causal, skipped blocks re-read block 0", (3, 3),
+     [((24, 128), (8, 128), lambda i, j: (jnp.where(j <= i, j, 0), 0))],
+     ((24, 128), (8, 128), lambda i, j: (i, 0))),
+    ("grouped heads, floor division", (4, 2),
+     [((2, 16, 128), (None, 8, 128), lambda h, q: (h // 2, q, 0))],
+     ((4, 16, 128), (None, 8, 128), lambda h, q: (h, q, 0))),
+    ("output by floor division and remainder", (4,),
+     [((16, 128), (8, 128), lambda i: (i % 2, 0))],
+     ((32, 128), (8, 128), lambda i: (i // 2 * 2 + i % 2, 0))),
+    ("clamped, mirrored and either-or", (5,),
+     [((24, 128), (8, 128), lambda i: (jnp.minimum(i, 2), 0)),
+      ((24, 128), (8, 128), lambda i: (jnp.abs(i - 2), 0)),
+      ((24, 128), (8, 128), lambda i: (jnp.where((i == 0) | (i > 3), 2, jnp.maximum(i - 2, 0)), 0))],
+     ((40, 128), (8, 128), lambda i: (4 - i, 0))),
 ]
 
 
@@ -112,24 +133,57 @@ def test_an_output_element_reads_the_input_blocks_of_the_steps_that_write_it(cas
 
     module, call = _call_op(function, *(S(shape, jnp.float32) for shape, _, _ in inputs))
     indexing = output_to_input_indexing(call, 0)
-    assert any("its body is not read" in note for note in indexing.notes)
+    assert all("its body is not read" in note for note in indexing.notes)
     for k, spec in enumerate(inputs):
-        (m,) = indexing.maps[k]
+        maps = indexing.maps[k]
         for element in _samples(output[0], output[1]):
-            assert _reads(m, element) == _expected(element, grid, output, spec), (k, element, str(m))
+            got = set().union(*(_reads(m, element) for m in maps))
+            assert got == _expected(element, grid, output, spec), (k, element, [str(m) for m in maps])
 
 
-def test_an_output_whose_index_map_is_not_affine_is_unknown_with_the_reason() -> None:
+def test_a_where_gives_one_map_per_region_of_the_grid() -> None:
     def function(x):
         return pl.pallas_call(
-            _kernel(1), out_shape=S((32, 128), jnp.float32), grid=(4,),
-            in_specs=[pl.BlockSpec((8, 128), lambda i: (i % 2, 0))],
-            out_specs=pl.BlockSpec((8, 128), lambda i: (i // 2 * 2 + i % 2, 0)),
+            _kernel(1), out_shape=S((24, 128), jnp.float32), grid=(3, 3),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, j: (jnp.where(j <= i, j, 0), 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i, j: (i, 0)),
+        )(x)
+
+    module, call = _call_op(function, S((24, 128), jnp.float32))
+    maps = output_to_input_indexing(call, 0).maps[0]
+    assert len(maps) == 2 and not any(m.is_undefined for m in maps), [str(m) for m in maps]
+
+
+def test_an_output_whose_block_index_reads_a_prefetched_scalar_is_unknown_with_the_reason() -> None:
+    def function(s, x):
+        spec = pltpu.PrefetchScalarGridSpec(
+            num_scalar_prefetch=1, grid=(2,),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, s: (i, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i, s: (s[i], 0)))
+
+        def kernel(s_ref, x_ref, o_ref):
+            o_ref[...] = x_ref[...]
+
+        return pl.pallas_call(kernel, out_shape=S((16, 128), jnp.float32), grid_spec=spec)(s, x)
+
+    module, call = _call_op(function, S((2,), jnp.int32), S((16, 128), jnp.float32))
+    (m,) = output_to_input_indexing(call, 0).maps[1]
+    assert m.is_undefined and "block index of output 0" in m.reason and "scalar-prefetch operand 0" in m.reason
+
+
+def test_an_input_whose_block_index_is_a_product_of_grid_indices_is_read_whole_with_a_note() -> None:
+    def function(x):
+        return pl.pallas_call(
+            _kernel(1), out_shape=S((16, 128), jnp.float32), grid=(2, 2),
+            in_specs=[pl.BlockSpec((8, 128), lambda i, j: (i * j, 0))],
+            out_specs=pl.BlockSpec((8, 128), lambda i, j: (i, 0)),
         )(x)
 
     module, call = _call_op(function, S((16, 128), jnp.float32))
-    (m,) = output_to_input_indexing(call, 0).maps[0]
-    assert m.is_undefined and "index map of output 0" in m.reason and "not affine" in m.reason
+    indexing = output_to_input_indexing(call, 0)
+    (m,) = indexing.maps[0]
+    assert _reads(m, (0, 0)) == set(itertools.product(range(16), range(128)))
+    assert any("input 0 has a block index that depends on arith.muli" in note and "read whole" in note for note in indexing.notes)
 
 
 def test_scalar_prefetch_and_copied_operands_are_read_whole_with_a_note() -> None:
@@ -149,7 +203,8 @@ def test_scalar_prefetch_and_copied_operands_are_read_whole_with_a_note() -> Non
     for k, shape in enumerate(shapes):
         (m,) = indexing.maps[k]
         assert _reads(m, (3, 5)) == set(itertools.product(*map(range, shape)))
-    assert any("scalar-prefetch" in note for note in indexing.notes)
+    assert any("operand 0 is a scalar-prefetch operand" in note for note in indexing.notes)
+    assert any("input 1 has memory_space=ANY" in note for note in indexing.notes)
 
 
 def test_an_aliased_output_also_keeps_its_inputs_element() -> None:

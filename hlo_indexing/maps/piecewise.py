@@ -1,7 +1,9 @@
 """Piecewise-affine integer functions of a Pallas grid: the values an index map computes.
 
 A Pallas index map is integer code over the grid indices (``+ - * // %``, ``min``/``max``,
-comparisons and ``select``, scalars read from prefetched arrays). Each value it computes
+comparisons and ``select``, scalars read from prefetched arrays), read from its jaxpr
+(:mod:`hlo_indexing.pallas.index_maps`) or from the Mosaic kernel of an exported call
+(:mod:`hlo_indexing.ops.mosaic_index_functions`). Each value it computes
 is held here as :data:`Cases`: a tuple of ``(region, value)`` pairs whose regions are
 disjoint and cover the whole :class:`Space`, each value an affine expression of the grid
 indices (``d0, d1, ...``) and *unknowns* (``s0, s1, ...``: values the analysis cannot
@@ -320,6 +322,12 @@ class Space:
                 raise TooManyCases()
         return self.merged(result)
 
+    def as_integer(self, value: Cases) -> Cases:
+        """``value`` as an integer: a truth value becomes 0 or 1."""
+        if not is_truth(value):
+            return value
+        return self.select(value, [self.constant(0), self.constant(1)])
+
     def logic(self, kind: str, arguments: Sequence[Cases]) -> Cases:
         """``and``/``or``/``xor``/``not`` of truth values (integers: a new unknown is
         the caller's business)."""
@@ -390,6 +398,11 @@ class Space:
                 value = remainder if nonnegative else ax.mul(remainder, -1)
             out.append((part, value))
         return out
+
+
+def is_truth(value: Cases) -> bool:
+    """Whether every case of ``value`` is a truth value."""
+    return all(isinstance(v, bool) for _, v in value)
 
 
 class NotAffine(Exception):
