@@ -36,11 +36,17 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.dispatch import result_indexing
 from hlo_indexing.ops.map_builders import dims, make_map, syms
 from hlo_indexing.ops.rule import value_shape
-from hlo_indexing.ops.regions import MapSets, RegionIndexing
+from hlo_indexing.ops.regions import ArgumentReached, MapSets, RegionIndexing
 from hlo_indexing.ops.result import RuntimeSource
 
 #: Cap on the maps kept per value (then: the whole value, for every point).
 MAX_MAPS = 16
+
+
+def _has_elements(value: ir.Value) -> bool:
+    """Whether ``value`` is a statically shaped tensor with no zero extent."""
+    shape = value_shape(value.type)
+    return shape is not None and 0 not in shape
 
 
 def _shape(value: ir.Value) -> tuple[int, ...]:
@@ -81,9 +87,10 @@ class _BlockParts:
 
 
 class _Walk:
-    def __init__(self, regions: RegionIndexing, domain: IndexingMap):
+    def __init__(self, regions: RegionIndexing, domain: IndexingMap, stop: frozenset[ir.Value] = frozenset()):
         self.regions = regions
         self.domain = domain
+        self.stop = stop  # values whose first map not known empty ends the walk (ArgumentReached)
         # the compositions of every walk of the analysis: walks from the results of one
         # body (and copies of a body) meet the same pairs of maps again and again
         self.composed: dict[tuple, list[IndexingMap]] = regions.memo(("loop body compositions",), dict)
@@ -97,6 +104,8 @@ class _Walk:
         return IndexingMap(affine_map, self.domain.dim_vars, [(0, n - 1) for n in shape])
 
     def add(self, table: dict, value: ir.Value, maps: set) -> None:
+        if value in self.stop and any(not m.is_known_empty() for m in maps):
+            raise ArgumentReached
         current = table.setdefault(value, set())
         current.update(maps)
         if len(current) > MAX_MAPS:
@@ -169,19 +178,28 @@ class _Walk:
 
 
 def iteration_maps(
-    regions: RegionIndexing, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+    regions: RegionIndexing,
+    region: ir.Region,
+    result_index: int,
+    inductions: tuple[tuple[int, int, int], ...],
+    count: int,
+    stop: frozenset[int] = frozenset(),
 ) -> MapSets:
     """For body result ``result_index``, one map set per body argument, over the
     result's index space plus a trailing iteration dimension ``t`` in ``[0, count -
     1]``, with body argument ``k`` equal to ``start + step * t`` for each ``(k, start,
-    step)`` of ``inductions`` (module docstring)."""
+    step)`` of ``inductions`` (module docstring). Raises
+    :class:`~hlo_indexing.ops.regions.ArgumentReached` when it meets a map not known
+    empty to a body argument of ``stop`` whose shape has no zero extent (its set then
+    holds a map not known empty, even when capped to the whole argument)."""
     block = block_of(region)
     root = block.operations[-1].operands[result_index]
     space = _shape(root)
     context = root.context
     d = dims(len(space) + 1, context)
     domain = make_map(context, list(space) + [count], d[: len(space)])
-    walk = _Walk(regions, domain)
+    stopping = frozenset(a for k, a in enumerate(block.arguments) if k in stop and _has_elements(a))
+    walk = _Walk(regions, domain, stopping)
     known = {block.arguments[k]: Known(ax.add(ax.mul(d[-1], step), start)) for k, start, step in inductions}
     scope = Scope(known, None)
     per_argument = walk.block(block, {root: {domain}}, scope)
