@@ -310,6 +310,12 @@ def targets(record: dict) -> list[dict]:
     out.append({"target": "pack/unpack <= 1.25x numpy", "value": f"{worst:.2f}x (worst)", "met": worst <= 1.25})
     cli = record["cli"]
     out.append({"target": "hlo-indexing-opt --help < 0.5 s", "value": f"{cli['help_s']:.2f} s", "met": cli["help_s"] < 0.5})
+    growth = record["hlo_scan"]["growth_per_doubling"]
+    out.append({"target": "HLO text scan: CPU growth per doubling of the instructions <= 2.3x",
+                "value": f"{growth:.2f}x", "met": growth <= 2.3})
+    growth = cli["remarks"]["growth_per_doubling"]
+    out.append({"target": "hlo-indexing-opt --hlo-print-indexing-maps: CPU growth per doubling of the ops <= 2.3x",
+                "value": f"{growth:.2f}x", "met": growth <= 2.3})
     return out
 
 
@@ -400,6 +406,12 @@ def markdown(record: dict) -> str:
             [[r["input"], r["isolated_s"], r["in_process_s"], r["overhead_s"]] for r in record["hlo_import"]],
         )
     )
+    parts.append(
+        table(
+            ["HLO text scan (before XLA's parser)", "CPU s"],
+            [[f"{r['instructions']}-instruction chain", r["cpu_s"]] for r in record["hlo_scan"]["rows"]],
+        )
+    )
     cli = record["cli"]
     parts.append(
         table(
@@ -415,7 +427,9 @@ def markdown(record: dict) -> str:
             [["python -c pass", cli["python_s"], cpu["python"]],
              ['python -c "import jaxlib.mlir.ir"', cli["bindings_s"], cpu["bindings"]],
              ["hlo-indexing-opt --help", cli["help_s"], cpu["help"]],
-             ["hlo-indexing-opt tiny.mlir --hlo-attach-indexing-maps", cli["tiny_s"], cpu["tiny"]]],
+             ["hlo-indexing-opt tiny.mlir --hlo-attach-indexing-maps", cli["tiny_s"], cpu["tiny"]]]
+            + [[f"hlo-indexing-opt ({row['ops']} ops) --hlo-print-indexing-maps", row["s"], row["cpu_s"]]
+               for row in cli["remarks"]["rows"]],
         )
     )
     parts.append(table(["target", "reached", "met"], [[t["target"], t["value"], "yes" if t["met"] else "**no**"] for t in record["targets"]]))
@@ -498,6 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     record["layouts"] = bench_layout_pack.measure(2**22 if args.quick else 64 * 2**20)
     print("bench: HLO import (isolated child vs in-process)", flush=True)
     record["hlo_import"] = bench_hlo_import.measure(2 if args.quick else 5, (100,) if args.quick else (100, 2000))
+    record["hlo_scan"] = bench_hlo_import.scan_scaling(2 if args.quick else 3)
     print("bench: CLI start-up", flush=True)
     record["cli"] = bench_cli.measure(2 if args.quick else 5)
     record["targets"] = targets(record)

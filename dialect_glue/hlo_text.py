@@ -192,7 +192,7 @@ def _tuple_read(clean: str, start: int) -> tuple[str, int] | None:
 
 def _line_starts(text: str) -> list[int]:
     starts = [0]
-    starts.extend(i + 1 for i, ch in enumerate(text) if ch == "\n")
+    starts.extend(match.end() for match in _NEWLINE.finditer(text))
     return starts
 
 
@@ -216,6 +216,14 @@ def _rank(dims: str) -> int:
     return 0 if not dims.strip() else dims.count(",") + 1
 
 
+#: An instruction's opcode (after its shape), and a parameter's number: matched in place
+#: (``pattern.match(text, offset)``: a slice of the rest of the text per instruction
+#: made the scan quadratic in the module's size).
+_OPCODE = re.compile(r"\s*([\w\-]+)")
+_PARAMETER_NUMBER = re.compile(r"\s*parameter\s*\(\s*(\d+)")
+_NEWLINE = re.compile("\n")
+
+
 def scan_hlo_text(text: str) -> HloTextScan:
     """Find computations, instructions and written layouts in HLO text (see module doc)."""
     clean = _blank_comments(text)
@@ -234,11 +242,11 @@ def scan_hlo_text(text: str) -> HloTextScan:
             shape_end = _shape_end(clean, shape_start)
             shape = clean[shape_start:shape_end]
             arrays = list(_ARRAY_WITH_LAYOUT.finditer(shape))
-            opcode_match = re.match(r"\s*([\w\-]+)", clean[shape_end:])
+            opcode_match = _OPCODE.match(clean, shape_end)
             opcode = opcode_match.group(1) if opcode_match else ""
             parameter = None
             if opcode == "parameter":
-                number = re.match(r"\s*parameter\s*\(\s*(\d+)", clean[shape_end:])
+                number = _PARAMETER_NUMBER.match(clean, shape_end)
                 parameter = int(number.group(1)) if number else None
             name_offset = match.start(1) if match.group(1) else match.start(2)
             if clean[name_offset - 1 : name_offset] == "%":

@@ -22,13 +22,14 @@ _IN_ATTRIBUTE = re.compile(r'at column (\d+), found .* \(in [\w.]+ = ("(?:[^"\\]
 #: how many lines after the op's own a located attribute's text is looked for
 ATTRIBUTE_SEARCH_LINES = 200
 
-#: name -> text of the buffers diagnostics may point into (this process only)
-_SOURCES: dict[str, str] = {}
+#: name -> lines of the buffers diagnostics may point into (this process only), split
+#: once: a module's remarks (tens of thousands for a compiled training step) each read one
+_SOURCES: dict[str, list[str]] = {}
 
 
 def register(name: str, text: str) -> None:
     """Make ``text`` the buffer called ``name`` in locations."""
-    _SOURCES[name] = text
+    _SOURCES[name] = text.splitlines()
 
 
 def forget_all() -> None:
@@ -42,13 +43,12 @@ def excerpt(location: SourceLocation | None) -> list[str]:
     or the line is unknown)."""
     if location is None or location.line < 1:
         return []
-    text = _SOURCES.get(location.filename)
-    if text is None:
+    lines = _SOURCES.get(location.filename)
+    if lines is None or location.line > len(lines):
         return []
-    lines = text.splitlines()
-    if location.line > len(lines):
-        return []
-    line = lines[location.line - 1].expandtabs(1)
+    line = lines[location.line - 1]
+    if "\t" in line:
+        line = line.expandtabs(1)
     column = min(max(location.column, 1), len(line) + 1)
     return [line, " " * (column - 1) + "^"]
 
@@ -61,7 +61,7 @@ def refine(location: SourceLocation | None, message: str) -> SourceLocation | No
     if location is None or match is None or location.filename not in _SOURCES:
         return location
     column, text = int(match.group(1)), json.loads(match.group(2))
-    lines = _SOURCES[location.filename].splitlines()
+    lines = _SOURCES[location.filename]
     for number in range(max(location.line, 1), min(len(lines), location.line + ATTRIBUTE_SEARCH_LINES) + 1):
         start = lines[number - 1].find(text)
         if start >= 0:

@@ -22,6 +22,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.symbolic_tiling.symbolic_tile import SymbolicTile
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
     TiledNode,
@@ -97,18 +98,29 @@ def tiled_computation(
     if not constraints_are_known_satisfied and not fusion.satisfies_constraints(sizes):
         raise TilingError("INVALID_ARGUMENT", f"tile sizes {sizes} do not satisfy the constraints {fusion.constraints}")
     pid_maps: dict[tuple[int, ...], tuple[IndexingMap, int]] = {}
+    # Most nodes share their tile and map with others (an elementwise chain reads the
+    # root's tile through one map): each is evaluated once per distinct one.
+    evaluated: dict[SymbolicTile, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    offsets_of: dict[tuple[tuple[int, ...], tuple[object, ...]], IndexingMap] = {}
     made: dict[int, TiledInstruction] = {}
     # Tiled instructions are deduplicated again at concrete sizes (two symbolic
     # nodes of one value may give the same tiles).
     unique: dict[tuple[SsaValue, tuple[int, ...], tuple[int, ...], IndexingMap], TiledInstruction] = {}
     ordered: list[TiledInstruction] = []
     for node in fusion.nodes:
-        _, node_sizes, strides = node.tile.evaluate(sizes)
+        found = evaluated.get(node.tile)
+        if found is None:
+            _, tile_sizes_here, tile_strides = node.tile.evaluate(sizes)
+            found = evaluated[node.tile] = (tile_sizes_here, tile_strides)
+        node_sizes, strides = found
         if any(s < 0 for s in strides):
             raise TilingError("UNIMPLEMENTED", f"{node.name}: tiles with a negative stride {strides} are not supported")
-        if node.hidden not in pid_maps:
-            pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
-        offsets = _offsets_map(pid_maps[node.hidden][0], node.indexing_map, sizes)
+        map_key = (node.hidden, node.indexing_map.memo_key())  # names too: the offsets map carries them
+        offsets = offsets_of.get(map_key)
+        if offsets is None:
+            if node.hidden not in pid_maps:
+                pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
+            offsets = offsets_of[map_key] = _offsets_map(pid_maps[node.hidden][0], node.indexing_map, sizes)
         key = (node.value, node_sizes, strides, offsets)
         inst = unique.get(key)
         if inst is None:
