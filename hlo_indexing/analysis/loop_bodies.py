@@ -141,7 +141,12 @@ class _Walk:
             return
         if body_op.tuples[r]:
             raise UnsupportedError(f"{op.name}: tuples in loop bodies are not followed")
-        indexing = result_indexing(op, r, regions=self.regions)
+        # the walks from every carry of a body ask for the same op's maps: read once per
+        # analysis, without building the per-op cache key again
+        operation = op.operation
+        indexing = self.regions.memo(
+            ("loop body op maps", operation, r), lambda: result_indexing(operation, r, regions=self.regions)
+        )
         runtime = indexing.runtime or ((),) * len(indexing.maps)
         for operand, producer_maps, sources in zip(body_op.operands, indexing.maps, runtime, strict=True):
             composed: set = set()

@@ -21,15 +21,14 @@ index, simplify, the printed body of ops whose maps read it (scan) and the regio
 analysis given), in the memo of the op's context
 (:func:`~hlo_indexing.dialect_glue.context.context_memo`): big modules repeat the same
 op instance shapes many times. Call-like ops and loops are not cached: their maps
-depend on computations and values elsewhere in the module. Asked for with the region
-analysis inside one of its sessions (the module does not change meanwhile), every op's
-maps are kept for the session under the op itself, loops and calls included.
+depend on computations and values elsewhere in the module; asked for with the region
+analysis inside one of its sessions (the module does not change meanwhile), they are
+kept for the session under the op itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import ir
@@ -117,10 +116,7 @@ def all_indexings(
     try:
         count = len(operation.results) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(operation))
         key = _key(operation, direction, simplify, regions)
-        return [
-            _in_session(operation, direction, index, simplify, regions, partial(_lookup, operation, key, direction, index, simplify, regions))
-            for index in range(count)
-        ]
+        return [_in_session(operation, key, direction, index, simplify, regions) for index in range(count)]
     except HloIndexingError as exc:
         raise located(exc, operation)
     except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
@@ -142,38 +138,33 @@ def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify
         if not 0 <= index < count:
             what = "result" if direction == Direction.OUTPUT_TO_INPUT else "operand"
             raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
-        lookup = partial(_lookup_by_op, operation, direction, index, simplify, regions)
-        return _in_session(operation, direction, index, simplify, regions, lookup)
+        return _in_session(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
     except HloIndexingError as exc:
         raise located(exc, operation)
     except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
         raise _malformed(operation, exc, []) from exc
 
 
-def _lookup_by_op(
-    operation: ir.Operation, direction: str, index: int, simplify: bool, regions: RegionIndexing | None
-) -> InstructionIndexing:
-    """:func:`_lookup` under the op's cache key."""
-    return _lookup(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
-
-
 def _in_session(
     operation: ir.Operation,
+    key: tuple[object, ...] | None,
     direction: str,
     index: int,
     simplify: bool,
     regions: RegionIndexing | None,
-    compute: Callable[[], InstructionIndexing],
 ) -> InstructionIndexing:
-    """``compute()``, the maps of result (operand) ``index``, once per op in a session of
-    the region analysis (:meth:`~hlo_indexing.ops.regions.RegionIndexing.memo`: the
-    module does not change meanwhile): the walks of the bodies and callees holding an op
-    (a loop body's from each of its carries, the nested loops' notes, the per-op maps)
-    ask for the same op again, and the maps of loops and calls, never cached, would be
-    built again, and the cache key of the others read through the bindings again."""
-    if regions is None:
-        return compute()
-    return regions.memo(("per-op maps", operation, direction, index, simplify), compute)
+    """:func:`_lookup` of result (operand) ``index``; the maps of an op that is not
+    cached (``key`` None: loops, branches, calls) kept for the session of the region
+    analysis (:meth:`~hlo_indexing.ops.regions.RegionIndexing.memo`: the module does not
+    change meanwhile): the walks of the bodies and callees holding such an op (the
+    fused walks of bodies, the nested loops' notes, the per-op maps) ask for it again,
+    and its maps would be built again, every map simplified again."""
+    if regions is None or key is not None:
+        return _lookup(operation, key, direction, index, simplify, regions)
+    return regions.memo(
+        ("per-op maps", operation, direction, index, simplify),
+        lambda: _lookup(operation, None, direction, index, simplify, regions),
+    )
 
 
 def _malformed(operation: ir.Operation, exc: Exception, reads: list[str]) -> HloIndexingError:

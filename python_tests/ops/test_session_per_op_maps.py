@@ -1,9 +1,10 @@
-"""Per-op maps asked for with the region analysis inside one of its sessions are built
+"""The per-op maps of loops, branches and calls (not cached per op: they depend on more
+than the op) asked for with the region analysis inside one of its sessions are built
 once per (op, index, direction): the walks of bodies and callees ask for the same op
 again. For every op of the control-flow lit inputs (``while`` counted, pass-through and
 data-dependent, ``case`` with captures, calls), in both directions, the maps given in a
-session equal those given outside one, a second ask in the session gets the same
-object, and an ask that fails fails every time."""
+session equal those given outside one; for those ops a second ask in the session gets
+the same object; an ask that fails fails every time."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from hlo_indexing.ops.dispatch import all_indexings, operand_indexing, result_in
 from helpers import LIT_TESTS
 
 CONTROL_FLOW = LIT_TESTS / "ops" / "control-flow-and-calls.mlir"
+#: The ops whose maps the per-op cache does not keep (they depend on more than the op).
+UNCACHED = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if", "func.call", "stablehlo.composite"})
 
 def _hlo_ops(module) -> list[ir.Operation]:
     found = []
@@ -53,6 +56,8 @@ def test_maps_in_a_session_equal_those_outside_and_are_built_once() -> None:
             outside = [_maps_or_error(ask, operation, index) for ask, index in _asks(operation)]
             with REGIONS.session():
                 inside = [_maps_or_error(ask, operation, index) for ask, index in _asks(operation)]
+                if operation.name not in UNCACHED:
+                    continue
                 for ask, index in _asks(operation):
                     try:
                         first = ask(operation, index, regions=REGIONS)
