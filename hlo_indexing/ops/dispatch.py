@@ -116,7 +116,7 @@ def all_indexings(
     try:
         count = len(operation.results) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(operation))
         key = _key(operation, direction, simplify, regions)
-        return [_in_session(operation, key, direction, index, simplify, regions) for index in range(count)]
+        return [_lookup(operation, key, direction, index, simplify, regions) for index in range(count)]
     except HloIndexingError as exc:
         raise located(exc, operation)
     except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
@@ -138,33 +138,11 @@ def _indexing(op: ir.Operation | ir.OpView, direction: str, index: int, simplify
         if not 0 <= index < count:
             what = "result" if direction == Direction.OUTPUT_TO_INPUT else "operand"
             raise HloIndexingError(f"{operation.name} has no {what} #{index} (it has {count})")
-        return _in_session(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
+        return _lookup(operation, _key(operation, direction, simplify, regions), direction, index, simplify, regions)
     except HloIndexingError as exc:
         raise located(exc, operation)
     except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
         raise _malformed(operation, exc, []) from exc
-
-
-def _in_session(
-    operation: ir.Operation,
-    key: tuple[object, ...] | None,
-    direction: str,
-    index: int,
-    simplify: bool,
-    regions: RegionIndexing | None,
-) -> InstructionIndexing:
-    """:func:`_lookup` of result (operand) ``index``; the maps of an op that is not
-    cached (``key`` None: loops, branches, calls) kept for the session of the region
-    analysis (:meth:`~hlo_indexing.ops.regions.RegionIndexing.memo`: the module does not
-    change meanwhile): the walks of the bodies and callees holding such an op (the
-    fused walks of bodies, the nested loops' notes, the per-op maps) ask for it again,
-    and its maps would be built again, every map simplified again."""
-    if regions is None or key is not None:
-        return _lookup(operation, key, direction, index, simplify, regions)
-    return regions.memo(
-        ("per-op maps", operation, direction, index, simplify),
-        lambda: _lookup(operation, None, direction, index, simplify, regions),
-    )
 
 
 def _malformed(operation: ir.Operation, exc: Exception, reads: list[str]) -> HloIndexingError:
@@ -212,9 +190,19 @@ def _lookup(
     regions: RegionIndexing | None,
 ) -> InstructionIndexing:
     """The maps of result (operand) ``index`` under ``key`` (computed and cached on a
-    miss; computed every time for a None key), with their runtime sources named."""
+    miss), with their runtime sources named. An op that is not cached (``key`` None:
+    loops, branches, calls) is computed every time, except in a session of the region
+    analysis (:meth:`~hlo_indexing.ops.regions.RegionIndexing.memo`: the module does not
+    change meanwhile), which keeps its maps: the walks of the bodies and callees holding
+    it (the fused walks of bodies, the nested loops' notes, the per-op maps) ask for it
+    again, and its maps would be built again, every map simplified again."""
     if key is None:
-        return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
+        if regions is None:
+            return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
+        return regions.memo(
+            ("per-op maps", operation, direction, index, simplify),
+            lambda: _with_sources(_compute(operation, direction, index, simplify, regions), operation),
+        )
     key = (*key, index)
     cache = context_memo(operation.context, CACHE_TABLE)
     cached = cache.get(key)
