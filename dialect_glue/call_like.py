@@ -142,7 +142,20 @@ def call_operands(op: OpLike) -> list[ir.Value]:
 
 
 def callee_block(op: OpLike) -> ir.Block | None:
-    """The single block of :func:`callee_region` (None when there is none)."""
+    """The single block of :func:`callee_region` (None when there is none); found once
+    per call-like operation while :func:`remembered_captures` is active (the symbol
+    lookup and the signature check read every type through the bindings, and walks ask
+    again for every result of a call and in every walk of the body holding it)."""
+    operation = op.operation
+    if _remembered_callees is None or operation.name not in CALL_LIKE_OPS:
+        return _callee_block(operation)
+    found = _remembered_callees.get(operation, _NOT_LOOKED_UP)
+    if found is _NOT_LOOKED_UP:
+        found = _remembered_callees[operation] = _callee_block(operation)
+    return found  # type: ignore[return-value]
+
+
+def _callee_block(op: OpLike) -> ir.Block | None:
     region = callee_region(op)
     return None if region is None else _check_signature(op, block_of(region))
 
@@ -186,26 +199,29 @@ def is_scalar_helper(func: ir.Operation) -> bool:
 CAPTURING_OPS = frozenset({"stablehlo.case", "stablehlo.if", "mhlo.case", "mhlo.if"})
 
 
-#: The answers of :func:`captured_values` per operation while :func:`remembered_captures`
-#: is active (None: not active).
+#: The answers of :func:`captured_values` and :func:`callee_block` per operation while
+#: :func:`remembered_captures` is active (None: not active).
 _remembered: dict[ir.Operation, tuple[ir.Value, ...]] | None = None
+_remembered_callees: dict[ir.Operation, ir.Block | None] | None = None
+_NOT_LOOKED_UP = object()
 
 
 @contextmanager
 def remembered_captures() -> Iterator[None]:
-    """Within: :func:`captured_values` computes its answer once per operation (for an
-    analysis of one module that does not change meanwhile; nested uses share the
-    outermost's answers). The walk over an op's regions is what makes it costly, and
-    analyses ask again for every result and every use of a ``case`` or ``while``."""
-    global _remembered
+    """Within: :func:`captured_values` and :func:`callee_block` compute their answer once
+    per operation (for an analysis of one module that does not change meanwhile; nested
+    uses share the outermost's answers). The walk over an op's regions is what makes
+    captures costly, and analyses ask again for every result and every use of a ``case``
+    or ``while``."""
+    global _remembered, _remembered_callees
     if _remembered is not None:
         yield
         return
-    _remembered = {}
+    _remembered, _remembered_callees = {}, {}
     try:
         yield
     finally:
-        _remembered = None
+        _remembered = _remembered_callees = None
 
 
 def captured_values(op: OpLike) -> list[ir.Value]:

@@ -623,11 +623,17 @@ class _FusedRegions:
         return self._block_maps(region, Direction.INPUT_TO_OUTPUT)[argument_index].maps
 
     def iteration_output_to_input(
-        self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+        self,
+        region: ir.Region,
+        result_index: int,
+        inductions: tuple[tuple[int, int, int], ...],
+        count: int,
+        stop: frozenset[int] = frozenset(),
     ) -> MapSets:
+        # a walk that stops raises: only complete walks are kept, whatever their stop
         return self.memo(
             (block_of(region), "iteration", result_index, inductions, count),
-            lambda: iteration_maps(self, region, result_index, inductions, count),
+            lambda: iteration_maps(self, region, result_index, inductions, count, stop),
         )
 
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:

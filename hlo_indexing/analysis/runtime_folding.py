@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import call_operands, callee_block
@@ -107,6 +108,12 @@ class Scope:
 
     arguments: dict
     parent: "Scope | None"
+
+    @cached_property
+    def key(self) -> tuple:
+        """What a fold reads of the scope, hashable: its bindings and its parent's (built
+        once per scope: a walk composes many maps in one)."""
+        return (tuple(self.arguments.items()), self.parent.key if self.parent is not None else ())
 
 
 #: A value known piecewise: ``(conditions, expr)`` pieces, the value being ``expr`` where

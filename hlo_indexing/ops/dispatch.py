@@ -21,7 +21,9 @@ index, simplify, the printed body of ops whose maps read it (scan) and the regio
 analysis given), in the memo of the op's context
 (:func:`~hlo_indexing.dialect_glue.context.context_memo`): big modules repeat the same
 op instance shapes many times. Call-like ops and loops are not cached: their maps
-depend on computations and values elsewhere in the module.
+depend on computations and values elsewhere in the module; asked for with the region
+analysis inside one of its sessions (the module does not change meanwhile), they are
+kept for the session under the op itself.
 """
 
 from __future__ import annotations
@@ -188,9 +190,19 @@ def _lookup(
     regions: RegionIndexing | None,
 ) -> InstructionIndexing:
     """The maps of result (operand) ``index`` under ``key`` (computed and cached on a
-    miss; computed every time for a None key), with their runtime sources named."""
+    miss), with their runtime sources named. An op that is not cached (``key`` None:
+    loops, branches, calls) is computed every time, except in a session of the region
+    analysis (:meth:`~hlo_indexing.ops.regions.RegionIndexing.memo`: the module does not
+    change meanwhile), which keeps its maps: the walks of the bodies and callees holding
+    it (the fused walks of bodies, the nested loops' notes, the per-op maps) ask for it
+    again, and its maps would be built again, every map simplified again."""
     if key is None:
-        return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
+        if regions is None:
+            return _with_sources(_compute(operation, direction, index, simplify, regions), operation)
+        return regions.memo(
+            ("per-op maps", operation, direction, index, simplify),
+            lambda: _with_sources(_compute(operation, direction, index, simplify, regions), operation),
+        )
     key = (*key, index)
     cache = context_memo(operation.context, CACHE_TABLE)
     cached = cache.get(key)

@@ -43,7 +43,7 @@ from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_u
 from hlo_indexing.maps.indexing_map import IndexingMap, RangeLike
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.regions import MapSets, RegionIndexing
+from hlo_indexing.ops.regions import ArgumentReached, MapSets, RegionIndexing
 from hlo_indexing.ops.rule import OpInfo
 
 #: Cap on the maps kept per carry and init (then: the whole init).
@@ -116,7 +116,7 @@ def iterated_maps(
         return None
     loop = regions.memo(("counted loop", op), lambda: _CountedLoop(info, regions, inductions, count))
     try:
-        order = _order(loop.load, result_index, loop.fixed, info.num_operands)
+        order = _order(loop.load, result_index, loop.fixed, info.num_operands, loop.doomed)
     except _NotHandled:
         return None
     if order is None:
@@ -153,16 +153,21 @@ class _CountedLoop:
         self.updates: dict[int, set] = {}  # a KEEPS carry's own maps besides the identity
         self.reads: dict[int, list[set]] = {}
         self.notes: dict[int, tuple[str, ...]] = {}
+        self.doomed: set[int] = set()  # carries from which every order search fails (:func:`_order`)
         for a in self.fixed:
             self.reads[a] = [set() for _ in range(carries)]
             self.reads[a][a] = {_identity(info.context, info.operand(a), count)}
 
-    def load(self, c: int) -> MapSets:
-        """The body's maps of carry ``c`` (computed once); raises ``_NotHandled``."""
+    def load(self, c: int, stop: frozenset[int] = frozenset()) -> MapSets | None:
+        """The body's maps of carry ``c`` (computed once); raises ``_NotHandled``. None,
+        without them, as soon as the body's walk finds that carry ``c`` reads one of
+        ``stop`` (its maps of it are not known empty)."""
         if c not in self.maps:
             info, context, n = self.info, self.info.context, self.count
             try:
-                per = self.regions.iteration_output_to_input(self.body, c, self.inductions, n)
+                per = self.regions.iteration_output_to_input(self.body, c, self.inductions, n, stop)
+            except ArgumentReached:
+                return None
             except HloIndexingError:  # e.g. tuples in the body: the caller's closure copes
                 raise _NotHandled from None
             if any(m.is_undefined or m.runtime_vars for ms in per for m in ms):
@@ -249,22 +254,35 @@ class _NotHandled(Exception):
     """The body's maps of a carry are not of the handled form."""
 
 
-def _order(load: Callable[[int], MapSets], start: int, fixed: set, carries: int) -> list[int] | None:
+def _order(
+    load: Callable[[int, frozenset[int]], MapSets | None], start: int, fixed: set, carries: int, doomed: set[int]
+) -> list[int] | None:
     """The carries ``start`` depends on (itself included, ``fixed`` ones left out), each
-    after those it reads; None on a cycle. ``load(c)`` gives carry ``c``'s body maps."""
+    after those it reads; None on a cycle. ``load(c, stop)`` gives carry ``c``'s body
+    maps, or None as soon as they read one of the carries ``stop``.
+
+    ``doomed`` (kept by the caller for the results of one loop, and added to here) holds
+    carries from which a cycle is reached: the search from any of them ends with None
+    (or ``load`` raising), so a carry that reads one is not searched further, nor
+    are its maps made when their walk meets one (``load`` with ``stop=doomed``)."""
     order: list[int] = []
     state: dict[int, str] = {}
 
     def visit(c: int) -> bool:
         if state.get(c) == "done":
             return True
-        if state.get(c) == "active":
+        if state.get(c) == "active" or c in doomed:
+            doomed.add(c)  # on a cycle through the carries being searched
             return False
         state[c] = "active"
-        per = load(c)
+        per = load(c, frozenset(doomed))
+        if per is None:  # c reads a doomed carry
+            doomed.add(c)
+            return False
         for a in range(carries):
             if a != c and a not in fixed and any(not m.is_known_empty() for m in per[a]):
                 if not visit(a):
+                    doomed.add(c)
                     return False
         state[c] = "done"
         order.append(c)

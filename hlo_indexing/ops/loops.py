@@ -254,7 +254,7 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     if _terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
         identity = make_map(context, space, dims(len(space), context))
         return [[identity] if a == result_index else [] for a in range(n)], ""
-    counted = counted_loop(op)
+    counted = regions.memo(("counted loop form", op), lambda: counted_loop(op))  # read once for every result
     steps = None if counted is None else counted.count
     if counted is not None and counted.count > 0:
         iterated = iterated_maps(info, result_index, counted.inductions, counted.count)
@@ -277,6 +277,8 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
         if following == current:
             break
         current = following
+        if steps is not None:
+            continue  # a counted loop's result is what its last step reads, not every step's
         for a in range(n):
             seen[a].update(current[a])
             if len(seen[a]) > MAX_MAPS:

@@ -24,6 +24,11 @@ _T = TypeVar("_T")
 MapSets = tuple[frozenset[IndexingMap], ...]
 
 
+class ArgumentReached(Exception):
+    """A walk asked to stop at a block argument found a map to it that is not known
+    empty (:meth:`RegionIndexing.iteration_output_to_input`)."""
+
+
 class RegionIndexing(Protocol):
     """Fused maps of a region's single block, as the fused analysis computes them."""
 
@@ -37,12 +42,19 @@ class RegionIndexing(Protocol):
         ...
 
     def iteration_output_to_input(
-        self, region: ir.Region, result_index: int, inductions: tuple[tuple[int, int, int], ...], count: int
+        self,
+        region: ir.Region,
+        result_index: int,
+        inductions: tuple[tuple[int, int, int], ...],
+        count: int,
+        stop: frozenset[int] = frozenset(),
     ) -> MapSets:
         """For a counted loop's body (block argument ``k`` is ``start + step * t`` at
         iteration ``t`` in ``[0, count - 1]`` for each ``(k, start, step)`` of
         ``inductions``): the maps of result ``result_index``, one set per block
-        argument, over the result's index space plus a trailing dimension ``t``."""
+        argument, over the result's index space plus a trailing dimension ``t``. With
+        ``stop``, raises :class:`ArgumentReached` as soon as a map not known empty is
+        found for one of those block arguments (the maps are then not made)."""
         ...
 
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
