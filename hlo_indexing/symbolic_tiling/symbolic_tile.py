@@ -18,7 +18,9 @@ sum of strided terms (``d``, ``s`` over ``[0, n)``, ``c * term``, ``d floordiv c
 ``d mod c``, ``(d floordiv c) mod k``); sizes multiply; the stride of a sum is the stride
 of its minor-most term whose size is not 1, valid when the sizes follow
 ``(1*, partial?, full*, 1*)`` from major to minor (terms ordered by the magnitude of
-their strides, so reversed dimensions combine too), which becomes the constraints. Terms
+their strides, so reversed dimensions combine too) with the varying terms' strides of
+one sign (``-d0 + 3 * d1`` reads 0, -1, -2, 3, 2, 1: no progression), which becomes the
+constraints. Terms
 that do not nest but all step by one constant (a convolution's output position plus its
 window tap, ``d0 + d3``) combine as a window: sizes add, minus one per extra term, the
 stride is the common one.
@@ -442,11 +444,16 @@ def _nested_sum(terms: list[_Strided], dims: Sequence[Interval], ctx: ir.Context
 
 
 def _sum_constraints(major_first: list[_Strided], dims: Sequence[Interval]) -> ConstraintExpression:
-    """Sizes must read, major to minor, ``(1*, partial?, full*, 1*)``."""
+    """Sizes must read, major to minor, ``(1*, partial?, full*, 1*)``, the terms that
+    vary (partial and full) stepping in one direction: ``-d0 + 3 * d1`` over a 3x2 tile
+    reads 0, -1, -2, 3, 2, 1, no progression, although the magnitudes nest."""
     result = ConstraintExpression.never()
     n = len(major_first)
+    positive = [(ax.constant_value(term.stride) or 0) > 0 for term in major_first]
     for partial in range(n):
         for full in range(n - partial):
+            if len(set(positive[partial : partial + full + 1])) > 1:
+                continue
             conjunction = ConstraintExpression.always()
             try:
                 for index, term in enumerate(major_first):

@@ -106,6 +106,18 @@ def test_tiles_of_generated_maps_are_sound_and_exact(m: IndexingMap) -> None:
     check_map(m)
 
 
+def test_a_sum_whose_terms_step_in_opposite_directions_lets_one_term_vary() -> None:
+    """``-d0 + 3 * d1`` over a 3x2 tile reads 0, -1, -2, 3, 2, 1: no progression, although
+    the strides' magnitudes nest (hypothesis found the tile claimed valid there, reading
+    [-5, 0]). One term may vary, not both."""
+    m = IndexingMap.parse("(d0, d1) -> (-d0 + d1 * 3), domain: d0 in [0, 2], d1 in [0, 1]")
+    tile = symbolic_tile(m)
+    assert not isinstance(tile, NotATile)
+    assert not tile.satisfies_constraints([3, 2])
+    assert tile.satisfies_constraints([3, 1]) and tile.satisfies_constraints([1, 2])
+    assert check_map(m) == 4
+
+
 @settings(max_examples=100, deadline=None)
 @given(small_maps())
 def test_a_simplified_map_tiles_the_same_when_the_caller_says_so(m: IndexingMap) -> None:
