@@ -484,8 +484,12 @@ def _enumerated_counts(
                 assert interval is not None, "strides of 0 or 1 make intervals"
                 first[program[mine]], last[program[mine]] = interval
                 box.append((first, last))
+            if not shape:  # a scalar: its one element where the tile is, none at the other rows
+                first, last = np.zeros(programs, np.int64), np.full(programs, -1, np.int64)
+                last[program[mine]] = 0
+                box.append((first, last))
             boxes.append(box)
-        units, elements = union_of_boxes(boxes, layout_divisors(layout, len(shape)), programs)
+        units, elements = union_of_boxes(boxes, layout_divisors(layout, len(shape)) or [1], programs)
         return units, elements, unit, joint_repeats
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:

@@ -238,11 +238,19 @@ def padded_after_a_reshape() -> tuple[Fusion, Value]:
     return f, f.pad(f.reshape(f.parameter([1, 4]), [1, 2, 2]), [0, 0, 0], [0, 2, 0])
 
 
-@pytest.mark.parametrize("build", [padded_at_the_start, padded_after_a_reshape])
+def scalar_start_read_twice_beside_padding() -> tuple[Fusion, Value]:
+    f = Fusion()
+    padded = f.pad(f.dynamic_slice(f.parameter([1]), [f.parameter([], "i32")], [1]), [0], [1])
+    return f, f.concatenate([padded, padded], 0)
+
+
+@pytest.mark.parametrize("build", [padded_at_the_start, padded_after_a_reshape, scalar_start_read_twice_beside_padding])
 def test_pads_found_by_the_property_test_are_tiled_soundly(build) -> None:
     # Found by hypothesis: a tile starting in a pad's low padding had no operand tile
-    # (its program was left out of the offsets map's domain), and a tile size above the
-    # extent of a padded operand dimension gave a reshaped operand stride 4, not 2.
+    # (its program was left out of the offsets map's domain), a tile size above the
+    # extent of a padded operand dimension gave a reshaped operand stride 4, not 2, and
+    # a scalar (the dynamic slice's start) read at programs 0 and 2 of 4 was counted at
+    # program 1 too (12 bytes moved, not 8: a scalar's box had no dimension to be empty in).
     fusion, result = build()
     with functions_of(fusion.text("fused", result)) as functions:
         analysis = analyze_fusion(functions["fused"], allow_pad=True)
