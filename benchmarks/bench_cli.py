@@ -23,7 +23,6 @@ for 10,000 ops where 0.6 s do). Example::
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import resource
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import bench_analysis
 import bench_generate
 
 SCRIPT = Path(sys.executable).parent / ("hlo-indexing-opt" + (".exe" if os.name == "nt" else ""))
@@ -99,10 +99,8 @@ def remarks_scaling(repeat: int) -> dict[str, Any]:
             path = Path(folder) / f"elementwise_{size}.mlir"
             path.write_text(generated.text)
             wall, cpu = _best_run([str(SCRIPT), str(path), "--hlo-print-indexing-maps", "-o", os.devnull], repeat)
-            rows.append({"ops": generated.n_ops, "s": wall, "cpu_s": cpu})
-    small, large = rows[0], rows[-1]
-    growth = (large["cpu_s"] / small["cpu_s"]) ** (1 / math.log2(large["ops"] / small["ops"]))
-    return {"rows": rows, "growth_per_doubling": growth}
+            rows.append({"n_ops": generated.n_ops, "s": wall, "cpu_s": cpu})
+    return {"rows": rows, "growth_per_doubling": bench_analysis.growth_per_doubling(rows[0], rows[-1], "cpu_s")}
 
 
 def measure(repeat: int = 5) -> dict[str, Any]:

@@ -19,10 +19,11 @@ Example::
 from __future__ import annotations
 
 import gc
-import math
 import time
 from pathlib import Path
 from typing import Any
+
+import bench_analysis
 
 from hlo_indexing.dialect_glue.context import make_context
 from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
@@ -82,7 +83,5 @@ def scan_scaling(repeat: int = 3) -> dict[str, Any]:
                 best = min(best, time.process_time() - start)
             finally:
                 gc.enable()
-        rows.append({"instructions": n, "cpu_s": best})
-    small, large = rows[0], rows[-1]
-    growth = (large["cpu_s"] / small["cpu_s"]) ** (1 / math.log2(large["instructions"] / small["instructions"]))
-    return {"rows": rows, "growth_per_doubling": growth}
+        rows.append({"n_ops": n, "cpu_s": best})
+    return {"rows": rows, "growth_per_doubling": bench_analysis.growth_per_doubling(rows[0], rows[-1], "cpu_s")}

@@ -409,7 +409,7 @@ def markdown(record: dict) -> str:
     parts.append(
         table(
             ["HLO text scan (before XLA's parser)", "CPU s"],
-            [[f"{r['instructions']}-instruction chain", r["cpu_s"]] for r in record["hlo_scan"]["rows"]],
+            [[f"{r['n_ops']}-instruction chain", r["cpu_s"]] for r in record["hlo_scan"]["rows"]],
         )
     )
     cli = record["cli"]
@@ -428,7 +428,7 @@ def markdown(record: dict) -> str:
              ['python -c "import jaxlib.mlir.ir"', cli["bindings_s"], cpu["bindings"]],
              ["hlo-indexing-opt --help", cli["help_s"], cpu["help"]],
              ["hlo-indexing-opt tiny.mlir --hlo-attach-indexing-maps", cli["tiny_s"], cpu["tiny"]]]
-            + [[f"hlo-indexing-opt ({row['ops']} ops) --hlo-print-indexing-maps", row["s"], row["cpu_s"]]
+            + [[f"hlo-indexing-opt ({row['n_ops']} ops) --hlo-print-indexing-maps", row["s"], row["cpu_s"]]
                for row in cli["remarks"]["rows"]],
         )
     )
