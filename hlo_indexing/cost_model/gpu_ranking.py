@@ -353,7 +353,7 @@ def evaluate_candidates(
         figures, implemented = _per_candidate(fusion, tiles.flat, device, layouts or {})
     else:
         program, implemented = _program(fusion, tiles, device, layouts or {}, by_value)
-        register_checks = _register_checks(program, device, tiles)
+        register_checks = _register_checks(program, device)
         fits = tiles.memo("all candidates", lambda: np.ones(count, bool))
         for check in register_checks:
             fits = fits & check.ok
@@ -384,10 +384,8 @@ def evaluate_candidates(
     )
 
 
-def _register_checks(program: TiledProgram, device: GpuDevice, tiles: TileArrays) -> list[ConstraintCheck]:
-    """XLA's register rule (:func:`~.gpu_model.fits_in_registers`) per tile it looks at
-    (a tile present at every candidate judged once per limit for every fusion of
-    ``tiles``: its padded elements are the array ``tiles`` keeps for its sizes)."""
+def _register_checks(program: TiledProgram, device: GpuDevice) -> list[ConstraintCheck]:
+    """XLA's register rule (:func:`~.gpu_model.fits_in_registers`) per tile it looks at."""
     if device.registers_per_block_limit is None:
         return []
     limit = constants.REGISTER_FRACTION_FOR_TILES * device.registers_per_block_limit
@@ -396,11 +394,8 @@ def _register_checks(program: TiledProgram, device: GpuDevice, tiles: TileArrays
     checked += [v for v in program.visits if (v.operand is not None or v.opcode == "iota") and id(v) not in roots]
     checks = []
     for visit in checked:
-        elements = visit.padded_elements
-        if visit.always:
-            ok = tiles.memo(("register fits", id(elements), limit), lambda: failing(elements <= limit))
-        else:
-            ok = failing(~visit.present | (elements <= limit))
+        fits = visit.padded_elements <= limit
+        ok = failing(fits if visit.always else ~visit.present | fits)
         if ok is None:
             continue
 
