@@ -22,6 +22,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.linear_form import linearize
 from hlo_indexing.symbolic_tiling.symbolic_tile import SymbolicTile
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
@@ -196,12 +197,27 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
     each parameter's range ``[lo, hi]`` is widened to ``[lo - size + 1, hi]`` before
     composing (the box starts at the offset), so a tile that starts in a pad's
     padding, or before a dynamic update, still exists; a concatenate operand's
-    programs stay those of its region (its offsets are multiples of the tile)."""
+    programs stay those of its region (its offsets are multiples of the tile). A
+    constraint that reads a runtime variable (an update placed at a runtime offset) is
+    widened the same way (:func:`_box_meets`): the box meets it somewhere, not
+    necessarily at its first element."""
     widened = [
         Variable(Interval(v.bounds.lower - size + 1, v.bounds.upper), v.name, v.origin)
         for v, size in zip(indexing.dim_vars, sizes)
     ]
-    composed = compose(pid_map, indexing.replace(dims=widened))
+    first_runtime = indexing.num_symbols - len(indexing.runtime_vars)
+    constraints = {}
+    for expr, interval in indexing.constraints.items():
+        used_dims: set[int] = set()
+        used_symbols: set[int] = set()
+        ax.used_variables(expr, used_dims, used_symbols)
+        if not used_dims or all(s < first_runtime for s in used_symbols):
+            constraints[expr] = interval
+            continue
+        met = _box_meets(expr, interval, sizes)
+        if met is not None:
+            constraints[expr] = met
+    composed = compose(pid_map, indexing.replace(dims=widened, constraints=constraints))
     ctx = composed.context
     n_range = len(composed.range_vars)
     symbols = [ax.constant(v.bounds.lower, ctx) for v in composed.range_vars] + [
@@ -219,6 +235,27 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
     affine = ir.AffineMap.get(composed.num_dims, len(composed.runtime_vars), results, ctx)
     out = IndexingMap._make(affine, composed.dim_vars, (), composed.runtime_vars, constraints)
     return remove_unused_symbols(out.simplify())
+
+
+def _box_meets(expr: ir.AffineExpr, interval: Interval, sizes: Sequence[int]) -> Interval | None:
+    """The values of ``expr`` at a box's first element (dimension ``i`` spanning
+    ``sizes[i]`` values from there) for which some element of the box has ``expr`` in
+    ``interval``: ``interval`` widened by what the box adds to ``expr`` when ``expr`` is
+    linear in the dimensions; None (no constraint: a superset) when it is not."""
+    form = linearize(expr)
+    low, high = interval.lower, interval.upper
+    for atom, coeff in form.terms.items():
+        kind = type(ax.typed(atom))
+        if kind is ax.Dim:
+            span = coeff * (sizes[ax.typed(atom).position] - 1)
+            low, high = low - max(span, 0), high - min(span, 0)
+            continue
+        if kind is not ax.Sym and kind is not ax.Const:
+            used_dims: set[int] = set()
+            ax.used_variables(atom, used_dims, set())
+            if used_dims:  # a dimension under a division or a product: not linear
+                return None
+    return Interval(low, high)
 
 
 def _check_concatenate(inst: TiledInstruction) -> None:
