@@ -287,17 +287,24 @@ class Fusion:
         text = f"stablehlo.reverse %{x.name}, dims = {list(dims)} : {x.type}"
         return self._op(x.shape, x.dtype, text, lambda get, rt: np.flip(get(x), axis=tuple(dims)))
 
+    def _start_values(self, starts: Sequence[Value], runtime: Mapping[str, int]) -> list[int]:
+        """Each start index: an :meth:`index_constant`'s value, else the runtime value
+        given to :meth:`dependencies` by its name."""
+        return [self._index_constants[s.name] if s.name in self._index_constants else runtime[s.name] for s in starts]
+
     def dynamic_slice(self, x: Value, starts: Sequence[Value], sizes: Sequence[int]) -> Value:
-        """Start indices from scalar ``i32`` values, at the runtime values given to
-        :meth:`dependencies` by their names (clamped into range, as StableHLO does)."""
+        """Start indices from scalar ``i32`` values: runtime values given to
+        :meth:`dependencies` by their names, or :meth:`index_constant` s (clamped into
+        range, as StableHLO does)."""
         out = Value("", tuple(sizes), x.dtype)
-        self.starts += [(s.name, range(n - k + 1)) for s, n, k in zip(starts, x.shape, sizes)]
+        self.starts += [(s.name, range(n - k + 1)) for s, n, k in zip(starts, x.shape, sizes)
+                        if s.name not in self._index_constants]
         names = ", ".join(f"%{s.name}" for s in starts)
         types = ", ".join(s.type for s in starts)
         text = f"stablehlo.dynamic_slice %{x.name}, {names}, sizes = {list(sizes)} : ({x.type}, {types}) -> {out.type}"
 
         def evaluate(get: Callable[[Value], np.ndarray], runtime: Mapping[str, int]) -> np.ndarray:
-            first = [min(max(runtime[s.name], 0), n - k) for s, n, k in zip(starts, x.shape, sizes)]
+            first = [min(max(v, 0), n - k) for v, n, k in zip(self._start_values(starts, runtime), x.shape, sizes)]
             window = get(x)[tuple(slice(f, f + k) for f, k in zip(first, sizes))]
             for s in starts:
                 window = window | get(s)  # every element reads every start index
@@ -324,8 +331,7 @@ class Fusion:
         text = f"stablehlo.dynamic_update_slice %{x.name}, %{update.name}, {names} : ({x.type}, {update.type}, {types}) -> {x.type}"
 
         def evaluate(get: Callable[[Value], np.ndarray], runtime: Mapping[str, int]) -> np.ndarray:
-            values = [self._index_constants[s.name] if s.name in self._index_constants else runtime[s.name] for s in starts]
-            first = [min(max(v, 0), n - k) for v, n, k in zip(values, x.shape, update.shape)]
+            first = [min(max(v, 0), n - k) for v, n, k in zip(self._start_values(starts, runtime), x.shape, update.shape)]
             out = get(x).copy()
             out[tuple(slice(f, f + k) for f, k in zip(first, update.shape))] = get(update)
             for s in starts:

@@ -10,7 +10,8 @@ Nodes giving identical tiles are one tiled instruction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,7 +122,9 @@ def tiled_computation(
         if offsets is None:
             if node.hidden not in pid_maps:
                 pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
-            offsets = offsets_of[map_key] = _offsets_map(pid_maps[node.hidden][0], node.indexing_map, sizes)
+            offsets = offsets_of[map_key] = _offsets_map(
+                pid_maps[node.hidden][0], node.indexing_map, sizes, fusion.runtime_sources
+            )
         key = (node.value, node_sizes, strides, offsets)
         inst = unique.get(key)
         if inst is None:
@@ -189,7 +192,9 @@ def program_id_map(
     return IndexingMap.from_exprs([pid_var], results, context=ctx).simplify(), total
 
 
-def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int]) -> IndexingMap:
+def _offsets_map(
+    pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int], sources: Mapping[str, SsaValue]
+) -> IndexingMap:
     """``pid -> offsets`` of a node's tile: the root tile's offsets through the node's
     map, with every range variable at its lower bound (tiles start there).
 
@@ -200,7 +205,8 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
     programs stay those of its region (its offsets are multiples of the tile). A
     constraint that reads a runtime variable (an update placed at a runtime offset) is
     widened the same way (:func:`_box_meets`): the box meets it somewhere, not
-    necessarily at its first element."""
+    necessarily at its first element. Runtime variables that are one value
+    (:func:`_one_runtime_value`) become one variable."""
     widened = [
         Variable(Interval(v.bounds.lower - size + 1, v.bounds.upper), v.name, v.origin)
         for v, size in zip(indexing.dim_vars, sizes)
@@ -232,9 +238,48 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
         ax.used_variables(expr, used_dims, used_symbols)
         if not any(s < n_range for s in used_symbols):
             constraints[ax.substitute(expr, dims, symbols)] = interval
+    runtime_symbols = _one_runtime_value(composed.runtime_vars, sources, ctx)
+    if runtime_symbols is not None:
+        results = [ax.substitute(e, dims, runtime_symbols) for e in results]
+        constraints = {ax.substitute(e, dims, runtime_symbols): interval for e, interval in constraints.items()}
     affine = ir.AffineMap.get(composed.num_dims, len(composed.runtime_vars), results, ctx)
     out = IndexingMap._make(affine, composed.dim_vars, (), composed.runtime_vars, constraints)
     return remove_unused_symbols(out.simplify())
+
+
+def runtime_value(variable: Variable, sources: Mapping[str, SsaValue]) -> object:
+    """What a runtime variable stands for: a scalar it reads and its range (two dynamic
+    slices at one index both read it clamped to that range: one value, not two
+    independent ones), else its own origin."""
+    source = sources.get(variable.origin)
+    if source is None or ir.ShapedType(source.type).rank != 0:
+        return variable.origin
+    return (source, variable.bounds)
+
+
+def runtime_value_count(fusion: TiledFusion) -> int:
+    """How many combinations of runtime values the fusion's tiles are counted over:
+    the product of the ranges of the distinct :func:`runtime_value` s its maps read."""
+    ranges: dict[object, int] = {}
+    for node in fusion.nodes:
+        for variable in node.indexing_map.runtime_vars:
+            ranges[runtime_value(variable, fusion.runtime_sources)] = variable.bounds.size
+    return math.prod(ranges.values())
+
+
+def _one_runtime_value(
+    variables: Sequence[Variable], sources: Mapping[str, SsaValue], ctx: ir.Context
+) -> list[ir.AffineExpr] | None:
+    """Per runtime variable, the symbol that stands for it: the first of the variables
+    of one :func:`runtime_value`. None when no two are one value."""
+    first: dict[object, int] = {}
+    symbols = []
+    merged = False
+    for j, variable in enumerate(variables):
+        k = first.setdefault(runtime_value(variable, sources), j)
+        merged |= k != j
+        symbols.append(ax.symbol(k, ctx))
+    return symbols if merged else None
 
 
 def _box_meets(expr: ir.AffineExpr, interval: Interval, sizes: Sequence[int]) -> Interval | None:

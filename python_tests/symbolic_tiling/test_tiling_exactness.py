@@ -20,6 +20,7 @@ from tiling_fixtures import (
 )
 
 from hlo_indexing.maps.exact import isl_available
+from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling.exactness import COUNTED, ENUMERATED, NOT_COMPUTED, PROVEN, tiling_exactness
 from hlo_indexing.symbolic_tiling.footprint import tiling_footprint, with_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
@@ -212,6 +213,29 @@ def test_a_row_written_at_a_runtime_step_is_tiled() -> None:
         assert tilings
         for sizes in tilings:
             check_reads_inside_tiles(f, result, tiled_computation(analysis, sizes), f.starts[0])
+
+
+def test_slices_at_one_step_are_one_runtime_value() -> None:
+    # A scan body reads row i of two stacked inputs and writes row i of its output: the
+    # three starts are one value (clamped to one range), so each tile moves with one
+    # variable, not three independent ones (64x as many rows to count per start).
+    f = Fusion()
+    xs, ys, out, step = f.parameter([6, 8]), f.parameter([6, 8]), f.parameter([6, 8]), f.parameter([], "i32")
+    zero = f.index_constant(0)
+    row = f.binary("add", f.dynamic_slice(xs, [step, zero], [1, 8]), f.dynamic_slice(ys, [step, zero], [1, 8]))
+    result = f.dynamic_update_slice(out, row, [step, zero])
+    with functions_of(f.text("scan_step", result)) as functions:
+        analysis = analysis_of(functions["scan_step"])
+        moving = 0
+        for sizes in analysis.valid_tilings():
+            computation = tiled_computation(analysis, sizes)
+            check_reads_inside_tiles(f, result, computation, ("arg3", range(6)))
+            for number in (0, 1):
+                for inst in computation.by_parameter()[number]:
+                    bounds = [v.bounds for v in inst.tile_offsets_indexing.runtime_vars]
+                    assert bounds in ([], [Interval(0, 5)]), sizes
+                    moving += bool(bounds)
+        assert moving >= len(analysis.valid_tilings())
 
 
 def test_a_scalar_output_read_at_a_runtime_start_has_one_program() -> None:

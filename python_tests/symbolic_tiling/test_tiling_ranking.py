@@ -291,6 +291,24 @@ def test_the_per_tiling_cap_keeps_the_fewest_programs(monkeypatch) -> None:
     assert [f for f in full.tilings if f.tile_sizes in kept] == list(ranking.tilings)
 
 
+def test_the_per_tiling_rows_stop_the_footprints_built_one_by_one(monkeypatch) -> None:
+    # Each footprint counts its tiles at every program and every pair of starts (i in
+    # 0..6, j in 0..4: 35 pairs); the tilings are built, fewest programs first, while
+    # their rows add up to at most limits.MAX_PER_TILING_ROWS.
+    with default_context():
+        module = ir.Module.parse(DYNAMIC_SLICE)
+        fusion = analyze_fusion(module.body.operations[0])
+    assert isinstance(fusion, TiledFusion), fusion
+    full = rank_tilings(fusion, 1 << 40)
+    monkeypatch.setattr(ranking_module, "MAX_PER_TILING_ROWS", 3 * 35)
+    ranking = rank_tilings(fusion, 1 << 40)
+    programs = {s: -(-2 // s[0]) * -(-4 // s[1]) for s in itertools.product([1, 2], [1, 2, 4])}
+    kept = sorted(programs, key=lambda s: (programs[s], s))[:2]  # 1 and 2 programs: 35 + 70 rows
+    assert ranking.capped == 6 - 2 and "MAX_PER_TILING_ROWS" in ranking.note
+    assert sorted(f.tile_sizes for f in ranking.tilings) == sorted(kept)
+    assert [f for f in full.tilings if f.tile_sizes in kept] == list(ranking.tilings)
+
+
 def test_the_print_tilings_pass_reports_the_cap(monkeypatch) -> None:
     from hlo_indexing.passes.base import Diagnostics
     from hlo_indexing.passes.tilings import PrintTilings
