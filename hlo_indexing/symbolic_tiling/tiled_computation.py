@@ -214,10 +214,10 @@ def _offsets_map(
     first_runtime = indexing.num_symbols - len(indexing.runtime_vars)
     constraints = {}
     for expr, interval in indexing.constraints.items():
-        used_dims: set[int] = set()
-        used_symbols: set[int] = set()
-        ax.used_variables(expr, used_dims, used_symbols)
-        if not used_dims or all(s < first_runtime for s in used_symbols):
+        constrained_dims: set[int] = set()
+        constrained_symbols: set[int] = set()
+        ax.used_variables(expr, constrained_dims, constrained_symbols)
+        if not constrained_dims or all(s < first_runtime for s in constrained_symbols):
             constraints[expr] = interval
             continue
         met = _box_meets(expr, interval, sizes)
@@ -290,16 +290,15 @@ def _box_meets(expr: ir.AffineExpr, interval: Interval, sizes: Sequence[int]) ->
     form = linearize(expr)
     low, high = interval.lower, interval.upper
     for atom, coeff in form.terms.items():
-        kind = type(ax.typed(atom))
-        if kind is ax.Dim:
-            span = coeff * (sizes[ax.typed(atom).position] - 1)
+        typed = ax.typed(atom)
+        if isinstance(typed, ax.Dim):
+            span = coeff * (sizes[typed.position] - 1)
             low, high = low - max(span, 0), high - min(span, 0)
             continue
-        if kind is not ax.Sym and kind is not ax.Const:
-            used_dims: set[int] = set()
-            ax.used_variables(atom, used_dims, set())
-            if used_dims:  # a dimension under a division or a product: not linear
-                return None
+        used_dims: set[int] = set()
+        ax.used_variables(atom, used_dims, set())
+        if used_dims:  # a dimension under a division or a product: not linear
+            return None
     return Interval(low, high)
 
 
