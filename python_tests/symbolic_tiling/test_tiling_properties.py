@@ -302,3 +302,25 @@ def test_runtime_starts_found_by_the_property_test(build) -> None:
         chosen = {k: (list(range(len(a.shape))), []) for k, a in enumerate(fusion.arguments)}
         chosen[-1] = (list(range(len(result.shape))), [])
         assert check_tilings(fusion, result, analysis, analysis.valid_tilings(), chosen) >= 1
+
+
+def test_one_start_read_twice_in_one_map_is_one_value() -> None:
+    # Row s of x written at row s of a buffer, whose rows 0..1 are kept: x is read
+    # through the slice's start (s in 0..2) and the update's (its map keeps s in 0..1:
+    # the row written at 2 is cut). Both are s: one variable over 0..1 in x's tile
+    # offsets, which are sound, counted and cover the output once.
+    f = Fusion()
+    x, buffer, start = f.parameter([3, 4]), f.parameter([3, 4]), f.parameter([], "i32")
+    zero = f.index_constant(0)
+    updated = f.dynamic_update_slice(buffer, f.dynamic_slice(x, [start, zero], [1, 4]), [start, zero])
+    result = f.slice(updated, [0, 0], [2, 4], [1, 1])
+    with functions_of(f.text("fused", result)) as functions:
+        analysis = analyze_fusion(functions["fused"])
+        assert isinstance(analysis, TiledFusion), analysis
+        chosen = {k: ([1, 0], []) if a.shape else ([], []) for k, a in enumerate(f.arguments)}
+        chosen[-1] = ([1, 0], [])
+        tilings = analysis.valid_tilings()
+        assert check_tilings(f, result, analysis, tilings, chosen) == len(tilings)
+        for sizes in tilings:
+            for inst in tiled_computation(analysis, list(sizes)).by_parameter()[0]:
+                assert len(inst.tile_offsets_indexing.runtime_vars) <= 1, sizes
