@@ -234,7 +234,7 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
         ax.used_variables(expr, used_dims, used_symbols)
         if not any(s < n_range for s in used_symbols):
             constraints[ax.substitute(expr, dims, symbols)] = interval
-    runtime_vars = composed.runtime_vars
+    runtime_vars: Sequence[Variable] = composed.runtime_vars
     merged = _one_runtime_value(runtime_vars, fusion, ctx)
     if merged is not None:
         runtime_symbols, runtime_vars = merged
