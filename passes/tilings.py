@@ -28,8 +28,9 @@ and its Pallas BlockSpecs (or why its tiles are not blocks); ``skipped``
 counts the tilings with more than 65536 programs, not evaluated, ``unbuildable`` those
 the tiled computation refuses to build (a negative stride, a concatenate tile across
 operands: ``UNIMPLEMENTED``, as in XLA), ``capped`` the
-candidate tilings not considered, past ``limits.MAX_TILING_CANDIDATES`` or
-``limits.MAX_FOOTPRINTS_PER_FUSION`` (both also said in a remark in text), ``failure``
+candidate tilings not considered, past ``limits.MAX_TILING_CANDIDATES``,
+``limits.MAX_FOOTPRINTS_PER_FUSION`` or ``limits.MAX_PER_TILING_ROWS`` (also said in a
+remark in text), ``failure``
 says why a computation cannot be tiled. The schema ships in the package
 (``hlo_indexing/schema/tilings.schema.json``); the document is made by
 :mod:`hlo_indexing.symbolic_tiling.tilings_report` (:func:`~hlo_indexing.symbolic_tiling.tilings_report.module_tilings`
