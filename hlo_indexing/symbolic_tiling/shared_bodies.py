@@ -11,7 +11,9 @@ result equals what the direct calls give for that computation. What is printed o
 ranked tiling is shared the same way: its exactness (:meth:`TilingMemo.exactness`) and
 its Pallas BlockSpecs (:meth:`TilingMemo.blockspecs`) are computed once per body and
 tile sizes, from one tiled computation (an 8-layer step prints 5 tilings of each of its
-668 fusions: 3340 exactness and BlockSpecs computations without the memo, 365 with).
+668 fusions: 3340 exactness and BlockSpecs computations without the memo, 365 with),
+and so is anything else a report builds of a body (:meth:`TilingMemo.per_body`: the
+printed tilings, :mod:`~.printed_tiling`), renamed for each computation.
 
 Two bodies are the same when :func:`body_key` is: the same ops in the same order, with
 the same attributes (``hlo_indexing.*`` results of the analysis aside), result and
