@@ -39,6 +39,9 @@ limit                     error                       what it bounds
 ``MAX_FOOTPRINTS_PER_FUSION``  (capped, reported)     tilings whose footprint is built one
                                                       by one when a fusion's footprints are
                                                       not separable (``Ranking.capped``)
+``MAX_PER_TILING_ROWS``  (capped, reported)         programs times runtime values of the
+                                                      tilings built one by one, summed
+                                                      (``Ranking.capped``)
 ``MAX_UNION_POINTS``      (tiling by tiling instead)  tile indices counted jointly for an
                                                       operand read through several tiles
 ``MAX_TILE_INDICES_PER_BATCH``  (none: batches)       tile indices a ranking evaluates at
@@ -121,6 +124,12 @@ MAX_TILING_CANDIDATES = 1 << 16
 #: Tilings whose footprint ``rank_tilings`` builds one by one (the per-tiling path, a few
 #: ms each) for a fusion whose footprints are not separable.
 MAX_FOOTPRINTS_PER_FUSION = 256
+
+#: Rows (programs times the combinations of runtime values the tiles are counted over)
+#: of the tilings ``rank_tilings`` builds one by one for a fusion, summed in the order
+#: they are built (the fewest programs first): each footprint costs about 10-40 us per
+#: row, so a scan step's fusion (64 start values) stops after a few seconds.
+MAX_PER_TILING_ROWS = 1 << 21
 
 #: Tile indices (summed over the candidate sizes of the parameters involved) at which
 #: ``rank_tilings`` counts the union of the tiles of an operand read through several

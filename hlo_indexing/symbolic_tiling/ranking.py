@@ -31,12 +31,15 @@ domains hold every tile origin, layout tiles are blocks of the logical dimension
 tiles of stride 0 or 1 (at most ``MAX_UNION_POINTS`` tile indices to count). Any other
 fusion (a concatenate, a dynamic slice, a multi-output fusion) takes the *per-tiling*
 path: :func:`~.footprint.tiling_footprint` per valid candidate, the fewest programs
-first, at most :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION`.
+first, at most :data:`~hlo_indexing.limits.MAX_FOOTPRINTS_PER_FUSION`, and while their
+programs times the runtime values their tiles are counted over (a scan's step: every
+start of its dynamic slices) add up to at most
+:data:`~hlo_indexing.limits.MAX_PER_TILING_ROWS`.
 
 Bounds (:mod:`hlo_indexing.limits`): at most ``MAX_TILING_CANDIDATES`` candidates are
 considered per fusion; above, the smallest size of the parameter with the most choices
 is dropped until the grid fits (small tiles: the most programs). Candidates left out by
-either limit are counted in :attr:`Ranking.capped`; ``hlo-print-tilings`` says so.
+these limits are counted in :attr:`Ranking.capped`; ``hlo-print-tilings`` says so.
 Candidates with more than ``max_programs`` programs are counted in
 :attr:`Ranking.skipped`, not evaluated; those the tiled computation cannot build in
 :attr:`Ranking.unbuildable`.
@@ -60,7 +63,7 @@ import numpy as np
 from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import TilingError
-from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION, MAX_PROGRAMS
+from hlo_indexing.limits import MAX_FOOTPRINTS_PER_FUSION, MAX_PER_TILING_ROWS, MAX_PROGRAMS
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.footprint import (
@@ -77,6 +80,7 @@ from hlo_indexing.symbolic_tiling.tile_counts import (
     ReaderCounts,
     origins_in_domain,
 )
+from hlo_indexing.symbolic_tiling.tiled_computation import runtime_value_count
 from hlo_indexing.symbolic_tiling.time_budget import check_time
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
@@ -126,7 +130,8 @@ class Ranking:
             parts.append(f"{self.unbuildable} valid tilings the tiled computation cannot build (UNIMPLEMENTED: a negative "
                          "stride or a concatenate tile across operands)")
         if self.capped:
-            limit = "MAX_TILING_CANDIDATES" if self.method == "symbolic" else "MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION"
+            limit = ("MAX_TILING_CANDIDATES" if self.method == "symbolic"
+                     else "MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION/MAX_PER_TILING_ROWS")
             parts.append(f"{self.capped} candidate tilings not considered (limits.{limit})")
         return "; ".join(parts)
 
@@ -410,13 +415,17 @@ def _rank_per_tiling(
 ) -> Ranking:
     """The per-tiling path: :func:`tiling_footprint` of each valid candidate with at
     most ``max_programs`` programs, the fewest programs first, at most
-    ``MAX_FOOTPRINTS_PER_FUSION`` of them."""
+    ``MAX_FOOTPRINTS_PER_FUSION`` of them and while their programs times the runtime
+    values they are counted over add up to at most ``MAX_PER_TILING_ROWS``."""
     candidates = np.flatnonzero(valid & ~skipped)
     order = candidates[np.argsort(programs[candidates], kind="stable")]
-    capped = grid.capped + max(0, len(order) - MAX_FOOTPRINTS_PER_FUSION)
+    # Each footprint counts its tiles at every program and runtime value.
+    rows = np.cumsum(programs[order] * runtime_value_count(fusion))
+    kept = min(MAX_FOOTPRINTS_PER_FUSION, max(1, int(np.searchsorted(rows, MAX_PER_TILING_ROWS, side="right"))))
+    capped = grid.capped + max(0, len(order) - kept)
     found = []
     unbuildable = 0
-    for i in order[:MAX_FOOTPRINTS_PER_FUSION].tolist():
+    for i in order[:kept].tolist():
         check_time("ranking the tilings")
         sizes = tuple(int(grid.flat_sizes[p][i]) for p in range(len(fusion.parameters)))
         try:

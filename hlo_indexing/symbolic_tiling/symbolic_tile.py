@@ -171,22 +171,23 @@ def simplify_preserving_points(m: IndexingMap) -> IndexingMap:
 
 
 def _check_constraints(m: IndexingMap) -> None:
-    """Constraints are allowed only on results, and only where they cut a result at its
-    upper end (right padding) or depend on runtime variables (an update placed at a
-    runtime offset): the tile is then a superset of what the map reads, clipped later by
-    the operand's bounds. XLA's own maps carry neither kind for these ops."""
+    """Constraints are allowed where they depend on runtime variables (an update placed
+    at a runtime offset, whatever the expression: a bitcast of the update makes it a sum
+    that is no result), or, on a result, where they cut it at its upper end (right
+    padding): the tile is then a superset of what the map reads, clipped later by the
+    operand's bounds. XLA's own maps carry neither kind for these ops."""
     if not m.constraints:
         return
     results = set(m.results)
     first_runtime = m.num_symbols - len(m.runtime_vars)
     for expr, interval in m.constraints.items():
-        if expr not in results:
-            raise _Failure(f"the map constrains '{expr}', which is not one of its results")
         dims: set[int] = set()
         symbols: set[int] = set()
         ax.used_variables(expr, dims, symbols)
         if any(s >= first_runtime for s in symbols):
             continue
+        if expr not in results:
+            raise _Failure(f"the map constrains '{expr}', which is not one of its results")
         lowest = m.expr_bounds(expr).lower
         if interval.lower > lowest:
             raise _Failure(f"the constraint '{expr} in {interval}' removes the low end of a result (left padding)")

@@ -10,7 +10,8 @@ Nodes giving identical tiles are one tiled instruction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
+from hlo_indexing.maps.linear_form import linearize
 from hlo_indexing.symbolic_tiling.symbolic_tile import SymbolicTile
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
@@ -120,7 +122,9 @@ def tiled_computation(
         if offsets is None:
             if node.hidden not in pid_maps:
                 pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
-            offsets = offsets_of[map_key] = _offsets_map(pid_maps[node.hidden][0], node.indexing_map, sizes)
+            offsets = offsets_of[map_key] = _offsets_map(
+                pid_maps[node.hidden][0], node.indexing_map, sizes, fusion.runtime_sources
+            )
         key = (node.value, node_sizes, strides, offsets)
         inst = unique.get(key)
         if inst is None:
@@ -188,7 +192,9 @@ def program_id_map(
     return IndexingMap.from_exprs([pid_var], results, context=ctx).simplify(), total
 
 
-def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int]) -> IndexingMap:
+def _offsets_map(
+    pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int], sources: Mapping[str, SsaValue]
+) -> IndexingMap:
     """``pid -> offsets`` of a node's tile: the root tile's offsets through the node's
     map, with every range variable at its lower bound (tiles start there).
 
@@ -196,12 +202,28 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
     each parameter's range ``[lo, hi]`` is widened to ``[lo - size + 1, hi]`` before
     composing (the box starts at the offset), so a tile that starts in a pad's
     padding, or before a dynamic update, still exists; a concatenate operand's
-    programs stay those of its region (its offsets are multiples of the tile)."""
+    programs stay those of its region (its offsets are multiples of the tile). A
+    constraint that reads a runtime variable (an update placed at a runtime offset) is
+    widened the same way (:func:`_box_meets`): the box meets it somewhere, not
+    necessarily at its first element. Runtime variables that are one value
+    (:func:`_one_runtime_value`) become one variable."""
     widened = [
         Variable(Interval(v.bounds.lower - size + 1, v.bounds.upper), v.name, v.origin)
         for v, size in zip(indexing.dim_vars, sizes)
     ]
-    composed = compose(pid_map, indexing.replace(dims=widened))
+    first_runtime = indexing.num_symbols - len(indexing.runtime_vars)
+    constraints = {}
+    for expr, interval in indexing.constraints.items():
+        constrained_dims: set[int] = set()
+        constrained_symbols: set[int] = set()
+        ax.used_variables(expr, constrained_dims, constrained_symbols)
+        if not constrained_dims or all(s < first_runtime for s in constrained_symbols):
+            constraints[expr] = interval
+            continue
+        met = _box_meets(expr, interval, sizes)
+        if met is not None:
+            constraints[expr] = met
+    composed = compose(pid_map, indexing.replace(dims=widened, constraints=constraints))
     ctx = composed.context
     n_range = len(composed.range_vars)
     symbols = [ax.constant(v.bounds.lower, ctx) for v in composed.range_vars] + [
@@ -216,9 +238,68 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
         ax.used_variables(expr, used_dims, used_symbols)
         if not any(s < n_range for s in used_symbols):
             constraints[ax.substitute(expr, dims, symbols)] = interval
+    runtime_symbols = _one_runtime_value(composed.runtime_vars, sources, ctx)
+    if runtime_symbols is not None:
+        results = [ax.substitute(e, dims, runtime_symbols) for e in results]
+        constraints = {ax.substitute(e, dims, runtime_symbols): interval for e, interval in constraints.items()}
     affine = ir.AffineMap.get(composed.num_dims, len(composed.runtime_vars), results, ctx)
     out = IndexingMap._make(affine, composed.dim_vars, (), composed.runtime_vars, constraints)
     return remove_unused_symbols(out.simplify())
+
+
+def runtime_value(variable: Variable, sources: Mapping[str, SsaValue]) -> object:
+    """What a runtime variable stands for: a scalar it reads and its range (two dynamic
+    slices at one index both read it clamped to that range: one value, not two
+    independent ones), else its own origin."""
+    source = sources.get(variable.origin)
+    if source is None or ir.ShapedType(source.type).rank != 0:
+        return variable.origin
+    return (source, variable.bounds)
+
+
+def runtime_value_count(fusion: TiledFusion) -> int:
+    """How many combinations of runtime values the fusion's tiles are counted over:
+    the product of the ranges of the distinct :func:`runtime_value` s its maps read."""
+    ranges: dict[object, int] = {}
+    for node in fusion.nodes:
+        for variable in node.indexing_map.runtime_vars:
+            ranges[runtime_value(variable, fusion.runtime_sources)] = variable.bounds.size
+    return math.prod(ranges.values())
+
+
+def _one_runtime_value(
+    variables: Sequence[Variable], sources: Mapping[str, SsaValue], ctx: ir.Context
+) -> list[ir.AffineExpr] | None:
+    """Per runtime variable, the symbol that stands for it: the first of the variables
+    of one :func:`runtime_value`. None when no two are one value."""
+    first: dict[object, int] = {}
+    symbols = []
+    merged = False
+    for j, variable in enumerate(variables):
+        k = first.setdefault(runtime_value(variable, sources), j)
+        merged |= k != j
+        symbols.append(ax.symbol(k, ctx))
+    return symbols if merged else None
+
+
+def _box_meets(expr: ir.AffineExpr, interval: Interval, sizes: Sequence[int]) -> Interval | None:
+    """The values of ``expr`` at a box's first element (dimension ``i`` spanning
+    ``sizes[i]`` values from there) for which some element of the box has ``expr`` in
+    ``interval``: ``interval`` widened by what the box adds to ``expr`` when ``expr`` is
+    linear in the dimensions; None (no constraint: a superset) when it is not."""
+    form = linearize(expr)
+    low, high = interval.lower, interval.upper
+    for atom, coeff in form.terms.items():
+        typed = ax.typed(atom)
+        if isinstance(typed, ax.Dim):
+            span = coeff * (sizes[typed.position] - 1)
+            low, high = low - max(span, 0), high - min(span, 0)
+            continue
+        used_dims: set[int] = set()
+        ax.used_variables(atom, used_dims, set())
+        if used_dims:  # a dimension under a division or a product: not linear
+            return None
+    return Interval(low, high)
 
 
 def _check_concatenate(inst: TiledInstruction) -> None:

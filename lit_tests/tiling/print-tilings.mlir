@@ -89,6 +89,22 @@ func.func @window(%x: tensor<8xf32>, %i: tensor<i32>) -> tensor<3xf32> {
 
 // -----
 
+// A scan step: row %i of the stacked output is the new row. The row is read through
+// (d0 * 8 + d1 - rt0 * 8) where 'd0 - rt0' is 0: only the tiles holding row %i read
+// it, whatever %i is (figures averaged over its 6 values). Columns of 6 (#1): each tile
+// reads 1 element of the row; rows of 4 (#2): 2 of the 12 tiles read 4 elements.
+// CHECK-LABEL: remark: @scan_step tiling #1: tile sizes [6, 1]: 8 tiles, 56 B per tile (read 32, write 24), 9.33 B per output element
+// CHECK:       remark: @scan_step tiling #2: tile sizes [1, 4]: 12 tiles, 52 B per tile (read 36, write 16), 9.67 B per output element
+// CHECK:       remark: @scan_step tiling #3: tile sizes [4, 1]: 16 tiles, 40 B per tile (read 24, write 16), 10 B per output element
+func.func @scan_step(%out: tensor<6x8xf32>, %row: tensor<8xf32>, %i: tensor<i32>) -> tensor<6x8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r = stablehlo.reshape %row : (tensor<8xf32>) -> tensor<1x8xf32>
+  %0 = stablehlo.dynamic_update_slice %out, %r, %i, %c0 : (tensor<6x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>) -> tensor<6x8xf32>
+  return %0 : tensor<6x8xf32>
+}
+
+// -----
+
 // A pad outside a gemm fusion cannot be tiled (as in XLA): a warning says why.
 // CHECK-LABEL: warning: @pad: cannot tile: {{.*}}pad
 func.func @pad(%x: tensor<63xf32>) -> tensor<64xf32> {

@@ -10,9 +10,17 @@ elements no output element reads (< 1)."""
 from __future__ import annotations
 
 import pytest
-from tiling_fixtures import Fusion, analysis_of, check_reads_and_exactness, functions_of, parameter_tile
+from tiling_fixtures import (
+    Fusion,
+    analysis_of,
+    check_reads_and_exactness,
+    check_reads_inside_tiles,
+    functions_of,
+    parameter_tile,
+)
 
 from hlo_indexing.maps.exact import isl_available
+from hlo_indexing.maps.interval import Interval
 from hlo_indexing.symbolic_tiling.exactness import COUNTED, ENUMERATED, NOT_COMPUTED, PROVEN, tiling_exactness
 from hlo_indexing.symbolic_tiling.footprint import tiling_footprint, with_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
@@ -175,6 +183,59 @@ def test_past_the_limit_isl_proves_the_exactness() -> None:
             window, start = tiling_exactness(analysis, sizes, prove=True).operands
             assert (window.proof.holds, start.proof.holds) == (exact, True)
             assert (window.method, start.method) == (PROVEN if exact else NOT_COMPUTED, COUNTED)
+
+
+def test_an_update_at_a_runtime_offset_is_read_by_every_tile_it_lands_in() -> None:
+    # A tile that starts before the update and reaches into it reads the update too:
+    # with tiles of 4 and the update at rows 2..6, programs 0 and 1 read it (the tile
+    # offsets kept only the programs whose first row was in the update).
+    f = Fusion()
+    x, update, start = f.parameter([20]), f.parameter([5]), f.parameter([], "i32")
+    result = f.dynamic_update_slice(x, update, [start])
+    with functions_of(f.text("update", result)) as functions:
+        analysis = analysis_of(functions["update"])
+        for sizes in analysis.valid_tilings():
+            assert check_reads_inside_tiles(f, result, tiled_computation(analysis, sizes), f.starts[0]) == 3 * 16 * -(-20 // sizes[0])
+        computation = tiled_computation(analysis, [4])
+        assert {pid for pid in range(5) if parameter_tile(computation, 1, pid, [2])} == {0, 1}
+
+
+def test_a_row_written_at_a_runtime_step_is_tiled() -> None:
+    # What a scan body compiles to: a row reshaped to [1, n] and written at row i of
+    # the stacked outputs. The row's map, (d0 * 8 + d1 - rt0 * 8), is constrained by
+    # 'd0 - rt0', which is no result: the tile is a superset, clipped to the row.
+    f = Fusion()
+    stacked, row, step = f.parameter([6, 8]), f.parameter([8]), f.parameter([], "i32")
+    result = f.dynamic_update_slice(stacked, f.reshape(row, [1, 8]), [step, f.index_constant(0)])
+    with functions_of(f.text("scan_step", result)) as functions:
+        analysis = analysis_of(functions["scan_step"])
+        tilings = analysis.valid_tilings()
+        assert tilings
+        for sizes in tilings:
+            check_reads_inside_tiles(f, result, tiled_computation(analysis, sizes), f.starts[0])
+
+
+def test_slices_at_one_step_are_one_runtime_value() -> None:
+    # A scan body reads row i of two stacked inputs and writes row i of its output: the
+    # three starts are one value (clamped to one range), so each tile moves with one
+    # variable, not three independent ones (64x as many rows to count per start).
+    f = Fusion()
+    xs, ys, out, step = f.parameter([6, 8]), f.parameter([6, 8]), f.parameter([6, 8]), f.parameter([], "i32")
+    zero = f.index_constant(0)
+    row = f.binary("add", f.dynamic_slice(xs, [step, zero], [1, 8]), f.dynamic_slice(ys, [step, zero], [1, 8]))
+    result = f.dynamic_update_slice(out, row, [step, zero])
+    with functions_of(f.text("scan_step", result)) as functions:
+        analysis = analysis_of(functions["scan_step"])
+        moving = 0
+        for sizes in analysis.valid_tilings():
+            computation = tiled_computation(analysis, sizes)
+            check_reads_inside_tiles(f, result, computation, ("arg3", range(6)))
+            for number in (0, 1):
+                for inst in computation.by_parameter()[number]:
+                    bounds = [v.bounds for v in inst.tile_offsets_indexing.runtime_vars]
+                    assert bounds in ([], [Interval(0, 5)]), sizes
+                    moving += bool(bounds)
+        assert moving >= len(analysis.valid_tilings())
 
 
 def test_a_scalar_output_read_at_a_runtime_start_has_one_program() -> None:

@@ -177,7 +177,12 @@ def brute_force(fusion: TiledFusion, budget: int, layouts, output_layouts, consi
                     for values in itertools.product(*choices):
                         touched.setdefault((point[0], *values), set()).update(elements)
             touched_bytes = [len({layout.linear_index(shape, e) // unit for e in s}) * unit * width for s in touched.values()]
-            runtime_values = max(1, len(touched) // pids.size)  # moved: the average over start values
+            # moved: the average over the start values (every value of each range: a tile
+            # whose domain leaves some out, as an update read only where it lands, reads
+            # nothing there)
+            ranges = {v: var.bounds.size for inst, names, _, _ in reads
+                      for v, var in zip(names, inst.tile_offsets_indexing.runtime_vars)}
+            runtime_values = math.prod(ranges.values())
             per_tile += max(touched_bytes)
             moved += sum(touched_bytes) // runtime_values
         if per_tile <= budget:
@@ -242,8 +247,9 @@ def test_most_computations_take_the_symbolic_path() -> None:
     # with constraints); a dynamic slice's tiles move with its runtime start. two_reads (%a transposed and not) and a softmax (its input
     # through the reduction and directly) count the union of their tiles.
     per_tiling = {label.split(":", 1)[1] for label, method in methods.items() if method == "per-tiling"}
-    # @dynamic_and_fixed_reads: its operand is read at a runtime offset and at a fixed one.
-    assert per_tiling == {"@concat", "@window", "@dynamic_and_fixed_reads"}
+    # @dynamic_and_fixed_reads: its operand is read at a runtime offset and at a fixed one;
+    # @scan_step: its row is read where the runtime step puts it (a constrained map).
+    assert per_tiling == {"@concat", "@window", "@dynamic_and_fixed_reads", "@scan_step"}
     assert sum(method == "symbolic" for method in methods.values()) >= 10
 
 
@@ -287,6 +293,24 @@ def test_the_per_tiling_cap_keeps_the_fewest_programs(monkeypatch) -> None:
     assert ranking.capped == 6 - 4
     programs = {s: -(-2 // s[0]) * -(-4 // s[1]) for s in itertools.product([1, 2], [1, 2, 4])}
     kept = sorted(programs, key=lambda s: (programs[s], s))[:4]
+    assert sorted(f.tile_sizes for f in ranking.tilings) == sorted(kept)
+    assert [f for f in full.tilings if f.tile_sizes in kept] == list(ranking.tilings)
+
+
+def test_the_per_tiling_rows_stop_the_footprints_built_one_by_one(monkeypatch) -> None:
+    # Each footprint counts its tiles at every program and every pair of starts (i in
+    # 0..6, j in 0..4: 35 pairs); the tilings are built, fewest programs first, while
+    # their rows add up to at most limits.MAX_PER_TILING_ROWS.
+    with default_context():
+        module = ir.Module.parse(DYNAMIC_SLICE)
+        fusion = analyze_fusion(module.body.operations[0])
+    assert isinstance(fusion, TiledFusion), fusion
+    full = rank_tilings(fusion, 1 << 40)
+    monkeypatch.setattr(ranking_module, "MAX_PER_TILING_ROWS", 3 * 35)
+    ranking = rank_tilings(fusion, 1 << 40)
+    programs = {s: -(-2 // s[0]) * -(-4 // s[1]) for s in itertools.product([1, 2], [1, 2, 4])}
+    kept = sorted(programs, key=lambda s: (programs[s], s))[:2]  # 1 and 2 programs: 35 + 70 rows
+    assert ranking.capped == 6 - 2 and "MAX_PER_TILING_ROWS" in ranking.note
     assert sorted(f.tile_sizes for f in ranking.tilings) == sorted(kept)
     assert [f for f in full.tilings if f.tile_sizes in kept] == list(ranking.tilings)
 
