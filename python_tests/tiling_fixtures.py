@@ -147,6 +147,8 @@ class Fusion:
         #: Per dynamic-slice start: its name and the values it takes once clamped.
         self.starts: list[tuple[str, range]] = []
         self._index_constants: dict[str, int] = {}
+        #: The dynamic update slices, in order.
+        self.updates: list[Value] = []
 
     @property
     def num_elements(self) -> int:
@@ -338,7 +340,9 @@ class Fusion:
                 out = out | get(s)  # every element reads every start index
             return out
 
-        return self._op(x.shape, x.dtype, text, evaluate)
+        out = self._op(x.shape, x.dtype, text, evaluate)
+        self.updates.append(out)
+        return out
 
     def text(self, name: str, result: Value) -> str:
         """The ``func.func @name`` returning ``result``."""
@@ -432,7 +436,10 @@ def check_reads_and_exactness(
     for operand in exactness.operands:
         assert operand.computed, operand
         k = 0
-        moves = any(inst.tile_offsets_indexing.runtime_vars for inst in computation.by_parameter()[operand.index])
+        # One tile per program and start value when the maps it is read through read the
+        # start (its tiles may not move with it: two operands of a concatenate at offset 0)
+        moves = any(inst.node.indexing_map.runtime_vars or inst.tile_offsets_indexing.runtime_vars
+                    for inst in computation.by_parameter()[operand.index])
         for pid in range(computation.num_programs):
             outputs = output_tile(computation, pid, result.shape)
             for value in values if moves else values[:1]:

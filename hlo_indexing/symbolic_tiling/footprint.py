@@ -37,13 +37,14 @@ from typing import cast
 import numpy as np
 
 from hlo_indexing.layout.attributes import LayoutLike, as_layout, declared_layouts
-from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.bindings import SsaValue, ir
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.layout.tiling import offsets_array, plan
 from hlo_indexing.layout.types import COMBINE, Layout
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.points import distinct, distinct_rows, numbered_rows
 from hlo_indexing.symbolic_tiling.exactness import TilingExactness, computation_exactness, tiling_exactness
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
@@ -255,12 +256,13 @@ def tiling_footprint(
     Raises :class:`~hlo_indexing.errors.TilingError` when the sizes are not a valid tiling,
     :class:`FootprintError` when counting is impossible."""
     computation = tiled_computation(fusion, list(tile_sizes))
+    ranges = fusion.runtime_ranges
     operands = tuple(
-        _footprint("operand", number, insts, (layouts or {}).get(number), computation.num_programs)
+        _footprint("operand", number, insts, (layouts or {}).get(number), computation.num_programs, ranges)
         for number, insts in sorted(computation.by_parameter().items())
     )
     outputs = tuple(
-        _footprint("output", k, [root], (output_layouts or {}).get(k), computation.num_programs)
+        _footprint("output", k, [root], (output_layouts or {}).get(k), computation.num_programs, ranges)
         for k, root in enumerate(computation.roots)
     )
     output_elements = math.prod(_shape(computation.roots[0]))
@@ -278,7 +280,10 @@ def _shape(inst: TiledInstruction) -> tuple[int, ...]:
     return tuple(ir.RankedTensorType(inst.node.value.type).shape)
 
 
-def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like: LayoutLike, num_programs: int) -> OperandFootprint:
+def _footprint(
+    kind: str, index: int, insts: list[TiledInstruction], layout_like: LayoutLike, num_programs: int,
+    ranges: Mapping[str, Interval],
+) -> OperandFootprint:
     first = insts[0]
     shape = _shape(first)
     try:
@@ -292,14 +297,14 @@ def _footprint(kind: str, index: int, insts: list[TiledInstruction], layout_like
     # Program ids past the root's are contracting steps (a concatenate operand's ids
     # are those of its region); runtime variables multiply the enumerated points.
     steps = max(1, -(-(pid_range.upper + 1) // max(num_programs, 1)))
-    repeats = max(1, offsets_map.domain_size() // max(pid_range.size, 1))
+    values = _runtime_values(insts, ranges)
+    repeats = math.prod(len(v) for v in values.values())
     weight = 1
     if len(insts) == 1 and unit is not None:
         units, elements, weight = _separable_counts(first, shape, layout)
         unit_elements = unit
     else:
-        units, elements, unit_elements, joint_repeats = _enumerated_counts(insts, shape, layout)
-        repeats = joint_repeats or repeats
+        units, elements, unit_elements = _enumerated_counts(insts, shape, layout, values)
     # Bytes moved average over the values of runtime variables.
     return OperandFootprint(
         kind=kind,
@@ -339,6 +344,19 @@ def layout_divisors(layout: Layout, rank: int) -> list[int]:
         for j, t in zip(permutation[rank - len(tile) :], tile):
             divisors[j] = t
     return divisors
+
+
+def _runtime_values(insts: Sequence[TiledInstruction], ranges: Mapping[str, Interval]) -> dict[SsaValue, range]:
+    """Every value of each runtime value ``insts``' tiles move with (by the value it
+    reads): the range its op gives it (``ranges``, by origin). An offsets map's range
+    may be narrower, where its constraints leave values out: the tile reads nothing at
+    those, and they still count in the average over the values."""
+    found: dict[SsaValue, range] = {}
+    for inst in insts:
+        for source, variable in zip(inst.runtime_variables, inst.tile_offsets_indexing.runtime_vars):
+            bounds = ranges.get(variable.origin, variable.bounds)
+            found[source.node.value] = range(bounds.lower, bounds.upper + 1)
+    return found
 
 
 def _offsets(inst: TiledInstruction) -> tuple[np.ndarray, np.ndarray]:
@@ -479,15 +497,15 @@ def union_of_boxes(
 
 
 def _enumerated_counts(
-    insts: list[TiledInstruction], shape: tuple[int, ...], layout: Layout
-) -> tuple[np.ndarray, np.ndarray, int, int | None]:
-    """Per row (a program id and the runtime values): layout tiles touched and
-    in-bounds elements of the union of ``insts``' tiles: by inclusion-exclusion over
-    their boxes (:func:`union_of_boxes`) when they are intervals along every dimension,
-    there are at most :data:`MAX_UNION_BOXES` and layout tiles are blocks; else by
-    enumerating every element (and, with layout tiles, its buffer offset), at most
-    :data:`UNION_CHUNK` tile elements at a time. The last item is the rows per program
-    when the tiles read different runtime values (:func:`_joint_rows`), else None."""
+    insts: list[TiledInstruction], shape: tuple[int, ...], layout: Layout, values: Mapping[SsaValue, range]
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per row (a program id and the runtime values, each of ``values`` when the tiles
+    read different ones: :func:`_joint_rows`): layout tiles touched and in-bounds
+    elements of the union of ``insts``' tiles, and the elements of a layout tile: by
+    inclusion-exclusion over their boxes (:func:`union_of_boxes`) when they are
+    intervals along every dimension, there are at most :data:`MAX_UNION_BOXES` and
+    layout tiles are blocks; else by enumerating every element (and, with layout tiles,
+    its buffer offset), at most :data:`UNION_CHUNK` tile elements at a time."""
     unit = math.prod(t for t in layout.tiles[0] if t != COMBINE) if layout.tiles else 1
     if len({inst.node.hidden for inst in insts}) > 1:
         raise FootprintError(f"{insts[0].name} is read by the programs of different dots")
@@ -497,13 +515,12 @@ def _enumerated_counts(
     sources = [list(dict.fromkeys(v.node.value for v in inst.runtime_variables)) for inst in insts]
     order = list(dict.fromkeys(v for names in sources for v in names))
     all_offsets = [_offsets(inst) for inst in insts]
-    joint_repeats = None
     if any(len(names) != len(order) for names in sources):
-        all_offsets, joint_repeats = _joint_rows(insts[0].name, sources, order, all_offsets)
+        all_offsets = _joint_rows(insts[0].name, sources, order, all_offsets, values)
         sources = [order] * len(insts)
     points = np.concatenate([p[:, [0] + [1 + names.index(v) for v in order]] for names, (_, p) in zip(sources, all_offsets)])
     if not len(points):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), unit, joint_repeats
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), unit
     program, programs = numbered_rows(points)
     owner = np.concatenate([np.full(len(o), k, np.int64) for k, (o, _) in enumerate(all_offsets)])
     offsets = np.concatenate([o for o, _ in all_offsets])
@@ -529,7 +546,7 @@ def _enumerated_counts(
                 box.append((first, last))
             boxes.append(box)
         units, elements = union_of_boxes(boxes, layout_divisors(layout, len(shape)) or [1], programs)
-        return units, elements, unit, joint_repeats
+        return units, elements, unit
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
         raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
@@ -561,22 +578,17 @@ def _enumerated_counts(
         else:
             found = distinct(np.concatenate(unit_keys)) // (int(buffer.max()) // unit + 1)
             units[begin:begin + members] = np.bincount(found, minlength=members)
-    return units, elements, unit, joint_repeats
+    return units, elements, unit
 
 
 def _joint_rows(
-    name: str, sources: Sequence[Sequence[object]], order: Sequence[object], all_offsets: list[tuple[np.ndarray, np.ndarray]]
-) -> tuple[list[tuple[np.ndarray, np.ndarray]], int]:
+    name: str, sources: Sequence[Sequence[SsaValue]], order: Sequence[SsaValue],
+    all_offsets: list[tuple[np.ndarray, np.ndarray]], values: Mapping[SsaValue, range],
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Tiles that read different runtime values (a dynamic slice of an operand also
-    read at a fixed offset): every tile's rows over all of them, in ``order`` (a tile
-    is the same at every value of a variable it does not read), with the rows per
-    program (the product of the variables' counts of values). A variable takes the values
-    its readers' offsets maps enumerate. Raises :class:`FootprintError` past
-    :data:`MAX_ENUMERATED` rows."""
-    values: dict[object, np.ndarray] = {}
-    for v in order:
-        columns = [p[:, 1 + names.index(v)] for names, (_, p) in zip(sources, all_offsets) if v in names]
-        values[v] = distinct(np.concatenate(columns))
+    read at a fixed offset): every tile's rows over all of them, in ``order``, each
+    over its ``values`` (a tile is the same at every value of a variable it does not
+    read). Raises :class:`FootprintError` past :data:`MAX_ENUMERATED` rows."""
     joint = []
     for names, (offsets, points) in zip(sources, all_offsets):
         missing = [v for v in order if v not in names]
@@ -584,12 +596,12 @@ def _joint_rows(
         if len(points) * combinations > MAX_ENUMERATED:
             raise FootprintError(f"{name}: {len(points) * combinations} rows of tiles over the runtime values of all its "
                                  "readers are too many to enumerate")
-        grids = np.meshgrid(*(values[v] for v in missing), indexing="ij")
+        grids = np.meshgrid(*(np.arange(values[v].start, values[v].stop, dtype=np.int64) for v in missing), indexing="ij")
         extra = np.stack([g.reshape(-1) for g in grids], axis=1) if missing else np.zeros((1, 0), np.int64)
         rows = np.concatenate([np.repeat(points, combinations, axis=0), np.tile(extra, (len(points), 1))], axis=1)
         own = [0] + [1 + names.index(v) if v in names else 1 + len(names) + missing.index(v) for v in order]
         joint.append((np.repeat(offsets, combinations, axis=0), rows[:, own]))
-    return joint, math.prod(len(values[v]) for v in order)
+    return joint
 
 
 def _box_elements(offsets: np.ndarray, sizes: Sequence[int], strides: Sequence[int], shape: Sequence[int]) -> np.ndarray:

@@ -11,7 +11,7 @@ Nodes giving identical tiles are one tiled instruction.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -122,9 +122,7 @@ def tiled_computation(
         if offsets is None:
             if node.hidden not in pid_maps:
                 pid_maps[node.hidden] = program_id_map(fusion.parameters, sizes, schedule, node.hidden)
-            offsets = offsets_of[map_key] = _offsets_map(
-                pid_maps[node.hidden][0], node.indexing_map, sizes, fusion.runtime_sources
-            )
+            offsets = offsets_of[map_key] = _offsets_map(pid_maps[node.hidden][0], node.indexing_map, sizes, fusion)
         key = (node.value, node_sizes, strides, offsets)
         inst = unique.get(key)
         if inst is None:
@@ -192,9 +190,7 @@ def program_id_map(
     return IndexingMap.from_exprs([pid_var], results, context=ctx).simplify(), total
 
 
-def _offsets_map(
-    pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int], sources: Mapping[str, SsaValue]
-) -> IndexingMap:
+def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[int], fusion: TiledFusion) -> IndexingMap:
     """``pid -> offsets`` of a node's tile: the root tile's offsets through the node's
     map, with every range variable at its lower bound (tiles start there).
 
@@ -238,23 +234,26 @@ def _offsets_map(
         ax.used_variables(expr, used_dims, used_symbols)
         if not any(s < n_range for s in used_symbols):
             constraints[ax.substitute(expr, dims, symbols)] = interval
-    runtime_symbols = _one_runtime_value(composed.runtime_vars, sources, ctx)
-    if runtime_symbols is not None:
+    runtime_vars: Sequence[Variable] = composed.runtime_vars
+    merged = _one_runtime_value(runtime_vars, fusion, ctx)
+    if merged is not None:
+        runtime_symbols, runtime_vars = merged
         results = [ax.substitute(e, dims, runtime_symbols) for e in results]
         constraints = {ax.substitute(e, dims, runtime_symbols): interval for e, interval in constraints.items()}
-    affine = ir.AffineMap.get(composed.num_dims, len(composed.runtime_vars), results, ctx)
-    out = IndexingMap._make(affine, composed.dim_vars, (), composed.runtime_vars, constraints)
+    affine = ir.AffineMap.get(composed.num_dims, len(runtime_vars), results, ctx)
+    out = IndexingMap._make(affine, composed.dim_vars, (), runtime_vars, constraints)
     return remove_unused_symbols(out.simplify())
 
 
-def runtime_value(variable: Variable, sources: Mapping[str, SsaValue]) -> object:
-    """What a runtime variable stands for: a scalar it reads and its range (two dynamic
-    slices at one index both read it clamped to that range: one value, not two
-    independent ones), else its own origin."""
-    source = sources.get(variable.origin)
+def runtime_value(variable: Variable, fusion: TiledFusion) -> object:
+    """What a runtime variable stands for: a scalar it reads and the range its op gives
+    it (two dynamic slices at one index both read it clamped to that range: one value,
+    not two independent ones, whatever a composed map narrowed each to), else its own
+    origin."""
+    source = fusion.runtime_sources.get(variable.origin)
     if source is None or ir.ShapedType(source.type).rank != 0:
         return variable.origin
-    return (source, variable.bounds)
+    return (source, fusion.runtime_ranges.get(variable.origin, variable.bounds))
 
 
 def runtime_value_count(fusion: TiledFusion) -> int:
@@ -263,23 +262,27 @@ def runtime_value_count(fusion: TiledFusion) -> int:
     ranges: dict[object, int] = {}
     for node in fusion.nodes:
         for variable in node.indexing_map.runtime_vars:
-            ranges[runtime_value(variable, fusion.runtime_sources)] = variable.bounds.size
+            ranges[runtime_value(variable, fusion)] = fusion.runtime_ranges.get(variable.origin, variable.bounds).size
     return math.prod(ranges.values())
 
 
 def _one_runtime_value(
-    variables: Sequence[Variable], sources: Mapping[str, SsaValue], ctx: ir.Context
-) -> list[ir.AffineExpr] | None:
-    """Per runtime variable, the symbol that stands for it: the first of the variables
-    of one :func:`runtime_value`. None when no two are one value."""
+    variables: Sequence[Variable], fusion: TiledFusion, ctx: ir.Context
+) -> tuple[list[ir.AffineExpr], list[Variable]] | None:
+    """Per runtime variable, the symbol that stands for it (the first of the variables
+    of one :func:`runtime_value`), and the variables with the first of each over the
+    intersection of their ranges (the map's domain holds a point where the value is
+    in each's). None when no two are one value."""
     first: dict[object, int] = {}
     symbols = []
-    merged = False
+    merged = list(variables)
     for j, variable in enumerate(variables):
-        k = first.setdefault(runtime_value(variable, sources), j)
-        merged |= k != j
+        k = first.setdefault(runtime_value(variable, fusion), j)
+        if k != j:
+            kept = merged[k]
+            merged[k] = Variable(kept.bounds.intersect(variable.bounds), kept.name, kept.origin)
         symbols.append(ax.symbol(k, ctx))
-    return symbols if merged else None
+    return (symbols, merged) if len(first) < len(variables) else None
 
 
 def _box_meets(expr: ir.AffineExpr, interval: Interval, sizes: Sequence[int]) -> Interval | None:

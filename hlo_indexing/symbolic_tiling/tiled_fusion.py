@@ -190,6 +190,9 @@ class TiledFusion:
     root_rank: int
     #: Runtime-variable origin (``operand k of node n``) -> the value it reads.
     runtime_sources: dict[str, SsaValue] = field(default_factory=dict)
+    #: Runtime-variable origin -> every value it takes (its range in its op's map: a
+    #: composed map's may be narrower, where its constraints leave values out).
+    runtime_ranges: dict[str, Interval] = field(default_factory=dict)
 
     def flat_tile_sizes(self, tiling: Mapping[str, Sequence[int]]) -> list[int]:
         """Tile sizes per parameter from sizes per instruction (``{name: sizes}``: a
@@ -293,6 +296,7 @@ class TiledFusion:
             self.constraints,
             self.root_rank,
             {origin: values[position] for origin, position in positions.sources.items()},
+            self.runtime_ranges,
         )
         return fusion, nodes
 
@@ -431,6 +435,7 @@ class _Builder:
         self.max_nodes = max_nodes
         self.substitutions = substitutions
         self.runtime_sources: dict[str, SsaValue] = {}
+        self.runtime_ranges: dict[str, Interval] = {}
         self.parameters: list[TilingParameter] = []
         self.sizes: tuple[int, ...] = ()  # of the parameters, once all are declared
         self.nodes: dict[tuple[SsaValue, IndexingMap, tuple[int, ...], tuple[tuple[int, int], ...]], TiledNode] = {}
@@ -486,7 +491,8 @@ class _Builder:
         for tile_constraints in {id(node.tile.constraints): node.tile.constraints for node in self.order}.values():
             constraints = constraints & tile_constraints  # each distinct tile's once
         return TiledFusion(
-            self.parameters, roots, self.order, constraints.simplify(), len(root_shape), self.runtime_sources
+            self.parameters, roots, self.order, constraints.simplify(), len(root_shape), self.runtime_sources,
+            self.runtime_ranges,
         )
 
     def _real_root(self, outputs: list[SsaValue]) -> SsaValue:
@@ -528,6 +534,7 @@ class _Builder:
             if match and int(match.group(1)) < len(op.operands):
                 origin = f"operand {match.group(1)} of node {serial}"
                 self.runtime_sources[origin] = op.operands[int(match.group(1))]
+                self.runtime_ranges[origin] = variable.bounds
             tagged.append(Variable(variable.bounds, variable.name, origin))
         return m.replace(runtimes=tagged)
 
