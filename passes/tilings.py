@@ -178,8 +178,8 @@ class PrintTilings(ModulePass):
                 continue
             if not ranked:
                 diagnostics.remark(op.location, f"{label}: {_none_ranked(entry, budget, self.max_programs)}")
-            for k, footprint in enumerate(ranked):
-                diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {footprint}")
+            for k, tiling in enumerate(ranked):
+                diagnostics.remark(op.location, f"{label} tiling #{k + 1}: {tiling.text}")
             if note:
                 diagnostics.remark(op.location, f"{label}: {note}")
         if self.format == "json":

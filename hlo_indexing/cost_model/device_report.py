@@ -28,7 +28,7 @@ Example::
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from hlo_indexing.cost_model.estimate import Estimate, time_text
@@ -38,11 +38,13 @@ from hlo_indexing.cost_model.tpu import pallas_tpu_text
 from hlo_indexing.devices.types import Device, TpuDevice
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.errors import HloIndexingError
+from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.symbolic_tiling import tilings_report
 from hlo_indexing.symbolic_tiling.tilings_report import ComputationEntry
 from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts
-from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.printed_tiling import PrintedTiling
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo, layouts_key
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 from hlo_indexing.symbolic_tiling.time_budget import fusion_time_budget
 
@@ -114,7 +116,7 @@ def _device_computation_tilings(
     layouts, output_layouts = declared_parameter_layouts(op)
     try:
         ranking = memo.rank(fusion, target, layouts=layouts, output_layouts=output_layouts)
-        ranked_tilings = ranked(ranking, fusion, top, memo.tiling_memo)
+        ranked_tilings = ranked(ranking, fusion, top, memo, layouts, output_layouts)
     except HloIndexingError as exc:
         entry["error"] = exc.message
         return entry, None, []
@@ -123,12 +125,12 @@ def _device_computation_tilings(
     entry["capped"] = ranking.capped
     entry["device_ranking"] = ranking_json(ranking)
     entry["tilings"] = entry.pop("tilings")  # after the ranking's counts
-    for index, (tiling, footprint) in enumerate(ranked_tilings):
-        item: dict[str, object] = {"rank": tiling.rank, **footprint.to_json(), **tiling_json(ranking, index, tiling)}
+    for index, (tiling, printed) in enumerate(ranked_tilings):
+        item: dict[str, object] = {"rank": tiling.rank, **printed.fields, **tiling_json(ranking, index, tiling)}
         if blockspecs:
             item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target, memo.tiling_memo)
         entry["tilings"].append(item)
-    return entry, ranking, ranked_tilings
+    return entry, ranking, [(tiling, printed.footprint) for tiling, printed in ranked_tilings]
 
 
 def _pallas_json(fusion: TiledFusion, sizes: tuple[int, ...], target: Device, memo: TilingMemo) -> dict[str, str | None]:
@@ -159,11 +161,23 @@ def device_json(device: Device) -> dict[str, object]:
     return {"name": device.name, "kind": device.kind, "description": device.description}
 
 
-def ranked(ranking: DeviceRanking, fusion: TiledFusion, top: int, memo: TilingMemo) -> list[tuple[RankedTiling, Footprint]]:
-    """The best ``top`` tilings with their footprints and exactness (computed by
-    ``memo``, the one that analysed ``fusion``: once per body and tile sizes)."""
-    return [(tiling, replace(tiling.footprint, exactness=memo.exactness(fusion, tiling.tile_sizes)))
-            for tiling in ranking.tilings[:top]]
+def ranked(
+    ranking: DeviceRanking, fusion: TiledFusion, top: int, memo: DeviceRankingMemo,
+    layouts: Mapping[int, LayoutLike], output_layouts: Mapping[int, LayoutLike],
+) -> list[tuple[RankedTiling, PrintedTiling]]:
+    """The best ``top`` tilings of ``ranking`` (``memo``'s ranking of ``fusion``, an
+    analysis of its tiling memo, at these layouts) with their footprints and exactness,
+    as printed: built once per body (from the first fusion's ranking) and renamed for
+    ``fusion`` (:mod:`~hlo_indexing.symbolic_tiling.printed_tiling`)."""
+
+    def printed_tilings(first: TiledFusion) -> list[PrintedTiling]:
+        first_ranking = memo.rank(first, ranking.device, layouts=layouts, output_layouts=output_layouts)
+        return [PrintedTiling.of(replace(tiling.footprint, exactness=memo.tiling_memo.exactness(first, tiling.tile_sizes)))
+                for tiling in first_ranking.tilings[:top]]
+
+    key = ("device tilings", ranking.device, layouts_key(layouts), layouts_key(output_layouts), top)
+    printed, names = memo.tiling_memo.per_body(fusion, key, printed_tilings)
+    return [(tiling, found.renamed(names or {})) for tiling, found in zip(ranking.tilings[:top], printed)]
 
 
 def tiling_text(label: str, ranking: DeviceRanking, index: int, tiling: RankedTiling, footprint: Footprint) -> str:

@@ -163,9 +163,9 @@ class ConstraintCheck:
 
 
 def renamed(rejection: Rejection, names: Mapping[str, str]) -> Rejection:
-    """``rejection`` with every instruction name of ``names`` (whole names only)
-    replaced by its value."""
-    pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w.])")
+    """``rejection`` with every instruction name of ``names`` (whole names only: not
+    the ``s`` of ``array's``) replaced by its value."""
+    pattern = re.compile(r"(?<![\w.'])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")(?![\w.'])")
     message = pattern.sub(lambda m: names[m.group(1)], rejection.message) if names else rejection.message
     return Rejection(rejection.rule, message, names.get(rejection.subject, rejection.subject))
 

@@ -53,7 +53,7 @@ reads); an operand not counted whose exactness isl proves 1 gets method ``proven
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -176,6 +176,14 @@ class TilingExactness:
     def to_json(self) -> list[dict[str, object]]:
         """One :meth:`OperandExactness.to_json` per parameter."""
         return [o.to_json() for o in self.operands]
+
+    def renamed(self, names: Mapping[str, str]) -> "TilingExactness":
+        """The same exactness with each parameter's name replaced through ``names`` (those
+        it lacks kept): for another fusion with the same body. ``self`` when no name
+        changes."""
+        if all(names.get(o.name, o.name) == o.name for o in self.operands):
+            return self
+        return replace(self, operands=tuple(replace(o, name=names.get(o.name, o.name)) for o in self.operands))
 
     def __str__(self) -> str:
         return "exactness " + ", ".join(str(o) for o in self.operands)

@@ -32,6 +32,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -156,6 +157,18 @@ class Footprint:
             out["exactness"] = self.exactness.to_json()
         return out
 
+    def renamed(self, names: Mapping[str, str]) -> "Footprint":
+        """The same footprint with each operand's, output's and exactness parameter's name
+        replaced through ``names`` (those it lacks kept): for another fusion with the same
+        body. Unchanged parts are shared (``self`` when no name changes); :meth:`__str__`
+        names only the exactness parameters, so it changes only when :attr:`exactness`
+        is replaced."""
+        operands, outputs = _renamed_operands(self.operands, names), _renamed_operands(self.outputs, names)
+        exactness = self.exactness.renamed(names) if self.exactness is not None else None
+        if operands is self.operands and outputs is self.outputs and exactness is self.exactness:
+            return self
+        return replace(self, operands=operands, outputs=outputs, exactness=exactness)
+
     def __str__(self) -> str:
         text = (
             f"tile sizes {list(self.tile_sizes)}: {self.num_tiles} tiles, {self.bytes_per_tile} B per tile "
@@ -163,6 +176,32 @@ class Footprint:
             f"{self.bytes_per_output_element:.3g} B per output element, padding waste {self.padding_waste:.1%}"
         )
         return text if self.exactness is None else f"{text}, {self.exactness}"
+
+
+def _renamed_operands(footprints: tuple[OperandFootprint, ...], names: Mapping[str, str]) -> tuple[OperandFootprint, ...]:
+    """``footprints`` named through ``names`` (the same tuple when no name changes)."""
+    if all(names.get(o.name, o.name) == o.name for o in footprints):
+        return footprints
+    return tuple(replace(o, name=names.get(o.name, o.name)) for o in footprints)
+
+
+def renamed_json(fields: Mapping[str, object], names: Mapping[str, str]) -> dict[str, object]:
+    """What :meth:`Footprint.to_json` gives for :meth:`Footprint.renamed`, from
+    ``fields``, the footprint's own, without counting again: each operand's, output's
+    and exactness parameter's ``name`` replaced through ``names``, in a new dict whose
+    lists and dicts are new too."""
+    out = _json_copy(fields)
+    for key in ("operands", "exactness"):
+        if key in out:
+            out[key] = [{**_json_copy(entry), "name": names.get(str(entry["name"]), entry["name"])}
+                        for entry in cast(list[dict[str, object]], out[key])]
+    return out
+
+
+def _json_copy(fields: Mapping[str, object]) -> dict[str, object]:
+    """``fields`` with each list value copied (one level: the lists of a footprint's JSON
+    hold numbers, or the entries :func:`renamed_json` copies)."""
+    return {key: list(value) if isinstance(value, list) else value for key, value in fields.items()}
 
 
 def _operand_json(o: OperandFootprint) -> dict[str, object]:

@@ -117,7 +117,7 @@ class Ranking:
             tilings = self.tilings.rebound(nodes)
         else:
             names = {node.name: other.name for node, other in nodes.items()}
-            tilings = [_renamed(footprint, names) for footprint in self.tilings]
+            tilings = [footprint.renamed(names) for footprint in self.tilings]
         return replace(self, tilings=tilings)
 
     @property
@@ -286,15 +286,6 @@ def rank_tilings(
     return Ranking(RankedTilings(sizes, build, figures), int(np.count_nonzero(skipped_mask)),
                    int(np.count_nonzero(valid)), grid.capped, max_programs=max_programs,
                    unbuildable=int(np.count_nonzero(unbuildable)))
-
-
-def _renamed(footprint: Footprint, names: Mapping[str, str]) -> Footprint:
-    """``footprint`` with each operand's and output's name replaced through ``names``."""
-    return replace(
-        footprint,
-        operands=tuple(replace(o, name=names.get(o.name, o.name)) for o in footprint.operands),
-        outputs=tuple(replace(o, name=names.get(o.name, o.name)) for o in footprint.outputs),
-    )
 
 
 def constraint_mask(constraints: ConstraintExpression, flat_sizes: list[np.ndarray], total: int) -> np.ndarray:

@@ -11,7 +11,9 @@ result equals what the direct calls give for that computation. What is printed o
 ranked tiling is shared the same way: its exactness (:meth:`TilingMemo.exactness`) and
 its Pallas BlockSpecs (:meth:`TilingMemo.blockspecs`) are computed once per body and
 tile sizes, from one tiled computation (an 8-layer step prints 5 tilings of each of its
-668 fusions: 3340 exactness and BlockSpecs computations without the memo, 365 with).
+668 fusions: 3340 exactness and BlockSpecs computations without the memo, 365 with),
+and so is anything else a report builds of a body (:meth:`TilingMemo.per_body`: the
+printed tilings, :mod:`~.printed_tiling`), renamed for each computation.
 
 Two bodies are the same when :func:`body_key` is: the same ops in the same order, with
 the same attributes (``hlo_indexing.*`` results of the analysis aside), result and
@@ -35,8 +37,9 @@ over a module and drop it with that run. Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar, cast
 
 from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.dialect_glue.bindings import SsaValue, ir
@@ -58,6 +61,8 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     defining_op,
 )
 
+
+_T = TypeVar("_T")
 
 #: The structure of a computation's body (see :func:`body_key`).
 BodyKey = tuple[object, ...]
@@ -194,6 +199,8 @@ class TilingMemo:
         self._blockspecs: dict[tuple[int, tuple[int, ...]], PallasBlockSpecs | NotABlockError] = {}
         # The counts of one operand, shared by every operand read through the same maps and tiles.
         self._operand_counts: dict[OperandKey, OperandExactness] = {}
+        # Per body and key: what per_body computed.
+        self._per_body: dict[tuple[int, Hashable], object] = {}
 
     def analyze(
         self, computation: ir.Operation | ir.Region, *, allow_pad: bool = False, max_nodes: int = MAX_TILED_NODES
@@ -247,7 +254,7 @@ class TilingMemo:
         if origin is None or origin[0] is not fusion:
             return rank_tilings(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
         _, shared, nodes = origin
-        key = (id(shared), budget_bytes, _layouts_key(layouts), _layouts_key(output_layouts), max_programs)
+        key = (id(shared), budget_bytes, layouts_key(layouts), layouts_key(output_layouts), max_programs)
         ranking = self._rankings.get(key)
         if ranking is None:
             try:
@@ -272,9 +279,7 @@ class TilingMemo:
             found = self._exactness[(*key, prove)] = computation_exactness(
                 shared, self._tiled_computation(shared, key), counts=self._operand_counts, prove=prove
             )
-        if names is None:
-            return found
-        return replace(found, operands=tuple(replace(o, name=names.get(o.name, o.name)) for o in found.operands))
+        return found if names is None else found.renamed(names)
 
     def blockspecs(self, fusion: TiledFusion, tile_sizes: Sequence[int]) -> PallasBlockSpecs:
         """:func:`~.pallas.pallas_blockspecs` of ``fusion`` (as :meth:`exactness`:
@@ -292,6 +297,21 @@ class TilingMemo:
         if isinstance(found, NotABlockError):
             raise NotABlockError(found.message)
         return found
+
+    def per_body(self, fusion: TiledFusion, key: Hashable, compute: Callable[[TiledFusion], _T]) -> tuple[_T, dict[str, str] | None]:
+        """``compute`` of the analysis ``fusion`` shares its body with (``fusion`` an
+        analysis from :meth:`analyze`), called once per body and ``key`` (what else the
+        result depends on: options, layouts) and kept, and the names of that analysis's
+        nodes mapped to ``fusion``'s (None when ``fusion`` is that analysis) to rename
+        the result with. What ``compute`` raises is raised, and nothing kept. Lets a
+        report build what it prints of a body once (as :meth:`exactness` shares
+        exactness). Raises :class:`~hlo_indexing.errors.InvalidArgumentError` for a
+        fusion not from :meth:`analyze`."""
+        shared, names = self._shared(fusion)
+        memo_key = (id(shared), key)
+        if memo_key not in self._per_body:
+            self._per_body[memo_key] = compute(shared)
+        return cast(_T, self._per_body[memo_key]), names  # what compute returned for this key
 
     def _shared(self, fusion: TiledFusion) -> tuple[TiledFusion, dict[str, str] | None]:
         """The analysis ``fusion`` shares its body with (kept by this memo, so its id
@@ -313,5 +333,7 @@ class TilingMemo:
         return found
 
 
-def _layouts_key(layouts: Mapping[int, LayoutLike] | None) -> tuple[tuple[int, str], ...]:
+def layouts_key(layouts: Mapping[int, LayoutLike] | None) -> tuple[tuple[int, str], ...]:
+    """``layouts`` (by parameter or output number) as part of a memo key: equal for
+    layouts that read alike."""
     return tuple(sorted((k, str(layout)) for k, layout in (layouts or {}).items()))

@@ -35,9 +35,10 @@ from hlo_indexing.dialect_glue.parsing import parse_module
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
 from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.schema import load_schema
-from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts
+from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
-from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
+from hlo_indexing.symbolic_tiling.printed_tiling import PrintedTiling
+from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo, layouts_key
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
 from hlo_indexing.symbolic_tiling.time_budget import fusion_time_budget
 
@@ -257,9 +258,10 @@ def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
     memo: TilingMemo | None = None, max_programs: int = MAX_PROGRAMS, max_nodes: int = MAX_TILED_NODES,
     seconds: float = FUSION_SECONDS, used_in: Sequence[str] = (), prove: bool = False,
-) -> tuple[ComputationEntry, list[Footprint], str]:
+) -> tuple[ComputationEntry, list[PrintedTiling], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
-    footprints (with their exactness) and what the ranking left out, in words
+    tilings as printed (footprints with their exactness, built once per body and renamed
+    for this computation: :mod:`~.printed_tiling`) and what the ranking left out, in words
     (:attr:`~hlo_indexing.symbolic_tiling.ranking.Ranking.note`): ``failure`` when it
     cannot be tiled, ``error`` when a footprint cannot be computed, else its tiling
     parameters, counts and ranked tilings (each with its Pallas BlockSpecs, or the
@@ -315,14 +317,22 @@ def computation_entry(
 def _computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo,
     max_programs: int, max_nodes: int, used_in: Sequence[str], prove: bool,
-) -> tuple[ComputationEntry, list[Footprint], str]:
+) -> tuple[ComputationEntry, list[PrintedTiling], str]:
     entry, fusion = computation_entry(label, op, memo, max_nodes=max_nodes, used_in=used_in)
     if fusion is None:
         return entry, [], ""
     layouts, output_layouts = declared_parameter_layouts(op)
+
+    def printed_tilings(first: TiledFusion) -> list[PrintedTiling]:
+        first_ranking = memo.rank(first, budget_bytes, layouts=layouts, output_layouts=output_layouts,
+                                  max_programs=max_programs)
+        return [PrintedTiling.of(replace(f, exactness=memo.exactness(first, f.tile_sizes, prove=prove)))
+                for f in first_ranking.tilings[:max_tilings]]
+
+    key = ("tilings", budget_bytes, layouts_key(layouts), layouts_key(output_layouts), max_programs, max_tilings, prove)
     try:
         ranking = memo.rank(fusion, budget_bytes, layouts=layouts, output_layouts=output_layouts, max_programs=max_programs)
-        ranked = [replace(f, exactness=memo.exactness(fusion, f.tile_sizes, prove=prove)) for f in ranking.tilings[:max_tilings]]
+        printed, names = memo.per_body(fusion, key, printed_tilings)
     except HloIndexingError as exc:
         entry["error"] = exc.message
         return entry, [], ""
@@ -331,11 +341,12 @@ def _computation_tilings(
     entry["skipped"] = ranking.skipped
     entry["unbuildable"] = ranking.unbuildable
     entry["capped"] = ranking.capped
-    for rank, footprint in enumerate(ranked, 1):
-        tiling: dict[str, object] = {"rank": rank, **footprint.to_json()}
+    ranked = [p.renamed(names or {}) for p in printed]
+    for rank, tiling in enumerate(ranked, 1):
+        fields: dict[str, object] = {"rank": rank, **tiling.fields}
         if blockspecs:
-            tiling["pallas"] = pallas_json(fusion, footprint.tile_sizes, memo)
-        entry["tilings"].append(tiling)
+            fields["pallas"] = pallas_json(fusion, tiling.footprint.tile_sizes, memo)
+        entry["tilings"].append(fields)
     return entry, ranked, ranking.note
 
 

@@ -28,7 +28,7 @@ from hlo_indexing.cost_model.backends import assess_tiling, evaluator
 from hlo_indexing.cost_model.per_tiling import NOT_EVALUATED, per_tiling
 from hlo_indexing.cost_model.block_level import BlockLevelParameters, parse_backend_config
 from hlo_indexing.cost_model.device_report import device_computation_tilings, module_tilings
-from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection
+from hlo_indexing.cost_model.estimate import Assessment, BreakdownItem, Estimate, Rejection, renamed
 from hlo_indexing.cost_model.explain import why_slower
 from hlo_indexing.cost_model.gpu import assess_symbolic
 from hlo_indexing.cost_model.ranking import DeviceRanking, DeviceRankingMemo, rank_tilings
@@ -307,6 +307,14 @@ def test_a_per_tiling_backend_plugs_in(monkeypatch):
     assert ranking.examples["toy.too-big"][1].message.startswith("row tile ")
     assert len(calls) == 7 * columns
     assert NOT_EVALUATED not in ranking.rejected
+
+
+def test_a_rejection_renamed_replaces_whole_instruction_names_only():
+    """Another fusion of the body names its root t where the first named it s: the
+    rejection names t, and the text around it (``array's``, ``s.1``) is kept."""
+    rejection = Rejection("mosaic.block-shape", "s: the last dimension 1 is not the array's 16 (s.1, s)", "s")
+    found = renamed(rejection, {"s": "t"})
+    assert found == Rejection("mosaic.block-shape", "t: the last dimension 1 is not the array's 16 (s.1, t)", "t")
 
 
 def test_assess_tiling_checks_its_arguments():

@@ -8,6 +8,7 @@ must not be shared."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from pathlib import Path
 
@@ -17,10 +18,14 @@ from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.dialect_glue.context import default_context
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError
+from hlo_indexing.passes.base import Diagnostics
+from hlo_indexing.passes.tilings import PrintTilings
 from hlo_indexing.symbolic_tiling import hlo_source, shared_bodies
+from hlo_indexing.symbolic_tiling import ranking as ranking_module
 from hlo_indexing.symbolic_tiling.exactness import computation_exactness, tiling_exactness
-from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts, with_exactness
+from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts, tiling_footprint, with_exactness
 from hlo_indexing.symbolic_tiling.pallas import pallas_blockspecs
+from hlo_indexing.symbolic_tiling.printed_tiling import PrintedTiling
 from hlo_indexing.symbolic_tiling.ranking import rank_tilings
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo, body_key
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
@@ -345,6 +350,88 @@ def test_a_ranking_error_names_the_fusion_asked_about() -> None:
         with pytest.raises(HloIndexingError) as error:
             memo.rank(second, BUDGET, layouts=bad)
         assert error.value.message == direct_error.value.message
+
+
+def printed_report(module: ir.Module, **options: object) -> list[tuple[str, str]]:
+    """What ``hlo-print-tilings`` with ``options`` prints for ``module``: (severity, message)."""
+    diagnostics = Diagnostics()
+    PrintTilings(**options).run(module.operation, diagnostics)  # type: ignore[arg-type]
+    return [(d.severity, d.message) for d in diagnostics.items]
+
+
+def named_as(value: object, names: dict[str, str]) -> object:
+    """A tilings JSON ``value`` with every ``name`` entry replaced through ``names``."""
+    if isinstance(value, dict):
+        return {k: names.get(v, v) if k == "name" else named_as(v, names) for k, v in value.items()}
+    if isinstance(value, list):
+        return [named_as(v, names) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("device", ["", "h100", "tpu-v5e"])
+def test_fusions_of_one_body_print_the_same_tilings_but_for_their_names(device: str) -> None:
+    """fa and fb share their body (fb's instructions are named apart: its root is t, fa's
+    s): the report prints for fb what it prints for fb alone (func=fb: its own analysis,
+    nothing shared), and what it prints for fa with fa's names replaced by fb's."""
+    module = hlo_source.import_hlo(REPEATED)
+    options = {"max": 3, "device": device}
+    lines = printed_report(module, **options)
+    fa = [message.removeprefix("fa") for _, message in lines if message.startswith("fa")]
+    fb = [message.removeprefix("fb") for _, message in lines if message.startswith("fb")]
+    assert fa and fb == fa  # 3 tilings (on tpu-v5e one, and the rejections)
+    assert [line for line in lines if line[1].startswith("fb")] == printed_report(module, func="fb", **options)
+    (document,) = [json.loads(m) for severity, m in printed_report(module, format="json", **options) if severity == "output"]
+    entries = {entry["name"]: entry for entry in document["computations"]}
+    (alone,) = [json.loads(m) for severity, m in printed_report(module, format="json", func="fb", **options)
+                if severity == "output"]
+    assert alone["computations"] == [entries["fb"]]
+    assert [t["rank"] for t in entries["fb"]["tilings"]] == list(range(1, len([m for m in fb if "tiling #" in m]) + 1))
+    assert named_as(entries["fa"]["tilings"], {"s": "t"}) == entries["fb"]["tilings"]
+    assert {o["name"] for t in entries["fb"]["tilings"] for o in t["operands"]} == {"parameter(0)", "parameter(1)", "t"}
+
+
+@pytest.mark.parametrize("device", ["", "h100"])
+def test_the_printed_footprints_are_built_once_per_body(device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fa and fb share their body, fs and fc have their own: the best 3 tilings of 3
+    bodies are built (from the ranking's tables), written as JSON and as text 9 times,
+    not 12 (once per fusion)."""
+    module = hlo_source.import_hlo(REPEATED)
+    bodies = {body_key(op)[0] for op in fusions_by_name(module).values()}
+    assert len(bodies) == 3
+    calls: list[str] = []
+
+    def counted(name: str, method: object) -> object:
+        def counting(*args: object, **kwargs: object) -> object:
+            calls.append(name)
+            return method(*args, **kwargs)  # type: ignore[operator]
+        return counting
+
+    monkeypatch.setattr(ranking_module._FromTables, "__call__", counted("built", ranking_module._FromTables.__call__))
+    monkeypatch.setattr(Footprint, "to_json", counted("json", Footprint.to_json))
+    monkeypatch.setattr(Footprint, "__str__", counted("text", Footprint.__str__))
+    lines = printed_report(module, max=3, device=device, format="json")
+    assert any(severity == "output" for severity, _ in lines)
+    assert (calls.count("built"), calls.count("json"), calls.count("text")) == (9, 9, 9)
+
+
+def test_a_printed_tiling_renamed_is_the_renamed_footprint_printed() -> None:
+    """PrintedTiling.renamed (no counting, no writing when the text names nothing
+    renamed) equals PrintedTiling.of of the renamed footprint, names in the exactness
+    (which the text shows) and in the operands and outputs (which only the JSON does)."""
+    module = hlo_source.import_hlo(REPEATED)
+    fusion = analyze_fusion(fusions_by_name(module)["fa"])
+    assert isinstance(fusion, TiledFusion)
+    printed = PrintedTiling.of(with_exactness(fusion, tiling_footprint(fusion, [2, 8])))
+    for names in ({"s": "out"}, {"s": "out", "parameter(0)": "x"}, {}):
+        renamed = printed.renamed(names)
+        expected = PrintedTiling.of(printed.footprint.renamed(names))
+        assert (renamed.footprint, renamed.fields, renamed.text) == (expected.footprint, expected.fields, expected.text)
+        assert [o.name for o in renamed.footprint.operands + renamed.footprint.outputs] == [
+            names.get(name, name) for name in ("parameter(0)", "parameter(1)", "s")]
+        assert ("exactness x 1" in renamed.text) == ("parameter(0)" in names)
+        assert renamed.fields == named_as(printed.fields, names)
+        renamed.fields["operands"][0]["tile_sizes"].append(0)  # type: ignore[index]  # a copy: printed keeps its own
+        assert printed.fields == printed.footprint.to_json()
 
 
 def test_body_key_walks_deep_nesting_without_recursion() -> None:

@@ -179,17 +179,18 @@ def test_show_layout_refuses_what_it_does_not_take(extra, message):
 
 
 def _long_module(functions: int) -> str:
-    """Functions of a softmax over 64x128 each: minutes of --hlo-print-tilings."""
-    body = """func.func @f{k}(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {{
+    """Functions of a softmax over 64 rows each, each of its own row length (a body of
+    its own: the memo shares nothing): minutes of --hlo-print-tilings."""
+    body = """func.func @f{k}(%x: tensor<64x{n}xf32>) -> tensor<64x{n}xf32> {{
   %c = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
-  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<64xf32>) -> tensor<64x128xf32>
-  %2 = stablehlo.subtract %x, %1 : tensor<64x128xf32>
-  %3 = stablehlo.exponential %2 : tensor<64x128xf32>
-  return %3 : tensor<64x128xf32>
+  %0 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [1] : (tensor<64x{n}xf32>, tensor<f32>) -> tensor<64xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<64xf32>) -> tensor<64x{n}xf32>
+  %2 = stablehlo.subtract %x, %1 : tensor<64x{n}xf32>
+  %3 = stablehlo.exponential %2 : tensor<64x{n}xf32>
+  return %3 : tensor<64x{n}xf32>
 }}
 """
-    return "".join(body.format(k=k) for k in range(functions))
+    return "".join(body.format(k=k, n=128 + k) for k in range(functions))
 
 
 def _children(pid: int) -> set[int]:
