@@ -81,7 +81,7 @@ def module_tilings(
     request = tilings_report.tilings_request(module, budget_bytes, max_tilings, function, max_programs, max_nodes,
                                              fusion_seconds, allow_pad)
     target = select_device(device)
-    tilings_report.check_allow_pad_on(allow_pad, target.kind, target.name, option="module_tilings: allow_pad")
+    tilings_report.check_allow_pad_on(request.allow_pad, target.kind, target.name, option="module_tilings: allow_pad")
     memo = DeviceRankingMemo(TilingMemo())
     entries = [device_computation_tilings(label, op, target, max_tilings, memo=memo, max_nodes=max_nodes,
                                           seconds=request.seconds, used_in=request.used_in(op))[0]

@@ -123,10 +123,10 @@ def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts
     block = np.maximum(np.asarray(inst.tile_sizes, np.int64), 1)
     if offsets.size and np.any(offsets % block):
         raise NotABlockError(f"{label}: offsets are not multiples of the tile sizes {list(inst.tile_sizes)}")
+    ctx = offsets_map.context
     # The node's program id runs over the output axes, then its own contracting axes
     # (minor-most), as tiled_computation numbers programs.
     order = list(range(n_outputs)) + [axes.index(p) for p in inst.node.hidden]
-    ctx = offsets_map.context
     pid = ax.constant(0, ctx)
     for position in order:
         pid = ax.add(ax.mul(pid, counts[position]), ax.dim(position, ctx))

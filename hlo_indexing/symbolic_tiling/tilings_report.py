@@ -137,10 +137,10 @@ def module_tilings(
     entries = [
         computation_tilings(label, op, request.budget_bytes, max_tilings, memo=memo, max_programs=max_programs,
                             max_nodes=max_nodes, seconds=request.seconds, used_in=request.used_in(op), prove=prove,
-                            allow_pad=allow_pad)[0]
+                            allow_pad=request.allow_pad)[0]
         for label, op in request.selected
     ]
-    return tilings_document(request.budget_bytes, entries, allow_pad=allow_pad)
+    return tilings_document(request.budget_bytes, entries, allow_pad=request.allow_pad)
 
 
 @dataclass(frozen=True)
