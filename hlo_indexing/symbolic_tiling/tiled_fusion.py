@@ -674,8 +674,11 @@ class _Builder:
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
             for k, operand in enumerate(operands):
                 operand_maps = list(operand_map_sets[k])
-                if len(operand_maps) != 1:
-                    raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
+                if len(operand_maps) > 1:
+                    scalar = _scalar_read(operand_maps)
+                    if scalar is None:
+                        raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
+                    operand_maps = [scalar]
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
                 composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
@@ -690,6 +693,20 @@ class _Builder:
                 )
         self.order.append(node)
         return node
+
+
+def _scalar_read(maps: Sequence[IndexingMap]) -> IndexingMap | None:
+    """One map for a scalar operand an op reads through several (a pad's padding value,
+    one map per padded side): the scalar read at every point of the hull of their
+    dimension ranges, as XLA's pad indexing reads it (a superset: one element, read by
+    the programs that need it and by the others). None when ``maps`` are not all defined
+    maps to a scalar, with no runtime variable."""
+    if any(m.is_undefined or m.num_results or m.runtime_vars or m.num_dims != maps[0].num_dims for m in maps):
+        return None
+    dims = [first.bounds for first in maps[0].dim_vars]
+    for m in maps[1:]:
+        dims = [bounds.hull(v.bounds) for bounds, v in zip(dims, m.dim_vars)]
+    return IndexingMap.from_exprs(dims, [], context=maps[0].context)
 
 
 def _static_shape(value: SsaValue) -> list[int]:

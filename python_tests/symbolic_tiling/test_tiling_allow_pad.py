@@ -44,7 +44,15 @@ def reshaped_then_padded() -> tuple[Fusion, Value]:
     return f, f.pad(f.reshape(f.parameter([2, 8]), [2, 4, 2]), [0, 0, 0], [0, 2, 0])
 
 
-PADDED = [padded_columns, padded_at_the_start_plus_a_vector, padded_rows_summed, reshaped_then_padded]
+def padded_on_every_side() -> tuple[Fusion, Value]:
+    """f32[5,6] padded on both sides of both dimensions to [8,9], minus an f32[8,9]: the
+    padding value is read through four maps (one per padded side), taken as one."""
+    f = Fusion()
+    return f, f.binary("subtract", f.pad(f.parameter([5, 6]), [1, 2], [2, 1]), f.parameter([8, 9]))
+
+
+PADDED = [padded_columns, padded_at_the_start_plus_a_vector, padded_rows_summed, reshaped_then_padded,
+          padded_on_every_side]
 
 
 @pytest.mark.parametrize("build", PADDED)
