@@ -124,7 +124,7 @@ def manual_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
             if not m.is_known_empty():
                 coordinates = _Coordinates(manual, info.context)
                 local, constraints = _result_side(manual, result_index, space, local_result, coordinates)
-                sides = (local, constraints, coordinates)
+                sides = (local, constraints, coordinates, local_result)
                 per_operand.append(_lifted(m, sides, manual.operands[j], argument, info.operand(j), shared, space))
         out.append(per_operand)
     return out
@@ -133,8 +133,10 @@ def manual_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
 def _lifted(m: IndexingMap, sides: tuple, axes: tuple, argument: tuple, global_shape: tuple, shared: bool,
             space: tuple) -> IndexingMap:
     """Body map ``m`` (local result -> local argument) as a global map; ``sides`` is the
-    result side (local index, constraints, coordinates)."""
-    local, constraints, coordinates = sides
+    result side (local index, constraints, coordinates, local result shape). The body
+    map's dimension bounds, where narrower than the local result, become constraints on
+    the local index."""
+    local, constraints, coordinates, local_result = sides
     variables = list(m.range_vars) + list(m.runtime_vars)  # runtime offsets: every value they may take
     base = len(coordinates.ranges)
     coordinates.ranges += [v.bounds.upper - v.bounds.lower + 1 for v in variables]
@@ -142,6 +144,9 @@ def _lifted(m: IndexingMap, sides: tuple, axes: tuple, argument: tuple, global_s
     results, all_constraints = [], dict(constraints)
     for e, c in m.constraints.items():
         all_constraints[ax.substitute(e, local, symbols)] = c
+    for index, variable, size in zip(local, m.dim_vars, local_result, strict=True):
+        if variable.bounds != Interval(0, size - 1):  # the body map covers part of the result (a concatenate's operand)
+            all_constraints[index] = all_constraints.get(index, variable.bounds).intersect(variable.bounds)
     for k, e in enumerate(m.results):
         a = ax.substitute(e, local, symbols)
         count = global_shape[k] // argument[k] if argument[k] else 1

@@ -114,6 +114,15 @@ CASES = {
         f"      %0 = stablehlo.reverse %a, dims = [1] : {_t(2, 3)}\n      sdy.return %0 : {_t(2, 3)}",
         lambda a, all_: a[:, ::-1],
     ),
+    # The body reads only part of its result's range per operand (the first 4 columns of
+    # each block, twice): the body maps' dimension bounds must survive the lift (a
+    # jax.shard_map of jnp.concatenate([r, r], 1) got maps reading past the operand).
+    "concatenate_one_value_twice": (
+        {"x": 2}, (4, 16), (4, 8), [(), ("x",)], (4, 16), (4, 8), [(), ("x",)],
+        f"      %s = stablehlo.slice %a [0:4, 0:4] : ({_t(4, 8)}) -> {_t(4, 4)}\n"
+        f"      %0 = stablehlo.concatenate %s, %s, dim = 1 : ({_t(4, 4)}, {_t(4, 4)}) -> {_t(4, 8)}\n      sdy.return %0 : {_t(4, 8)}",
+        lambda a, all_: np.concatenate([a[:, :4], a[:, :4]], 1),
+    ),
     "two_axes_one_dim": (
         {"x": 2, "y": 2}, (8, 2), (2, 2), [("x", "y"), ()], (8, 2), (2, 2), [("y", "x"), ()],
         f"      %0 = stablehlo.negate %a : {_t(2, 2)}\n      sdy.return %0 : {_t(2, 2)}",
