@@ -10,9 +10,9 @@ together the same way from the body's results. Output -> input, global result el
 ``d floordiv L == lin_A(c)``, at local index ``d mod L``; the body's fused maps (region
 hook) give the local elements it reads, which the same device holds. The coordinates
 are range variables (one per mesh axis, so devices along an axis the result is not
-split over are all covered). A body with a collective reads other devices' shards: its
-operands' coordinates are then fresh range variables (any device), a sound
-over-approximation. A dimension whose split does not match the mesh (axes that are
+split over are all covered). A body with a collective (in its regions or in a function
+it calls) reads other devices' shards: its operands' coordinates are then fresh range
+variables (any device), a sound over-approximation. A dimension whose split does not match the mesh (axes that are
 not manual) is read from any block.
 
 Example: ``shard_map(lambda a: a * 2, in_specs=P("x"), out_specs=P("x"))`` on 2
@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, callee_region
 from hlo_indexing.dialect_glue.shardy import ManualComputation, manual_computation
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_symbols
@@ -40,15 +41,28 @@ CROSS_DEVICE_KINDS = frozenset(
 
 
 def _cross_device(op: OpLike) -> bool:
-    """True when ``op``'s body holds a collective."""
+    """True when ``op``'s body holds a collective, in its regions or in a computation it
+    calls (JAX puts a ``fori_loop``'s body, with its ``ppermute``, in a ``func.call``'d
+    ``@closed_call``); each callee is walked once."""
     found: list[str] = []
+    pending: list[ir.Operation] = [op.operation]
+    walked: set[str] = set()
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
         if inner.operation.name.partition(".")[2] in CROSS_DEVICE_KINDS:
             found.append(inner.operation.name)
+            return ir.WalkResult.INTERRUPT
+        symbol = CALL_LIKE_OPS.get(inner.operation.name)
+        if symbol is not None and symbol in inner.operation.attributes:
+            name = ir.FlatSymbolRefAttr(inner.operation.attributes[symbol]).value
+            region = callee_region(inner)
+            if name not in walked and region is not None:
+                walked.add(name)
+                pending.append(region.owner.operation)
         return ir.WalkResult.ADVANCE
 
-    op.operation.walk(visit)
+    while pending and not found:
+        pending.pop().walk(visit)
     return bool(found)
 
 
