@@ -12,6 +12,7 @@ within the test's own bounds. A record that holds for both tiling variants
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -146,16 +147,29 @@ def _bounds(check: Mapping[str, Any]) -> str:
     return f"[{check.get('min_ns', check.get('min'))}, {check.get('max_ns', check.get('max'))}] ns"
 
 
+_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    "equal": operator.eq, "not_equal": operator.ne, "less_than": operator.lt}
+
+
 def _relations(relations: list[Mapping[str, Any]], results: Mapping[str, Estimate]) -> list[str]:
+    """Relations between the calls of one test: ``ratio_near`` of one time, or a
+    comparison (``equal``, ``not_equal``, ``less_than``) of two calls' times."""
     problems = []
     for relation in relations:
-        if relation["relation"] != "ratio_near":
-            problems.append(f"relation {relation['relation']} not understood")
-            continue
-        attribute = _TIME_FIELDS[relation["quantity"]]
-        ratio = getattr(results[relation["numerator"]], attribute) / getattr(results[relation["denominator"]], attribute)
-        if abs(ratio - relation["value"]) > relation["abs_tol"]:
-            problems.append(f"{relation['quantity']} ratio {ratio:.6f}, XLA {relation['value']} +- {relation['abs_tol']}")
+        kind = relation["relation"]
+        if kind == "ratio_near":
+            attribute = _TIME_FIELDS[relation["quantity"]]
+            ratio = getattr(results[relation["numerator"]], attribute) / getattr(results[relation["denominator"]], attribute)
+            if abs(ratio - relation["value"]) > relation["abs_tol"]:
+                problems.append(f"{relation['quantity']} ratio {ratio:.6f}, XLA {relation['value']} +- {relation['abs_tol']}")
+        elif kind in _COMPARISONS and {relation["lhs_quantity"], relation["rhs_quantity"]} <= _TIME_FIELDS.keys():
+            lhs = getattr(results[relation["lhs"]], _TIME_FIELDS[relation["lhs_quantity"]])
+            rhs = getattr(results[relation["rhs"]], _TIME_FIELDS[relation["rhs_quantity"]])
+            if not _COMPARISONS[kind](lhs, rhs):
+                problems.append(f"{relation['lhs']}.{relation['lhs_quantity']} {lhs:.6g} ns, "
+                                f"{relation['rhs']}.{relation['rhs_quantity']} {rhs:.6g} ns: XLA says {kind}")
+        else:
+            problems.append(f"relation {kind} not understood")
     return problems
 
 

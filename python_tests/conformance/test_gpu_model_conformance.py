@@ -62,3 +62,35 @@ def test_a_wrong_expectation_fails(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert code == 1
     assert "PASS t::Good" in out and "FAIL t::FlopsPerNs" in out
+
+
+def _two_tilings_record(record_id: str, relation: str) -> dict:
+    """A made-up record (not from the corpus): the same negate fusion of f32[256,256] in
+    [1,256] row tiles (coalesced) and [256,1] column tiles (4 of 64 bytes per
+    transaction), whose exec times differ."""
+    def params(tiles: list[int]) -> dict:
+        return {"output_tile_sizes": [tiles], "num_warps": 4, "num_ctas": 1, "num_stages": 1, "is_tma_allowed": False,
+                "is_warp_specialization_allowed": False, "num_tiles_per_pid": 1, "waves_per_eu": 0}
+    return {
+        "id": record_id, "kind": "estimate_run_time_for_tiled_fusion",
+        "hlo": "HloModule m\nf {\n  p = f32[256,256] parameter(0)\n  ROOT n = f32[256,256] negate(p)\n}\n"
+               "ENTRY e {\n  p = f32[256,256] parameter(0)\n"
+               "  ROOT fusion = f32[256,256] fusion(p), kind=kCustom, calls=f\n}\n",
+        "fusion": {"instruction": "fusion", "computation": "f"},
+        "device": "TestGpuDeviceInfo::RTXA6000DeviceInfo", "variants": ["SymbolicTiling", "ExperimentalTiling"],
+        "calls": [{"label": "rows", "api": "EstimateRunTimeForTiledFusion", "block_level_parameters": params([1, 256])},
+                  {"label": "columns", "api": "EstimateRunTimeForTiledFusion", "block_level_parameters": params([256, 1])}],
+        "expected": {"per_call": {}, "relations": [{"relation": relation, "lhs": "rows", "lhs_quantity": "exec_time",
+                                                    "rhs": "columns", "rhs_quantity": "exec_time"}]},
+    }
+
+
+def test_relations_between_two_calls_compare_their_times(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "c.jsonl"
+    records = [_two_tilings_record("t::Differ", "not_equal"), _two_tilings_record("t::Faster", "less_than"),
+               _two_tilings_record("t::Same", "equal")]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert tiling_conformance.main([str(corpus)]) == 1
+    out = capsys.readouterr().out
+    assert "PASS t::Differ" in out and "PASS t::Faster" in out
+    assert "FAIL t::Same" in out and "XLA says equal" in out

@@ -18,11 +18,19 @@ import numpy as np
 import pytest
 
 from hlo_indexing.cost_model.audit import audit_tilings
-from hlo_indexing.cost_model.gpu import assess_symbolic, best_symbolic, estimate_symbolic
+from hlo_indexing.cost_model.gpu import (
+    SpaceFactory,
+    assess_symbolic,
+    best_symbolic,
+    estimate_experimental,
+    estimate_symbolic,
+    experimental_computation,
+)
 from hlo_indexing.cost_model.gpu_op_costs import mlir_flops_per_element
 from hlo_indexing.cost_model.gpu_rates import effective_flops_per_ns, peak_matrix_ops_per_ns
 from hlo_indexing.devices import GpuDevice, device
 from hlo_indexing.symbolic_tiling import hlo_source
+from hlo_indexing.symbolic_tiling.experimental.hlo_graph import parse_hlo_graph
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
 from tiling_fixtures import hlo_fusion
 
@@ -220,6 +228,36 @@ ENTRY e {{
 ])
 def test_flops_per_element(root, operands, flops):
     assert _root_flops(root, operands) == flops
+
+
+CONCATENATED_ROWS = """HloModule m
+f {
+  p0 = f32[8,64] parameter(0)
+  p1 = f32[24,64] parameter(1)
+  l = f32[8,64] log(p0)
+  ROOT c = f32[32,64] concatenate(l, p1), dimensions={0}
+}
+ENTRY e {
+  p0 = f32[8,64] parameter(0)
+  p1 = f32[24,64] parameter(1)
+  ROOT fusion = f32[32,64] fusion(p0, p1), kind=kCustom, calls=f
+}"""
+
+
+def test_a_concatenate_in_single_rows_costs_the_same_on_both_tiling_paths():
+    """§4-§6: f32[32,64] = concatenate(log(f32[8,64]), f32[24,64]) in [1,64] tiles is 32
+    blocks; the operands' regions count 32*8/32 = 8 and 32*24/32 = 24 blocks. Flops: the
+    concatenate 6 x 64 x 32 plus the log 244 x 64 x 8; bytes read: 8 + 24 rows of 256
+    bytes. The experimental path tiles the concatenate too: a row tile (size 1 along
+    the concatenated dimension) starts at a multiple of 1 wherever it is."""
+    expected_flops = 6 * 64 * 32 + 244 * 64 * 8
+    expected_bytes = (8 + 24) * 64 * 4
+    symbolic = estimate_symbolic(hlo_fusion(CONCATENATED_ROWS, "f"), [1, 64], A6000, num_warps=1)
+    graph = parse_hlo_graph(CONCATENATED_ROWS)
+    experimental = estimate_experimental(
+        experimental_computation(graph, SpaceFactory(graph)(), [1, 64]), graph, A6000, num_warps=1)
+    for got in (symbolic, experimental):
+        assert (got.flops, got.bytes_read, got.bytes_written) == (expected_flops, expected_bytes, 32 * 64 * 4)
 
 
 # ------------------------------------------------------------ §7 coalescing

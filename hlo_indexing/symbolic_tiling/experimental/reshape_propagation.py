@@ -124,7 +124,10 @@ def _stays_inside(offset: Expr, flat: int, size: int, dim: int) -> bool:
 
 
 def is_multiple_of(e: Expr, factor: int) -> bool:
-    """True when ``e`` is a multiple of ``factor`` for all values (structural check)."""
+    """True when ``e`` is a multiple of ``factor`` for all values (structural check;
+    every integer expression is a multiple of 1)."""
+    if factor == 1:
+        return True
     if e.is_const:
         return e.value % factor == 0
     if e.op == "add" and e.lhs is not None and e.rhs is not None:

@@ -53,7 +53,10 @@ def _reads(hlo: str) -> list[dict[tuple[int, ...], set[tuple[int, ...]]]]:
     return out
 
 
-def _check_sound(hlo: str, tile_sizes_for) -> None:
+def _check_sound(hlo: str, tile_sizes_for, *, refusal_allowed: bool = True) -> None:
+    """Every operand element an output-tile element reads lies in the propagated operand
+    tiles. A refusal (``TilingError``) claims nothing: inside hypothesis it discards the
+    example, unless ``refusal_allowed`` is false."""
     graph = parse_hlo_graph(hlo)
     root = graph.entry_computation.root
     space = create_tiling_space(graph, instruction=root)
@@ -63,10 +66,13 @@ def _check_sound(hlo: str, tile_sizes_for) -> None:
     try:
         tiles = propagate_to_input(space, root, root_tile)
     except TilingError:
+        if not refusal_allowed:
+            raise
         hypothesis.assume(False)  # refused: nothing claimed (counted as invalid, limited by hypothesis)
     reads = _reads(hlo)
     assert len(reads) == len(root.operands), "the per-op maps must describe every operand"
-    hypothesis.assume(any(reads))  # e.g. a window over padding only reads nothing
+    if not any(reads):  # e.g. a window over padding only reads nothing
+        hypothesis.assume(False)
     shape = root.array.dims
     grids = [range(-(-d.size // t)) for d, t in zip(space.dimensions, sizes)]
     parallel = [d.index for d in space.dimensions if d.type == "parallel"]
@@ -181,6 +187,16 @@ def test_concatenate_operand_tiles(multiples, size, last):
     hlo = (f"HloModule m\nENTRY main {{\n{parts}\n ROOT c = f32[{sum(lengths)}] concatenate("
            f"{', '.join(f'p{i}' for i in range(len(lengths)))}), dimensions={{0}}\n}}\n")
     _check_sound(hlo, lambda space: [size])
+
+
+@pytest.mark.parametrize("lengths", [(3, 2), (5, 7, 1)])
+def test_unit_tiles_along_the_concatenated_dimension_are_accepted(lengths):
+    """Every offset is a multiple of 1: XLA's divisibility checks accept size-1 tiles on
+    any concatenate (odd operand lengths included), and the operand tiles are sound."""
+    parts = "\n".join(f" p{i} = f32[{n}] parameter({i})" for i, n in enumerate(lengths))
+    hlo = (f"HloModule m\nENTRY main {{\n{parts}\n ROOT c = f32[{sum(lengths)}] concatenate("
+           f"{', '.join(f'p{i}' for i in range(len(lengths)))}), dimensions={{0}}\n}}\n")
+    _check_sound(hlo, lambda space: [1], refusal_allowed=False)
 
 
 @hypothesis.settings(max_examples=20, deadline=None)
