@@ -277,15 +277,13 @@ def test_an_extra_output_tiled_as_the_first_root_is_not_enumerated(monkeypatch) 
             tiled_computation(row_sums, [8, 16])
 
 
-def test_the_partition_of_an_extra_output_is_enumerated_in_chunks(monkeypatch) -> None:
-    """A row sum beside the whole rows: each program writes the sums of its rows, so its
-    tiles partition the sums exactly when a tile spans all 16 columns (else several
-    programs write one row's sum). Checked with 5 indices per numpy pass."""
-    monkeypatch.setattr(tiled_computation_module, "PARTITION_CHUNK", 5)
+def _partition_outcomes(name: str) -> dict[tuple[int, ...], bool]:
+    """Per valid tiling of TWO_OUTPUTS' ``name``: whether the tiled computation builds
+    (its extra output's tiles partition it), else it must refuse with that reason."""
+    outcomes = {}
     with functions_of(TWO_OUTPUTS) as found:
-        fusion = analyze_fusion(found["row_sums"])
+        fusion = analyze_fusion(found[name])
         assert isinstance(fusion, TiledFusion)
-        outcomes = {}
         for sizes in fusion.valid_tilings():
             try:
                 tiled_computation(fusion, list(sizes))
@@ -293,24 +291,23 @@ def test_the_partition_of_an_extra_output_is_enumerated_in_chunks(monkeypatch) -
             except TilingError as error:
                 assert "do not partition" in str(error), error
                 outcomes[tuple(sizes)] = False
-        assert outcomes and all(ok == (sizes[-1] == 16) for sizes, ok in outcomes.items()), outcomes
-        assert any(outcomes.values()) and not all(outcomes.values())
+    return outcomes
+
+
+def test_the_partition_of_an_extra_output_is_enumerated_in_chunks(monkeypatch) -> None:
+    """A row sum beside the whole rows: each program writes the sums of its rows, so its
+    tiles partition the sums exactly when a tile spans all 16 columns (else several
+    programs write one row's sum). Checked with 5 indices per numpy pass."""
+    monkeypatch.setattr(tiled_computation_module, "PARTITION_CHUNK", 5)
+    outcomes = _partition_outcomes("row_sums")
+    assert outcomes and all(ok == (sizes[-1] == 16) for sizes, ok in outcomes.items()), outcomes
+    assert any(outcomes.values()) and not all(outcomes.values())
 
 
 def test_a_scalar_extra_output_is_partitioned_by_one_program_only() -> None:
     """The total beside the centred values (optax's L-BFGS lowers such functions): its
     one element is written by every program, so its tiles partition it exactly when one
     program covers the 8x16 output (a scalar's empty tile raised a numpy ValueError)."""
-    with functions_of(TWO_OUTPUTS) as found:
-        fusion = analyze_fusion(found["total"])
-        assert isinstance(fusion, TiledFusion)
-        outcomes = {}
-        for sizes in fusion.valid_tilings():
-            try:
-                tiled_computation(fusion, list(sizes))
-                outcomes[tuple(sizes)] = True
-            except TilingError as error:
-                assert "do not partition" in str(error), error
-                outcomes[tuple(sizes)] = False
-        programs = {sizes: math.ceil(8 / sizes[0]) * math.ceil(16 / sizes[1]) for sizes in outcomes}
-        assert len(outcomes) > 1 and all(ok == (programs[sizes] == 1) for sizes, ok in outcomes.items()), outcomes
+    outcomes = _partition_outcomes("total")
+    programs = {sizes: math.ceil(8 / sizes[0]) * math.ceil(16 / sizes[1]) for sizes in outcomes}
+    assert len(outcomes) > 1 and all(ok == (programs[sizes] == 1) for sizes, ok in outcomes.items()), outcomes
