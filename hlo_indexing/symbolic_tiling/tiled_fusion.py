@@ -679,8 +679,8 @@ class _Builder:
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
             for k, operand in enumerate(operands):
                 operand_maps = list(operand_map_sets[k])
-                if len(operand_maps) > 1:
-                    scalar = _scalar_read(operand_maps)
+                if len(operand_maps) != 1:
+                    scalar = _scalar_read(operand_maps) if operand_maps else None
                     if scalar is None:
                         raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
                     operand_maps = [scalar]
