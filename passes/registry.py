@@ -73,7 +73,8 @@ _FUSED_MAPS_OPTIONS = (
 _FUNC = OptionInfo("func", "str", "", "only this function or HLO instruction (ynn_fusion.6) and what is nested in it; empty: all")
 _FORMAT = OptionInfo("format", "str", "text", "text (remarks) or json (one JSON document per module)", ("text", "json"))
 #: The help of the tiling passes' allow-pad (hlo_indexing.passes.tilings).
-_ALLOW_PAD_HELP = "also tile pads outside gemm fusions (XLA tiles them only in gemm fusions)"
+_ALLOW_PAD_HELP = ("also tile the padding XLA's Triton tiling refuses: pads outside gemm fusions, reads cut at an "
+                   "index's low end (left padding, padded convolution windows)")
 
 #: pass name -> its description (checked against the pass classes by a test)
 PASSES: dict[str, PassInfo] = {

@@ -46,9 +46,10 @@ document, with ``device``, ``device_ranking`` and per tiling ``estimate``/``lega
 device, a computation that cannot be tiled or ranked is a warning naming the reason
 (text) or a ``failure``/``error`` entry (json, jsonl), and the others are ranked.
 
-A ``pad`` outside a gemm fusion is not tiled, as XLA's Triton tiling does not tile it
-(the warning names the option): ``allow-pad=true`` tiles it (a tile in the padding reads
-no operand element; the document records ``"allow_pad": true``). Not with a device:
+A ``pad`` outside a gemm fusion is not tiled, nor is a read cut at the low end of an
+index by padding (left padding, a convolution's padded window), as XLA's Triton tiling
+does not tile them (the warning names the option): ``allow-pad=true`` tiles them (a tile
+in the padding reads no operand element; the document records ``"allow_pad": true``). Not with a device:
 Triton refuses such pads, and the Pallas TPU kernel described (grid and BlockSpecs) has
 no block of the padded operand for a tile in the padding, nor a body that writes the
 padding value; ``allow-pad`` with ``device=`` is an option error
@@ -122,8 +123,9 @@ TILINGS_FORMATS = ("text", "json", "jsonl")
 def allow_pad_field(note: str = "") -> bool:
     """The ``allow-pad`` option of the passes that tile (module docstring), its help
     ending with ``note``."""
-    return field(default=False, metadata={"help": "also tile pads outside gemm fusions (XLA tiles them only in gemm "
-                                                  "fusions)" + note})
+    return field(default=False, metadata={"help": "also tile the padding XLA's Triton tiling refuses: pads outside gemm "
+                                                  "fusions, reads cut at an index's low end (left padding, padded "
+                                                  "convolution windows)" + note})
 
 
 @dataclass(frozen=True)

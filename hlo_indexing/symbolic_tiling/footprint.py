@@ -515,6 +515,15 @@ def _enumerated_counts(
     sources = [list(dict.fromkeys(v.node.value for v in inst.runtime_variables)) for inst in insts]
     order = list(dict.fromkeys(v for names in sources for v in names))
     all_offsets = [_offsets(inst) for inst in insts]
+    blocks = layout_unit_elements(layout, len(shape)) is not None
+    by_boxes = blocks and len(insts) <= MAX_UNION_BOXES and all(
+        abs(s) <= 1 or n <= 1 for i in insts for n, s in zip(i.tile_sizes, i.tile_strides))
+    if by_boxes:  # rows multiply with the runtime values of the tiles, intersections with the tiles
+        rows = max(len(p) * math.prod(len(values[v]) for v in order if v not in names)
+                   for names, (_, p) in zip(sources, all_offsets))
+        if rows * (2 ** len(insts) - 1) > MAX_ENUMERATED:
+            raise FootprintError(f"{insts[0].name}: {rows} rows (programs times runtime values) of {len(insts)} tiles "
+                                 f"are {rows * (2 ** len(insts) - 1)} box intersections, too many to count")
     if any(len(names) != len(order) for names in sources):
         all_offsets = _joint_rows(insts[0].name, sources, order, all_offsets, values)
         sources = [order] * len(insts)
@@ -524,8 +533,7 @@ def _enumerated_counts(
     program, programs = numbered_rows(points)
     owner = np.concatenate([np.full(len(o), k, np.int64) for k, (o, _) in enumerate(all_offsets)])
     offsets = np.concatenate([o for o, _ in all_offsets])
-    blocks = layout_unit_elements(layout, len(shape)) is not None
-    if blocks and len(insts) <= MAX_UNION_BOXES and all(abs(s) <= 1 or n <= 1 for i in insts for n, s in zip(i.tile_sizes, i.tile_strides)):
+    if by_boxes:
         boxes = []  # per tile, per dimension: its first and last index at each program (none: empty)
         for k, inst in enumerate(insts):
             mine = owner == k

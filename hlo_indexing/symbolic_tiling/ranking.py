@@ -432,7 +432,9 @@ def _rank_per_tiling(
     most ``max_programs`` programs whose output tile alone fits ``budget_bytes``
     (:func:`_written_bytes_at_least`: the others cannot fit), the fewest programs first,
     at most ``MAX_FOOTPRINTS_PER_FUSION`` of them and while their programs times the
-    runtime values they are counted over add up to at most ``MAX_PER_TILING_ROWS``."""
+    runtime values they are counted over add up to at most ``MAX_PER_TILING_ROWS``; a
+    tiling whose footprint is too large to count (:class:`FootprintError`) is counted
+    in :attr:`Ranking.capped` with them."""
     candidates = np.flatnonzero(valid & ~skipped & (_written_bytes_at_least(fusion, grid) <= budget_bytes))
     order = candidates[np.argsort(programs[candidates], kind="stable")]
     # Each footprint counts its tiles at every program and runtime value.
@@ -451,6 +453,9 @@ def _rank_per_tiling(
                 unbuildable += 1
                 continue
             raise
+        except FootprintError:  # too many rows or elements to count: not considered, as past the caps
+            capped += 1
+            continue
         if footprint.bytes_per_tile <= budget_bytes:
             found.append(footprint)
     found.sort(key=lambda f: (f.bytes_per_output_element, f.num_tiles, f.num_programs, f.tile_sizes))

@@ -187,7 +187,7 @@ class TilingMemo:
 
     def __init__(self) -> None:
         # The computations analysed by themselves, by outline.
-        self._analysed: dict[tuple[object, bool], list[_Shared]] = {}
+        self._analysed: dict[tuple[object, bool, bool], list[_Shared]] = {}
         # Per analysis handed out: its body's entry and its nodes by the first one's.
         self._origins: dict[int, tuple[TiledFusion, _Shared, dict[TiledNode, TiledNode]]] = {}
         self._rankings: dict[tuple[object, ...], Ranking] = {}
@@ -209,8 +209,9 @@ class TilingMemo:
         """:func:`~.tiled_fusion.analyze_fusion` of ``computation``, shared with the
         computations analysed before with the same body (``allow_pad`` and ``max_nodes``
         as :func:`~.tiled_fusion.analyze_fusion`'s)."""
-        allow_pad = pads_allowed(computation, allow_pad)  # a gemm fusion's pads: part of the key
-        analysed = self._analysed.setdefault((outline(computation), allow_pad), [])
+        # The key holds the option and its rule for this computation (a gemm fusion's pads).
+        key = (outline(computation), allow_pad, pads_allowed(computation, allow_pad))
+        analysed = self._analysed.setdefault(key, [])
         body: _Body | None = None
         if analysed:
             body = _walk_body(computation)

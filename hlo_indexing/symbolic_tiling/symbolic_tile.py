@@ -9,8 +9,13 @@ symbolic). That holds only under :class:`~.constraints.ConstraintExpression`
 constraints on the tile sizes (e.g. a tile of ``d0 * 8 + d1`` must not leave gaps).
 
 :func:`symbolic_tile` returns a :class:`SymbolicTile` or a :class:`NotATile` saying why
-(e.g. ``d0 floordiv d1``, a reshape that cannot be tiled, or constraints in the map that
-are not plain truncations of a result).
+(e.g. ``d0 floordiv d1``, a reshape that cannot be tiled, or, as in XLA, constraints in
+the map that are not plain truncations of a result at its upper end). With
+``any_constraints`` (option ``allow-pad``, beyond XLA), every constraint is accepted:
+constraints only narrow what the map reads (left padding, a convolution's padded window
+``d0 + d4 in [1, 32]``), so the tile of the map without them holds it, clipped later to
+the operand's bounds; which programs have the tile is decided with their offsets
+(:mod:`~.tiled_computation`: a program has it when its box meets the constraints).
 
 Algorithm (the one XLA uses; written from its description): simplify the map; offsets
 are the results at dims = 0 and range variables = 0; each result minus its offset is a
@@ -132,12 +137,15 @@ class _Failure(Exception):
     pass
 
 
-def symbolic_tile(indexing_map: IndexingMap, *, simplified: bool = False) -> SymbolicTile | NotATile:
+def symbolic_tile(
+    indexing_map: IndexingMap, *, simplified: bool = False, any_constraints: bool = False
+) -> SymbolicTile | NotATile:
     """The symbolic tile of ``indexing_map`` (see the module docstring), or why there is
     none. The map's dimensions are the tiled dimensions; its range variables are read
     whole; its runtime variables stay symbolic in the offsets. ``simplified``: the
     caller knows the map to be its own simplification (it is not simplified again
-    unless a dimension has one point, where simplifying widens it)."""
+    unless a dimension has one point, where simplifying widens it). ``any_constraints``:
+    accept every constraint of the map, not only XLA's (module docstring)."""
     if indexing_map.is_undefined:
         return NotATile(f"the indexing map is undefined ({indexing_map.reason})")
     if indexing_map.is_known_empty():
@@ -150,7 +158,8 @@ def symbolic_tile(indexing_map: IndexingMap, *, simplified: bool = False) -> Sym
     if deepest > MAX_NESTING_DEPTH:  # the derivation below recurses through the expression
         return NotATile(f"an expression is nested {deepest} levels deep, more than limits.MAX_NESTING_DEPTH ({MAX_NESTING_DEPTH})")
     try:
-        _check_constraints(reduced)
+        if not any_constraints:
+            _check_constraints(reduced)
         return _derive(reduced, resimplify=bool(indexing_map.constraints))
     except _Failure as failure:
         return NotATile(str(failure))
@@ -187,10 +196,10 @@ def _check_constraints(m: IndexingMap) -> None:
         if any(s >= first_runtime for s in symbols):
             continue
         if expr not in results:
-            raise _Failure(f"the map constrains '{expr}', which is not one of its results")
+            raise _Failure(f"the map constrains '{expr}', which is not one of its results (allow-pad tiles it without a device)")
         lowest = m.expr_bounds(expr).lower
         if interval.lower > lowest:
-            raise _Failure(f"the constraint '{expr} in {interval}' removes the low end of a result (left padding)")
+            raise _Failure(f"the constraint '{expr} in {interval}' removes the low end of a result (left padding; allow-pad tiles it without a device)")
 
 
 def _derive(m: IndexingMap, *, resimplify: bool) -> SymbolicTile:

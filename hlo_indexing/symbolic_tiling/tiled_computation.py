@@ -199,21 +199,19 @@ def _offsets_map(pid_map: IndexingMap, indexing: IndexingMap, sizes: Sequence[in
     composing (the box starts at the offset), so a tile that starts in a pad's
     padding, or before a dynamic update, still exists; a concatenate operand's
     programs stay those of its region (its offsets are multiples of the tile). A
-    constraint that reads a runtime variable (an update placed at a runtime offset) is
-    widened the same way (:func:`_box_meets`): the box meets it somewhere, not
-    necessarily at its first element. Runtime variables that are one value
-    (:func:`_one_runtime_value`) become one variable."""
+    constraint on the dimensions (a convolution's padded window ``d0 + d4 in [1, 32]``,
+    an update placed at a runtime offset) is widened the same way (:func:`_box_meets`):
+    the box meets it somewhere, not necessarily at its first element. Runtime variables
+    that are one value (:func:`_one_runtime_value`) become one variable."""
     widened = [
         Variable(Interval(v.bounds.lower - size + 1, v.bounds.upper), v.name, v.origin)
         for v, size in zip(indexing.dim_vars, sizes)
     ]
-    first_runtime = indexing.num_symbols - len(indexing.runtime_vars)
     constraints = {}
     for expr, interval in indexing.constraints.items():
         constrained_dims: set[int] = set()
-        constrained_symbols: set[int] = set()
-        ax.used_variables(expr, constrained_dims, constrained_symbols)
-        if not constrained_dims or all(s < first_runtime for s in constrained_symbols):
+        ax.used_variables(expr, constrained_dims, set())
+        if not constrained_dims:
             constraints[expr] = interval
             continue
         met = _box_meets(expr, interval, sizes)

@@ -335,9 +335,9 @@ class MapResults:
     simplified form. One analysis keeps its own; analyses of one run may share one
     (:class:`~.shared_bodies.TilingMemo`: an elementwise map recurs across fusions)."""
 
-    #: By map and tiling parameter sizes (the tile is that of the map over the whole
-    #: parameter ranges).
-    tiles: dict[tuple[IndexingMap, tuple[int, ...]], SymbolicTile | NotATile] = field(default_factory=dict)
+    #: By map, tiling parameter sizes (the tile is that of the map over the whole
+    #: parameter ranges) and whether every constraint is accepted (``allow_pad``).
+    tiles: dict[tuple[IndexingMap, tuple[int, ...], bool], SymbolicTile | NotATile] = field(default_factory=dict)
     simplified: dict[IndexingMap, IndexingMap] = field(default_factory=dict)
     #: The values of :attr:`simplified`: without a dimension of one point (which
     #: :func:`simplify_preserving_points` widens), each is its own simplification (the
@@ -363,11 +363,12 @@ def analyze_fusion(
     max_nodes: int = MAX_TILED_NODES,
 ) -> TiledFusion | AnalysisFailure:
     """The symbolic tiling of a computation (a ``func.func``, an ``mhlo.fusion`` or its
-    region). ``allow_pad``: pads are tiled wherever they are (else, as XLA's Triton
-    tiling, only in a gemm fusion: :func:`pads_allowed`); ``map_results``: shared with
-    other analyses (see :class:`MapResults`); ``max_nodes``: more tiled instructions than
-    that is a failure (``limits.MAX_TILED_NODES``)."""
-    allow_pad = pads_allowed(computation, allow_pad)
+    region). ``allow_pad``: beyond XLA's Triton tiling, pads are tiled wherever they are
+    (else only in a gemm fusion: :func:`pads_allowed`) and every constraint of a map is
+    accepted (left padding, a convolution's padded window: :func:`~.symbolic_tile.symbolic_tile`'s
+    ``any_constraints``); ``map_results``: shared with other analyses (see
+    :class:`MapResults`); ``max_nodes``: more tiled instructions than that is a failure
+    (``limits.MAX_TILED_NODES``)."""
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     if not region.blocks:
         return AnalysisFailure("the computation has no body")
@@ -375,7 +376,8 @@ def analyze_fusion(
     outputs = _outputs(block)
     if not outputs:
         return AnalysisFailure("the computation has no output")
-    return _Builder(allow_pad, {}, map_results or MapResults(), max_nodes).build(block, outputs)
+    builder = _Builder(pads_allowed(computation, allow_pad), {}, map_results or MapResults(), max_nodes, allow_pad)
+    return builder.build(block, outputs)
 
 
 def pads_allowed(computation: ir.Operation | ir.Region, allow_pad: bool) -> bool:
@@ -418,7 +420,8 @@ def analyze_producer_consumer(
         if operand in consumer_parameters:
             substitutions[producer_block.arguments[k]] = consumer_parameters[operand]
     outputs = _outputs(consumer_block) + (produced if with_extra_outputs else [])
-    return _Builder(allow_pad, substitutions, MapResults()).build(consumer_block, outputs, extra_blocks=(producer_block,))
+    builder = _Builder(allow_pad, substitutions, MapResults(), any_constraints=allow_pad)
+    return builder.build(consumer_block, outputs, extra_blocks=(producer_block,))
 
 
 def _block_of(computation: ir.Operation | ir.Region) -> ir.Block:
@@ -438,9 +441,10 @@ class _Failure(Exception):
 class _Builder:
     def __init__(
         self, allow_pad: bool, substitutions: dict[SsaValue, SsaValue], map_results: MapResults,
-        max_nodes: int = MAX_TILED_NODES,
+        max_nodes: int = MAX_TILED_NODES, any_constraints: bool = False,
     ):
         self.allow_pad = allow_pad
+        self.any_constraints = any_constraints  # symbolic_tile's: the maps' constraints beyond XLA's
         self.max_nodes = max_nodes
         self.substitutions = substitutions
         self.runtime_sources: dict[str, SsaValue] = {}
@@ -642,10 +646,11 @@ class _Builder:
         value_type = value.type
         if not isinstance(value_type, ir.RankedTensorType):  # a tuple, a token
             raise _Failure(f"{name}: a value of type {value_type} is not a tensor")
-        tile = self.tiles.get((indexing, self.sizes))
+        tile = self.tiles.get((indexing, self.sizes, self.any_constraints))
         if tile is None:
             full = self._full_dims(indexing)
-            tile = self.tiles[(indexing, self.sizes)] = symbolic_tile(full, simplified=full in self.fixed)
+            tile = self.tiles[(indexing, self.sizes, self.any_constraints)] = symbolic_tile(
+                full, simplified=full in self.fixed, any_constraints=self.any_constraints)
         if isinstance(tile, NotATile):
             if opcode in ("reshape", "bitcast"):
                 raise _Failure(f"Bailing out on reshape {name} with indexing map {indexing}: {tile.reason}")
@@ -674,8 +679,8 @@ class _Builder:
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
             for k, operand in enumerate(operands):
                 operand_maps = list(operand_map_sets[k])
-                if len(operand_maps) > 1:
-                    scalar = _scalar_read(operand_maps)
+                if len(operand_maps) != 1:
+                    scalar = _scalar_read(operand_maps) if operand_maps else None
                     if scalar is None:
                         raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
                     operand_maps = [scalar]

@@ -124,3 +124,25 @@ func.func @select_element(%a: tensor<4xf32>, %b: tensor<2x3xf32>) -> tensor<3x2x
   %r = stablehlo.transpose %g, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
   return %r : tensor<3x2xf32>
 }
+
+// -----
+
+// A loop whose result reads none of some carried values (here the counter and %b): the
+// loop is no tiled instruction, and the warning says which operand no map reads.
+// CHECK-LABEL: warning: @unread_carry: cannot tile: stablehlo.while: operand 0 is read through 0 indexing maps, not one
+func.func @unread_carry(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %c0, %a = %x, %b = %y) : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+   cond {
+    %c3 = stablehlo.constant dense<3> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %c3, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i1 = stablehlo.add %i, %one : tensor<i32>
+    %a1 = stablehlo.add %a, %a : tensor<4xf32>
+    %b1 = stablehlo.add %b, %a : tensor<4xf32>
+    stablehlo.return %i1, %a1, %b1 : tensor<i32>, tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#1 : tensor<4xf32>
+}

@@ -237,6 +237,16 @@ CONV_2D = (
     "  ROOT fusion = f32[2,3,3,2] fusion(a, b), kind=kCustom, calls=conv\n}\n"
 )
 
+# The same with padding (SAME on x, one column after y: JAX's padded convolutions): the
+# reads of the padding are no element, the map's constraints (``d0 + d4 in [1, 5]``)
+# are on no result, and the first and last windows start in the padding.
+CONV_2D_PADDED = (
+    "conv {\n  p0 = f32[2,5,4,3] parameter(0)\n  p1 = f32[3,2,3,2] parameter(1)\n"
+    "  ROOT conv = f32[2,5,4,2] convolution(p0, p1), window={size=3x2 pad=1_1x0_1}, dim_labels=b01f_01io->b01f\n}\n"
+    "ENTRY main {\n  a = f32[2,5,4,3] parameter(0)\n  b = f32[3,2,3,2] parameter(1)\n"
+    "  ROOT fusion = f32[2,5,4,2] fusion(a, b), kind=kCustom, calls=conv\n}\n"
+)
+
 
 SCALED_DOT = (
     "fusion {\n  lhs = f8e4m3fn[4,32] parameter(0)\n  rhs = f8e4m3fn[32,6] parameter(1)\n"
@@ -258,17 +268,25 @@ def conv_2d_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
     return (p["b"], p["x"] + p["kx"], p["y"] + p["ky"], p["i"]), (p["kx"], p["ky"], p["i"], p["o"])
 
 
+def conv_2d_padded_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    """Output (b, x, y, o) reads input (b, x + kx - 1, y + ky, i), when inside it, and
+    kernel (kx, ky, i, o)."""
+    return (p["b"], p["x"] + p["kx"] - 1, p["y"] + p["ky"], p["i"]), (p["kx"], p["ky"], p["i"], p["o"])
+
+
 def scaled_dot_reads(p: dict[str, int]) -> tuple[tuple[int, ...], ...]:
     """Output (m, n) reads lhs (m, k), rhs (k, n) and their scales, one per block of 8 k."""
     return (p["m"], p["k"]), (p["k"], p["n"]), (p["m"], p["k"] // 8), (p["k"] // 8, p["n"])
 
 
 #: name -> (HLO, fused computation, reads of one output element at one contracting
-#: point, the tiling parameters in XLA's order: contracted first, then the output's).
+#: point, the tiling parameters in XLA's order: contracted first, then the output's,
+#: whether it needs allow_pad: XLA's tiling refuses a window cut by padding at its low end).
 CONTRACTIONS = {
-    "conv_1d": (CONV_1D, "conv", conv_1d_reads, ["kx", "i", "b", "x", "o"]),
-    "conv_2d": (CONV_2D, "conv", conv_2d_reads, ["kx", "ky", "i", "b", "x", "y", "o"]),
-    "scaled_dot": (SCALED_DOT, "fusion", scaled_dot_reads, ["k", "m", "n"]),
+    "conv_1d": (CONV_1D, "conv", conv_1d_reads, ["kx", "i", "b", "x", "o"], False),
+    "conv_2d": (CONV_2D, "conv", conv_2d_reads, ["kx", "ky", "i", "b", "x", "y", "o"], False),
+    "conv_2d_padded": (CONV_2D_PADDED, "conv", conv_2d_padded_reads, ["kx", "ky", "i", "b", "x", "y", "o"], True),
+    "scaled_dot": (SCALED_DOT, "fusion", scaled_dot_reads, ["k", "m", "n"], False),
 }
 
 
@@ -292,8 +310,11 @@ def test_contraction_tiles_hold_what_each_program_reads(name: str) -> None:
     # elements the program's output elements read at its contracting points lie in the
     # operands' tiles, which are exactly those elements when no parameter's tile is cut
     # by its bound.
-    text, computation_name, reads_of, names = CONTRACTIONS[name]
-    module, analysis = hlo_analysis(text, computation_name)
+    text, computation_name, reads_of, names, allow_pad = CONTRACTIONS[name]
+    if allow_pad:
+        _, refused = hlo_analysis(text, computation_name)
+        assert isinstance(refused, AnalysisFailure) and "allow-pad tiles it without a device" in refused.reason, refused
+    module, analysis = hlo_analysis(text, computation_name, allow_pad=allow_pad)
     assert isinstance(analysis, TiledFusion), analysis
     assert [p.contracting for p in analysis.parameters] == [n in ("k", "kx", "ky", "i") for n in names]
     tilings = analysis.valid_tilings()
@@ -308,6 +329,7 @@ def test_contraction_tiles_hold_what_each_program_reads(name: str) -> None:
                 starts = pid_map.evaluate([pid])
                 ranges = [range(s, min(s + n, p.size)) for s, n, p in zip(starts, sizes, analysis.parameters)]
                 reads = {reads_of(dict(zip(names, point)))[operand_index] for point in itertools.product(*ranges)}
+                reads = {r for r in reads if all(0 <= c < n for c, n in zip(r, shape))}  # padding: no element
                 tile = box(inst.tile_offsets_indexing.evaluate([pid]), inst.tile_sizes, inst.tile_strides, shape)
                 assert reads <= tile, (sizes, pid, operand_index, sorted(reads - tile)[:3])
                 if all(s + n <= p.size for s, n, p in zip(starts, sizes, analysis.parameters)):

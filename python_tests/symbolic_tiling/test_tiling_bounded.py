@@ -24,8 +24,13 @@ from hypothesis import strategies as st  # noqa: E402
 from test_tiling_properties import check_tilings  # noqa: E402
 from tiling_fixtures import Fusion, Value, functions_of, hlo_analysis  # noqa: E402
 
+from hlo_indexing import module_tilings  # noqa: E402
+from hlo_indexing.dialect_glue.bindings import ir  # noqa: E402
+from hlo_indexing.dialect_glue.context import default_context  # noqa: E402
 from hlo_indexing.errors import TilingError  # noqa: E402
 from hlo_indexing.symbolic_tiling import tiled_computation as tiled_computation_module  # noqa: E402
+from hlo_indexing.symbolic_tiling.footprint import FootprintError, tiling_footprint  # noqa: E402
+from hlo_indexing.symbolic_tiling.ranking import rank_tilings  # noqa: E402
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, tiled_computation  # noqa: E402
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion, analyze_fusion  # noqa: E402
 
@@ -311,3 +316,43 @@ def test_a_scalar_extra_output_is_partitioned_by_one_program_only() -> None:
     outcomes = _partition_outcomes("total")
     programs = {sizes: math.ceil(8 / sizes[0]) * math.ceil(16 / sizes[1]) for sizes in outcomes}
     assert len(outcomes) > 1 and all(ok == (programs[sizes] == 1) for sizes, ok in outcomes.items()), outcomes
+
+
+#: One operand read by six one-element tiles, four of them at independent runtime
+#: starts (16 values each), broadcast to 64 elements: each footprint row is a program
+#: and one of 16**4 combinations of starts (what jnp.interp's four gathers give).
+SIX_READS = """
+func.func @six_reads(%x: tensor<16xf32>, %i0: tensor<i32>, %i1: tensor<i32>, %i2: tensor<i32>, %i3: tensor<i32>) -> tensor<64xf32> {
+  %s0 = stablehlo.dynamic_slice %x, %i0, sizes = [1] : (tensor<16xf32>, tensor<i32>) -> tensor<1xf32>
+  %s1 = stablehlo.dynamic_slice %x, %i1, sizes = [1] : (tensor<16xf32>, tensor<i32>) -> tensor<1xf32>
+  %s2 = stablehlo.dynamic_slice %x, %i2, sizes = [1] : (tensor<16xf32>, tensor<i32>) -> tensor<1xf32>
+  %s3 = stablehlo.dynamic_slice %x, %i3, sizes = [1] : (tensor<16xf32>, tensor<i32>) -> tensor<1xf32>
+  %s4 = stablehlo.slice %x [0:1] : (tensor<16xf32>) -> tensor<1xf32>
+  %s5 = stablehlo.slice %x [15:16] : (tensor<16xf32>) -> tensor<1xf32>
+  %a = stablehlo.add %s0, %s1 : tensor<1xf32>
+  %b = stablehlo.add %a, %s2 : tensor<1xf32>
+  %c = stablehlo.add %b, %s3 : tensor<1xf32>
+  %d = stablehlo.add %c, %s4 : tensor<1xf32>
+  %e = stablehlo.add %d, %s5 : tensor<1xf32>
+  %r = stablehlo.broadcast_in_dim %e, dims = [0] : (tensor<1xf32>) -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
+"""
+
+
+def test_footprints_over_many_runtime_values_are_bounded() -> None:
+    # Tiles of 1: 64 programs x 16**4 rows x 63 box intersections, refused before any
+    # row is built; one tile of 64 is counted; the ranking by budget leaves the refused
+    # tilings out as capped, and the device ranking names the limit or ranks.
+    with default_context():
+        module = ir.Module.parse(SIX_READS)
+        fusion = analyze_fusion(module.body.operations[0])
+        assert isinstance(fusion, TiledFusion), fusion
+        with pytest.raises(FootprintError, match="4194304 rows .* of 6 tiles are 264241152 box intersections, too many"):
+            tiling_footprint(fusion, [1])
+        assert tiling_footprint(fusion, [64]).num_tiles == 1
+        ranking = rank_tilings(fusion, 1 << 30)
+        assert (64,) in [f.tile_sizes for f in ranking.tilings] and (1,) not in [f.tile_sizes for f in ranking.tilings]
+        assert ranking.capped >= 1
+        (entry,) = module_tilings(module, device="h100")["computations"]
+        assert entry["error"] is None or "too many to count" in entry["error"], entry["error"]
