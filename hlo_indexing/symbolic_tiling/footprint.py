@@ -61,7 +61,13 @@ MAX_UNION_BOXES = 6
 
 class FootprintError(HloIndexingError):
     """A footprint cannot be computed (unknown element type, layout of the wrong rank,
-    too many elements to enumerate)."""
+    an operand read by the programs of different dots, or :class:`FootprintLimitError`)."""
+
+
+class FootprintLimitError(FootprintError):
+    """A footprint is too large to count: too many tile elements, rows or box
+    intersections (the limits of this module). A ranking leaves such a tiling out as
+    capped; the structural failures of :class:`FootprintError` stop it."""
 
 
 @dataclass(frozen=True)
@@ -522,7 +528,7 @@ def _enumerated_counts(
         rows = max(len(p) * math.prod(len(values[v]) for v in order if v not in names)
                    for names, (_, p) in zip(sources, all_offsets))
         if rows * (2 ** len(insts) - 1) > MAX_ENUMERATED:
-            raise FootprintError(f"{insts[0].name}: {rows} rows (programs times runtime values) of {len(insts)} tiles "
+            raise FootprintLimitError(f"{insts[0].name}: {rows} rows (programs times runtime values) of {len(insts)} tiles "
                                  f"are {rows * (2 ** len(insts) - 1)} box intersections, too many to count")
     if any(len(names) != len(order) for names in sources):
         all_offsets = _joint_rows(insts[0].name, sources, order, all_offsets, values)
@@ -557,7 +563,7 @@ def _enumerated_counts(
         return units, elements, unit
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
-        raise FootprintError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
+        raise FootprintLimitError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
     # Whole programs per chunk, about UNION_CHUNK tile elements each.
     cost = np.bincount(program, weights=np.array([math.prod(inst.tile_sizes) for inst in insts], np.float64)[owner],
                        minlength=programs)
@@ -602,7 +608,7 @@ def _joint_rows(
         missing = [v for v in order if v not in names]
         combinations = math.prod(len(values[v]) for v in missing)
         if len(points) * combinations > MAX_ENUMERATED:
-            raise FootprintError(f"{name}: {len(points) * combinations} rows of tiles over the runtime values of all its "
+            raise FootprintLimitError(f"{name}: {len(points) * combinations} rows of tiles over the runtime values of all its "
                                  "readers are too many to enumerate")
         grids = np.meshgrid(*(np.arange(values[v].start, values[v].stop, dtype=np.int64) for v in missing), indexing="ij")
         extra = np.stack([g.reshape(-1) for g in grids], axis=1) if missing else np.zeros((1, 0), np.int64)

@@ -69,6 +69,7 @@ from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.footprint import (
     Footprint,
     FootprintError,
+    FootprintLimitError,
     OperandFootprint,
     tiling_footprint,
 )
@@ -128,11 +129,12 @@ class Ranking:
             parts.append(f"{self.skipped} tilings with more than {self.max_programs} programs not evaluated (max-programs)")
         if self.unbuildable:
             parts.append(f"{self.unbuildable} valid tilings the tiled computation cannot build (UNIMPLEMENTED: a negative "
-                         "stride or a concatenate tile across operands)")
+                         "stride, a concatenate tile across operands or an extra output its tiles do not partition)")
         if self.capped:
-            limit = ("MAX_TILING_CANDIDATES" if self.method == "symbolic"
-                     else "MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION/MAX_PER_TILING_ROWS")
-            parts.append(f"{self.capped} candidate tilings not considered (limits.{limit})")
+            limit = ("limits.MAX_TILING_CANDIDATES" if self.method == "symbolic"
+                     else "limits.MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION/MAX_PER_TILING_ROWS, or a footprint too "
+                          "large to count")
+            parts.append(f"{self.capped} candidate tilings not considered ({limit})")
         return "; ".join(parts)
 
 
@@ -433,7 +435,7 @@ def _rank_per_tiling(
     (:func:`_written_bytes_at_least`: the others cannot fit), the fewest programs first,
     at most ``MAX_FOOTPRINTS_PER_FUSION`` of them and while their programs times the
     runtime values they are counted over add up to at most ``MAX_PER_TILING_ROWS``; a
-    tiling whose footprint is too large to count (:class:`FootprintError`) is counted
+    tiling whose footprint is too large to count (:class:`FootprintLimitError`) is counted
     in :attr:`Ranking.capped` with them."""
     candidates = np.flatnonzero(valid & ~skipped & (_written_bytes_at_least(fusion, grid) <= budget_bytes))
     order = candidates[np.argsort(programs[candidates], kind="stable")]
@@ -453,7 +455,7 @@ def _rank_per_tiling(
                 unbuildable += 1
                 continue
             raise
-        except FootprintError:  # too many rows or elements to count: not considered, as past the caps
+        except FootprintLimitError:  # too many rows or elements to count: not considered, as past the caps
             capped += 1
             continue
         if footprint.bytes_per_tile <= budget_bytes:

@@ -12,7 +12,7 @@
 // they are counted apart from the budget (`unbuildable` in JSON).
 // BLIND-LABEL: remark: @reversed: no valid tiling can be built
 // BLIND-NEXT:  func.func @reversed
-// BLIND:       remark: @reversed: 32 valid tilings the tiled computation cannot build (UNIMPLEMENTED: a negative stride or a concatenate tile across operands)
+// BLIND:       remark: @reversed: 32 valid tilings the tiled computation cannot build (UNIMPLEMENTED: a negative stride, a concatenate tile across operands or an extra output its tiles do not partition)
 // GPU-LABEL: remark: @reversed: no tiling is legal on h100-sxm
 // GPU:       remark: @reversed: 32 of 32 tilings rejected on h100-sxm (tiling.unimplemented 32)
 // TPU-LABEL: remark: @reversed: no tiling is legal on tpu-v5e
