@@ -525,11 +525,11 @@ def _enumerated_counts(
     by_boxes = blocks and len(insts) <= MAX_UNION_BOXES and all(
         abs(s) <= 1 or n <= 1 for i in insts for n, s in zip(i.tile_sizes, i.tile_strides))
     if by_boxes:  # rows multiply with the runtime values of the tiles, intersections with the tiles
-        rows = max(len(p) * math.prod(len(values[v]) for v in order if v not in names)
-                   for names, (_, p) in zip(sources, all_offsets))
-        if rows * (2 ** len(insts) - 1) > MAX_ENUMERATED:
-            raise FootprintLimitError(f"{insts[0].name}: {rows} rows (programs times runtime values) of {len(insts)} tiles "
-                                 f"are {rows * (2 ** len(insts) - 1)} box intersections, too many to count")
+        row_count = max(len(p) * math.prod(len(values[v]) for v in order if v not in names)
+                        for names, (_, p) in zip(sources, all_offsets))
+        if row_count * (2 ** len(insts) - 1) > MAX_ENUMERATED:
+            raise FootprintLimitError(f"{insts[0].name}: {row_count} rows (programs times runtime values) of {len(insts)} "
+                                      f"tiles are {row_count * (2 ** len(insts) - 1)} box intersections, too many to count")
     if any(len(names) != len(order) for names in sources):
         all_offsets = _joint_rows(insts[0].name, sources, order, all_offsets, values)
         sources = [order] * len(insts)
