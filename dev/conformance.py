@@ -234,7 +234,7 @@ def run_queries(record: dict, rng: random.Random) -> None:
                 "ComputeExpressionRange": [bounds.lower, bounds.upper],
             }[kind]
         elif kind == "ComputeResultRanges":
-            got = [[bounds.lower, bounds.upper] for bounds in m.result_ranges()]
+            got = [[bounds.lower, bounds.upper] for bounds in m.result_bounds()]
         else:
             raise NotImplementedApi(f"query {kind}")
         if got != want:

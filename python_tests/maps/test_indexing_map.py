@@ -237,25 +237,25 @@ RESULT_RANGE_MAPS = [
 
 
 @pytest.mark.parametrize("text", RESULT_RANGE_MAPS)
-def test_result_ranges_hold_every_image(text: str) -> None:
+def test_result_bounds_hold_every_image(text: str) -> None:
     m = IndexingMap.parse(text)
     _points, values = m.enumerate()
-    ranges = m.result_ranges()
+    ranges = m.result_bounds()
     assert len(ranges) == m.num_results
     for k, bounds in enumerate(ranges):
         assert bounds.lower <= int(values[:, k].min()) and int(values[:, k].max()) <= bounds.upper
 
 
-def test_result_ranges_narrow_with_a_constraint_on_a_subexpression() -> None:
+def test_result_bounds_narrow_with_a_constraint_on_a_subexpression() -> None:
     # XLA's ComputeResultRanges example: the sum's constraint makes the ranges exact (brute
     # force), where the bounds over the variable ranges alone overshoot the floor division
     m = IndexingMap.parse(SUM_CONSTRAINED)
     _points, values = m.enumerate()
     exact = [(int(values[:, k].min()), int(values[:, k].max())) for k in range(m.num_results)]
-    assert [(b.lower, b.upper) for b in m.result_ranges()] == exact
+    assert [(b.lower, b.upper) for b in m.result_bounds()] == exact
     assert m.expr_bounds(m.results[0]).upper > exact[0][1]
 
 
-def test_result_ranges_of_an_undefined_map_is_an_error() -> None:
+def test_result_bounds_of_an_undefined_map_is_an_error() -> None:
     with pytest.raises(ValueError, match="undefined map"):
-        IndexingMap.undefined("no reason").result_ranges()
+        IndexingMap.undefined("no reason").result_bounds()
