@@ -72,6 +72,8 @@ _FUSED_MAPS_OPTIONS = (
 #: The option every pass has (hlo_indexing.passes.selection).
 _FUNC = OptionInfo("func", "str", "", "only this function or HLO instruction (ynn_fusion.6) and what is nested in it; empty: all")
 _FORMAT = OptionInfo("format", "str", "text", "text (remarks) or json (one JSON document per module)", ("text", "json"))
+#: The help of the tiling passes' allow-pad (hlo_indexing.passes.tilings).
+_ALLOW_PAD_HELP = "also tile pads outside gemm fusions (XLA tiles them only in gemm fusions)"
 
 #: pass name -> its description (checked against the pass classes by a test)
 PASSES: dict[str, PassInfo] = {
@@ -133,6 +135,7 @@ PASSES: dict[str, PassInfo] = {
                            "name such as h100 or tpu-v5e, or a JSON description file); empty: by bytes moved under the budget"),
                 OptionInfo("top", "int", 0, "with a device: tilings printed per computation (0: max)", minimum=0),
                 OptionInfo("prove", "bool", False, "prove each printed exactness by isl (needs islpy)"),
+                OptionInfo("allow-pad", "bool", False, _ALLOW_PAD_HELP + "; not with a device"),
             ),
         ),
         PassInfo(
@@ -151,6 +154,7 @@ PASSES: dict[str, PassInfo] = {
                     "flat tile sizes, one per tiling parameter (e.g. 8,128), or per fusion (ynn_fusion.6:16,32,128;fusion.2:8)",
                 ),
                 _FUNC,
+                OptionInfo("allow-pad", "bool", False, _ALLOW_PAD_HELP),
             ),
         ),
     )

@@ -46,6 +46,14 @@ document, with ``device``, ``device_ranking`` and per tiling ``estimate``/``lega
 device, a computation that cannot be tiled or ranked is a warning naming the reason
 (text) or a ``failure``/``error`` entry (json, jsonl), and the others are ranked.
 
+A ``pad`` outside a gemm fusion is not tiled, as XLA's Triton tiling does not tile it
+(the warning names the option): ``allow-pad=true`` tiles it (a tile in the padding reads
+no operand element; the document records ``"allow_pad": true``). Not with a device:
+Triton refuses such pads, and the Pallas TPU kernel described (grid and BlockSpecs) has
+no block of the padded operand for a tile in the padding, nor a body that writes the
+padding value; ``allow-pad`` with ``device=`` is an option error
+(:data:`~hlo_indexing.symbolic_tiling.tilings_report.DEVICE_PAD_REFUSALS`).
+
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one
 per tiling parameter, as ``valid_tilings`` lists them) and attaches to each op of the
 tiled computation ``hlo_indexing.tile``: an array with one dictionary per tiled
@@ -54,7 +62,8 @@ strides = array<i64: ...>}``; the computation gets ``hlo_indexing.tiling = {num_
 tile_sizes}`` and, for each argument read, ``hlo_indexing.argument_tiles`` (on a
 function's argument attributes; an ``mhlo.fusion`` lists them per operand). A
 computation that cannot be tiled, or sizes that are not a valid tiling, give an error
-naming the reason.
+naming the reason. ``allow-pad=true`` tiles pads outside gemm fusions too, as
+``hlo-print-tilings``.
 """
 
 from __future__ import annotations
@@ -87,6 +96,7 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, defining_
 from hlo_indexing.symbolic_tiling.tilings_report import (
     ComputationEntry,
     body_uses,
+    check_allow_pad_on,
     computation_tilings,
     parameters_text,
     parse_bytes,
@@ -107,6 +117,13 @@ ARGUMENT_TILES_ATTRIBUTE = "hlo_indexing.argument_tiles"
 
 #: ``format`` values of ``hlo-print-tilings``.
 TILINGS_FORMATS = ("text", "json", "jsonl")
+
+
+def allow_pad_field(note: str = "") -> bool:
+    """The ``allow-pad`` option of the passes that tile (module docstring), its help
+    ending with ``note``."""
+    return field(default=False, metadata={"help": "also tile pads outside gemm fusions (XLA tiles them only in gemm "
+                                                  "fusions)" + note})
 
 
 @dataclass(frozen=True)
@@ -140,6 +157,7 @@ class PrintTilings(ModulePass):
                 "JSON description file); empty: by bytes moved under the budget"})
     top: int = field(default=0, metadata={"help": "with a device: tilings printed per computation (0: max)", "min": 0})
     prove: bool = field(default=False, metadata={"help": "prove each printed exactness by isl (needs islpy)"})
+    allow_pad: bool = allow_pad_field("; not with a device")
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Emit the ranked tilings of every computation as each is done (see the module
@@ -150,6 +168,8 @@ class PrintTilings(ModulePass):
             seconds = parse_seconds(self.fusion_seconds)
             selected = selected_computations(module, self.func)
             target = select_device(self.device) if self.device else None
+            if target is not None:
+                check_allow_pad_on(self.allow_pad, target.kind, target.name)
         except HloIndexingError as exc:
             diagnostics.error(module.location, str(exc) if exc.location else exc.message)
             return
@@ -158,12 +178,13 @@ class PrintTilings(ModulePass):
         memo = TilingMemo()
         uses = body_uses(module)
         if target is not None:
-            self._run_for_device(selected, target, budget, memo, diagnostics)
+            self._run_for_device(selected, target, budget, seconds, uses, memo, diagnostics)
             return
         for label, op in selected:
             entry, ranked, note = computation_tilings(
                 label, op, budget, self.max, blockspecs=not text, memo=memo, max_programs=self.max_programs,
                 max_nodes=self.max_nodes, seconds=seconds, used_in=uses.get(str(op.location), ()), prove=self.prove,
+                allow_pad=self.allow_pad,
             )
             entries.append(entry)
             if self.format == "jsonl":
@@ -183,17 +204,19 @@ class PrintTilings(ModulePass):
             if note:
                 diagnostics.remark(op.location, f"{label}: {note}")
         if self.format == "json":
-            diagnostics.output(json.dumps(tilings_document(budget, entries), indent=2))
+            diagnostics.output(json.dumps(tilings_document(budget, entries, allow_pad=self.allow_pad), indent=2))
 
-    def _run_for_device(self, selected: list[tuple[str, "ir.Operation"]], target: Device, budget: int, memo: TilingMemo,
-                        diagnostics: Diagnostics) -> None:
+    def _run_for_device(self, selected: list[tuple[str, "ir.Operation"]], target: Device, budget: int, seconds: float,
+                        uses: dict[str, list[str]], memo: TilingMemo, diagnostics: Diagnostics) -> None:
         text = self.format == "text"
         top = self.top or self.max
         device_memo = DeviceRankingMemo(memo)
         entries = []
         for label, op in selected:
-            entry, ranking, ranked_tilings = device_computation_tilings(label, op, target, top, memo=device_memo,
-                                                                        blockspecs=not text)
+            entry, ranking, ranked_tilings = device_computation_tilings(
+                label, op, target, top, memo=device_memo, blockspecs=not text, max_nodes=self.max_nodes, seconds=seconds,
+                used_in=uses.get(str(op.location), ()),
+            )
             entries.append(entry)
             if self.format == "jsonl":
                 diagnostics.output(json.dumps(entry))
@@ -285,6 +308,7 @@ class AttachTiles(ModulePass):
         },
     )
     func: str = func_field()
+    allow_pad: bool = allow_pad_field()
 
     def run(self, module: "ir.Operation", diagnostics: Diagnostics) -> None:
         """Attach the tiles of every computation selected (``func``, and the names of
@@ -305,7 +329,7 @@ class AttachTiles(ModulePass):
             targets = [(label, op, per_computation[""]) for label, op in selected]
         memo = TilingMemo()
         for label, op, sizes in targets:
-            fusion = memo.analyze(op)
+            fusion = memo.analyze(op, allow_pad=self.allow_pad)
             if isinstance(fusion, AnalysisFailure):
                 diagnostics.error(op.location, f"{label}: {fusion}")
                 continue

@@ -39,11 +39,12 @@ scaled); boxes are ``class="tile-box"`` outlines.
 Command line::
 
     hlo-indexing-tile-view FILE [--fusion NAME] --tile-sizes 8,128 [--tile-id N] [--output-index K]
-                           [--max-cells N] [--max-slices N] [-o out.svg]
+                           [--allow-pad] [--max-cells N] [--max-slices N] [-o out.svg]
 
 ``FILE`` is MLIR or HLO text (as ``hlo-indexing-opt`` reads it); ``--fusion`` names the
 computation (``@softmax``, ``softmax``, or an HLO fusion's name; optional when there is
-one). Exit code 1 with ``file:line:col: error: ...`` and the source line with a caret
+one); ``--allow-pad`` tiles a pad outside a gemm fusion (as ``hlo-print-tilings``'
+``allow-pad``). Exit code 1 with ``file:line:col: error: ...`` and the source line with a caret
 (as ``hlo-indexing-opt`` reports errors) on bad input; ``-o`` is written only on success.
 """
 
@@ -290,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--output-index", metavar="K", type=int, default=0, help="the output drawn, of a multi-output fusion (default 0)"
     )
+    parser.add_argument("--allow-pad", action="store_true", help="also tile pads outside gemm fusions (as hlo-print-tilings' allow-pad)")
     parser.add_argument("--max-cells", type=int, default=MAX_CELLS, help=f"cells per slice before scaling (default {MAX_CELLS})")
     parser.add_argument("--max-slices", type=int, default=MAX_SLICES, help=f"2-D slices drawn per tensor (default {MAX_SLICES})")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout); written only on success")
@@ -313,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 excerpt.register(args.input, path.read_text(encoding="utf-8", errors="replace"))
             module = parse_module(path)
         label, op = select_computation(module.operation, args.fusion)
-        picture = tile_picture(op, sizes, args.tile_id, output=args.output_index, label=label)
+        picture = tile_picture(op, sizes, args.tile_id, output=args.output_index, label=label, allow_pad=args.allow_pad)
         rendered = render_tile_svg(picture, max_cells=args.max_cells, max_slices=args.max_slices)
     except HloIndexingError as error:
         where = error.location or COMMAND_LINE

@@ -59,6 +59,7 @@ def module_tilings(
     max_programs: int = MAX_PROGRAMS,
     max_nodes: int = MAX_TILED_NODES,
     fusion_seconds: float = FUSION_SECONDS,
+    allow_pad: bool = False,
 ) -> dict[str, object]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation or ``ir.Module``, MLIR or HLO text, a path), as
@@ -68,16 +69,19 @@ def module_tilings(
     (:func:`hlo_indexing.symbolic_tiling.tilings_report.module_tilings`, which says what
     the other arguments take); with one (a name, a JSON description file or a device
     object), the best ``max_tilings`` tilings legal on it, fastest first, as
-    ``hlo-print-tilings{device=...}``. Raises
+    ``hlo-print-tilings{device=...}``; ``allow_pad`` (tile pads outside gemm fusions)
+    only without a device
+    (:data:`~hlo_indexing.symbolic_tiling.tilings_report.DEVICE_PAD_REFUSALS`). Raises
     :class:`~hlo_indexing.errors.InvalidArgumentError` for an argument of the wrong type
     or value."""
     if device is None:
         return tilings_report.module_tilings(module, budget_bytes, max_tilings, function=function,
                                              max_programs=max_programs, max_nodes=max_nodes,
-                                             fusion_seconds=fusion_seconds)
+                                             fusion_seconds=fusion_seconds, allow_pad=allow_pad)
     request = tilings_report.tilings_request(module, budget_bytes, max_tilings, function, max_programs, max_nodes,
-                                             fusion_seconds)
+                                             fusion_seconds, allow_pad)
     target = select_device(device)
+    tilings_report.check_allow_pad_on(request.allow_pad, target.kind, target.name, option="module_tilings: allow_pad")
     memo = DeviceRankingMemo(TilingMemo())
     entries = [device_computation_tilings(label, op, target, max_tilings, memo=memo, max_nodes=max_nodes,
                                           seconds=request.seconds, used_in=request.used_in(op))[0]

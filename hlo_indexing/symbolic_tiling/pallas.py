@@ -7,7 +7,11 @@ then ``pl.BlockSpec(block_shape, index_map)`` with ``block_shape`` the tile size
 ``index_map`` the offsets divided by the sizes describes it. The grid has one axis per
 output tiling parameter (the number of tiles along it), then one per contracting
 parameter of a dot (the kernel accumulates over it); a spec whose tile does not move
-along an axis ignores that index. :func:`pallas_blockspecs` returns a
+along an axis ignores that index. An operand read by some programs only (a
+concatenate's operand, a pad's operand at the tiles of its padding) still has a block
+at every grid step: its index map must stay inside the array there too, else the tiles
+are not blocks (Pallas refuses a block index past the array's blocks; its plain
+interpreter clamps it silently). :func:`pallas_blockspecs` returns a
 :class:`PallasBlockSpecs`: ``specs.grid``, ``specs.in_specs`` and ``specs.out_specs``
 are the grid and ``pl.BlockSpec`` objects (``jax`` is imported when they are asked for),
 ``pl.pallas_call(kernel, out_shape=..., **specs.pallas_call_arguments())`` runs a kernel
@@ -81,8 +85,9 @@ class PallasTiling:
 def block_index_maps(fusion: TiledFusion, tile_sizes: Sequence[int], computation: TiledComputation | None = None) -> PallasTiling:
     """The grid and block specs of flat ``tile_sizes`` (see the module docstring), from
     their tiled ``computation`` when the caller has it.
-    Raises :class:`NotABlockError` when a tile is not a block, or a parameter is read
-    through two different tiles (the message names the operand by its number only, so
+    Raises :class:`NotABlockError` when a tile is not a block (or an operand read by
+    some programs only has no block inside its array at the others), or a parameter is
+    read through two different tiles (the message names the operand by its number only, so
     it holds for every computation of the same body); :class:`~hlo_indexing.errors.TilingError`
     for invalid sizes."""
     sizes = list(tile_sizes)
@@ -114,7 +119,7 @@ def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts
         raise NotABlockError(f"{label}: its offsets depend on runtime values")
     if any(stride != 1 and size > 1 for size, stride in zip(inst.tile_sizes, inst.tile_strides)):
         raise NotABlockError(f"{label}: strides {list(inst.tile_strides)} are not 1")
-    _, offsets = offsets_map.enumerate()
+    points, offsets = offsets_map.enumerate()
     block = np.maximum(np.asarray(inst.tile_sizes, np.int64), 1)
     if offsets.size and np.any(offsets % block):
         raise NotABlockError(f"{label}: offsets are not multiples of the tile sizes {list(inst.tile_sizes)}")
@@ -129,7 +134,26 @@ def _spec(kind: str, index: int, inst: TiledInstruction, axes: list[int], counts
     grid_to_offsets = compose(IndexingMap.from_exprs(grid_vars, [pid], context=ctx), offsets_map)
     results = [ax.floordiv(e, int(b)) for e, b in zip(grid_to_offsets.results, block)]
     index_map = IndexingMap.from_exprs(grid_vars, results, context=ctx).simplify()
+    programs = int(np.prod([counts[position] for position in order], dtype=np.int64))
+    if len(points) < programs:  # its tile's offsets say nothing of the other programs' blocks
+        _check_blocks_inside(label, index_map, tuple(ir.RankedTensorType(inst.node.value.type).shape), block,
+                             f"read by {len(points)} of the {programs} programs only")
     return BlockSpec(kind, index, str(inst.node.value.type), inst.tile_sizes, index_map)
+
+
+def _check_blocks_inside(label: str, index_map: IndexingMap, shape: Sequence[int], block: np.ndarray, why: str) -> None:
+    """Raise :class:`NotABlockError` when ``index_map`` may name a block outside an
+    array of ``shape`` at some grid step: Pallas reads a block at every step, and refuses
+    one outside the array (a concatenate's operand, or a pad's operand, at the steps of
+    the other operands or of the padding)."""
+    for dim, (expr, extent, size) in enumerate(zip(index_map.results, shape, block)):
+        bounds = index_map.expr_bounds(expr)
+        last = -(-extent // int(size)) - 1
+        if bounds.lower < 0 or bounds.upper > last:
+            raise NotABlockError(
+                f"{label}: {why} (a concatenate's operand, a pad's padding), its block index along dimension {dim} "
+                f"{bounds} leaves the array's blocks [0, {last}] at the others"
+            )
 
 
 def grid_index_name(k: int) -> str:

@@ -116,11 +116,14 @@ class TilePicture:
 
 
 def tile_picture(
-    computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int = 0, *, output: int = 0, label: str = ""
+    computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int = 0, *, output: int = 0, label: str = "",
+    allow_pad: bool = False,
 ) -> TilePicture:
     """The :class:`TilePicture` of tile ``tile_id`` of output ``output`` of
     ``computation`` (a ``func.func`` or ``mhlo.fusion``) tiled at flat ``tile_sizes``
-    (an extra output of a multi-output fusion is written by the same programs).
+    (an extra output of a multi-output fusion is written by the same programs;
+    ``allow_pad``: a pad outside a gemm fusion is tiled too, as
+    :func:`~hlo_indexing.symbolic_tiling.tiled_fusion.analyze_fusion`'s).
 
     Raises :class:`~hlo_indexing.errors.HloIndexingError` located at the computation:
     :class:`UnsupportedError` when it cannot be tiled or an operand's fused map is
@@ -131,7 +134,7 @@ def tile_picture(
     at = location_of(computation.location, "<string>")
     label = label or _label(computation)
     try:
-        fusion = analyze_fusion(computation)
+        fusion = analyze_fusion(computation, allow_pad=allow_pad)
     except HloIndexingError as exc:  # e.g. a zero-sized output
         raise UnsupportedError(f"{label}: cannot tile: {exc.message}", at) from None
     if isinstance(fusion, AnalysisFailure):

@@ -629,7 +629,7 @@ class _Builder:
             # XLA nests fusions only as the operands of a dot (its gemm fusions).
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
         if opcode == "pad" and not self.allow_pad:
-            raise _Failure(f"{name}: pad is only supported in gemm fusions")
+            raise _Failure(f"{name}: pad is only supported in gemm fusions; pass allow-pad (allow_pad=True) to tile it anyway")
         value_type = value.type
         if not isinstance(value_type, ir.RankedTensorType):  # a tuple, a token
             raise _Failure(f"{name}: a value of type {value_type} is not a tensor")

@@ -11,6 +11,11 @@ reported in the body's function, with where else they are used, ``used_in``); th
 limits of one computation (``max_programs``, ``max_nodes``, ``fusion_seconds``) leave
 it untiled with the reason, never the others.
 
+A ``pad`` outside a gemm fusion is refused, as XLA's Triton tiling refuses it, unless
+``allow_pad`` (option ``allow-pad``): its tiles are then sound (a tile in the padding
+reads no operand element) but no device ranking can use them
+(:data:`DEVICE_PAD_REFUSALS`).
+
 Example::
 
     from hlo_indexing import module_tilings, parse_module
@@ -94,10 +99,14 @@ def tilings_schema() -> dict[str, object]:
     return load_schema(TILINGS_SCHEMA_FILE)
 
 
-def tilings_document(budget_bytes: int, computations_json: Sequence[ComputationEntry]) -> dict[str, object]:
+def tilings_document(
+    budget_bytes: int, computations_json: Sequence[ComputationEntry], *, allow_pad: bool = False
+) -> dict[str, object]:
     """The JSON document of ``hlo-print-tilings{format=json}``: the schema id, the
-    budget and one entry per computation (:func:`computation_tilings`)."""
-    return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "computations": computations_json}
+    budget, whether pads outside gemm fusions were tiled (``allow_pad``) and one entry
+    per computation (:func:`computation_tilings`)."""
+    return {"schema": TILINGS_SCHEMA_ID, "budget_bytes": budget_bytes, "allow_pad": allow_pad,
+            "computations": computations_json}
 
 
 def module_tilings(
@@ -110,37 +119,43 @@ def module_tilings(
     max_nodes: int = MAX_TILED_NODES,
     fusion_seconds: float = FUSION_SECONDS,
     prove: bool = False,
+    allow_pad: bool = False,
 ) -> dict[str, object]:
     """The tilings JSON document of every computation of ``module`` (a ``builtin.module``
     operation or ``ir.Module``, or what :func:`~hlo_indexing.dialect_glue.parsing.parse_module`
     reads: MLIR or HLO text, a path), as ``hlo-print-tilings{format=json}`` prints it; valid
     against :func:`tilings_schema`. ``budget_bytes``: bytes, or text with a unit
     (``'48KiB'``); ``function``: only that function (and the fusions in it) or that HLO
-    instruction (``ynn_fusion.6``); the limits, and ``prove`` (isl proves each
-    exactness), as the pass options of the same names.
+    instruction (``ynn_fusion.6``); the limits, ``prove`` (isl proves each
+    exactness) and ``allow_pad`` (pads outside gemm fusions are tiled too), as the pass
+    options of the same names.
     Raises :class:`~hlo_indexing.errors.InvalidArgumentError` for an argument of the
     wrong type or value."""
-    request = tilings_request(module, budget_bytes, max_tilings, function, max_programs, max_nodes, fusion_seconds)
+    request = tilings_request(module, budget_bytes, max_tilings, function, max_programs, max_nodes, fusion_seconds,
+                              allow_pad)
     memo = TilingMemo()
     entries = [
         computation_tilings(label, op, request.budget_bytes, max_tilings, memo=memo, max_programs=max_programs,
-                            max_nodes=max_nodes, seconds=request.seconds, used_in=request.used_in(op), prove=prove)[0]
+                            max_nodes=max_nodes, seconds=request.seconds, used_in=request.used_in(op), prove=prove,
+                            allow_pad=request.allow_pad)[0]
         for label, op in request.selected
     ]
-    return tilings_document(request.budget_bytes, entries)
+    return tilings_document(request.budget_bytes, entries, allow_pad=request.allow_pad)
 
 
 @dataclass(frozen=True)
 class TilingsRequest:
     """What :func:`module_tilings` was asked, checked: the module, the budget in bytes,
-    the computations selected, the CPU seconds per computation and where else each
-    ``while``/``call`` body's fusion is used."""
+    the computations selected, the CPU seconds per computation, where else each
+    ``while``/``call`` body's fusion is used and whether pads are tiled outside gemm
+    fusions."""
 
     module: "ir.Operation"
     budget_bytes: int
     selected: list[tuple[str, "ir.Operation"]]
     seconds: float
     uses: dict[str, list[str]]
+    allow_pad: bool
 
     def used_in(self, op: "ir.Operation") -> list[str]:
         """Where else ``op`` is used (:func:`body_uses`)."""
@@ -149,7 +164,7 @@ class TilingsRequest:
 
 def tilings_request(
     module: object, budget_bytes: object, max_tilings: object, function: object, max_programs: object,
-    max_nodes: object, fusion_seconds: object,
+    max_nodes: object, fusion_seconds: object, allow_pad: object = False,
 ) -> TilingsRequest:
     """The arguments of :func:`module_tilings` (also the device-ranked one's) checked and
     read. Raises :class:`~hlo_indexing.errors.InvalidArgumentError` naming the wrong one."""
@@ -162,11 +177,37 @@ def tilings_request(
         raise InvalidArgumentError(f"module_tilings: function must be a name (str), got {type(function).__name__}")
     if isinstance(fusion_seconds, bool) or not isinstance(fusion_seconds, (int, float)) or not fusion_seconds >= 0:
         raise InvalidArgumentError(f"module_tilings: fusion_seconds must be a number >= 0, got {fusion_seconds!r}")
+    if not isinstance(allow_pad, bool):
+        raise InvalidArgumentError(f"module_tilings: allow_pad must be True or False, got {allow_pad!r}")
     try:
         selected = selected_computations(operation, function)
     except InvalidArgumentError as exc:
         raise InvalidArgumentError(f"module_tilings: {exc.message}") from None
-    return TilingsRequest(operation, budget, selected, float(fusion_seconds), body_uses(operation))
+    return TilingsRequest(operation, budget, selected, float(fusion_seconds), body_uses(operation), allow_pad)
+
+
+#: Why a tiling ranked for a device never has a pad outside a gemm fusion, per device
+#: kind: the device's own tiler refuses it (GPU), or the kernel we describe cannot
+#: express it (TPU: the kernel is a grid and BlockSpecs, its body is not generated; a
+#: tile in a pad's padding has no block of the padded operand, and Pallas refuses a
+#: block index past the array's (:func:`~hlo_indexing.symbolic_tiling.pallas.block_index_maps`
+#: refuses such specs), or, not checking, clamps it silently).
+DEVICE_PAD_REFUSALS = {
+    "gpu": "XLA's Triton tiling refuses a pad outside a gemm fusion",
+    "tpu": "a Pallas kernel's tile in a pad's padding has no block of the padded operand, and the kernel body "
+           "that would write the padding value is not generated",
+}
+
+
+def check_allow_pad_on(allow_pad: bool, device_kind: str, device_name: str, *, option: str = "allow-pad") -> None:
+    """Raise :class:`~hlo_indexing.errors.InvalidArgumentError` when ``allow_pad`` is
+    asked of a ranking for a device (:data:`DEVICE_PAD_REFUSALS` says why); ``option``:
+    how the message names it (``allow_pad`` in Python)."""
+    if allow_pad:
+        reason = DEVICE_PAD_REFUSALS.get(device_kind, "its cost model has no rule for pads outside gemm fusions")
+        raise InvalidArgumentError(
+            f"{option} cannot be used with a device ('{device_name}'): {reason}; rank without a device to tile pads"
+        )
 
 
 def _module_operation(module: object) -> "ir.Operation":
@@ -257,7 +298,7 @@ def body_uses(module: "ir.Operation") -> dict[str, list[str]]:
 def computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, *, blockspecs: bool = True,
     memo: TilingMemo | None = None, max_programs: int = MAX_PROGRAMS, max_nodes: int = MAX_TILED_NODES,
-    seconds: float = FUSION_SECONDS, used_in: Sequence[str] = (), prove: bool = False,
+    seconds: float = FUSION_SECONDS, used_in: Sequence[str] = (), prove: bool = False, allow_pad: bool = False,
 ) -> tuple[ComputationEntry, list[PrintedTiling], str]:
     """One computation's entry of the tilings document, its best ``max_tilings``
     tilings as printed (footprints with their exactness, built once per body and renamed
@@ -270,18 +311,20 @@ def computation_tilings(
     the same body are analysed and ranked once); ``max_programs``, ``max_nodes``,
     ``seconds``: the pass options of the same names (a computation past ``seconds`` gets
     an ``error`` naming the budget); ``used_in``: where else the computation is used
-    (:func:`body_uses`); ``prove``: isl proves each exactness too."""
+    (:func:`body_uses`); ``prove``: isl proves each exactness too; ``allow_pad``: a pad
+    outside a gemm fusion is tiled too (module docstring)."""
     with fusion_time_budget(seconds):
         return _computation_tilings(label, op, budget_bytes, max_tilings, blockspecs, memo or TilingMemo(), max_programs,
-                                    max_nodes, used_in, prove)
+                                    max_nodes, used_in, prove, allow_pad)
 
 
 def computation_entry(
     label: str, op: "ir.Operation", memo: TilingMemo, *, max_nodes: int = MAX_TILED_NODES, used_in: Sequence[str] = (),
+    allow_pad: bool = False,
 ) -> tuple[ComputationEntry, TiledFusion | None]:
     """A computation's entry of the tilings document without its tilings, and its
     analysis (None, with ``failure`` or ``error`` set, when it cannot be tiled);
-    ``max_nodes`` and ``used_in`` as :func:`computation_tilings`. The device-ranked
+    ``max_nodes``, ``used_in`` and ``allow_pad`` as :func:`computation_tilings`. The device-ranked
     report (:mod:`hlo_indexing.cost_model.device_report`) starts from it too."""
     where = location_of(op.location)
     entry: ComputationEntry = {
@@ -300,7 +343,7 @@ def computation_entry(
         "tilings": [],
     }
     try:
-        fusion = memo.analyze(op, max_nodes=max_nodes)
+        fusion = memo.analyze(op, allow_pad=allow_pad, max_nodes=max_nodes)
     except HloIndexingError as exc:  # e.g. a zero-sized output: reported at the computation
         entry["error"] = f"cannot tile: {exc.message}"
         return entry, None
@@ -316,9 +359,9 @@ def computation_entry(
 
 def _computation_tilings(
     label: str, op: "ir.Operation", budget_bytes: int, max_tilings: int, blockspecs: bool, memo: TilingMemo,
-    max_programs: int, max_nodes: int, used_in: Sequence[str], prove: bool,
+    max_programs: int, max_nodes: int, used_in: Sequence[str], prove: bool, allow_pad: bool,
 ) -> tuple[ComputationEntry, list[PrintedTiling], str]:
-    entry, fusion = computation_entry(label, op, memo, max_nodes=max_nodes, used_in=used_in)
+    entry, fusion = computation_entry(label, op, memo, max_nodes=max_nodes, used_in=used_in, allow_pad=allow_pad)
     if fusion is None:
         return entry, [], ""
     layouts, output_layouts = declared_parameter_layouts(op)

@@ -10,6 +10,7 @@ import pytest
 from tiling_fixtures import analysis_of, functions_of, softmax_text
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.errors import TilingError
 from hlo_indexing.symbolic_tiling.pallas import NotABlockError, PallasBlockSpecs, block_index_maps, pallas_blockspecs
 
 FUNCTIONS = softmax_text() + """
@@ -25,6 +26,15 @@ func.func @matmul(%a: tensor<8x16xf32>, %b: tensor<16x8xf32>) -> tensor<8x8xf32>
 func.func @every_other(%x: tensor<4x8xf32>) -> tensor<4x4xf32> {
   %0 = stablehlo.slice %x [0:4, 0:8:2] : (tensor<4x8xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
+}
+func.func @stacked(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.concatenate %x, %y, dim = 0 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+func.func @padded(%x: tensor<6x8xf32>) -> tensor<6x16xf32> {
+  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.pad %x, %c, low = [0, 0], high = [0, 8], interior = [0, 0] : (tensor<6x8xf32>, tensor<f32>) -> tensor<6x16xf32>
+  return %0 : tensor<6x16xf32>
 }
 """
 
@@ -157,6 +167,47 @@ def test_the_callable_index_maps_are_the_block_index_maps_at_every_grid_point(fu
             for point in np.ndindex(*tiling.grid):
                 for spec, index_map in zip(tiling.in_specs + tiling.out_specs, specs.in_index_maps + specs.out_index_maps):
                     assert index_map(*point) == spec.index_map.evaluate(list(point)), (name, sizes, point)
+
+
+def test_an_operand_read_by_some_programs_only_has_its_blocks_inside_the_array_or_no_spec(functions) -> None:
+    # A concatenate's operand, a pad's operand at the tiles of the padding: Pallas reads
+    # a block at every grid step, so the index map must stay inside the array's blocks
+    # at the steps that do not read it too (Pallas refuses a block past them).
+    inside, refused = 0, 0
+    for name in ("stacked", "padded"):
+        fusion = analysis_of(functions[name], allow_pad=True)
+        for sizes in fusion.valid_tilings():
+            try:
+                tiling = block_index_maps(fusion, sizes)
+            except NotABlockError as exc:
+                assert "programs only" in str(exc) and "leaves the array's blocks" in str(exc), exc
+                refused += 1
+                continue
+            except TilingError as exc:  # a tile across both operands of the concatenate
+                assert exc.status == "UNIMPLEMENTED", exc
+                continue
+            for spec in tiling.in_specs:
+                shape = ir.RankedTensorType(ir.Type.parse(spec.type, functions[name].context)).shape
+                last = [-(-n // b) - 1 for n, b in zip(shape, spec.block_shape)]
+                for point in np.ndindex(*tiling.grid):
+                    block = spec.index_map.evaluate(list(point))
+                    assert all(0 <= k <= m for k, m in zip(block, last)), (name, sizes, point, block)
+            inside += 1
+    assert inside > 0 and refused > 0, (inside, refused)
+
+
+def test_a_kernel_picks_the_concatenated_operand_of_its_step(functions) -> None:
+    # Tiles of 4 rows: each operand's block 0 at both steps, the kernel picks the one
+    # its step reads.
+    specs = pallas_blockspecs(analysis_of(functions["stacked"]), [4, 8])
+    pallas, *_ = specs_from_text(str(specs))
+
+    def kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = _jnp().where(pallas.program_id(0) == 0, x_ref[...], y_ref[...])
+
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    np.testing.assert_array_equal(run(specs, kernel, [x, y], (8, 8)), np.concatenate([x, y]))
 
 
 def test_a_strided_tile_is_not_a_block(functions) -> None:
