@@ -57,9 +57,6 @@ from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
 from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, check_partition, tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, defining_op
 
-#: Fusion kinds whose bodies may hold pads (XLA tiles pads in gemm fusions only).
-_GEMM_KINDS = ("__triton_gemm", "__triton_nested_gemm_fusion")
-
 
 @dataclass(frozen=True)
 class FusionAudit:
@@ -143,13 +140,6 @@ def dot_tile_sizes(fusion: TiledFusion) -> dict[str, tuple[int, ...]]:
     return found
 
 
-def _is_gemm(op: ir.Operation) -> bool:
-    if BACKEND_CONFIG_ATTR not in op.attributes:
-        return False
-    text = ir.StringAttr(op.attributes[BACKEND_CONFIG_ATTR]).value
-    return any(kind in text for kind in _GEMM_KINDS)
-
-
 def _coverage(computation: TiledComputation) -> tuple[bool, str]:
     for k, root in enumerate(computation.roots):
         try:
@@ -208,7 +198,7 @@ def audit_fusion(op: ir.Operation, device: GpuDevice, params: BlockLevelParamete
     where = location_of(op.location)
     name = instruction_name(op) or op.name
     base = FusionAudit(name, str(where) if where is not None else str(op.location), params)
-    analysis = memo.tiling_memo.analyze(op, allow_pad=_is_gemm(op))
+    analysis = memo.tiling_memo.analyze(op)  # pads in gemm fusions only, as XLA
     if isinstance(analysis, AnalysisFailure):
         return replace(base, failure=f"the fusion cannot be tiled: {analysis.reason}")
     try:

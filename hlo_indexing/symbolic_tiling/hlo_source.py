@@ -8,9 +8,11 @@ public one, and each op is located at its instruction (``loc("name"(...))``).
 
 from __future__ import annotations
 
+import json
+
 from hlo_indexing.dialect_glue.bindings import OpLike, SsaArgument, ir
 from hlo_indexing.dialect_glue.context import default_context
-from hlo_indexing.dialect_glue.hlo_import import import_hlo_text
+from hlo_indexing.dialect_glue.hlo_import import BACKEND_CONFIG_ATTR, import_hlo_text
 from hlo_indexing.dialect_glue.locations import location_name
 from hlo_indexing.errors import HloIndexingError
 
@@ -20,6 +22,27 @@ def instruction_name(op: "OpLike | SsaArgument") -> str:
     the name of its location ``loc("name"(...))`` ('' for any other location, e.g. a
     bare file location ``loc("file":line:col)``)."""
     return location_name(op.location) or ""
+
+
+#: The fusion kinds of XLA's Triton gemm fusions (``backend_config``'s
+#: ``fusion_backend_config.kind``): the only fusions whose pads XLA's tiling tiles.
+GEMM_FUSION_KINDS = frozenset({"__triton_gemm", "__triton_nested_gemm_fusion"})
+
+
+def is_gemm_fusion(op: ir.Operation) -> bool:
+    """Whether ``op`` is an imported fusion whose ``backend_config`` names a Triton gemm
+    fusion kind (:data:`GEMM_FUSION_KINDS`); False for anything else, a missing or
+    malformed config included."""
+    if op.name != "mhlo.fusion" or BACKEND_CONFIG_ATTR not in op.attributes:
+        return False
+    text = ir.StringAttr(op.attributes[BACKEND_CONFIG_ATTR]).value
+    if "gemm" not in text:  # most fusions: no JSON to parse
+        return False
+    try:
+        kind = json.loads(text)["fusion_backend_config"]["kind"]
+    except (ValueError, TypeError, KeyError):
+        return False
+    return kind in GEMM_FUSION_KINDS
 
 
 def import_hlo(text: str, filename: str = "<hlo>") -> ir.Module:

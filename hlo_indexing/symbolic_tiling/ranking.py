@@ -409,15 +409,31 @@ class _Totals:
                        np.maximum(steps, 1) if steps is not None else np.ones(total, np.int64))
 
 
+def _written_bytes_at_least(fusion: TiledFusion, grid: Grid) -> np.ndarray:
+    """Per candidate, a lower bound of its :attr:`Footprint.bytes_per_tile`: the bytes
+    of the root's output tile at program 0 (its sizes clipped to the output's shape, at
+    the element type's bits; the footprint counts whole elements, or whole layout tiles,
+    so never fewer). 0 for an element type of no known width."""
+    root = fusion.root_candidates[0][0]
+    element = ir.ShapedType(root.value.type).element_type
+    bits = 2 * element.element_type.width if isinstance(element, ir.ComplexType) else getattr(element, "width", 0)
+    elements = np.ones(grid.total, np.int64)
+    for parameter, flat in zip(fusion.parameters, grid.flat_sizes):
+        if not parameter.contracting:
+            elements = elements * np.minimum(flat, parameter.size)
+    return elements * bits // 8
+
+
 def _rank_per_tiling(
     fusion: TiledFusion, grid: Grid, valid: np.ndarray, skipped: np.ndarray, programs: np.ndarray, budget_bytes: int,
     layouts: Mapping[int, LayoutLike] | None, output_layouts: Mapping[int, LayoutLike] | None, max_programs: int,
 ) -> Ranking:
     """The per-tiling path: :func:`tiling_footprint` of each valid candidate with at
-    most ``max_programs`` programs, the fewest programs first, at most
-    ``MAX_FOOTPRINTS_PER_FUSION`` of them and while their programs times the runtime
-    values they are counted over add up to at most ``MAX_PER_TILING_ROWS``."""
-    candidates = np.flatnonzero(valid & ~skipped)
+    most ``max_programs`` programs whose output tile alone fits ``budget_bytes``
+    (:func:`_written_bytes_at_least`: the others cannot fit), the fewest programs first,
+    at most ``MAX_FOOTPRINTS_PER_FUSION`` of them and while their programs times the
+    runtime values they are counted over add up to at most ``MAX_PER_TILING_ROWS``."""
+    candidates = np.flatnonzero(valid & ~skipped & (_written_bytes_at_least(fusion, grid) <= budget_bytes))
     order = candidates[np.argsort(programs[candidates], kind="stable")]
     # Each footprint counts its tiles at every program and runtime value.
     rows = np.cumsum(programs[order] * runtime_value_count(fusion))

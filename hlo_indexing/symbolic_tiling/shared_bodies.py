@@ -59,6 +59,7 @@ from hlo_indexing.symbolic_tiling.tiled_fusion import (
     ValuePositions,
     analyze_fusion,
     defining_op,
+    pads_allowed,
 )
 
 
@@ -206,8 +207,9 @@ class TilingMemo:
         self, computation: ir.Operation | ir.Region, *, allow_pad: bool = False, max_nodes: int = MAX_TILED_NODES
     ) -> TiledFusion | AnalysisFailure:
         """:func:`~.tiled_fusion.analyze_fusion` of ``computation``, shared with the
-        computations analysed before with the same body (``max_nodes`` as
-        :func:`~.tiled_fusion.analyze_fusion`'s)."""
+        computations analysed before with the same body (``allow_pad`` and ``max_nodes``
+        as :func:`~.tiled_fusion.analyze_fusion`'s)."""
+        allow_pad = pads_allowed(computation, allow_pad)  # a gemm fusion's pads: part of the key
         analysed = self._analysed.setdefault((outline(computation), allow_pad), [])
         body: _Body | None = None
         if analysed:

@@ -42,7 +42,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.dispatch import elementwise_shape_of, result_indexing
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
-from hlo_indexing.symbolic_tiling.hlo_source import instruction_name
+from hlo_indexing.symbolic_tiling.hlo_source import instruction_name, is_gemm_fusion
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
 from hlo_indexing.symbolic_tiling.time_budget import check_time
 
@@ -363,9 +363,11 @@ def analyze_fusion(
     max_nodes: int = MAX_TILED_NODES,
 ) -> TiledFusion | AnalysisFailure:
     """The symbolic tiling of a computation (a ``func.func``, an ``mhlo.fusion`` or its
-    region). ``allow_pad``: pads may be tiled (XLA allows them in gemm fusions only);
-    ``map_results``: shared with other analyses (see :class:`MapResults`); ``max_nodes``:
-    more tiled instructions than that is a failure (``limits.MAX_TILED_NODES``)."""
+    region). ``allow_pad``: pads are tiled wherever they are (else, as XLA's Triton
+    tiling, only in a gemm fusion: :func:`pads_allowed`); ``map_results``: shared with
+    other analyses (see :class:`MapResults`); ``max_nodes``: more tiled instructions than
+    that is a failure (``limits.MAX_TILED_NODES``)."""
+    allow_pad = pads_allowed(computation, allow_pad)
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     if not region.blocks:
         return AnalysisFailure("the computation has no body")
@@ -374,6 +376,13 @@ def analyze_fusion(
     if not outputs:
         return AnalysisFailure("the computation has no output")
     return _Builder(allow_pad, {}, map_results or MapResults(), max_nodes).build(block, outputs)
+
+
+def pads_allowed(computation: ir.Operation | ir.Region, allow_pad: bool) -> bool:
+    """Whether the analysis of ``computation`` tiles its pads: when asked
+    (``allow_pad``), else in a Triton gemm fusion only, as XLA's tiling
+    (:func:`~.hlo_source.is_gemm_fusion`)."""
+    return allow_pad or (isinstance(computation, ir.Operation) and is_gemm_fusion(computation))
 
 
 def _zero_sized(outputs: list[SsaValue]) -> str:
@@ -629,7 +638,7 @@ class _Builder:
             # XLA nests fusions only as the operands of a dot (its gemm fusions).
             raise _Failure(f"{name}: nested fusions are supported only as operands of a dot")
         if opcode == "pad" and not self.allow_pad:
-            raise _Failure(f"{name}: pad is only supported in gemm fusions; pass allow-pad (allow_pad=True) to tile it anyway")
+            raise _Failure(f"{name}: pad is only supported in gemm fusions (XLA's rule); allow-pad (allow_pad=True) tiles it without a device")
         value_type = value.type
         if not isinstance(value_type, ir.RankedTensorType):  # a tuple, a token
             raise _Failure(f"{name}: a value of type {value_type} is not a tensor")
@@ -665,8 +674,11 @@ class _Builder:
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
             for k, operand in enumerate(operands):
                 operand_maps = list(operand_map_sets[k])
-                if len(operand_maps) != 1:
-                    raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
+                if len(operand_maps) > 1:
+                    scalar = _scalar_read(operand_maps)
+                    if scalar is None:
+                        raise _Failure(f"{name}: operand {k} is read through {len(operand_maps)} indexing maps, not one")
+                    operand_maps = [scalar]
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
                 composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
@@ -681,6 +693,20 @@ class _Builder:
                 )
         self.order.append(node)
         return node
+
+
+def _scalar_read(maps: Sequence[IndexingMap]) -> IndexingMap | None:
+    """One map for a scalar operand an op reads through several (a pad's padding value,
+    one map per padded side): the scalar read at every point of the hull of their
+    dimension ranges, as XLA's pad indexing reads it (a superset: one element, read by
+    the programs that need it and by the others). None when ``maps`` are not all defined
+    maps to a scalar, with no runtime variable."""
+    if any(m.is_undefined or m.num_results or m.runtime_vars or m.num_dims != maps[0].num_dims for m in maps):
+        return None
+    dims = [first.bounds for first in maps[0].dim_vars]
+    for m in maps[1:]:
+        dims = [bounds.hull(v.bounds) for bounds, v in zip(dims, m.dim_vars)]
+    return IndexingMap.from_exprs(dims, [], context=maps[0].context)
 
 
 def _static_shape(value: SsaValue) -> list[int]:

@@ -14,6 +14,7 @@ from tiling_fixtures import Fusion, Value, analysis_of, functions_of, output_til
 
 from hlo_indexing import module_tilings
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, UnsupportedError
+from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
 from hlo_indexing.symbolic_tiling.tile_picture import tile_picture
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 
@@ -43,7 +44,15 @@ def reshaped_then_padded() -> tuple[Fusion, Value]:
     return f, f.pad(f.reshape(f.parameter([2, 8]), [2, 4, 2]), [0, 0, 0], [0, 2, 0])
 
 
-PADDED = [padded_columns, padded_at_the_start_plus_a_vector, padded_rows_summed, reshaped_then_padded]
+def padded_on_every_side() -> tuple[Fusion, Value]:
+    """f32[5,6] padded on both sides of both dimensions to [8,9], minus an f32[8,9]: the
+    padding value is read through four maps (one per padded side), taken as one."""
+    f = Fusion()
+    return f, f.binary("subtract", f.pad(f.parameter([5, 6]), [1, 2], [2, 1]), f.parameter([8, 9]))
+
+
+PADDED = [padded_columns, padded_at_the_start_plus_a_vector, padded_rows_summed, reshaped_then_padded,
+          padded_on_every_side]
 
 
 @pytest.mark.parametrize("build", PADDED)
@@ -52,7 +61,7 @@ def test_without_allow_pad_the_failure_names_the_option(build) -> None:
     with functions_of(fusion.text("fused", result)) as functions:
         (entry,) = module_tilings(functions.module, 1 << 20, 3)["computations"]
     assert entry["failure"] is not None and "pad is only supported in gemm fusions" in entry["failure"]
-    assert "pass allow-pad" in entry["failure"], entry["failure"]
+    assert "allow-pad (allow_pad=True) tiles it" in entry["failure"], entry["failure"]
 
 
 @pytest.mark.parametrize("build", PADDED)
@@ -94,7 +103,7 @@ def test_a_tile_in_the_padding_reads_nothing() -> None:
         picture = tile_picture(functions["fused"], [2, 8], 1, allow_pad=True)
         assert picture.output.needed == {(r, c) for r in range(2) for c in range(8, 16)}
         assert picture.operands[0].needed == frozenset() and picture.operands[0].boxes == ()
-        with pytest.raises(UnsupportedError, match="pass allow-pad"):
+        with pytest.raises(UnsupportedError, match="allow-pad"):
             tile_picture(functions["fused"], [2, 8], 1)
 
 
@@ -116,4 +125,40 @@ def test_allow_pad_is_refused_with_a_device(device: str, reason: str) -> None:
         with pytest.raises(InvalidArgumentError, match=reason):
             module_tilings(functions.module, allow_pad=True, device=device)
         (entry,) = module_tilings(functions.module, device=device)["computations"]
-        assert "pass allow-pad" in entry["failure"]
+        assert "allow-pad (allow_pad=True) tiles it" in entry["failure"]
+
+
+#: One padded body in fusions of four backend configs: XLA's Triton tiling tiles the pad
+#: of the two gemm kinds only; a malformed config is no gemm fusion.
+GEMM_KINDS_HLO = """
+HloModule kinds
+
+padded {
+  p0 = f32[6,8]{1,0} parameter(0)
+  c = f32[] constant(0)
+  ROOT pad = f32[6,16]{1,0} pad(p0, c), padding=0_0x0_8
+}
+
+ENTRY main {
+  x = f32[6,8]{1,0} parameter(0)
+  loop = f32[6,16]{1,0} fusion(x), kind=kLoop, calls=padded
+  gemm = f32[6,16]{1,0} fusion(x), kind=kCustom, calls=padded, backend_config={"fusion_backend_config":{"kind":"__triton_gemm"}}
+  nested = f32[6,16]{1,0} fusion(x), kind=kCustom, calls=padded, backend_config={"fusion_backend_config":{"kind":"__triton_nested_gemm_fusion"}}
+  softmax = f32[6,16]{1,0} fusion(x), kind=kCustom, calls=padded, backend_config={"fusion_backend_config":{"kind":"__triton"}}
+  ROOT t = (f32[6,16]{1,0}, f32[6,16]{1,0}, f32[6,16]{1,0}, f32[6,16]{1,0}) tuple(loop, gemm, nested, softmax)
+}
+"""
+
+
+def test_pads_are_tiled_in_gemm_fusions_without_the_option() -> None:
+    module = import_hlo(GEMM_KINDS_HLO)
+    for document in (module_tilings(module, 1 << 20, 2), module_tilings(module, max_tilings=1, device="h100")):
+        fusions = {e["name"]: e for e in document["computations"] if e["kind"] == "mhlo.fusion"}
+        # One body, analysed once per rule: a refusal is not shared with the gemm fusions.
+        assert {name: e["failure"] is None for name, e in fusions.items()} == {
+            "loop": False, "gemm": True, "nested": True, "softmax": False}, fusions
+        assert "allow-pad" in fusions["loop"]["failure"] and fusions["gemm"]["tilings"]
+    fusion, result = padded_columns()
+    with functions_of(fusion.text("fused", result)) as functions:  # a func.func is no gemm fusion
+        (entry,) = module_tilings(functions.module, 1 << 20, 3)["computations"]
+        assert entry["failure"] is not None

@@ -297,6 +297,25 @@ def test_the_per_tiling_cap_keeps_the_fewest_programs(monkeypatch) -> None:
     assert [f for f in full.tilings if f.tile_sizes in kept] == list(ranking.tilings)
 
 
+def test_the_per_tiling_cap_skips_output_tiles_over_the_budget(monkeypatch) -> None:
+    # A candidate whose output tile alone (2 x 4 f32 at most) is over the budget cannot
+    # fit: the footprints built one by one are those of the others, fewest programs first.
+    with default_context():
+        module = ir.Module.parse(DYNAMIC_SLICE)
+        fusion = analyze_fusion(module.body.operations[0])
+    assert isinstance(fusion, TiledFusion), fusion
+    budget = 24
+    full = rank_tilings(fusion, budget)
+    monkeypatch.setattr(ranking_module, "MAX_FOOTPRINTS_PER_FUSION", 4)
+    ranking = rank_tilings(fusion, budget)
+    programs = {s: -(-2 // s[0]) * -(-4 // s[1]) for s in itertools.product([1, 2], [1, 2, 4])}
+    small = [s for s in programs if s[0] * s[1] * 4 <= budget]  # all but (2, 4): 32 B written
+    kept = sorted(small, key=lambda s: (programs[s], s))[:4]
+    assert ranking.tilings and all(f.bytes_per_tile <= budget for f in ranking.tilings)
+    assert [f for f in full.tilings if f.tile_sizes in kept] == list(ranking.tilings)
+    assert ranking.capped == len(small) - 4
+
+
 def test_the_per_tiling_rows_stop_the_footprints_built_one_by_one(monkeypatch) -> None:
     # Each footprint counts its tiles at every program and every pair of starts (i in
     # 0..6, j in 0..4: 35 pairs); the tilings are built, fewest programs first, while
