@@ -416,7 +416,7 @@ def _written_bytes_at_least(fusion: TiledFusion, grid: Grid) -> np.ndarray:
     so never fewer). 0 for an element type of no known width."""
     root = fusion.root_candidates[0][0]
     element = ir.ShapedType(root.value.type).element_type
-    bits = 2 * element.element_type.width if isinstance(element, ir.ComplexType) else getattr(element, "width", 0)
+    bits = 2 * getattr(element.element_type, "width", 0) if isinstance(element, ir.ComplexType) else getattr(element, "width", 0)
     elements = np.ones(grid.total, np.int64)
     for parameter, flat in zip(fusion.parameters, grid.flat_sizes):
         if not parameter.contracting:
