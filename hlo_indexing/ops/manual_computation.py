@@ -10,9 +10,9 @@ together the same way from the body's results. Output -> input, global result el
 ``d floordiv L == lin_A(c)``, at local index ``d mod L``; the body's fused maps (region
 hook) give the local elements it reads, which the same device holds. The coordinates
 are range variables (one per mesh axis, so devices along an axis the result is not
-split over are all covered). A body with a collective reads other devices' shards: its
-operands' coordinates are then fresh range variables (any device), a sound
-over-approximation. A dimension whose split does not match the mesh (axes that are
+split over are all covered). A body with a collective (in its regions or in a function
+it calls) reads other devices' shards: its operands' coordinates are then fresh range
+variables (any device), a sound over-approximation. A dimension whose split does not match the mesh (axes that are
 not manual) is read from any block.
 
 Example: ``shard_map(lambda a: a * 2, in_specs=P("x"), out_specs=P("x"))`` on 2
@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
+from hlo_indexing.dialect_glue.call_like import CALL_LIKE_OPS, callee_region
 from hlo_indexing.dialect_glue.shardy import ManualComputation, manual_computation
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_symbols
@@ -40,15 +41,28 @@ CROSS_DEVICE_KINDS = frozenset(
 
 
 def _cross_device(op: OpLike) -> bool:
-    """True when ``op``'s body holds a collective."""
+    """True when ``op``'s body holds a collective, in its regions or in a computation it
+    calls (JAX puts a ``fori_loop``'s body, with its ``ppermute``, in a ``func.call``'d
+    ``@closed_call``); each callee is walked once."""
     found: list[str] = []
+    pending: list[ir.Operation] = [op.operation]
+    walked: set[str] = set()
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
         if inner.operation.name.partition(".")[2] in CROSS_DEVICE_KINDS:
             found.append(inner.operation.name)
+            return ir.WalkResult.INTERRUPT
+        symbol = CALL_LIKE_OPS.get(inner.operation.name)
+        if symbol is not None and symbol in inner.operation.attributes:
+            name = ir.FlatSymbolRefAttr(inner.operation.attributes[symbol]).value
+            region = callee_region(inner)
+            if name not in walked and region is not None:
+                walked.add(name)
+                pending.append(region.owner.operation)
         return ir.WalkResult.ADVANCE
 
-    op.operation.walk(visit)
+    while pending and not found:
+        pending.pop().walk(visit)
     return bool(found)
 
 
@@ -124,7 +138,7 @@ def manual_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
             if not m.is_known_empty():
                 coordinates = _Coordinates(manual, info.context)
                 local, constraints = _result_side(manual, result_index, space, local_result, coordinates)
-                sides = (local, constraints, coordinates)
+                sides = (local, constraints, coordinates, local_result)
                 per_operand.append(_lifted(m, sides, manual.operands[j], argument, info.operand(j), shared, space))
         out.append(per_operand)
     return out
@@ -133,8 +147,10 @@ def manual_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
 def _lifted(m: IndexingMap, sides: tuple, axes: tuple, argument: tuple, global_shape: tuple, shared: bool,
             space: tuple) -> IndexingMap:
     """Body map ``m`` (local result -> local argument) as a global map; ``sides`` is the
-    result side (local index, constraints, coordinates)."""
-    local, constraints, coordinates = sides
+    result side (local index, constraints, coordinates, local result shape). The body
+    map's dimension bounds, where narrower than the local result, become constraints on
+    the local index."""
+    local, constraints, coordinates, local_result = sides
     variables = list(m.range_vars) + list(m.runtime_vars)  # runtime offsets: every value they may take
     base = len(coordinates.ranges)
     coordinates.ranges += [v.bounds.upper - v.bounds.lower + 1 for v in variables]
@@ -142,6 +158,9 @@ def _lifted(m: IndexingMap, sides: tuple, axes: tuple, argument: tuple, global_s
     results, all_constraints = [], dict(constraints)
     for e, c in m.constraints.items():
         all_constraints[ax.substitute(e, local, symbols)] = c
+    for index, variable, size in zip(local, m.dim_vars, local_result, strict=True):
+        if variable.bounds != Interval(0, size - 1):  # the body map covers part of the result (a concatenate's operand)
+            all_constraints[index] = all_constraints.get(index, variable.bounds).intersect(variable.bounds)
     for k, e in enumerate(m.results):
         a = ax.substitute(e, local, symbols)
         count = global_shape[k] // argument[k] if argument[k] else 1

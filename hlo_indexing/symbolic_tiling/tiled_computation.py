@@ -337,6 +337,14 @@ def _partitioning(
     raise error
 
 
+def _tile_steps(linear: np.ndarray, tile_sizes: Sequence[int]) -> np.ndarray:
+    """The row-major positions ``linear`` inside a tile of ``tile_sizes``, one row of
+    ``len(tile_sizes)`` indices each (rows of no index for a scalar's empty tile)."""
+    if not tile_sizes:
+        return np.zeros((len(linear), 0), np.int64)
+    return np.stack(np.unravel_index(linear, tuple(tile_sizes)), axis=1)
+
+
 def check_partition(root: TiledInstruction, programs: int, first: TiledInstruction) -> None:
     """An extra output must be written exactly once: its tiles, over all programs,
     partition its index space. An output tiled exactly as the first root (same shape,
@@ -362,8 +370,8 @@ def check_partition(root: TiledInstruction, programs: int, first: TiledInstructi
     tile_elements = int(np.prod(root.tile_sizes, dtype=np.int64))
     chunk = max(1, PARTITION_CHUNK // max(len(offsets), 1))  # tile elements per pass
     for begin in range(0, tile_elements, chunk):
-        steps = np.stack(np.unravel_index(np.arange(begin, min(begin + chunk, tile_elements)), root.tile_sizes), axis=1)
-        index = (offsets[:, None, :] + steps[None, :, :] * strides).reshape(-1, len(shape))
+        steps = _tile_steps(np.arange(begin, min(begin + chunk, tile_elements)), root.tile_sizes)
+        index = (offsets[:, None, :] + steps[None, :, :] * strides).reshape(len(offsets) * len(steps), len(shape))
         inside = ((index >= 0) & (index < extents)).all(axis=1)
         counts += np.bincount(index[inside] @ linear, minlength=total)
     if not (counts == 1).all():

@@ -59,3 +59,21 @@ func.func @dynamic_and_fixed_reads(%x: tensor<16xf32>, %i: tensor<i32>) -> tenso
   %r = stablehlo.add %d, %s : tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A scalar extra output (the sum beside the centred values) has one element, which
+// every program writes: its tiles partition it only when one program covers %d (tile
+// size 64); the other tilings are refused as unbuildable, not an internal error.
+// BLIND-LABEL: remark: @sum_beside_centered tiling #1: tile sizes [64]: 1 tiles
+// BLIND:       remark: @sum_beside_centered: 6 valid tilings the tiled computation cannot build
+// GPU-LABEL:   remark: @sum_beside_centered tiling #1 on h100-sxm: tile sizes [64]:
+// GPU:         remark: @sum_beside_centered: 6 of 7 tilings rejected on h100-sxm (tiling.unimplemented 6)
+// TPU-LABEL:   remark: @sum_beside_centered tiling #1 on tpu-v5e: tile sizes [64]:
+func.func @sum_beside_centered(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<f32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0] : (tensor<64xf32>, tensor<f32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<64xf32>
+  %d = stablehlo.subtract %x, %b : tensor<64xf32>
+  return %d, %s : tensor<64xf32>, tensor<f32>
+}

@@ -114,6 +114,15 @@ CASES = {
         f"      %0 = stablehlo.reverse %a, dims = [1] : {_t(2, 3)}\n      sdy.return %0 : {_t(2, 3)}",
         lambda a, all_: a[:, ::-1],
     ),
+    # The body reads only part of its result's range per operand (the first 4 columns of
+    # each block, twice): the body maps' dimension bounds must survive the lift (a
+    # jax.shard_map of jnp.concatenate([r, r], 1) got maps reading past the operand).
+    "concatenate_one_value_twice": (
+        {"x": 2}, (4, 16), (4, 8), [(), ("x",)], (4, 16), (4, 8), [(), ("x",)],
+        f"      %s = stablehlo.slice %a [0:4, 0:4] : ({_t(4, 8)}) -> {_t(4, 4)}\n"
+        f"      %0 = stablehlo.concatenate %s, %s, dim = 1 : ({_t(4, 4)}, {_t(4, 4)}) -> {_t(4, 8)}\n      sdy.return %0 : {_t(4, 8)}",
+        lambda a, all_: np.concatenate([a[:, :4], a[:, :4]], 1),
+    ),
     "two_axes_one_dim": (
         {"x": 2, "y": 2}, (8, 2), (2, 2), [("x", "y"), ()], (8, 2), (2, 2), [("y", "x"), ()],
         f"      %0 = stablehlo.negate %a : {_t(2, 2)}\n      sdy.return %0 : {_t(2, 2)}",
@@ -133,3 +142,24 @@ def test_manual_computation_against_the_devices(name) -> None:
     expected = {(index, element) for index in itertools.product(*(range(n) for n in global_out)) for element in result[index]}
     assert expected <= ours, f"{name}: misses {sorted(expected - ours)[:3]}"
     assert ours == expected, f"{name}: over-approximates {sorted(ours - expected)[:3]}"
+
+
+def test_a_collective_in_a_called_function_reads_every_device() -> None:
+    """The all_reduce is in a function the body calls (as JAX puts a fori_loop's body,
+    ppermute included, in a func.call'd @closed_call): every device's block is read,
+    as when the all_reduce is in the body itself (it was taken for a local body)."""
+    mesh, global_in, local_in, in_axes, global_out, local_out, out_axes, _, body = CASES["all_reduce"]
+    call = f"      %0 = func.call @reduce_all(%a) : ({_t(2, 3)}) -> {_t(2, 3)}\n      sdy.return %0 : {_t(2, 3)}"
+    text = module_text(mesh, global_in, local_in, in_axes, global_out, local_out, out_axes, call)
+    helper = f"""  func.func private @reduce_all(%a: {_t(2, 3)}) -> {_t(2, 3)} {{
+    %0 = "stablehlo.all_reduce"(%a) {ADD} {{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}} : ({_t(2, 3)}) -> {_t(2, 3)}
+    return %0 : {_t(2, 3)}
+  }}
+}}"""
+    module = parse_module(text[: text.rstrip().rindex("}")] + helper)
+    main = next(op for op in module.body.operations if op.operation.name == "func.func")
+    (maps,) = fusion_indexing(main).maps
+    ours = set().union(*(m.relation() for m in maps))
+    result = simulate(mesh, global_in, local_in, in_axes, global_out, local_out, out_axes, body)
+    expected = {(index, element) for index in itertools.product(*(range(n) for n in global_out)) for element in result[index]}
+    assert ours == expected, f"misses {sorted(expected - ours)[:3]}, over-approximates {sorted(ours - expected)[:3]}"

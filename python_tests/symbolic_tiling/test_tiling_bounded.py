@@ -234,7 +234,8 @@ def test_generated_chains_are_tiled_with_bounded_constraints(generated: tuple[Fu
 
 #: Multi-output fusions whose extra output feeds the first: an inverted mask beside the
 #: select that reads it (tiled as the first root, as a masked attention's `jnp.where`
-#: compiles), and row sums beside the rows minus their sum.
+#: compiles), row sums beside the rows minus their sum, and the scalar total beside the
+#: values minus it.
 TWO_OUTPUTS = """
 func.func @where(%m: tensor<8x16xi1>, %x: tensor<8x16xf32>, %c: tensor<f32>) -> (tensor<8x16xf32>, tensor<8x16xi1>) {
   %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
@@ -248,6 +249,13 @@ func.func @row_sums(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8xf32>) {
   %b = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
   %d = stablehlo.subtract %x, %b : tensor<8x16xf32>
   return %d, %r : tensor<8x16xf32>, tensor<8xf32>
+}
+func.func @total(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<f32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
+  %d = stablehlo.subtract %x, %b : tensor<8x16xf32>
+  return %d, %r : tensor<8x16xf32>, tensor<f32>
 }
 """
 
@@ -269,15 +277,13 @@ def test_an_extra_output_tiled_as_the_first_root_is_not_enumerated(monkeypatch) 
             tiled_computation(row_sums, [8, 16])
 
 
-def test_the_partition_of_an_extra_output_is_enumerated_in_chunks(monkeypatch) -> None:
-    """A row sum beside the whole rows: each program writes the sums of its rows, so its
-    tiles partition the sums exactly when a tile spans all 16 columns (else several
-    programs write one row's sum). Checked with 5 indices per numpy pass."""
-    monkeypatch.setattr(tiled_computation_module, "PARTITION_CHUNK", 5)
+def _partition_outcomes(name: str) -> dict[tuple[int, ...], bool]:
+    """Per valid tiling of TWO_OUTPUTS' ``name``: whether the tiled computation builds
+    (its extra output's tiles partition it), else it must refuse with that reason."""
+    outcomes = {}
     with functions_of(TWO_OUTPUTS) as found:
-        fusion = analyze_fusion(found["row_sums"])
+        fusion = analyze_fusion(found[name])
         assert isinstance(fusion, TiledFusion)
-        outcomes = {}
         for sizes in fusion.valid_tilings():
             try:
                 tiled_computation(fusion, list(sizes))
@@ -285,5 +291,23 @@ def test_the_partition_of_an_extra_output_is_enumerated_in_chunks(monkeypatch) -
             except TilingError as error:
                 assert "do not partition" in str(error), error
                 outcomes[tuple(sizes)] = False
-        assert outcomes and all(ok == (sizes[-1] == 16) for sizes, ok in outcomes.items()), outcomes
-        assert any(outcomes.values()) and not all(outcomes.values())
+    return outcomes
+
+
+def test_the_partition_of_an_extra_output_is_enumerated_in_chunks(monkeypatch) -> None:
+    """A row sum beside the whole rows: each program writes the sums of its rows, so its
+    tiles partition the sums exactly when a tile spans all 16 columns (else several
+    programs write one row's sum). Checked with 5 indices per numpy pass."""
+    monkeypatch.setattr(tiled_computation_module, "PARTITION_CHUNK", 5)
+    outcomes = _partition_outcomes("row_sums")
+    assert outcomes and all(ok == (sizes[-1] == 16) for sizes, ok in outcomes.items()), outcomes
+    assert any(outcomes.values()) and not all(outcomes.values())
+
+
+def test_a_scalar_extra_output_is_partitioned_by_one_program_only() -> None:
+    """The total beside the centred values (optax's L-BFGS lowers such functions): its
+    one element is written by every program, so its tiles partition it exactly when one
+    program covers the 8x16 output (a scalar's empty tile raised a numpy ValueError)."""
+    outcomes = _partition_outcomes("total")
+    programs = {sizes: math.ceil(8 / sizes[0]) * math.ceil(16 / sizes[1]) for sizes in outcomes}
+    assert len(outcomes) > 1 and all(ok == (programs[sizes] == 1) for sizes, ok in outcomes.items()), outcomes
