@@ -233,6 +233,8 @@ def run_queries(record: dict, rng: random.Random) -> None:
                 "IsAlwaysNegativeOrZero": bounds.upper <= 0,
                 "ComputeExpressionRange": [bounds.lower, bounds.upper],
             }[kind]
+        elif kind == "ComputeResultRanges":
+            got = [[bounds.lower, bounds.upper] for bounds in m.result_bounds()]
         else:
             raise NotImplementedApi(f"query {kind}")
         if got != want:

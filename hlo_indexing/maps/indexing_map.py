@@ -562,6 +562,24 @@ class IndexingMap:
         not used, so the bound is sound but may be loose)."""
         return ax.bounds(expr, self.dim_ranges, self.symbol_ranges)
 
+    def constrained_bounds(self, exprs: Sequence[ir.AffineExpr]) -> list[Interval]:
+        """An interval holding every value of each expression over the domain (XLA's range
+        evaluator with constraints): bounds over the variable ranges, where a
+        subexpression that a constraint bounds is narrowed to the constraint's interval
+        (sound, as every point of the domain satisfies the constraints; a constraint nested
+        in another one narrows it first; an empty interval where the constraints leave no
+        point). ``InvalidArgumentError`` for an undefined map."""
+        if self.is_undefined:
+            raise InvalidArgumentError(f"cannot bound expressions over an undefined map ({self._reason})")
+        narrowed: dict[ir.AffineExpr, Interval] = {}
+        for expr, interval in sorted(self._constraints.items(), key=lambda item: len(str(item[0]))):
+            narrowed[expr] = ax.bounds(expr, self.dim_ranges, self.symbol_ranges, narrowed).intersect(interval)
+        return [ax.bounds(expr, self.dim_ranges, self.symbol_ranges, narrowed) for expr in exprs]
+
+    def result_bounds(self) -> list[Interval]:
+        """:meth:`constrained_bounds` of the results (XLA's ``ComputeResultRanges``)."""
+        return self.constrained_bounds(self.results if not self.is_undefined else [])
+
     def domain_size(self) -> int:
         """The number of points of the box of variable ranges (before constraints)."""
         size = 1

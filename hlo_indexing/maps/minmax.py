@@ -156,9 +156,9 @@ class ClampedMap:
     def result_bounds(self) -> list[Interval]:
         """The range of each result over the domain, each min/max over its operands'
         ranges (XLA's range evaluator: ``min(d0, d1)`` with ``d0 in [0, 9]``, ``d1 in
-        [-10, -1]`` is in ``[-10, -1]``)."""
-        m = self._with_defined_ranges()
-        return [m.base.expr_bounds(e) for e in m.base.results]
+        [-10, -1]`` is in ``[-10, -1]``), narrowed by the constraints as
+        :meth:`IndexingMap.constrained_bounds`."""
+        return self._with_defined_ranges().base.result_bounds()
 
     def pieces(self) -> list[IndexingMap]:
         """The map as plain maps with constraints whose relations' union is the map's
@@ -221,10 +221,11 @@ class ClampedMap:
         return out.base if not out.definitions else out
 
     def _with_defined_ranges(self) -> "ClampedMap":
-        """The map with each defined variable's range set from its definition."""
+        """The map with each defined variable's range set from its definition (its
+        operands' :meth:`IndexingMap.constrained_bounds`)."""
         base = self.base
         for d in self.definitions:
-            bounds = d.bounds(base.expr_bounds(d.lhs), base.expr_bounds(d.rhs))
+            bounds = d.bounds(*base.constrained_bounds([d.lhs, d.rhs]))
             base = _set_symbol_range(base, d.symbol, bounds)
         return ClampedMap(base, self.definitions)
 

@@ -219,3 +219,43 @@ def test_maps_that_print_alike_are_ordered_by_origin_too() -> None:
     assert plain.sort_key() < gathered.sort_key()
     assert sorted([gathered, plain], key=IndexingMap.sort_key) == sorted([plain, gathered], key=IndexingMap.sort_key)
     assert IndexingMap.parse(str(plain)).sort_key() == plain.sort_key()
+
+
+SUM_CONSTRAINED = (
+    "(d0, d1) -> ((d0 * 86 + d1) floordiv 64, (d0 * 86 + d1) mod 64, d1), "
+    "domain: d0 in [0, 11], d1 in [0, 85], d0 * 86 + d1 in [0, 1023]"
+)
+
+RESULT_RANGE_MAPS = [
+    SUM_CONSTRAINED,
+    # constraints nested one in the other, and on a symbol's multiple
+    "(d0)[s0] -> ((d0 * 3 + s0) floordiv 4 + s0 * 2), "
+    "domain: d0 in [0, 20], s0 in [0, 9], d0 * 3 + s0 in [5, 40], (d0 * 3 + s0) floordiv 4 in [2, 7], s0 * 2 in [0, 10]",
+    # no constraint: the bounds over the variable ranges
+    "(d0, d1) -> (d0 - d1, d0 mod 3), domain: d0 in [2, 9], d1 in [-4, 4]",
+]
+
+
+@pytest.mark.parametrize("text", RESULT_RANGE_MAPS)
+def test_result_bounds_hold_every_image(text: str) -> None:
+    m = IndexingMap.parse(text)
+    _points, values = m.enumerate()
+    ranges = m.result_bounds()
+    assert len(ranges) == m.num_results
+    for k, bounds in enumerate(ranges):
+        assert bounds.lower <= int(values[:, k].min()) and int(values[:, k].max()) <= bounds.upper
+
+
+def test_result_bounds_narrow_with_a_constraint_on_a_subexpression() -> None:
+    # XLA's ComputeResultRanges example: the sum's constraint makes the ranges exact (brute
+    # force), where the bounds over the variable ranges alone overshoot the floor division
+    m = IndexingMap.parse(SUM_CONSTRAINED)
+    _points, values = m.enumerate()
+    exact = [(int(values[:, k].min()), int(values[:, k].max())) for k in range(m.num_results)]
+    assert [(b.lower, b.upper) for b in m.result_bounds()] == exact
+    assert m.expr_bounds(m.results[0]).upper > exact[0][1]
+
+
+def test_result_bounds_of_an_undefined_map_is_an_error() -> None:
+    with pytest.raises(ValueError, match="undefined map"):
+        IndexingMap.undefined("no reason").result_bounds()

@@ -153,3 +153,10 @@ def test_plain_maps_refuse_min_max_and_name_the_reader() -> None:
 def test_range_queries_evaluate_each_min_max_over_its_operands() -> None:
     m = parse_clamped_map("(d0, d1) -> (min(d0, d1), max(d0, d1)), domain: d0 in [0, 9], d1 in [-10, -1]")
     assert [(b.lower, b.upper) for b in m.result_bounds()] == [(-10, -1), (0, 9)]
+
+
+def test_result_bounds_use_the_constraints_and_hold_every_image() -> None:
+    # the constraint on d0 + d1 cuts max(d0 + d1, 3) below its operands' bound of 18
+    m = parse_clamped_map("(d0, d1) -> (max(d0 + d1, 3)), domain: d0 in [0, 9], d1 in [0, 9], d0 + d1 in [0, 11]")
+    images = [image[0] for _point, image in m.relation()]
+    assert [(b.lower, b.upper) for b in m.result_bounds()] == [(min(images), max(images))]
