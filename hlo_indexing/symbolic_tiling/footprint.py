@@ -608,8 +608,8 @@ def _joint_rows(
         missing = [v for v in order if v not in names]
         combinations = math.prod(len(values[v]) for v in missing)
         if len(points) * combinations > MAX_ENUMERATED:
-            raise FootprintLimitError(f"{name}: {len(points) * combinations} rows of tiles over the runtime values of all its "
-                                 "readers are too many to enumerate")
+            raise FootprintLimitError(f"{name}: {len(points) * combinations} rows of tiles over the runtime values of "
+                                      "all its readers are too many to enumerate")
         grids = np.meshgrid(*(np.arange(values[v].start, values[v].stop, dtype=np.int64) for v in missing), indexing="ij")
         extra = np.stack([g.reshape(-1) for g in grids], axis=1) if missing else np.zeros((1, 0), np.int64)
         rows = np.concatenate([np.repeat(points, combinations, axis=0), np.tile(extra, (len(points), 1))], axis=1)
