@@ -49,10 +49,10 @@ device, a computation that cannot be tiled or ranked is a warning naming the rea
 A ``pad`` outside a gemm fusion is not tiled, nor is a read cut at the low end of an
 index by padding (left padding, a convolution's padded window), as XLA's Triton tiling
 does not tile them (the warning names the option): ``allow-pad=true`` tiles them (a tile
-in the padding reads no operand element; the document records ``"allow_pad": true``). Not with a device:
-Triton refuses such pads, and the Pallas TPU kernel described (grid and BlockSpecs) has
-no block of the padded operand for a tile in the padding, nor a body that writes the
-padding value; ``allow-pad`` with ``device=`` is an option error
+in the padding reads no operand element; the document records ``"allow_pad": true``).
+Not with a device: Triton refuses such pads, and the Pallas TPU kernel described (grid
+and BlockSpecs) has no block of the padded operand for a tile in the padding, nor a body
+that writes the padding value; ``allow-pad`` with ``device=`` is an option error
 (:data:`~hlo_indexing.symbolic_tiling.tilings_report.DEVICE_PAD_REFUSALS`).
 
 ``hlo-attach-tiles{tile-sizes=8,128}`` tiles every computation at these flat sizes (one

@@ -527,9 +527,10 @@ def _enumerated_counts(
     if by_boxes:  # rows multiply with the runtime values of the tiles, intersections with the tiles
         row_count = max(len(p) * math.prod(len(values[v]) for v in order if v not in names)
                         for names, (_, p) in zip(sources, all_offsets))
-        if row_count * (2 ** len(insts) - 1) > MAX_ENUMERATED:
-            raise FootprintLimitError(f"{insts[0].name}: {row_count} rows (programs times runtime values) of {len(insts)} "
-                                      f"tiles are {row_count * (2 ** len(insts) - 1)} box intersections, too many to count")
+        intersections = row_count * (2 ** len(insts) - 1)
+        if intersections > MAX_ENUMERATED:
+            raise FootprintLimitError(f"{insts[0].name}: {row_count} rows (programs times runtime values) of "
+                                      f"{len(insts)} tiles are {intersections} box intersections, too many to count")
     if any(len(names) != len(order) for names in sources):
         all_offsets = _joint_rows(insts[0].name, sources, order, all_offsets, values)
         sources = [order] * len(insts)

@@ -132,8 +132,8 @@ class Ranking:
                          "stride, a concatenate tile across operands or an extra output its tiles do not partition)")
         if self.capped:
             limit = ("limits.MAX_TILING_CANDIDATES" if self.method == "symbolic"
-                     else "limits.MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION/MAX_PER_TILING_ROWS, or a footprint too "
-                          "large to count")
+                     else "limits.MAX_TILING_CANDIDATES/MAX_FOOTPRINTS_PER_FUSION/MAX_PER_TILING_ROWS, "
+                          "or a footprint too large to count")
             parts.append(f"{self.capped} candidate tilings not considered ({limit})")
         return "; ".join(parts)
 

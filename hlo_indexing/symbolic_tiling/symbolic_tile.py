@@ -196,10 +196,12 @@ def _check_constraints(m: IndexingMap) -> None:
         if any(s >= first_runtime for s in symbols):
             continue
         if expr not in results:
-            raise _Failure(f"the map constrains '{expr}', which is not one of its results (allow-pad tiles it without a device)")
+            raise _Failure(f"the map constrains '{expr}', which is not one of its results "
+                           "(allow-pad tiles it without a device)")
         lowest = m.expr_bounds(expr).lower
         if interval.lower > lowest:
-            raise _Failure(f"the constraint '{expr} in {interval}' removes the low end of a result (left padding; allow-pad tiles it without a device)")
+            raise _Failure(f"the constraint '{expr} in {interval}' removes the low end of a result "
+                           "(left padding; allow-pad tiles it without a device)")
 
 
 def _derive(m: IndexingMap, *, resimplify: bool) -> SymbolicTile:
