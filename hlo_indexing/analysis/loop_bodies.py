@@ -32,7 +32,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from hlo_indexing.analysis.fused_maps import Path, path_text, static_shape, tensor_elements, untracked_element, whole_value_map
+from hlo_indexing.analysis.fused_maps import (
+    Path,
+    path_text,
+    static_shape,
+    tensor_elements,
+    untracked_element,
+    whole_value_map,
+)
 from hlo_indexing.analysis.runtime_folding import Known, Scope, fold_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
@@ -202,7 +209,9 @@ class _Walk:
             lambda: tuple_elements_indexing(operation, Direction.OUTPUT_TO_INPUT, element),
         )
 
-    def read(self, body_op: _BodyOp, indexing: InstructionIndexing, consumer_maps: set, table: dict, scope: Scope) -> None:
+    def read(
+        self, body_op: _BodyOp, indexing: InstructionIndexing, consumer_maps: set, table: dict, scope: Scope
+    ) -> None:
         """Adds to ``table`` what ``consumer_maps`` (of one result, or one tensor of a
         tuple result) read through the op's maps ``indexing``. A tuple operand read by
         such maps (not through its elements) gets unknown maps."""
@@ -321,5 +330,6 @@ def _value_maps(table: dict, value: ir.Value, elements: list[Path], what: str) -
     read = [path_text(path) for path in elements if table.get(_key(value, path))]
     if not read:
         return frozenset()
-    return frozenset({IndexingMap.undefined(f"the {what} is a {value.type}: cannot follow its element(s) {', '.join(read)}")})
+    reason = f"the {what} is a {value.type}: cannot follow its element(s) {', '.join(read)}"
+    return frozenset({IndexingMap.undefined(reason)})
 

@@ -16,6 +16,8 @@ from hlo_indexing import analyze
 
 ROWS, COLUMNS, K = 4, 5, 2
 
+CARRY = f"(s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}])"
+
 TOP_K_SCAN_HLO = f"""HloModule top_k_scan
 
 %compare (a: f32[], b: f32[], c: s32[], d: s32[]) -> pred[] {{
@@ -26,8 +28,8 @@ TOP_K_SCAN_HLO = f"""HloModule top_k_scan
   ROOT %gt = pred[] compare(%a, %b), direction=GT
 }}
 
-%body (carry: (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}])) -> (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}]) {{
-  %carry = (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}]) parameter(0)
+%body (carry: {CARRY}) -> {CARRY} {{
+  %carry = {CARRY} parameter(0)
   %i = s32[] get-tuple-element(%carry), index=0
   %xs = f32[{ROWS},{COLUMNS}] get-tuple-element(%carry), index=1
   %vs = f32[{ROWS},{K}] get-tuple-element(%carry), index=2
@@ -41,11 +43,11 @@ TOP_K_SCAN_HLO = f"""HloModule top_k_scan
   %is2 = s32[{ROWS},{K}] dynamic-update-slice(%is, %indices, %i, %zero)
   %one = s32[] constant(1)
   %next = s32[] add(%i, %one)
-  ROOT %out = (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}]) tuple(%next, %xs, %vs2, %is2)
+  ROOT %out = {CARRY} tuple(%next, %xs, %vs2, %is2)
 }}
 
-%cond (carry: (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}])) -> pred[] {{
-  %carry = (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}]) parameter(0)
+%cond (carry: {CARRY}) -> pred[] {{
+  %carry = {CARRY} parameter(0)
   %i = s32[] get-tuple-element(%carry), index=0
   %n = s32[] constant({ROWS})
   ROOT %lt = pred[] compare(%i, %n), direction=LT
@@ -57,8 +59,8 @@ ENTRY %main (x: f32[{ROWS},{COLUMNS}]) -> (f32[{ROWS},{K}], s32[{ROWS},{K}]) {{
   %fz = f32[] constant(0)
   %v0 = f32[{ROWS},{K}] broadcast(%fz), dimensions={{}}
   %i0 = s32[{ROWS},{K}] broadcast(%zero), dimensions={{}}
-  %init = (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}]) tuple(%zero, %x, %v0, %i0)
-  %w = (s32[], f32[{ROWS},{COLUMNS}], f32[{ROWS},{K}], s32[{ROWS},{K}]) while(%init), condition=%cond, body=%body
+  %init = {CARRY} tuple(%zero, %x, %v0, %i0)
+  %w = {CARRY} while(%init), condition=%cond, body=%body
   %values = f32[{ROWS},{K}] get-tuple-element(%w), index=2
   %indices = s32[{ROWS},{K}] get-tuple-element(%w), index=3
   ROOT %t = (f32[{ROWS},{K}], s32[{ROWS},{K}]) tuple(%values, %indices)
