@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ from hlo_indexing.maps.algebra import compose
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.dispatch import elementwise_shape_of, result_indexing
+from hlo_indexing.ops.result import RuntimeSource
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name, is_gemm_fusion
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
@@ -466,6 +468,9 @@ class _Builder:
         self.starts = map_results.starts
         # Per contraction op: its contracted sizes (read from its attributes once).
         self.contracted_sizes: dict[ir.Operation, list[int]] = {}
+        # Tiling parameters whose tile size must be 1: a runtime offset is read per element
+        # along them (:meth:`_offsets_read_per_element`).
+        self.per_element: set[int] = set()
 
     def build(
         self, block: ir.Block, outputs: list[SsaValue], extra_blocks: Sequence[ir.Block] = ()
@@ -503,6 +508,8 @@ class _Builder:
         constraints = ConstraintExpression.always()
         for tile_constraints in {id(node.tile.constraints): node.tile.constraints for node in self.order}.values():
             constraints = constraints & tile_constraints  # each distinct tile's once
+        for p in sorted(self.per_element):
+            constraints = constraints & ConstraintExpression.of(ax.dim(p, root.context), Interval(1, 1))
         return TiledFusion(
             self.parameters, roots, self.order, constraints.simplify(), len(root_shape), self.runtime_sources,
             self.runtime_ranges,
@@ -537,19 +544,49 @@ class _Builder:
 
     def _tag_runtime_sources(self, m: IndexingMap, op: ir.Operation, serial: int) -> IndexingMap:
         """``m`` with each runtime variable's origin (``operand k``, of ``op``) made a key
-        of :attr:`runtime_sources`, so the value it reads is known after composition."""
+        of :attr:`runtime_sources`, so the value it reads is known after composition;
+        variables that read one operand at different elements (a gather's index vector)
+        get one key each (``operand k of node n, element j``)."""
         if not m.runtime_vars:
             return m
+        shared = Counter(variable.origin for variable in m.runtime_vars)
         tagged = []
-        for variable in m.runtime_vars:
+        for j, variable in enumerate(m.runtime_vars):
             match = re.fullmatch(r"operand (\d+)", variable.origin)
             origin = variable.origin
             if match and int(match.group(1)) < len(op.operands):
-                origin = f"operand {match.group(1)} of node {serial}"
+                origin = f"operand {match.group(1)} of node {serial}" + (f", element {j}" if shared[variable.origin] > 1 else "")
                 self.runtime_sources[origin] = op.operands[int(match.group(1))]
                 self.runtime_ranges[origin] = variable.bounds
             tagged.append(Variable(variable.bounds, variable.name, origin))
         return m.replace(runtimes=tagged)
+
+    def _offsets_read_per_element(
+        self, indexing: IndexingMap, m: IndexingMap, sources: Sequence[RuntimeSource], op: ir.Operation, name: str
+    ) -> None:
+        """Notes in :attr:`per_element` the tiling parameters along which a runtime
+        offset of ``m`` (an operand map of ``op``, whose results ``indexing`` reads) is
+        read from a tensor at a different element (a gather's indices row per output row):
+        a tile holds the one box per runtime value it is counted with only when its size
+        along them is 1. A scalar offset (a dynamic slice's start) is one value per tile."""
+        if not sources or len(sources) != len(m.runtime_vars):
+            return
+        in_results: set[int] = set()
+        for expr in m.results:
+            ax.used_variables(expr, set(), in_results)
+        first = len(m.range_vars)
+        for j, source in enumerate(sources):
+            tensor = op.operands[source.operand] if source.operand < len(op.operands) else None
+            if first + j not in in_results or tensor is None or ir.ShapedType(tensor.type).rank == 0:
+                continue  # only in constraints (a superset tile), or one scalar
+            source_dims: set[int] = set()
+            source_symbols: set[int] = set()
+            for expr in source.index_map.results:
+                ax.used_variables(expr, source_dims, source_symbols)
+            for d in source_dims:
+                ax.used_variables(indexing.results[d], self.per_element, source_symbols)
+            if source_symbols:  # the element read varies with a variable no tile size fixes
+                raise _Failure(f"{name}: operand {source.operand} is read at offsets that vary within a tile")
 
     def _full_dims(self, indexing: IndexingMap) -> IndexingMap:
         """``indexing`` with every dimension over its whole tiling parameter: a tile
@@ -667,13 +704,15 @@ class _Builder:
                 self.order.append(node)
                 return node
             result_index = ir.OpResult(value).result_number
+            runtime: Sequence[Sequence[RuntimeSource]] = ()
             try:
                 operand_map_sets: list[Collection[IndexingMap]]
                 if opcode == "fusion":
                     operand_map_sets = list(fusion_indexing(op.regions[0], result_index).maps)
                 else:
                     # In build's session (the public per-op API opens one per call).
-                    operand_map_sets = list(result_indexing(op, result_index, simplify=False, regions=REGIONS).maps)
+                    op_indexing = result_indexing(op, result_index, simplify=False, regions=REGIONS)
+                    operand_map_sets, runtime = list(op_indexing.maps), op_indexing.runtime
             except HloIndexingError as exc:
                 raise _Failure(f"{name}: no indexing ({exc})") from None
             operand_hidden = hidden + tuple(self._hidden_dims(op)) if opcode in CONTRACTION_OPCODES else hidden
@@ -686,6 +725,8 @@ class _Builder:
                     operand_maps = [scalar]
                 if operand_maps[0].is_undefined:
                     raise _Failure(f"{name}: operand {k} has unknown indexing ({operand_maps[0].reason})")
+                if runtime:
+                    self._offsets_read_per_element(indexing, operand_maps[0], runtime[k], op, name)
                 composed = compose(indexing, self._tag_runtime_sources(operand_maps[0], op, node.serial))
                 if opcode in CONTRACTION_OPCODES:
                     composed = self._contracted(composed, self._hidden_dims(op), self._contracting_sizes(op))

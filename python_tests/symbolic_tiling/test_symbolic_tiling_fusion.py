@@ -197,6 +197,39 @@ def test_runtime_variables_name_the_values_they_read() -> None:
             assert convert.tile_offsets_indexing.evaluate([pid], values) == (pid + off + off2,)
 
 
+#: A gather of one element per row (what XLA:CPU fuses for jnp.take_along_axis in a
+#: diffrax solve): row r of the output reads x[clamp(idx[r, 0]), clamp(idx[r, 1])].
+GATHER_ROWS = (
+    "f {\n  x = f32[6,8] parameter(0)\n  idx = s32[6,2] parameter(1)\n"
+    "  g = f32[6,1,1] gather(x, idx), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0,1}, "
+    "index_vector_dim=1, slice_sizes={1,1}\n  ROOT n = f32[6,1,1] negate(g)\n}\n"
+    "ENTRY e {\n  x = f32[6,8] parameter(0)\n  idx = s32[6,2] parameter(1)\n"
+    "  ROOT fusion = f32[6,1,1] fusion(x, idx), kind=kLoop, calls=f\n}\n"
+)
+
+
+def test_a_gathers_offsets_read_per_row_are_two_values_and_tile_rows_one_by_one() -> None:
+    """The gather's two runtime offsets read one indices row at two elements: two
+    values (they were merged into one, reading x only on its diagonal), and they change
+    with the output row, so a tile of x at one value of each holds what a program reads
+    only for one row per program. Every tiling of every index array drawn: each
+    program's tile of x, at the offsets its row reads, holds the element the gather
+    reads (numpy)."""
+    module, analysis = hlo_analysis(GATHER_ROWS, "f")  # the module keeps its ops alive
+    assert isinstance(analysis, TiledFusion), analysis
+    tilings = [sizes for sizes in itertools.product([1, 2, 4, 6], [1], [1]) if analysis.satisfies_constraints(list(sizes))]
+    assert tilings == [(1, 1, 1)]
+    computation = tiled_computation(analysis, [1, 1, 1])
+    (x_tile,) = [i for i in computation.instructions if i.node.parameter_number == 0]
+    assert len(x_tile.runtime_variables) == 2
+    rng = np.random.default_rng(0)
+    for idx in rng.integers(-2, 10, size=(20, 6, 2)):
+        for row in range(6):
+            element = (int(np.clip(idx[row, 0], 0, 5)), int(np.clip(idx[row, 1], 0, 7)))
+            offsets = x_tile.tile_offsets_indexing.evaluate([row], list(element))
+            assert box(offsets, x_tile.tile_sizes, x_tile.tile_strides) == {element}
+
+
 def test_a_nested_fusion_feeding_a_dot_is_one_node() -> None:
     # XLA's AnalyseNestedFusionWithRuntimeVariables: the dot's rhs is a nested fusion
     # (abs); its tile is the one XLA gives the abs in the unnested form of the test.
