@@ -229,8 +229,8 @@ class PrintTilings(ModulePass):
             elif text and ranking is not None:
                 if not ranked_tilings:
                     diagnostics.remark(op.location, f"{label}: no tiling is legal on {target.name}")
-                for k, (tiling, footprint) in enumerate(ranked_tilings):
-                    diagnostics.remark(op.location, tiling_text(label, ranking, k, tiling, footprint))
+                for k, (tiling, printed) in enumerate(ranked_tilings):
+                    diagnostics.remark(op.location, tiling_text(label, ranking, k, tiling, printed))
                 note = rejections_text(label, ranking)
                 if note:
                     diagnostics.remark(op.location, note)
@@ -239,11 +239,13 @@ class PrintTilings(ModulePass):
 
 
 def _none_ranked(entry: ComputationEntry, budget: int, max_programs: int) -> str:
-    """Why a computation's ranking is empty, in words: no tiling fits the budget, or
-    none the tiled computation can build, among those evaluated."""
+    """Why a computation's ranking is empty, in words: no tiling fits the budget, none
+    the tiled computation can build, or none within the limits, among those evaluated."""
     evaluated = entry["valid_tilings"] - entry["skipped"]
     if evaluated and entry["unbuildable"] == evaluated:
         return "no valid tiling can be built"
+    if evaluated and entry["capped"] == evaluated:
+        return "no valid tiling was considered (each past a limit: see below)"
     fits = f"no valid tiling fits the budget of {budget} bytes"
     if entry["skipped"]:
         fits += f" among those with at most {max_programs} programs (max-programs)"

@@ -111,6 +111,13 @@ def whole_value_map(shape: tuple[int, ...], domain: IndexingMap) -> IndexingMap:
     return IndexingMap(affine_map, domain.dim_vars, [(0, n - 1) for n in shape])
 
 
+def untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:
+    """The unknown map of element ``path`` of tuple ``what`` (``result``, ``operand``)
+    ``index`` of ``operation``, which the walks cannot follow (``()``: the whole tuple)."""
+    element = f"element {path_text(path)} of " if path else ""
+    return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
+
+
 def static_shape(value: ir.Value, path: Path = ()) -> tuple[int, ...]:
     """The static shape of element ``path`` of ``value``; ``UnsupportedError`` otherwise."""
     value_type = element_type(value.type, path)

@@ -57,6 +57,7 @@ from hlo_indexing.analysis.fused_maps import (
     path_text,
     static_shape,
     tensor_elements,
+    untracked_element,
 )
 from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
 from hlo_indexing.analysis.map_sets import NO_CAPS, Entry, Part, SetAlgebra
@@ -275,7 +276,7 @@ class _Composer(SetAlgebra):
                 yield operand, (), self.intern(operand_maps), NO_CAPS
         elif path or kind == "tuple" or (kind == "custom_call" and _is_tuple(operation.results[result_index])):
             # an element not followed, or a custom call's whole tuple (its per-op maps are per element)
-            unknown = frozenset({_untracked_element(operation, "result", result_index, path)})
+            unknown = frozenset({untracked_element(operation, "result", result_index, path)})
             for operand in operation.operands:
                 yield operand, (), unknown, NO_CAPS
         else:
@@ -338,7 +339,7 @@ class _Composer(SetAlgebra):
             for k, element_maps in enumerate(by_element.maps):
                 yield operation.results[0], (k,), self.intern(element_maps), NO_CAPS
         elif path or kind == "get_tuple_element":
-            unknown = frozenset({_untracked_element(operation, "operand", operand_index, path)})
+            unknown = frozenset({untracked_element(operation, "operand", operand_index, path)})
             for result in operation.results:
                 yield result, (), unknown, NO_CAPS
         else:
@@ -396,11 +397,6 @@ def _nested_loop_notes(operation: ir.Operation) -> list[str]:
 
 def _is_tuple(value: ir.Value) -> bool:
     return isinstance(value.type, ir.TupleType)
-
-
-def _untracked_element(operation: ir.Operation, what: str, index: int, path: Path) -> IndexingMap:
-    element = f"element {path_text(path)} of " if path else ""
-    return IndexingMap.undefined(f"{operation.name}: cannot follow {element}the tuple {what} #{index}")
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:

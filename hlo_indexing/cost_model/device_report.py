@@ -10,7 +10,8 @@ Per ranked tiling, text::
     compute 0.0615 us; 128 blocks x 4 warps), 9 B per output element, 36448 B per tile
 
 the runners-up followed by why they lose to the first (``against #1: +0.000225 us:
-reads ...``), then one remark with the rules the other candidates broke, counted per
+reads ...``; a tiling whose footprint is too large to count says so instead of its
+bytes: ``footprint not counted: param_0: ... too many to count``), then one remark with the rules the other candidates broke, counted per
 rule, with one example each. JSON: each tiling entry gets ``estimate`` (every figure of
 :class:`~hlo_indexing.cost_model.estimate.Estimate`, its breakdown included), ``legal``
 (always true: only legal tilings are ranked) and ``loses`` (null for the first); the
@@ -42,7 +43,7 @@ from hlo_indexing.layout.attributes import LayoutLike
 from hlo_indexing.limits import FUSION_SECONDS, MAX_PROGRAMS, MAX_TILED_NODES
 from hlo_indexing.symbolic_tiling import tilings_report
 from hlo_indexing.symbolic_tiling.tilings_report import ComputationEntry
-from hlo_indexing.symbolic_tiling.footprint import Footprint, declared_parameter_layouts
+from hlo_indexing.symbolic_tiling.footprint import FootprintLimitError, declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.printed_tiling import PrintedTiling
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo, layouts_key
 from hlo_indexing.symbolic_tiling.tiled_fusion import TiledFusion
@@ -100,7 +101,7 @@ def device_computation_tilings(
     label: str, op: "ir.Operation", target: Device, top: int, *, memo: DeviceRankingMemo | None = None,
     blockspecs: bool = True, max_nodes: int = MAX_TILED_NODES, seconds: float = FUSION_SECONDS,
     used_in: Sequence[str] = (),
-) -> tuple[ComputationEntry, DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+) -> tuple[ComputationEntry, DeviceRanking | None, list[tuple[RankedTiling, PrintedTiling]]]:
     """One computation's entry of the tilings document ranked for ``target`` (module
     docstring), its ranking and its best ``top`` tilings with their footprints;
     ``failure``/``error``, ``max_nodes``, ``seconds`` and ``used_in`` as
@@ -113,7 +114,7 @@ def device_computation_tilings(
 def _device_computation_tilings(
     label: str, op: "ir.Operation", target: Device, top: int, memo: DeviceRankingMemo, blockspecs: bool,
     max_nodes: int, used_in: Sequence[str],
-) -> tuple[ComputationEntry, DeviceRanking | None, list[tuple[RankedTiling, Footprint]]]:
+) -> tuple[ComputationEntry, DeviceRanking | None, list[tuple[RankedTiling, PrintedTiling]]]:
     entry, fusion = tilings_report.computation_entry(label, op, memo.tiling_memo, max_nodes=max_nodes, used_in=used_in)
     if fusion is None:
         return entry, None, []
@@ -134,7 +135,7 @@ def _device_computation_tilings(
         if blockspecs:
             item["pallas"] = _pallas_json(fusion, tiling.tile_sizes, target, memo.tiling_memo)
         entry["tilings"].append(item)
-    return entry, ranking, [(tiling, printed.footprint) for tiling, printed in ranked_tilings]
+    return entry, ranking, ranked_tilings
 
 
 def _pallas_json(fusion: TiledFusion, sizes: tuple[int, ...], target: Device, memo: TilingMemo) -> dict[str, str | None]:
@@ -171,24 +172,33 @@ def ranked(
 ) -> list[tuple[RankedTiling, PrintedTiling]]:
     """The best ``top`` tilings of ``ranking`` (``memo``'s ranking of ``fusion``, an
     analysis of its tiling memo, at these layouts) with their footprints and exactness,
-    as printed: built once per body (from the first fusion's ranking) and renamed for
-    ``fusion`` (:mod:`~hlo_indexing.symbolic_tiling.printed_tiling`)."""
+    as printed (a footprint too large to count: :meth:`~.PrintedTiling.uncounted`):
+    built once per body (from the first fusion's ranking) and renamed for ``fusion``
+    (:mod:`~hlo_indexing.symbolic_tiling.printed_tiling`)."""
+
+    def printed_tiling(first: TiledFusion, tiling: RankedTiling) -> PrintedTiling:
+        exactness = memo.tiling_memo.exactness(first, tiling.tile_sizes)
+        try:
+            return PrintedTiling.of(replace(tiling.footprint, exactness=exactness))
+        except FootprintLimitError as exc:  # ranked by time: printed without its footprint
+            return PrintedTiling.uncounted(tiling.tile_sizes, exactness, exc)
 
     def printed_tilings(first: TiledFusion) -> list[PrintedTiling]:
         first_ranking = memo.rank(first, ranking.device, layouts=layouts, output_layouts=output_layouts)
-        return [PrintedTiling.of(replace(tiling.footprint, exactness=memo.tiling_memo.exactness(first, tiling.tile_sizes)))
-                for tiling in first_ranking.tilings[:top]]
+        return [printed_tiling(first, tiling) for tiling in first_ranking.tilings[:top]]
 
     key = ("device tilings", ranking.device, layouts_key(layouts), layouts_key(output_layouts), top)
     printed, names = memo.tiling_memo.per_body(fusion, key, printed_tilings)
     return [(tiling, found.renamed(names or {})) for tiling, found in zip(ranking.tilings[:top], printed)]
 
 
-def tiling_text(label: str, ranking: DeviceRanking, index: int, tiling: RankedTiling, footprint: Footprint) -> str:
+def tiling_text(label: str, ranking: DeviceRanking, index: int, tiling: RankedTiling, printed: PrintedTiling) -> str:
     """One text remark (module docstring)."""
+    footprint = printed.footprint
+    counted = (f"{_per_element(footprint.bytes_per_output_element)} B per output element, {footprint.bytes_per_tile} B per tile"
+               if footprint is not None else printed.text)
     text = (f"{label} tiling #{tiling.rank} on {ranking.device.name}: tile sizes {list(tiling.tile_sizes)}: "
-            f"{estimate_text(tiling.estimate)}, {_per_element(footprint.bytes_per_output_element)} B per output element, "
-            f"{footprint.bytes_per_tile} B per tile")
+            f"{estimate_text(tiling.estimate)}, {counted}")
     loses = ranking.loses(index)
     return f"{text}; against #1: {loses}" if loses else text
 

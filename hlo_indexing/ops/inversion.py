@@ -19,7 +19,7 @@ from hlo_indexing.maps.algebra import eliminate_equal_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.map_builders import dims, make_map, syms
-from hlo_indexing.ops.rule import OpInfo, RuleResult, Shape, entry_maps
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, Shape, entry_maps
 
 
 def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
@@ -53,13 +53,15 @@ def invert(m: IndexingMap, target_shape: Shape) -> IndexingMap:
 def inverse_rule(forward: Callable[[OpInfo, int], RuleResult]) -> Callable[[OpInfo, int], RuleResult]:
     """The input -> output rule of an output -> input rule ``forward``, by inverting its
     maps exactly (:func:`invert`): operand ``k`` -> result ``r`` is the inverse of
-    result ``r`` -> operand ``k``. For rules whose maps have no runtime variables."""
+    result ``r`` -> operand ``k``, with its note (why it over-approximates). For rules
+    whose maps have no runtime variables."""
 
     def inverse(info: OpInfo, operand_index: int) -> RuleResult:
-        out: list[list[IndexingMap]] = []
+        out: list[list[IndexingMap] | Entry] = []
         for r in range(info.num_results):
-            maps = entry_maps(forward(info, r)[operand_index])
-            out.append([invert_direct(m, info.operand(operand_index)) for m in maps])
+            entry = forward(info, r)[operand_index]
+            inverted = [invert_direct(m, info.operand(operand_index)) for m in entry_maps(entry)]
+            out.append(Entry(tuple(inverted), note=entry.note) if isinstance(entry, Entry) and entry.note else inverted)
         return out
 
     return inverse

@@ -337,8 +337,9 @@ def case_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
                 raise UnknownIndexing(f"a branch cannot be followed: {exc}") from None
             for k, found in enumerate(found_per_value):
                 maps[k].update(_without_runtime(m) for m in found if not m.is_undefined)
-                if any(m.is_undefined for m in found):
-                    raise UnknownIndexing("a branch's maps are unknown")
+                unknown = sorted(m.reason for m in found if m.is_undefined)
+                if unknown:
+                    raise UnknownIndexing(f"a branch's maps are unknown: {unknown[0]}")
     own = len(op.operands)
     return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
 

@@ -21,6 +21,7 @@ from hlo_indexing.ops import (
     linalg,
     loops,
     manual_computation,
+    random_numbers,
     reduction,
     scan,
     shape_ops,
@@ -81,8 +82,6 @@ CONTEXT_KINDS = frozenset({"while", "case", "if", "manual_computation"})
 
 #: Kinds known to be beyond per-op affine indexing, with the reason.
 UNKNOWN_KINDS = {
-    "rng": "random number generation",
-    "rng_bit_generator": "random number generation",
     "dynamic_broadcast_in_dim": "dynamic shapes",
     "dynamic_conv": "dynamic shapes",
     "dynamic_gather": "dynamic shapes",
@@ -159,6 +158,12 @@ _register("top_k", sorting.top_k_output_to_input, sorting.top_k_input_to_output)
 _register("while", loops.while_output_to_input, loops.while_input_to_output)
 _register(["case", "if"], loops.case_output_to_input, loops.case_input_to_output)
 _register("custom_call", custom_calls.custom_call_output_to_input, custom_calls.custom_call_input_to_output)
+_register("rng", random_numbers.rng_output_to_input, random_numbers.rng_input_to_output)
+_register(
+    "rng_bit_generator",
+    random_numbers.rng_bit_generator_output_to_input,
+    random_numbers.rng_bit_generator_input_to_output,
+)
 _register("fft", linalg.fft_output_to_input, linalg.fft_input_to_output)
 _register("cholesky", linalg.cholesky_output_to_input, linalg.cholesky_input_to_output)
 _register("triangular_solve", linalg.triangular_solve_output_to_input, linalg.triangular_solve_input_to_output)

@@ -67,7 +67,13 @@ class FootprintError(HloIndexingError):
 class FootprintLimitError(FootprintError):
     """A footprint is too large to count: too many tile elements, rows or box
     intersections (the limits of this module). A ranking leaves such a tiling out as
-    capped; the structural failures of :class:`FootprintError` stop it."""
+    capped; the structural failures of :class:`FootprintError` stop it. ``subject``: the
+    instruction whose tiles are too many, ``detail``: the count (the message is both)."""
+
+    def __init__(self, subject: str, detail: str):
+        super().__init__(f"{subject}: {detail}")
+        self.subject = subject
+        self.detail = detail
 
 
 @dataclass(frozen=True)
@@ -529,8 +535,8 @@ def _enumerated_counts(
                         for names, (_, p) in zip(sources, all_offsets))
         intersections = row_count * (2 ** len(insts) - 1)
         if intersections > MAX_ENUMERATED:
-            raise FootprintLimitError(f"{insts[0].name}: {row_count} rows (programs times runtime values) of "
-                                      f"{len(insts)} tiles are {intersections} box intersections, too many to count")
+            raise FootprintLimitError(insts[0].name, f"{row_count} rows (programs times runtime values) of {len(insts)} "
+                                      f"tiles are {intersections} box intersections, too many to count")
     if any(len(names) != len(order) for names in sources):
         all_offsets = _joint_rows(insts[0].name, sources, order, all_offsets, values)
         sources = [order] * len(insts)
@@ -564,7 +570,7 @@ def _enumerated_counts(
         return units, elements, unit
     work = sum(len(o) * math.prod(inst.tile_sizes) for inst, (o, _) in zip(insts, all_offsets))
     if work > MAX_ENUMERATED:
-        raise FootprintLimitError(f"{insts[0].name}: {work} tile elements are too many to enumerate")
+        raise FootprintLimitError(insts[0].name, f"{work} tile elements are too many to enumerate")
     # Whole programs per chunk, about UNION_CHUNK tile elements each.
     cost = np.bincount(program, weights=np.array([math.prod(inst.tile_sizes) for inst in insts], np.float64)[owner],
                        minlength=programs)
@@ -609,7 +615,7 @@ def _joint_rows(
         missing = [v for v in order if v not in names]
         combinations = math.prod(len(values[v]) for v in missing)
         if len(points) * combinations > MAX_ENUMERATED:
-            raise FootprintLimitError(f"{name}: {len(points) * combinations} rows of tiles over the runtime values of "
+            raise FootprintLimitError(name, f"{len(points) * combinations} rows of tiles over the runtime values of "
                                       "all its readers are too many to enumerate")
         grids = np.meshgrid(*(np.arange(values[v].start, values[v].stop, dtype=np.int64) for v in missing), indexing="ij")
         extra = np.stack([g.reshape(-1) for g in grids], axis=1) if missing else np.zeros((1, 0), np.int64)

@@ -353,6 +353,15 @@ def _is_zero_term(term: ir.AffineExpr, dims: Sequence[Interval]) -> bool:
     return isinstance(term, ax.Dim) and dims[term.position].lower == 0 and dims[term.position].upper == 0
 
 
+def _is_unit_size(size: ir.AffineExpr, dims: Sequence[Interval]) -> bool:
+    """Whether ``size`` is 1 at every tile: the constant 1, or the tile size of a
+    dimension whose range is ``[0, 0]``."""
+    size = ax.typed(size)
+    if isinstance(size, ax.Dim):
+        return dims[size.position] == ZERO
+    return ax.constant_value(size) == 1
+
+
 def _summands(expr: ir.AffineExpr) -> list[ir.AffineExpr]:
     expr = ax.typed(expr)
     if isinstance(expr, ax.Add):
@@ -438,6 +447,10 @@ def _nested_sum(terms: list[_Strided], dims: Sequence[Interval], ctx: ir.Context
         if ax.constant_value(term.stride) is None:
             raise _Failure(f"cannot combine the non-constant stride '{term.stride}'")
         if ax.constant_value(term.size) is None and not isinstance(ax.typed(term.size), ax.Dim):
+            if all(other is term or _is_unit_size(other.size, dims) for other in terms):
+                # The others are over unit dimensions, always 0: the sum is this term
+                # (beyond XLA, which refuses the sum).
+                return _Strided(term.size, term.stride, constraints)
             raise _Failure(f"cannot combine the size '{term.size}' (neither a constant nor a tile size)")
     # A term over a variable of one value (a unit dimension: a bitcast of 8 to 8x1 reads
     # 'd0 + d1' with d1 in [0, 0]) is always 0: it takes no part in the nesting.

@@ -388,7 +388,7 @@ def _computation_tilings(
     for rank, tiling in enumerate(ranked, 1):
         fields: dict[str, object] = {"rank": rank, **tiling.fields}
         if blockspecs:
-            fields["pallas"] = pallas_json(fusion, tiling.footprint.tile_sizes, memo)
+            fields["pallas"] = pallas_json(fusion, tiling.tile_sizes, memo)
         entry["tilings"].append(fields)
     return entry, ranked, ranking.note
 

@@ -77,3 +77,32 @@ func.func @sum_beside_centered(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<f3
   %d = stablehlo.subtract %x, %b : tensor<64xf32>
   return %d, %s : tensor<64xf32>, tensor<f32>
 }
+
+// -----
+
+// %x is read by four one-element tiles at runtime starts (32 values each) and two
+// fixed ones (jnp.interp's shape): at tile size 32, 2 programs times 32**4 combinations
+// of starts, times 63 box intersections, are too many to count (the footprint's limit,
+// MAX_ENUMERATED). Without a device every tiling is past it: none is considered. With
+// one, tilings are ranked by time: the fastest is printed without its footprint. On the
+// TPU, a one-element block of a rank-1 array is not a Mosaic block.
+// BLIND-LABEL: remark: @six_reads: no valid tiling was considered (each past a limit: see below)
+// BLIND:       remark: @six_reads: 7 candidate tilings not considered ({{.*}}a footprint too large to count)
+// GPU-LABEL:   remark: @six_reads tiling #1 on h100-sxm: tile sizes [32]: {{.*}} 2 blocks x 1 warp), footprint not counted: parameter(0): 2097152 rows (programs times runtime values) of 6 tiles are 132120576 box intersections, too many to count
+// TPU-LABEL:   remark: @six_reads: no tiling is legal on tpu-v5e
+// TPU:         remark: @six_reads: 7 of 7 tilings rejected on tpu-v5e (mosaic.block-shape-1d 7); e.g. [1]: [mosaic.block-shape-1d] parameter 0: block (1,) of (32,) f32
+func.func @six_reads(%x: tensor<32xf32>, %i0: tensor<i32>, %i1: tensor<i32>, %i2: tensor<i32>, %i3: tensor<i32>) -> tensor<64xf32> {
+  %s0 = stablehlo.dynamic_slice %x, %i0, sizes = [1] : (tensor<32xf32>, tensor<i32>) -> tensor<1xf32>
+  %s1 = stablehlo.dynamic_slice %x, %i1, sizes = [1] : (tensor<32xf32>, tensor<i32>) -> tensor<1xf32>
+  %s2 = stablehlo.dynamic_slice %x, %i2, sizes = [1] : (tensor<32xf32>, tensor<i32>) -> tensor<1xf32>
+  %s3 = stablehlo.dynamic_slice %x, %i3, sizes = [1] : (tensor<32xf32>, tensor<i32>) -> tensor<1xf32>
+  %s4 = stablehlo.slice %x [0:1] : (tensor<32xf32>) -> tensor<1xf32>
+  %s5 = stablehlo.slice %x [31:32] : (tensor<32xf32>) -> tensor<1xf32>
+  %a = stablehlo.add %s0, %s1 : tensor<1xf32>
+  %b = stablehlo.add %a, %s2 : tensor<1xf32>
+  %c = stablehlo.add %b, %s3 : tensor<1xf32>
+  %d = stablehlo.add %c, %s4 : tensor<1xf32>
+  %e = stablehlo.add %d, %s5 : tensor<1xf32>
+  %r = stablehlo.broadcast_in_dim %e, dims = [0] : (tensor<1xf32>) -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}

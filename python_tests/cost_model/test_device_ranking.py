@@ -37,7 +37,7 @@ from hlo_indexing.dialect_glue.call_like import computations
 from hlo_indexing.errors import InvalidArgumentError, InvalidInputError, TilingError, UnsupportedError
 from hlo_indexing.symbolic_tiling import ranking as blind
 from hlo_indexing.symbolic_tiling import shared_bodies
-from hlo_indexing.symbolic_tiling.footprint import FootprintError, tiling_footprint, with_exactness
+from hlo_indexing.symbolic_tiling.footprint import FootprintError, FootprintLimitError, tiling_footprint, with_exactness
 from hlo_indexing.passes.base import Diagnostics
 from hlo_indexing.passes.tilings import PrintTilings
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo
@@ -159,8 +159,9 @@ def test_the_device_report_computes_exactness_once_per_body(monkeypatch):
     for (_, op), (_, _, ranked_tilings) in zip(fusions, reports):
         alone = TilingMemo().analyze(op)
         assert len(ranked_tilings) == 3
-        for tiling, footprint in ranked_tilings:
-            assert footprint.exactness == with_exactness(alone, tiling_footprint(alone, tiling.tile_sizes)).exactness
+        for tiling, printed in ranked_tilings:
+            assert printed.footprint is not None
+            assert printed.footprint.exactness == with_exactness(alone, tiling_footprint(alone, tiling.tile_sizes)).exactness
 
 
 def test_rejections_are_counted_per_rule_with_an_example():
@@ -215,6 +216,110 @@ def test_a_computation_the_device_cannot_rank_is_reported_and_the_others_ranked(
         entries = {c["name"]: c for c in document["computations"]}
         assert entries["@first"]["error"] == "parameter(0) cannot be counted" and entries["@first"]["tilings"] == []
         assert entries["@second"]["error"] is None and len(entries["@second"]["tilings"]) == 1
+
+
+#: Two fusions of one body (jnp.interp's shape): one f32[16] read by four one-element
+#: tiles at runtime starts and two fixed ones, broadcast to 64 elements. Tiles of 8 or
+#: fewer have too many footprint rows to count (programs times 16**4 starts).
+SIX_READS_HLO = """HloModule six
+
+fused_a {
+  x = f32[16] parameter(0)
+  i0 = s32[] parameter(1)
+  i1 = s32[] parameter(2)
+  i2 = s32[] parameter(3)
+  i3 = s32[] parameter(4)
+  v0 = f32[1] dynamic-slice(x, i0), dynamic_slice_sizes={1}
+  v1 = f32[1] dynamic-slice(x, i1), dynamic_slice_sizes={1}
+  v2 = f32[1] dynamic-slice(x, i2), dynamic_slice_sizes={1}
+  v3 = f32[1] dynamic-slice(x, i3), dynamic_slice_sizes={1}
+  v4 = f32[1] slice(x), slice={[0:1]}
+  v5 = f32[1] slice(x), slice={[15:16]}
+  a = f32[1] add(v0, v1)
+  b = f32[1] add(a, v2)
+  c = f32[1] add(b, v3)
+  d = f32[1] add(c, v4)
+  e = f32[1] add(d, v5)
+  ROOT r = f32[64] broadcast(e), dimensions={0}
+}
+
+fused_b {
+  y = f32[16] parameter(0)
+  i0_b = s32[] parameter(1)
+  i1_b = s32[] parameter(2)
+  i2_b = s32[] parameter(3)
+  i3_b = s32[] parameter(4)
+  v0_b = f32[1] dynamic-slice(y, i0_b), dynamic_slice_sizes={1}
+  v1_b = f32[1] dynamic-slice(y, i1_b), dynamic_slice_sizes={1}
+  v2_b = f32[1] dynamic-slice(y, i2_b), dynamic_slice_sizes={1}
+  v3_b = f32[1] dynamic-slice(y, i3_b), dynamic_slice_sizes={1}
+  v4_b = f32[1] slice(y), slice={[0:1]}
+  v5_b = f32[1] slice(y), slice={[15:16]}
+  a_b = f32[1] add(v0_b, v1_b)
+  b_b = f32[1] add(a_b, v2_b)
+  c_b = f32[1] add(b_b, v3_b)
+  d_b = f32[1] add(c_b, v4_b)
+  e_b = f32[1] add(d_b, v5_b)
+  ROOT r_b = f32[64] broadcast(e_b), dimensions={0}
+}
+
+ENTRY main {
+  p = f32[16] parameter(0)
+  j0 = s32[] parameter(1)
+  j1 = s32[] parameter(2)
+  j2 = s32[] parameter(3)
+  j3 = s32[] parameter(4)
+  first = f32[64] fusion(p, j0, j1, j2, j3), kind=kLoop, calls=fused_a
+  q = f32[16] negate(p)
+  ROOT second = f32[64] fusion(q, j3, j2, j1, j0), kind=kLoop, calls=fused_b
+}
+"""
+
+
+@pytest.mark.parametrize("format_", ["text", "json"])
+def test_a_tiling_whose_footprint_is_too_large_to_count_is_ranked_without_it(format_):
+    """A device ranking orders tilings by time: a printed tiling whose footprint
+    tiling_footprint refuses to count (FootprintLimitError) is printed without it (text:
+    "footprint not counted: ..."; JSON: null counts and footprint_error), and the
+    computation keeps its ranking; the second fusion of the body gets the same."""
+    module = parse_module(SIX_READS_HLO, filename="six.hlo")
+    diagnostics = Diagnostics()
+    PrintTilings(device="h100", top=5, format=format_).run(module.operation, diagnostics)
+    assert not diagnostics.has_errors
+    fusions = [(label, op) for label, op in computations(module.operation) if op.name == "mhlo.fusion"]
+    analysis = TilingMemo().analyze(fusions[0][1])
+    ranking = rank_tilings(analysis, device="h100")
+    expected = {}
+    for tiling in ranking.tilings[:5]:
+        try:
+            expected[tiling.tile_sizes] = tiling_footprint(analysis, tiling.tile_sizes)
+        except FootprintLimitError as exc:
+            expected[tiling.tile_sizes] = exc.message
+    assert any(isinstance(e, str) for e in expected.values()) and any(not isinstance(e, str) for e in expected.values())
+    if format_ == "text":
+        for label, _ in fusions:
+            lines = [d.message for d in diagnostics.items if d.message.startswith(f"{label} tiling #")]
+            assert len(lines) == 5, lines
+            for line, (sizes, footprint) in zip(lines, expected.items()):
+                assert f"tile sizes {list(sizes)}: " in line
+                if isinstance(footprint, str):
+                    assert f"footprint not counted: {footprint}" in line
+                else:
+                    assert f", {footprint.bytes_per_tile} B per tile" in line and "not counted" not in line
+    else:
+        (document,) = [json.loads(d.message) for d in diagnostics.items if d.severity == "output"]
+        jsonschema.validate(document, tilings_schema())
+        for entry in (c for c in document["computations"] if c["kind"] == "mhlo.fusion"):
+            assert entry["error"] is None
+            assert [tuple(t["tile_sizes"]) for t in entry["tilings"]] == list(expected)
+            for tiling, footprint in zip(entry["tilings"], expected.values()):
+                if isinstance(footprint, str):
+                    assert tiling["footprint_error"] == footprint
+                    assert tiling["bytes_per_tile"] is None and tiling["bytes_moved"] is None and tiling["operands"] == []
+                    assert len(tiling["exactness"]) == 5
+                else:
+                    assert "footprint_error" not in tiling
+                    assert (tiling["bytes_per_tile"], tiling["bytes_moved"]) == (footprint.bytes_per_tile, footprint.bytes_moved)
 
 
 @pytest.mark.parametrize("corpus", CORPORA, ids=[c.name for c in CORPORA])

@@ -343,7 +343,7 @@ func.func @six_reads(%x: tensor<16xf32>, %i0: tensor<i32>, %i1: tensor<i32>, %i2
 def test_footprints_over_many_runtime_values_are_bounded() -> None:
     # Tiles of 1: 64 programs x 16**4 rows x 63 box intersections, refused before any
     # row is built; one tile of 64 is counted; the ranking by budget leaves the refused
-    # tilings out as capped, and the device ranking names the limit or ranks.
+    # tilings out as capped, and the device ranking ranks them all.
     with default_context():
         module = ir.Module.parse(SIX_READS)
         fusion = analyze_fusion(module.body.operations[0])
@@ -355,7 +355,7 @@ def test_footprints_over_many_runtime_values_are_bounded() -> None:
         assert (64,) in [f.tile_sizes for f in ranking.tilings] and (1,) not in [f.tile_sizes for f in ranking.tilings]
         assert ranking.capped >= 1
         (entry,) = module_tilings(module, device="h100")["computations"]
-        assert entry["error"] is None or "too many to count" in entry["error"], entry["error"]
+        assert entry["error"] is None and entry["tilings"], entry["error"]
 
 
 def test_an_extra_output_two_programs_start_at_once_is_refused_without_enumerating(monkeypatch) -> None:

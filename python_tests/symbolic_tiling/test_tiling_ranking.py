@@ -219,6 +219,10 @@ def test_ranking_equals_the_brute_force(label: str, op: ir.Operation) -> None:
         with pytest.raises(FootprintError, match="read by the programs of different dots"):
             rank_tilings(fusion, 1 << 40)
         pytest.skip("an operand read by the programs of two dots: not counted (lit test print-tilings-device-refusals)")
+    if label.endswith(":@six_reads"):  # 32**4 combinations of runtime starts per program
+        ranking = rank_tilings(fusion, 1 << 40)
+        assert not ranking.tilings and ranking.capped == ranking.valid > 0
+        pytest.skip("every footprint past the counting limit: none ranked (lit test print-tilings-device-refusals)")
     block = op.regions[0].blocks[0]
     values = list(block.arguments) + list(list(block.operations)[-1].operands)
     elements = sum(math.prod(ir.RankedTensorType(v.type).shape) for v in values)
@@ -249,8 +253,9 @@ def test_most_computations_take_the_symbolic_path() -> None:
     per_tiling = {label.split(":", 1)[1] for label, method in methods.items() if method == "per-tiling"}
     # @dynamic_and_fixed_reads: its operand is read at a runtime offset and at a fixed one;
     # @scan_step: its row is read where the runtime step puts it (a constrained map);
-    # @sum_beside_centered: its scalar extra output is written whole by every program.
-    assert per_tiling == {"@concat", "@window", "@dynamic_and_fixed_reads", "@scan_step", "@sum_beside_centered"}
+    # @sum_beside_centered: its scalar extra output is written whole by every program;
+    # @six_reads: its operand is read at four runtime starts.
+    assert per_tiling == {"@concat", "@window", "@dynamic_and_fixed_reads", "@scan_step", "@sum_beside_centered", "@six_reads"}
     assert sum(method == "symbolic" for method in methods.values()) >= 10
 
 
