@@ -74,7 +74,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.points import distinct, distinct_rows, numbered_rows
 from hlo_indexing.maps.linear_form import linearize
-from hlo_indexing.ops.rule import value_shape
+from hlo_indexing.ops.rule import is_token, value_shape
 
 #: Consecutive innermost indices that read together (a GPU warp).
 WARP_SIZE = 32
@@ -259,6 +259,9 @@ def coalescing(
         inner_dims.append(as_layout(result_layouts[r], len(result_shape)).minor_to_major[0] if result_shape else None)
     out = []
     for a, argument in enumerate(block.arguments):
+        if is_token(argument.type):  # no element, no memory access
+            out.append(Coalescing(True, True, "token"))
+            continue
         shape = value_shape(argument.type)
         if shape is None:
             raise UnsupportedError(f"coalescing needs static shapes, argument {a} has type {argument.type}")

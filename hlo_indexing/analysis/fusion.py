@@ -80,7 +80,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.dispatch import operand_indexing, result_indexing, tuple_elements_indexing
 from hlo_indexing.ops.regions import MapSets
 from hlo_indexing.ops.result import InstructionIndexing
-from hlo_indexing.ops.rule import value_shape
+from hlo_indexing.ops.rule import is_token, value_shape
 
 _T = TypeVar("_T")
 
@@ -274,7 +274,8 @@ class _Composer(SetAlgebra):
         ):
             for operand, operand_maps in zip(operand_values(operation), by_element.maps, strict=True):
                 yield operand, (), self.intern(operand_maps), NO_CAPS
-        elif path or kind == "tuple":
+        elif path or kind == "tuple" or (kind == "custom_call" and _is_tuple(operation.results[result_index])):
+            # an element not followed, or a custom call's whole tuple (its per-op maps are per element)
             unknown = frozenset({untracked_element(operation, "result", result_index, path)})
             for operand in operation.operands:
                 yield operand, (), unknown, NO_CAPS
@@ -392,6 +393,10 @@ def _nested_loop_notes(operation: ir.Operation) -> list[str]:
             pending.extend(block for block in blocks if block not in seen)
             seen.update(blocks)
     return notes
+
+
+def _is_tuple(value: ir.Value) -> bool:
+    return isinstance(value.type, ir.TupleType)
 
 
 def _producers(block: ir.Block, root: ir.Value) -> set[ir.Value]:
@@ -560,8 +565,11 @@ def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, directio
 
 
 def _no_index_space(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:
-    """Unknown maps for every value: a token, a scalar of another dialect or a dynamic
-    shape has no static index space to map from."""
+    """No map for a token (it holds no element: nothing to read or feed); unknown maps
+    for every value from a scalar of another dialect or a dynamic shape, which have no
+    static index space to map from."""
+    if is_token(element_type(value.type, element)):
+        return FusionIndexing((frozenset(),) * count, (), direction, (NO_ELEMENTS,) * count)
     at = f" element {path_text(element)}" if element else ""
     unknown = IndexingMap.undefined(f"{what}{at} is a {element_type(value.type, element)}, not a statically shaped tensor")
     return FusionIndexing((frozenset({unknown}),) * count, (), direction, (NO_ELEMENTS,) * count)

@@ -35,6 +35,7 @@ from hlo_indexing.dialect_glue.locations import ANONYMOUS_BUFFER, enclosing_func
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, SourceLocation
 from hlo_indexing.ops.result import InstructionIndexing
+from hlo_indexing.ops.rule import is_token
 
 #: What the analysis was doing when a computation's part failed (the note of its error).
 FUSED_CONTEXT = "while computing the fused indexing maps of this computation"
@@ -222,7 +223,7 @@ def _values(op: ir.Operation, maps: tuple[FusionIndexing, ...], options: _Option
                     yield ValueMaps(index, path, element_indexing(op, index, element=path, max_maps=options.max_maps))
                 except _COMPUTATION_ERRORS as exc:
                     yield ValueMaps(index, path, Failure(exc, FUSED_CONTEXT))
-        elif options.physical != "none":
+        elif options.physical != "none" and not is_token(root.type):  # a token has no map, logical or physical
             try:
                 yield ValueMaps(index, (), physical_fusion_indexing(op, index, form=options.physical, fused=fused))
             except (HloIndexingError, ValueError) as exc:

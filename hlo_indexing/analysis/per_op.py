@@ -91,8 +91,8 @@ def indexings(op: ir.Operation, direction: str, simplify: bool) -> list[Instruct
     direction = Direction.of(direction)
     elements = dispatch.tuple_element_shapes(op)
     with REGIONS.session():
-        if elements is not None and all(shape is not None for shape in elements):
+        if elements is not None and dispatch.followed_tuple_elements(op):
             width = len(elements) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(op))
             by_element = [dispatch.tuple_elements_indexing(op, direction, k, simplify=simplify) for k in range(width)]
-            return [indexing for indexing in by_element if indexing is not None]  # each is: every element is shaped
+            return [indexing for indexing in by_element if indexing is not None]  # each is: every element is followed
         return dispatch.all_indexings(op, direction, simplify=simplify, regions=REGIONS)

@@ -45,6 +45,7 @@ from hlo_indexing.layout.attributes import LayoutLike, as_layout, declared_layou
 from hlo_indexing.layout.lowering import coordinates_logical_map, linear_offset_map, logical_index_map, tiled_coordinates_map
 from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
+from hlo_indexing.ops.dispatch import followed_tuple_elements, tuple_element_shapes
 from hlo_indexing.ops.rule import value_shape
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 
@@ -163,14 +164,18 @@ def physical_output_to_input_indexing(
     ``use_physical_layout=true``). ``layouts`` (per operand) and ``result_layout``
     override the layouts written on the values."""
     _check_form(form)
-    result = op.operation.results[result_index] if 0 <= result_index < len(op.operation.results) else None
-    if result is None:
+    results = op.operation.results
+    elements = tuple_element_shapes(op) if followed_tuple_elements(op) else None
+    count = len(elements) if elements is not None else len(results)
+    if not 0 <= result_index < count:
         raise InvalidArgumentError(f"{op.operation.name} has no result {result_index}")
+    result = results[0] if elements is not None else results[result_index]  # a tuple element: the tuple, no physical index
     operands = operand_values(op)
     layouts = [layout_of_value(v) for v in operands] if layouts is None else layouts
     source = (value_shape(result.type), result_layout if result_layout is not None else layout_of_value(result))
     targets = [(value_shape(v.type), layout) for v, layout in zip(operands, layouts, strict=True)]
-    named = [(result, f"result #{result_index}")] + [(v, f"operand #{k}") for k, v in enumerate(operands)]
+    what = f"result #{result_index}" if elements is None else f"the tuple result holding element {result_index}"
+    named = [(result, what)] + [(v, f"operand #{k}") for k, v in enumerate(operands)]
     logical = output_to_input_indexing(op, result_index)
     return _physical_indexing(logical, source, targets, form, named)
 
@@ -197,7 +202,7 @@ def physical_input_to_output_indexing(
     named = [(operand, f"operand #{operand_index}")] + [(v, f"result #{k}") for k, v in enumerate(results)]
     logical = input_to_output_indexing(op, operand_index)
     if len(logical.maps) != len(targets):  # one per element of a custom call's tuple result: no physical index
-        targets, named = [(None, None)] * len(logical.maps), named[:2] + named[1:2] * (len(logical.maps) - 1)
+        targets, named = [(None, None)] * len(logical.maps), named[:1] + named[1:2] * len(logical.maps)
     return _physical_indexing(logical, source, targets, form, named)
 
 
@@ -247,7 +252,9 @@ def physical_indexings(op: OpLike, direction: str, form: str = "coordinates") ->
     """The physical maps of every result (``direction="output-to-input"``) or every
     operand (``"input-to-output"``) of ``op``, as the per-op passes print them."""
     if direction == "output-to-input":
-        return [physical_output_to_input_indexing(op, r, form=form) for r in range(len(op.operation.results))]
+        elements = tuple_element_shapes(op) if followed_tuple_elements(op) else None  # per element, as the logical maps
+        count = len(elements) if elements is not None else len(op.operation.results)
+        return [physical_output_to_input_indexing(op, r, form=form) for r in range(count)]
     return [physical_input_to_output_indexing(op, k, form=form) for k in range(len(operand_values(op)))]
 
 

@@ -47,7 +47,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.points import distinct
-from hlo_indexing.ops.rule import value_shape
+from hlo_indexing.ops.rule import is_token, value_shape
 
 #: Default limit on the total number of domain points enumerated for one argument.
 DEFAULT_MAX_POINTS = 1 << 20
@@ -90,6 +90,9 @@ def operand_utilization(
     arguments = block_of(region_or_func).arguments
     out = []
     for a, argument in enumerate(arguments):
+        if is_token(argument.type):  # nothing to read: as an array of no element
+            out.append(Utilization(1.0, 0, 0, True, "token"))
+            continue
         shape = value_shape(argument.type)
         if shape is None:
             raise UnsupportedError(f"operand utilisation needs static shapes, argument {a} has type {argument.type}")

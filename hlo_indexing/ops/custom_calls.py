@@ -40,7 +40,8 @@ known ones, by kind:
     JAX's host callbacks (``jax.pure_callback``, ``jax.debug.callback``, equinox's
     runtime checks: ``xla_ffi_python_cpu_callback`` and its GPU and older variants):
     Python code the analysis cannot read, but which sees only its operands, so every
-    result element reads every element of every operand (sound, not exact).
+    result element reads every element of every operand (sound, not exact); the tokens
+    of an ordered ``io_callback`` hold no element and get no map.
 
 Example: ``lapack_spotrf_ffi`` of ``tensor<2x3x3xf32>`` with ``num_batch_dims = "1"``
 gives ``(d0, d1, d2)[s0, s1] -> (d0, s0, s1)``.
@@ -147,6 +148,17 @@ def _marker(info: OpInfo, result_index: int) -> RuleResult:
     return out
 
 
+def _callback(info: OpInfo, result_index: int) -> RuleResult:
+    """Every element of result ``result_index`` reads every element of every operand; a
+    token (an ordered ``io_callback``'s, in and out) holds no element: no map to or from it."""
+    if info.result_is_token(result_index):
+        return [[] for _ in range(info.num_operands)]
+    space = info.result(result_index)
+    note = f"{target_name(info)}: a host callback: Python the analysis cannot read, taken to read every operand element"
+    return [[] if info.operand_is_token(k) else Entry((whole_map(info.context, space, info.operand(k), 0),), note=note)
+            for k in range(info.num_operands)]
+
+
 def custom_call_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """Output -> input maps of a custom call (see the module docstring)."""
     kind = _kind(info)
@@ -163,9 +175,7 @@ def custom_call_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     if kind == "cudnn_conv":
         return cudnn.cudnn_conv_output_to_input(info, target_name(info), result_index)
     if kind == "callback":
-        space = info.result(result_index)
-        note = f"{target_name(info)}: a host callback: Python the analysis cannot read, taken to read every operand element"
-        return [Entry((whole_map(info.context, space, info.operand(k), 0),), note=note) for k in range(info.num_operands)]
+        return _callback(info, result_index)
     return sorting.selection_maps(info, result_index, sorting.approx_top_k_dimension(info))
 
 

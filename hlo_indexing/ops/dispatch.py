@@ -38,7 +38,7 @@ from hlo_indexing.dialect_glue.locations import located
 from hlo_indexing.direction import Direction
 from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, InvalidInputError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing, entry_maps, value_shape
+from hlo_indexing.ops.rule import Entry, OpInfo, UnknownIndexing, entry_maps, is_token, value_shape
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import InstructionIndexing, RuntimeSource
 from hlo_indexing.ops.rules import BODY_KINDS, CONTEXT_KINDS, ELEMENTWISE_KINDS, HLO_DIALECTS, rule_for
@@ -249,6 +249,17 @@ def tuple_element_shapes(op: ir.Operation | ir.OpView) -> tuple[tuple[int, ...] 
     return tuple(value_shape(result_type.get_type(k)) for k in range(result_type.num_types))
 
 
+def followed_tuple_elements(op: ir.Operation | ir.OpView) -> bool:
+    """Whether :func:`tuple_elements_indexing` follows ``op``'s elements: a custom call whose
+    one tuple result holds statically shaped tensors and tokens (an ordered ``io_callback``'s)."""
+    operation = op if isinstance(op, ir.Operation) else op.operation
+    elements = tuple_element_shapes(operation)
+    if elements is None:
+        return False
+    result_type = operation.results[0].type
+    return all(shape is not None or is_token(result_type.get_type(k)) for k, shape in enumerate(elements))
+
+
 def tuple_elements_indexing(
     op: ir.Operation | ir.OpView, direction: Direction, index: int, *, simplify: bool = True
 ) -> InstructionIndexing | None:
@@ -256,11 +267,11 @@ def tuple_elements_indexing(
     (:func:`tuple_element_shapes`), its rule applied as if each element were a result:
     output to input, element ``index`` -> one map set per operand; input to output,
     operand ``index`` -> one map set per element. None for any other op, or when an
-    element is not statically shaped; a located :class:`InvalidArgumentError` for an
+    element is neither statically shaped nor a token; a located :class:`InvalidArgumentError` for an
     ``index`` past the elements (operands). Not cached: a fused walk asks once per element."""
     operation = op if isinstance(op, ir.Operation) else op.operation
     elements = tuple_element_shapes(operation)
-    if elements is None or any(shape is None for shape in elements):
+    if elements is None or not followed_tuple_elements(operation):
         return None
     width = len(elements) if direction == Direction.OUTPUT_TO_INPUT else len(operand_values(operation))
     if not 0 <= index < width:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hlo_indexing.dialect_glue.bindings import ir
+from hlo_indexing.dialect_glue.call_like import operand_values
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.ops.regions import RegionIndexing
 from hlo_indexing.ops.result import RuntimeSource
@@ -49,6 +50,19 @@ class OpInfo:
         """The static shape of result ``index``; :class:`UnknownIndexing` when it has none."""
         return _static(self.result_shapes[index], f"result {index}")
 
+    def operand_is_token(self, index: int) -> bool:
+        """Whether operand ``index`` is a token (:func:`is_token`)."""
+        return is_token(operand_values(self.op)[index].type)
+
+    def result_is_token(self, index: int) -> bool:
+        """Whether result ``index`` is a token (:func:`is_token`); of a custom call whose
+        one tuple result stands for its elements (``result_shapes``), element ``index``."""
+        results = self.op.results
+        result_type = results[0].type if len(results) == 1 else None
+        if isinstance(result_type, ir.TupleType) and result_type.num_types == len(self.result_shapes):
+            return is_token(result_type.get_type(index))
+        return is_token(results[index].type)
+
     @property
     def num_operands(self) -> int:
         """The number of operands."""
@@ -64,6 +78,16 @@ def _static(shape: Shape | None, what: str) -> Shape:
     if shape is None:
         raise UnknownIndexing(f"{what} is not a statically shaped tensor")
     return shape
+
+
+#: The token types (XLA's ``token[]``): they order side effects and hold no element.
+TOKEN_TYPES = frozenset({"!stablehlo.token", "!mhlo.token"})
+
+
+def is_token(value_type: ir.Type) -> bool:
+    """Whether a value of ``value_type`` is a token: no element of it is read or written,
+    so no map goes to or from it."""
+    return str(value_type) in TOKEN_TYPES
 
 
 def value_shape(value_type: ir.Type) -> Shape | None:

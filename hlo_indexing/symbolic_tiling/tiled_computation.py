@@ -24,6 +24,7 @@ from hlo_indexing.maps.algebra import compose, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import linearize
+from hlo_indexing.maps.points import distinct_rows
 from hlo_indexing.symbolic_tiling.symbolic_tile import SymbolicTile
 from hlo_indexing.symbolic_tiling.tiled_fusion import (
     TiledFusion,
@@ -361,8 +362,11 @@ def check_partition(root: TiledInstruction, programs: int, first: TiledInstructi
     if total > MAX_PARTITION_CHECK:
         raise TilingError("UNIMPLEMENTED", f"Unsupported case of multi-output fusion: {root.name} too large to check")
     _, offsets = offsets_map.enumerate(max_points=programs + 1)
-    linear = np.array([int(np.prod(shape[k + 1 :], dtype=np.int64)) for k in range(len(shape))], np.int64)
     extents = np.array(shape, np.int64)
+    origins = offsets[((offsets >= 0) & (offsets < extents)).all(axis=1)]  # a tile's first element, when inside
+    if len(distinct_rows(origins)[0]) < len(origins):  # written by two programs: no enumeration needed
+        raise TilingError("UNIMPLEMENTED", f"Unsupported case of multi-output fusion: the tiles of {root.name} do not partition it")
+    linear = np.array([int(np.prod(shape[k + 1 :], dtype=np.int64)) for k in range(len(shape))], np.int64)
     counts = np.zeros(total, np.int64)
     strides = np.array(root.tile_strides, np.int64)
     tile_elements = int(np.prod(root.tile_sizes, dtype=np.int64))

@@ -35,11 +35,11 @@ func.func @complex(%a: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
 }
 
 // -----
-// A token result has no index space: unknown, and the tensor result is still analysed.
+// A token result holds no element: no map goes from it, and the tensor result is still analysed.
 // expected-remark@+4 {{@token result 0 -> arg 0: (d0) -> (d0), domain: d0 in [0, 3]}}
 // expected-remark@+3 {{@token result 0 -> arg 1: no dependence}}
-// expected-remark@+2 {{@token result 1 -> arg 0: unknown indexing}}
-// expected-remark@+1 {{@token result 1 -> arg 1: unknown indexing}}
+// expected-remark@+2 {{@token result 1 -> arg 0: no dependence}}
+// expected-remark@+1 {{@token result 1 -> arg 1: no dependence}}
 func.func @token(%a: tensor<4xf32>, %t: !stablehlo.token) -> (tensor<4xf32>, !stablehlo.token) {
   %0 = stablehlo.negate %a : tensor<4xf32>
   %1 = stablehlo.after_all %t : !stablehlo.token

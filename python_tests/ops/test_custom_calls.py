@@ -69,3 +69,38 @@ def test_tuple_returning_top_k_is_followed_element_by_element(direction) -> None
         return [[sorted(map(str, maps)) for maps in fused.maps] for fused in computation.maps]
 
     assert texts(compiled) == texts(stablehlo)
+
+
+def _ordered_callback(x):
+    """An ordered ``io_callback`` (a token in and out of @main and of the call) reversing
+    the rows on the host, and a ``debug.print`` (a call with no result)."""
+    rows_reversed = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    y = jax.experimental.io_callback(lambda v: np.asarray(v)[::-1] * 2.0, rows_reversed, x, ordered=True)
+    jax.debug.print("{s}", s=x.sum())
+    return y + 1.0
+
+
+@pytest.mark.parametrize("stage", ["stablehlo", "compiled"])
+def test_ordered_io_callback_reads_its_tensor_operand_and_not_its_token(stage) -> None:
+    """The tensor result of an ordered ``io_callback`` (in the compiled HLO, element 1 of
+    the call's ``(token[], f32[4,3])``) reads every element a perturbation of ``x`` shows
+    it depends on; the tokens hold no element: no map goes to or from them."""
+    import jax.experimental  # noqa: F401 - io_callback lives there; jax itself is optional (importorskip)
+
+    x = jnp.asarray(np.random.default_rng(0).uniform(0.5, 1.5, (4, 3)), jnp.float32)
+    lowered = jax.jit(_ordered_callback).lower(x)
+    main = analyze(lowered.as_text() if stage == "stablehlo" else lowered.compile().as_text()).computation("main")
+    token_result, value = main.maps
+    assert [set(maps) for maps in token_result.maps] == [set(), set()]
+    to_token, to_x = value.maps
+    assert not to_token
+    assert to_x and not any(m.is_undefined for m in to_x), [m.reason for m in to_x]
+    ours = set().union(*(m.relation() for m in to_x))
+    run = jax.jit(_ordered_callback)
+    base = np.asarray(run(x))
+    expected = set()
+    for index in np.ndindex(*x.shape):
+        changed = np.argwhere(np.asarray(run(x.at[index].add(10.0))) != base)
+        expected |= {(tuple(row), index) for row in changed.tolist()}
+    assert len(expected) == x.size  # each output element depends on one input element: the reversed row's
+    assert expected <= ours

@@ -238,8 +238,7 @@ def test_complex_zero_sized_and_token_values_analyse() -> None:
     (add_map,) = complex_maps.maps[0]
     assert add_map.relation() == {((i,), (i,)) for i in range(2)}
     assert all(m.is_known_empty() for m in zero_maps.maps[1])
-    assert all(m.is_undefined for maps in token_maps.maps for m in maps)
-    assert "not a statically shaped tensor" in next(iter(token_maps.maps[2])).reason
+    assert token_maps.maps and all(not maps for maps in token_maps.maps)  # a token holds no element: no map from it
 
 
 def test_every_limit_is_documented_with_its_error() -> None:

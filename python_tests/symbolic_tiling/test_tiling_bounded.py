@@ -356,3 +356,30 @@ def test_footprints_over_many_runtime_values_are_bounded() -> None:
         assert ranking.capped >= 1
         (entry,) = module_tilings(module, device="h100")["computations"]
         assert entry["error"] is None and entry["tilings"], entry["error"]
+
+
+def test_an_extra_output_two_programs_start_at_once_is_refused_without_enumerating(monkeypatch) -> None:
+    """Two programs whose tiles of an extra output start at one element both write it:
+    refused from the tiles' first elements, without enumerating the tiles (a haiku LM's
+    log-softmax, whose exponentials are an extra output tiled by whole rows beside a
+    first root tiled by columns, enumerated 500 programs x 16,000 elements per candidate:
+    63 s). Row sums with tiles narrower than the 16 columns and the total under more than
+    one program are such outputs (test_the_partition_of_an_extra_output_is_enumerated_in_chunks
+    and test_a_scalar_extra_output_is_partitioned_by_one_program_only enumerate them)."""
+
+    def enumerated(*args: object) -> None:
+        raise AssertionError("the tiles were enumerated")
+
+    monkeypatch.setattr(tiled_computation_module, "_tile_steps", enumerated)
+    refused = 0
+    with functions_of(TWO_OUTPUTS) as found:
+        for name, written_twice in (("row_sums", lambda sizes: sizes[-1] < 16),
+                                    ("total", lambda sizes: math.ceil(8 / sizes[0]) * math.ceil(16 / sizes[1]) > 1)):
+            fusion = analyze_fusion(found[name])
+            assert isinstance(fusion, TiledFusion)
+            for sizes in fusion.valid_tilings():
+                if written_twice(tuple(sizes)):
+                    with pytest.raises(TilingError, match="do not partition"):
+                        tiled_computation(fusion, list(sizes))
+                    refused += 1
+    assert refused > 2
