@@ -6,7 +6,8 @@ the new ones; the body's maps come from the region hook, :mod:`hlo_indexing.ops.
 - a *pass-through* carry (the body returns its own argument) is its init: identity;
 - a *counted* loop (an induction carry with a constant init, a constant step added by
   the body and a ``compare`` against a constant in ``cond``: how JAX lowers ``scan``
-  and ``fori_loop``) is composed over its iterations with the iteration number as a
+  and ``fori_loop``; or, in compiled HLO, the trip count XLA wrote in the loop's
+  ``backend_config``: :mod:`hlo_indexing.ops.counted_loops`) is composed over its iterations with the iteration number as a
   variable (:mod:`hlo_indexing.ops.loop_iterations`): a stacked output written by
   ``dynamic_update_slice`` at the induction variable reads iteration ``i`` of the
   inputs sliced at ``i``, a carry reads every earlier iteration;
@@ -32,14 +33,13 @@ without the region hook.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import call_operands, callee_block, captured_values
+from hlo_indexing.dialect_glue.call_like import captured_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.memo import memoized
+from hlo_indexing.ops.counted_loops import loop_form, terminator
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
 from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing, entry_maps
@@ -49,106 +49,6 @@ from hlo_indexing.ops.regions import RegionIndexing
 #: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
 MAX_MAPS = 16
 MAX_STEPS = 64
-
-
-def _constant(value: ir.Value) -> int | None:
-    """The integer of a scalar ``constant`` producing ``value``, else None."""
-    owner = value.owner
-    if isinstance(owner, ir.Block) or not owner.name.endswith(".constant"):
-        return None
-    attribute = owner.attributes["value"]
-    if not isinstance(attribute, ir.DenseIntElementsAttr) or not ir.DenseIntElementsAttr(attribute).is_splat:
-        return None
-    return ir.IntegerAttr(ir.DenseIntElementsAttr(attribute).get_splat_value()).value
-
-
-def _terminator(region: ir.Region) -> ir.OpView:
-    return region.blocks[0].operations[-1]
-
-
-def _increment(value: ir.Value, argument: ir.Value) -> int | None:
-    """The constant ``c`` when ``value`` is ``argument + c`` (also computed inside a
-    called computation, as JAX's ``fori_loop`` bodies do), else None."""
-    op = value.owner
-    if isinstance(op, ir.Block):
-        return None
-    callee = callee_block(op)
-    if callee is not None:
-        returned = callee.operations[-1].operands[ir.OpResult(value).result_number]
-        inner = [a for a, v in zip(callee.arguments, call_operands(op), strict=True) if v == argument]
-        return next((c for a in inner if (c := _increment(returned, a)) is not None), None)
-    if not op.name.endswith(".add"):
-        return None
-    lhs, rhs = op.operands
-    if lhs == argument:
-        return _constant(rhs)
-    if rhs == argument:
-        return _constant(lhs)
-    return None
-
-
-def _step(body: ir.Region, k: int) -> int | None:
-    """The constant the body adds to carry ``k``, if it does exactly that."""
-    return _increment(_terminator(body).operands[k], body.blocks[0].arguments[k])
-
-
-_HOLDS = {
-    "LT": lambda i, b: i < b,
-    "LE": lambda i, b: i <= b,
-    "GT": lambda i, b: i > b,
-    "GE": lambda i, b: i >= b,
-    "NE": lambda i, b: i != b,
-}
-_SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
-
-
-@dataclass(frozen=True)
-class Counted:
-    """A counted loop of ``count`` iterations: carry ``k`` is ``start + step * t`` at
-    iteration ``t`` for each ``(k, start, step)`` of ``inductions`` (the carry ``cond``
-    compares first, then any other carry with a constant init that the body increments
-    by a constant: JAX's ``fori_loop`` passes ``i`` to its body besides the counter)."""
-
-    inductions: tuple[tuple[int, int, int], ...]
-    count: int
-
-
-def counted_loop(op: OpLike) -> Counted | None:
-    """The induction carry and trip count of a counted ``while`` (module docstring), else None."""
-    cond, body = op.operation.regions
-    predicate = _terminator(cond).operands[0]
-    if isinstance(predicate, ir.BlockArgument) or not predicate.owner.name.endswith(".compare"):
-        return None
-    compare = predicate.owner
-    direction = str(compare.attributes["comparison_direction"]).rstrip(">").split()[-1]
-    lhs, rhs = compare.operands
-    arguments = list(cond.blocks[0].arguments)
-    if lhs in arguments and (constant := _constant(rhs)) is not None:
-        k, bound = arguments.index(lhs), constant
-    elif rhs in arguments and (constant := _constant(lhs)) is not None:
-        k, bound, direction = arguments.index(rhs), constant, _SWAPPED.get(direction, "")
-    else:
-        return None
-    start, step = _constant(op.operation.operands[k]), _step(body, k)
-    if start is None or not step or direction not in _HOLDS:
-        return None
-    holds = _HOLDS[direction]
-    if not holds(start, bound):
-        count = 0
-    elif direction == "NE":
-        count, exact = divmod(bound - start, step)
-        if exact or count <= 0:
-            return None
-    else:
-        last = bound - (1 if direction == "LT" else -1 if direction == "GT" else 0)
-        count = (last - start) // step + 1
-        if count <= 0 or holds(start + count * step, bound):
-            return None  # the step runs away from the bound: no fixed trip count
-    others = []
-    for j, init in enumerate(op.operation.operands):
-        if j != k and (first := _constant(init)) is not None and (increment := _step(body, j)) is not None:
-            others.append((j, first, increment))
-    return Counted(((k, start, step), *others), count)
 
 
 def _whole(context: ir.Context, space: tuple, target: tuple) -> IndexingMap:
@@ -251,10 +151,11 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     space = info.result(result_index)
     n = info.num_operands
     body = op.regions[1]
-    if _terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
+    if terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
         identity = make_map(context, space, dims(len(space), context))
         return [[identity] if a == result_index else [] for a in range(n)], ""
-    counted = regions.memo(("counted loop form", op), lambda: counted_loop(op))  # read once for every result
+    form = regions.memo(("counted loop form", op), lambda: loop_form(op))  # read once for every result
+    counted = form.counted
     steps = None if counted is None else counted.count
     if counted is not None and counted.count > 0:
         iterated = iterated_maps(info, result_index, counted.inductions, counted.count)
@@ -286,11 +187,17 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     else:
         if steps is None:  # not settled: everything reached may be read
             reached_whole = [bool(seen[a]) or a in whole_carries for a in range(n)]
-            return [[_whole(context, space, info.operand(a))] if reached_whole[a] else [] for a in range(n)], UNSETTLED
+            unsettled = _with_config_note(UNSETTLED, form.config_note)
+            return [[_whole(context, space, info.operand(a))] if reached_whole[a] else [] for a in range(n)], unsettled
     if steps is not None:
         return [list(s) for s in current], UNORDERED if steps else ""
     reached = [{_whole(context, space, info.operand(a))} if a in whole_carries else seen[a] for a in range(n)]
-    return [list(s) for s in reached], NOT_COUNTED
+    return [list(s) for s in reached], _with_config_note(NOT_COUNTED, form.config_note)
+
+
+def _with_config_note(note: str, config_note: str) -> str:
+    """``note`` followed by why XLA's trip count was not used, if it was not."""
+    return f"{note}; {config_note}" if config_note else note
 
 
 def _reaching(iteration: _Iteration, start: int) -> set[int]:
