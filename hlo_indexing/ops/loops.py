@@ -42,7 +42,7 @@ from hlo_indexing.maps.memo import memoized
 from hlo_indexing.ops.counted_loops import loop_form, terminator
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing, entry_maps
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing
 from hlo_indexing.ops.loop_iterations import iterated_maps
 from hlo_indexing.ops.regions import RegionIndexing
 
@@ -131,6 +131,7 @@ NOT_COUNTED = (
     "reads are read whole"
 )
 UNSETTLED = f"the loop's maps did not settle within {MAX_STEPS} iterations: the carries reached are read whole"
+BRANCH_RUNTIME = "runtime offsets in a branch read as every value"
 UNORDERED = "iterations composed without their number: runtime offsets in the body read as every value"
 
 
@@ -143,7 +144,21 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
     op = info.op.operation
     if regions.memo(("while captures", op), lambda: bool(captured_values(op))):
         raise UnknownIndexing("the loop's regions read values defined outside it (not operands)")
-    return regions.memo(("while", op, result_index), lambda: _solve_while(info, regions, result_index))
+    return regions.memo(("while", op, result_index), lambda: _with_body_notes(info, regions, result_index))
+
+
+def _with_body_notes(info: OpInfo, regions: RegionIndexing, result_index: int) -> tuple[list[list[IndexingMap]], str]:
+    """:func:`_solve_while`'s maps, its note followed by the notes of the ops of the
+    loop's regions (:meth:`~hlo_indexing.ops.regions.RegionIndexing.notes`: a host
+    callback or an rng's new state in the body over-approximates the loop's maps too),
+    unless the result passes its init through."""
+    maps, note = _solve_while(info, regions, result_index)
+    op = info.op.operation
+    body = op.regions[1]
+    if terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
+        return maps, note
+    notes = [note, *regions.notes(body), *regions.notes(op.regions[0])]
+    return maps, "; ".join(dict.fromkeys(n for n in notes if n))
 
 
 def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tuple[list[list[IndexingMap]], str]:
@@ -231,9 +246,15 @@ def while_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
 def case_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """A result reads the branch index (predicate) and, in each captured value, the
     union of what the branches read (module docstring)."""
+    return _case_entries(info, result_index)
+
+
+def _case_entries(info: OpInfo, result_index: int) -> list[Entry]:
+    """:func:`case_output_to_input`'s entries, each with the notes of the branches' ops."""
     op = info.op.operation
     captured = captured_values(op)
     maps: list[set[IndexingMap]] = [set() for _ in captured]
+    notes: list[str] = []
     if captured:
         if info.regions is None:
             raise UnknownIndexing("the maps of a branch are its body's: ask hlo_indexing.analysis.per_op")
@@ -244,11 +265,17 @@ def case_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
                 raise UnknownIndexing(f"a branch cannot be followed: {exc}") from None
             for k, found in enumerate(found_per_value):
                 maps[k].update(_without_runtime(m) for m in found if not m.is_undefined)
+                if BRANCH_RUNTIME not in notes and any(m.runtime_vars for m in found):
+                    notes.append(BRANCH_RUNTIME)
                 unknown = sorted(m.reason for m in found if m.is_undefined)
                 if unknown:
                     raise UnknownIndexing(f"a branch's maps are unknown: {unknown[0]}")
     own = len(op.operands)
-    return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
+    if info.regions is not None:
+        notes += [n for region in op.regions for n in info.regions.notes(region)]
+    note = "; ".join(dict.fromkeys(notes))
+    entries = [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
+    return [Entry(tuple(maps_of), note=note) for maps_of in entries]
 
 
 def case_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
@@ -257,7 +284,8 @@ def case_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     if operand_index == 0:
         return [[_whole(info.context, (), info.result(r))] for r in range(info.num_results)]
     target = info.operand(operand_index)
-    return [
-        [invert_direct(m, target) for m in entry_maps(case_output_to_input(info, r)[operand_index])]
-        for r in range(info.num_results)
-    ]
+    out = []
+    for r in range(info.num_results):
+        entry = _case_entries(info, r)[operand_index]
+        out.append(Entry(tuple(invert_direct(m, target) for m in entry.maps), note=entry.note))
+    return out
