@@ -272,7 +272,7 @@ class _Composer(SetAlgebra):
             len(path) == 1
             and (by_element := tuple_elements_indexing(operation, Direction.OUTPUT_TO_INPUT, path[0])) is not None
         ):
-            element_notes = _approximated(operation, "result element", path[0], by_element)
+            element_notes = _approximated(operation, "result", result_index, by_element)
             for operand, operand_maps in zip(operand_values(operation), by_element.maps, strict=True):
                 yield operand, (), self.intern(operand_maps), element_notes
         elif path or kind == "tuple":
