@@ -110,7 +110,7 @@ def _compare(value: ir.Value) -> tuple[str, ir.Value, ir.Value] | None:
         found = _compare(callee.operations[-1].operands[ir.OpResult(value).result_number])
         if found is None:
             return None
-        passed = dict(zip(callee.arguments, call_operands(op), strict=True))
+        passed: dict[ir.Value, ir.Value] = dict(zip(callee.arguments, call_operands(op), strict=True))
         direction, lhs, rhs = found
         return direction, passed.get(lhs, lhs), passed.get(rhs, rhs)
     if not op.name.endswith(".compare"):

@@ -19,6 +19,9 @@ the new ones; the body's maps come from the region hook, :mod:`hlo_indexing.ops.
   depends on them, every element of the carries ``cond`` reads (and of what they read)
   at every result element: a sound answer, not unknown. A set growing past
   ``MAX_MAPS`` maps, or not settling within ``MAX_STEPS`` steps, reads the whole carry.
+  A counted loop's steps end when its maps settle or repeat (then the step ``n`` lands
+  on is known); past ``MAX_COUNTED_STEPS`` steps without either, it reads every carry
+  it may depend on, whole.
 
 Input -> output maps are the exact inverses of the output -> input ones.
 
@@ -49,6 +52,9 @@ from hlo_indexing.ops.regions import RegionIndexing
 #: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
 MAX_MAPS = 16
 MAX_STEPS = 64
+#: Cap on the steps of a counted loop composed one by one (its maps settling or repeating
+#: end it sooner; a count of 10**9 must not take 10**9 steps).
+MAX_COUNTED_STEPS = 1024
 
 
 def _whole(context: ir.Context, space: tuple, target: tuple) -> IndexingMap:
@@ -132,6 +138,10 @@ NOT_COUNTED = (
 )
 UNSETTLED = f"the loop's maps did not settle within {MAX_STEPS} iterations: the carries reached are read whole"
 BRANCH_RUNTIME = "runtime offsets in a branch read as every value"
+LONG = (
+    f"the loop's maps neither settled nor repeated within {MAX_COUNTED_STEPS} of its iterations: the carries "
+    "it may read are read whole"
+)
 UNORDERED = "iterations composed without their number: runtime offsets in the body read as every value"
 
 
@@ -181,7 +191,9 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
     seen = [set(s) for s in current]
-    for _ in range(steps if steps is not None else MAX_STEPS):
+    history = [tuple(current)]  # a counted loop's maps after each number of steps
+    after = {history[0]: 0}
+    for _ in range(min(steps, MAX_COUNTED_STEPS) if steps is not None else MAX_STEPS):
         composed: list[set[IndexingMap]] = [set() for _ in range(n)]
         for b in range(n):
             if b in whole_carries:
@@ -193,8 +205,15 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
         if following == current:
             break
         current = following
-        if steps is not None:
-            continue  # a counted loop's result is what its last step reads, not every step's
+        if steps is not None:  # a counted loop's result is what its last step reads, not every step's
+            state = tuple(current)
+            if state in after:  # the maps repeat from step `start` on, every `period` steps
+                start, period = after[state], len(history) - after[state]
+                current = list(history[start + (steps - start) % period])
+                break
+            after[state] = len(history)
+            history.append(state)
+            continue
         for a in range(n):
             seen[a].update(current[a])
             if len(seen[a]) > MAX_MAPS:
@@ -204,6 +223,9 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
             reached_whole = [bool(seen[a]) or a in whole_carries for a in range(n)]
             unsettled = _with_config_note(UNSETTLED, form.config_note)
             return [[_whole(context, space, info.operand(a))] if reached_whole[a] else [] for a in range(n)], unsettled
+        if steps > MAX_COUNTED_STEPS:  # neither settled nor repeating: every carry it may read, whole
+            reaching = _reaching(iteration, result_index)
+            return [[_whole(context, space, info.operand(a))] if a in reaching else [] for a in range(n)], LONG
     if steps is not None:
         return [list(s) for s in current], UNORDERED if steps else ""
     reached = [{_whole(context, space, info.operand(a))} if a in whole_carries else seen[a] for a in range(n)]
