@@ -21,6 +21,9 @@ What this importer adds, because the translator loses or refuses it:
 * backend configs: an instruction's ``backend_config={...}`` as written (XLA's GPU
   backend keeps there, e.g., a Triton fusion's ``block_level_fusion_config`` and a dot's
   tile ``sizes``) becomes the string attribute ``hlo_indexing.backend_config`` on its op;
+  a ``while`` whose carry tuple nests tuples (the translator flattens them into one
+  operand per array, while its ``backend_config`` counts top-level elements) also gets
+  ``hlo_indexing.tuple_arrays``, the number of arrays of each top-level element;
 * convolution attributes of custom calls: the translator drops a custom call's
   ``window``, ``dim_labels``, ``feature_group_count`` and ``batch_group_count`` (XLA's GPU
   backend writes its cuDNN convolutions so); each, as written, becomes the string
@@ -76,6 +79,8 @@ from hlo_indexing.errors import (
 LAYOUT_ATTRIBUTE = "hlo_indexing.layout"
 #: The string attribute holding an instruction's ``backend_config`` as written.
 BACKEND_CONFIG_ATTR = "hlo_indexing.backend_config"
+#: On a ``while`` whose carry nests tuples: the number of arrays of each top-level element.
+TUPLE_ARRAYS_ATTR = "hlo_indexing.tuple_arrays"
 
 
 def dropped_attribute(name: str) -> str:
@@ -487,6 +492,8 @@ def _annotate_op(
             op.attributes[LAYOUT_ATTRIBUTE] = layout
         if instruction.backend_config is not None:
             op.attributes[BACKEND_CONFIG_ATTR] = ir.StringAttr.get(instruction.backend_config)
+        if instruction.opcode == "while" and any(count != 1 for count in instruction.tuple_arrays):
+            op.attributes[TUPLE_ARRAYS_ATTR] = ir.DenseI64ArrayAttr.get(list(instruction.tuple_arrays))
         if instruction.dropped_attributes and op.name.endswith(".custom_call"):
             for attribute, value in instruction.dropped_attributes:
                 op.attributes[dropped_attribute(attribute)] = ir.StringAttr.get(value)

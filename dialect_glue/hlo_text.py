@@ -63,6 +63,9 @@ class HloInstruction:
     #: Of a ``get-tuple-element``: the name of the instruction it reads (as written) and
     #: the element's index.
     tuple_read: tuple[str, int] | None = None
+    #: Of a tuple shape: the number of arrays in each of its top-level elements
+    #: (``(s32[], (f32[3], f32[2]))`` gives ``(1, 2)``); empty for an array shape.
+    tuple_arrays: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -212,6 +215,27 @@ def _shape_end(text: str, start: int) -> int:
     return match.end() if match else start
 
 
+def _tuple_arrays(shape: str, arrays: list[re.Match[str]]) -> tuple[int, ...]:
+    """The number of ``arrays`` (matches in ``shape``) in each top-level element of the
+    tuple ``shape``; empty when ``shape`` is an array."""
+    if not shape.startswith("("):
+        return ()
+    element_of = []  # the top-level element each character is in
+    depth, element = 0, 0
+    for char in shape:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "," and depth == 1:
+            element += 1
+        element_of.append(element)
+    counts = [0] * (element + 1)
+    for array in arrays:
+        counts[element_of[array.start()]] += 1
+    return tuple(counts) if arrays else ()
+
+
 def _rank(dims: str) -> int:
     return 0 if not dims.strip() else dims.count(",") + 1
 
@@ -270,6 +294,7 @@ def scan_hlo_text(text: str) -> HloTextScan:
                         _dropped_attributes(clean, shape_end, statement_end) if opcode == "custom-call" else ()
                     ),
                     tuple_read=_tuple_read(clean, shape_end) if opcode == "get-tuple-element" else None,
+                    tuple_arrays=_tuple_arrays(shape, arrays),
                 )
             )
         header_offset = header.start(1) if header.group(1) else header.start(2)

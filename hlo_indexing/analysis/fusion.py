@@ -75,10 +75,10 @@ from hlo_indexing.dialect_glue.call_like import (
 )
 from hlo_indexing.dialect_glue.locations import location_of
 from hlo_indexing.direction import Direction
-from hlo_indexing.errors import IndexOutOfRangeError, InvalidArgumentError
+from hlo_indexing.errors import HloIndexingError, IndexOutOfRangeError, InvalidArgumentError
 from hlo_indexing.maps.indexing_map import IndexingMap
-from hlo_indexing.ops.dispatch import operand_indexing, result_indexing, tuple_elements_indexing
-from hlo_indexing.ops.regions import MapSets
+from hlo_indexing.ops.dispatch import operand_indexing, result_indexing, tuple_element_shapes, tuple_elements_indexing
+from hlo_indexing.ops.regions import MAX_NOTES, MapSets
 from hlo_indexing.ops.result import InstructionIndexing
 from hlo_indexing.ops.rule import is_token, value_shape
 
@@ -272,8 +272,9 @@ class _Composer(SetAlgebra):
             len(path) == 1
             and (by_element := tuple_elements_indexing(operation, Direction.OUTPUT_TO_INPUT, path[0])) is not None
         ):
+            element_notes = _approximated(operation, "result", result_index, by_element)
             for operand, operand_maps in zip(operand_values(operation), by_element.maps, strict=True):
-                yield operand, (), self.intern(operand_maps), NO_CAPS
+                yield operand, (), self.intern(operand_maps), element_notes
         elif path or kind == "tuple" or (kind == "custom_call" and _is_tuple(operation.results[result_index])):
             # an element not followed, or a custom call's whole tuple (its per-op maps are per element)
             unknown = frozenset({untracked_element(operation, "result", result_index, path)})
@@ -336,8 +337,9 @@ class _Composer(SetAlgebra):
             not path
             and (by_element := tuple_elements_indexing(operation, Direction.INPUT_TO_OUTPUT, operand_index)) is not None
         ):
+            operand_notes = _approximated(operation, "operand", operand_index, by_element)
             for k, element_maps in enumerate(by_element.maps):
-                yield operation.results[0], (k,), self.intern(element_maps), NO_CAPS
+                yield operation.results[0], (k,), self.intern(element_maps), operand_notes
         elif path or kind == "get_tuple_element":
             unknown = frozenset({untracked_element(operation, "operand", operand_index, path)})
             for result in operation.results:
@@ -357,42 +359,56 @@ class _Composer(SetAlgebra):
 def _approximated(operation: ir.Operation, what: str, index: int, indexing: InstructionIndexing) -> frozenset[str]:
     """``{'stablehlo.while result 0 at f.mlir:4:8: why'}`` when the op's rule says its
     maps over-approximate (its :attr:`~hlo_indexing.ops.result.InstructionIndexing.notes`:
-    a loop's mixing carry, a data-dependent trip count, ...) or a loop in its regions
-    does (a ``while`` in a scan's body: its maps are the body's), else no name."""
-    notes = list(indexing.notes)
-    if len(operation.regions) and op_attrs.op_kind(operation)[1] in NOTED_REGION_KINDS:
-        nested = REGIONS.memo(("nested loop notes", operation), lambda: tuple(_nested_loop_notes(operation)))
-        notes += [note for note in nested if note not in notes]
-    if not notes:
+    a loop's mixing carry, a data-dependent trip count, a host callback, the notes of
+    the ops in a loop's or branch's body, ...), else no name."""
+    if not indexing.notes:
         return NO_CAPS
+    return frozenset({f"{operation.name} {what} {index}{_at(operation)}: {'; '.join(indexing.notes)}"})
+
+
+def _at(operation: ir.Operation) -> str:
+    """`` at f.mlir:4:8``, the op's location ('' when unknown)."""
     where = location_of(operation.location)
-    at = f" at {where}" if where is not None else ""
-    return frozenset({f"{operation.name} {what} {index}{at}: {'; '.join(notes)}"})
+    return f" at {where}" if where is not None else ""
 
 
-#: Kinds of ops whose maps are their regions' (:func:`_approximated` looks into them).
-NOTED_REGION_KINDS = frozenset({"while", "case", "if"})
-
-
-def _nested_loop_notes(operation: ir.Operation) -> list[str]:
-    """The notes of the loops nested in ``operation``'s regions and in the functions
-    they call, each block once (their per-op maps are memoized: the walk of the regions
-    asked for them already). :func:`_approximated` keeps them for the session: it asks
-    for every result and operand of an op, and the walk covers every nested block."""
+def _body_notes(block: ir.Block) -> tuple[str, ...]:
+    """The notes of the per-op maps of the ops of ``block`` and of the computations
+    they call (each block once), each after its op's name and location (a loop or
+    branch in the block gives its own body's notes), bounded as
+    :meth:`~hlo_indexing.ops.regions.RegionIndexing.notes` says. Ops whose maps
+    cannot be derived are left out: the walks through them say so themselves."""
     notes: list[str] = []
-    pending = [block for region in operation.regions for block in region.blocks]
-    seen = set(pending)
+    pending, seen = [block], {block}
     while pending:
         for op in pending.pop().operations:
-            inner = op.operation
-            if op_attrs.op_kind(inner)[1] == "while":
-                for r in range(len(inner.results)):
-                    notes += [n for n in result_indexing(inner, r, regions=REGIONS).notes if n not in notes]
+            operation = op.operation
             callee = callee_block(op)
-            blocks = [block for region in inner.regions for block in region.blocks] + ([callee] if callee is not None else [])
-            pending.extend(block for block in blocks if block not in seen)
-            seen.update(blocks)
-    return notes
+            if callee is not None:
+                if callee not in seen:
+                    seen.add(callee)
+                    pending.append(callee)
+                continue
+            for indexing in _results_indexing(operation):
+                said = f"{operation.name}{_at(operation)}: {'; '.join(indexing.notes)}" if indexing.notes else ""
+                if said and said not in notes:
+                    notes.append(said)
+    if len(notes) > MAX_NOTES:
+        notes[MAX_NOTES - 1 :] = [f"and {len(notes) - MAX_NOTES + 1} more notes"]
+    return tuple(notes)
+
+
+def _results_indexing(operation: ir.Operation) -> Iterator[InstructionIndexing]:
+    """The output -> input maps of each result of ``operation`` (of each element of a
+    custom call's tuple result), those that can be derived."""
+    elements = tuple_element_shapes(operation)
+    count = len(elements) if elements is not None else len(operation.results)
+    for index in range(count):
+        try:
+            by_element = tuple_elements_indexing(operation, Direction.OUTPUT_TO_INPUT, index) if elements else None
+            yield by_element if by_element is not None else result_indexing(operation, index, regions=REGIONS)
+        except HloIndexingError:
+            continue
 
 
 def _is_tuple(value: ir.Value) -> bool:
@@ -601,6 +617,10 @@ class _FusedRegions:
             if not self.depth:
                 self.maps.clear()
                 self.shared.clear()
+
+    def notes(self, region: ir.Region) -> tuple[str, ...]:
+        block = block_of(region)
+        return self.memo((block, "notes"), lambda: _body_notes(block))
 
     def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
         """``compute()``, kept under ``key`` for the rest of the session."""

@@ -6,7 +6,8 @@ the new ones; the body's maps come from the region hook, :mod:`hlo_indexing.ops.
 - a *pass-through* carry (the body returns its own argument) is its init: identity;
 - a *counted* loop (an induction carry with a constant init, a constant step added by
   the body and a ``compare`` against a constant in ``cond``: how JAX lowers ``scan``
-  and ``fori_loop``) is composed over its iterations with the iteration number as a
+  and ``fori_loop``; or, in compiled HLO, the trip count XLA wrote in the loop's
+  ``backend_config``: :mod:`hlo_indexing.ops.counted_loops`) is composed over its iterations with the iteration number as a
   variable (:mod:`hlo_indexing.ops.loop_iterations`): a stacked output written by
   ``dynamic_update_slice`` at the induction variable reads iteration ``i`` of the
   inputs sliced at ``i``, a carry reads every earlier iteration;
@@ -18,6 +19,9 @@ the new ones; the body's maps come from the region hook, :mod:`hlo_indexing.ops.
   depends on them, every element of the carries ``cond`` reads (and of what they read)
   at every result element: a sound answer, not unknown. A set growing past
   ``MAX_MAPS`` maps, or not settling within ``MAX_STEPS`` steps, reads the whole carry.
+  A counted loop's steps end when its maps settle or repeat (then the step ``n`` lands
+  on is known); past ``MAX_COUNTED_STEPS`` steps without either, it reads every carry
+  it may depend on, whole.
 
 Input -> output maps are the exact inverses of the output -> input ones.
 
@@ -32,123 +36,25 @@ without the region hook.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
-from hlo_indexing.dialect_glue.call_like import call_operands, callee_block, captured_values
+from hlo_indexing.dialect_glue.call_like import captured_values
 from hlo_indexing.errors import HloIndexingError
 from hlo_indexing.maps.algebra import compose, eliminate_equal_symbols, remove_unused_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.memo import memoized
+from hlo_indexing.ops.counted_loops import loop_form, terminator
 from hlo_indexing.ops.inversion import invert_direct
 from hlo_indexing.ops.map_builders import dims, make_map, scalar_map, syms
-from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing, entry_maps
+from hlo_indexing.ops.rule import Entry, OpInfo, RuleResult, UnknownIndexing
 from hlo_indexing.ops.loop_iterations import iterated_maps
 from hlo_indexing.ops.regions import RegionIndexing
 
 #: Cap on the maps kept per carry, and on the steps composed, before the whole carry.
 MAX_MAPS = 16
 MAX_STEPS = 64
-
-
-def _constant(value: ir.Value) -> int | None:
-    """The integer of a scalar ``constant`` producing ``value``, else None."""
-    owner = value.owner
-    if isinstance(owner, ir.Block) or not owner.name.endswith(".constant"):
-        return None
-    attribute = owner.attributes["value"]
-    if not isinstance(attribute, ir.DenseIntElementsAttr) or not ir.DenseIntElementsAttr(attribute).is_splat:
-        return None
-    return ir.IntegerAttr(ir.DenseIntElementsAttr(attribute).get_splat_value()).value
-
-
-def _terminator(region: ir.Region) -> ir.OpView:
-    return region.blocks[0].operations[-1]
-
-
-def _increment(value: ir.Value, argument: ir.Value) -> int | None:
-    """The constant ``c`` when ``value`` is ``argument + c`` (also computed inside a
-    called computation, as JAX's ``fori_loop`` bodies do), else None."""
-    op = value.owner
-    if isinstance(op, ir.Block):
-        return None
-    callee = callee_block(op)
-    if callee is not None:
-        returned = callee.operations[-1].operands[ir.OpResult(value).result_number]
-        inner = [a for a, v in zip(callee.arguments, call_operands(op), strict=True) if v == argument]
-        return next((c for a in inner if (c := _increment(returned, a)) is not None), None)
-    if not op.name.endswith(".add"):
-        return None
-    lhs, rhs = op.operands
-    if lhs == argument:
-        return _constant(rhs)
-    if rhs == argument:
-        return _constant(lhs)
-    return None
-
-
-def _step(body: ir.Region, k: int) -> int | None:
-    """The constant the body adds to carry ``k``, if it does exactly that."""
-    return _increment(_terminator(body).operands[k], body.blocks[0].arguments[k])
-
-
-_HOLDS = {
-    "LT": lambda i, b: i < b,
-    "LE": lambda i, b: i <= b,
-    "GT": lambda i, b: i > b,
-    "GE": lambda i, b: i >= b,
-    "NE": lambda i, b: i != b,
-}
-_SWAPPED = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE", "NE": "NE"}
-
-
-@dataclass(frozen=True)
-class Counted:
-    """A counted loop of ``count`` iterations: carry ``k`` is ``start + step * t`` at
-    iteration ``t`` for each ``(k, start, step)`` of ``inductions`` (the carry ``cond``
-    compares first, then any other carry with a constant init that the body increments
-    by a constant: JAX's ``fori_loop`` passes ``i`` to its body besides the counter)."""
-
-    inductions: tuple[tuple[int, int, int], ...]
-    count: int
-
-
-def counted_loop(op: OpLike) -> Counted | None:
-    """The induction carry and trip count of a counted ``while`` (module docstring), else None."""
-    cond, body = op.operation.regions
-    predicate = _terminator(cond).operands[0]
-    if isinstance(predicate, ir.BlockArgument) or not predicate.owner.name.endswith(".compare"):
-        return None
-    compare = predicate.owner
-    direction = str(compare.attributes["comparison_direction"]).rstrip(">").split()[-1]
-    lhs, rhs = compare.operands
-    arguments = list(cond.blocks[0].arguments)
-    if lhs in arguments and (constant := _constant(rhs)) is not None:
-        k, bound = arguments.index(lhs), constant
-    elif rhs in arguments and (constant := _constant(lhs)) is not None:
-        k, bound, direction = arguments.index(rhs), constant, _SWAPPED.get(direction, "")
-    else:
-        return None
-    start, step = _constant(op.operation.operands[k]), _step(body, k)
-    if start is None or not step or direction not in _HOLDS:
-        return None
-    holds = _HOLDS[direction]
-    if not holds(start, bound):
-        count = 0
-    elif direction == "NE":
-        count, exact = divmod(bound - start, step)
-        if exact or count <= 0:
-            return None
-    else:
-        last = bound - (1 if direction == "LT" else -1 if direction == "GT" else 0)
-        count = (last - start) // step + 1
-        if count <= 0 or holds(start + count * step, bound):
-            return None  # the step runs away from the bound: no fixed trip count
-    others = []
-    for j, init in enumerate(op.operation.operands):
-        if j != k and (first := _constant(init)) is not None and (increment := _step(body, j)) is not None:
-            others.append((j, first, increment))
-    return Counted(((k, start, step), *others), count)
+#: Cap on the steps of a counted loop composed one by one (its maps settling or repeating
+#: end it sooner; a count of 10**9 must not take 10**9 steps).
+MAX_COUNTED_STEPS = 1024
 
 
 def _whole(context: ir.Context, space: tuple, target: tuple) -> IndexingMap:
@@ -231,6 +137,11 @@ NOT_COUNTED = (
     "reads are read whole"
 )
 UNSETTLED = f"the loop's maps did not settle within {MAX_STEPS} iterations: the carries reached are read whole"
+BRANCH_RUNTIME = "runtime offsets in a branch read as every value"
+LONG = (
+    f"the loop's maps neither settled nor repeated within {MAX_COUNTED_STEPS} of its iterations: the carries "
+    "it may read are read whole"
+)
 UNORDERED = "iterations composed without their number: runtime offsets in the body read as every value"
 
 
@@ -243,7 +154,21 @@ def _while_maps(info: OpInfo, result_index: int) -> tuple[list[list[IndexingMap]
     op = info.op.operation
     if regions.memo(("while captures", op), lambda: bool(captured_values(op))):
         raise UnknownIndexing("the loop's regions read values defined outside it (not operands)")
-    return regions.memo(("while", op, result_index), lambda: _solve_while(info, regions, result_index))
+    return regions.memo(("while", op, result_index), lambda: _with_body_notes(info, regions, result_index))
+
+
+def _with_body_notes(info: OpInfo, regions: RegionIndexing, result_index: int) -> tuple[list[list[IndexingMap]], str]:
+    """:func:`_solve_while`'s maps, its note followed by the notes of the ops of the
+    loop's regions (:meth:`~hlo_indexing.ops.regions.RegionIndexing.notes`: a host
+    callback or an rng's new state in the body over-approximates the loop's maps too),
+    unless the result passes its init through."""
+    maps, note = _solve_while(info, regions, result_index)
+    op = info.op.operation
+    body = op.regions[1]
+    if terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
+        return maps, note
+    notes = [note, *regions.notes(body), *regions.notes(op.regions[0])]
+    return maps, "; ".join(dict.fromkeys(n for n in notes if n))
 
 
 def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tuple[list[list[IndexingMap]], str]:
@@ -251,10 +176,11 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     space = info.result(result_index)
     n = info.num_operands
     body = op.regions[1]
-    if _terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
+    if terminator(body).operands[result_index] == body.blocks[0].arguments[result_index]:
         identity = make_map(context, space, dims(len(space), context))
         return [[identity] if a == result_index else [] for a in range(n)], ""
-    counted = regions.memo(("counted loop form", op), lambda: counted_loop(op))  # read once for every result
+    form = regions.memo(("counted loop form", op), lambda: loop_form(op))  # read once for every result
+    counted = form.counted
     steps = None if counted is None else counted.count
     if counted is not None and counted.count > 0:
         iterated = iterated_maps(info, result_index, counted.inductions, counted.count)
@@ -265,7 +191,9 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     current = [frozenset({make_map(context, space, dims(len(space), context))}) if a == result_index else frozenset()
                for a in range(n)]
     seen = [set(s) for s in current]
-    for _ in range(steps if steps is not None else MAX_STEPS):
+    history = [tuple(current)]  # a counted loop's maps after each number of steps
+    after = {history[0]: 0}
+    for _ in range(min(steps, MAX_COUNTED_STEPS) if steps is not None else MAX_STEPS):
         composed: list[set[IndexingMap]] = [set() for _ in range(n)]
         for b in range(n):
             if b in whole_carries:
@@ -277,8 +205,15 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
         if following == current:
             break
         current = following
-        if steps is not None:
-            continue  # a counted loop's result is what its last step reads, not every step's
+        if steps is not None:  # a counted loop's result is what its last step reads, not every step's
+            state = tuple(current)
+            if state in after:  # the maps repeat from step `start` on, every `period` steps
+                start, period = after[state], len(history) - after[state]
+                current = list(history[start + (steps - start) % period])
+                break
+            after[state] = len(history)
+            history.append(state)
+            continue
         for a in range(n):
             seen[a].update(current[a])
             if len(seen[a]) > MAX_MAPS:
@@ -286,11 +221,20 @@ def _solve_while(info: OpInfo, regions: RegionIndexing, result_index: int) -> tu
     else:
         if steps is None:  # not settled: everything reached may be read
             reached_whole = [bool(seen[a]) or a in whole_carries for a in range(n)]
-            return [[_whole(context, space, info.operand(a))] if reached_whole[a] else [] for a in range(n)], UNSETTLED
+            unsettled = _with_config_note(UNSETTLED, form.config_note)
+            return [[_whole(context, space, info.operand(a))] if reached_whole[a] else [] for a in range(n)], unsettled
+        if steps > MAX_COUNTED_STEPS:  # neither settled nor repeating: every carry it may read, whole
+            reaching = _reaching(iteration, result_index)
+            return [[_whole(context, space, info.operand(a))] if a in reaching else [] for a in range(n)], LONG
     if steps is not None:
         return [list(s) for s in current], UNORDERED if steps else ""
     reached = [{_whole(context, space, info.operand(a))} if a in whole_carries else seen[a] for a in range(n)]
-    return [list(s) for s in reached], NOT_COUNTED
+    return [list(s) for s in reached], _with_config_note(NOT_COUNTED, form.config_note)
+
+
+def _with_config_note(note: str, config_note: str) -> str:
+    """``note`` followed by why XLA's trip count was not used, if it was not."""
+    return f"{note}; {config_note}" if config_note else note
 
 
 def _reaching(iteration: _Iteration, start: int) -> set[int]:
@@ -324,9 +268,15 @@ def while_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
 def case_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
     """A result reads the branch index (predicate) and, in each captured value, the
     union of what the branches read (module docstring)."""
+    return _case_entries(info, result_index)
+
+
+def _case_entries(info: OpInfo, result_index: int) -> list[Entry]:
+    """:func:`case_output_to_input`'s entries, each with the notes of the branches' ops."""
     op = info.op.operation
     captured = captured_values(op)
     maps: list[set[IndexingMap]] = [set() for _ in captured]
+    notes: list[str] = []
     if captured:
         if info.regions is None:
             raise UnknownIndexing("the maps of a branch are its body's: ask hlo_indexing.analysis.per_op")
@@ -337,11 +287,17 @@ def case_output_to_input(info: OpInfo, result_index: int) -> RuleResult:
                 raise UnknownIndexing(f"a branch cannot be followed: {exc}") from None
             for k, found in enumerate(found_per_value):
                 maps[k].update(_without_runtime(m) for m in found if not m.is_undefined)
+                if BRANCH_RUNTIME not in notes and any(m.runtime_vars for m in found):
+                    notes.append(BRANCH_RUNTIME)
                 unknown = sorted(m.reason for m in found if m.is_undefined)
                 if unknown:
                     raise UnknownIndexing(f"a branch's maps are unknown: {unknown[0]}")
     own = len(op.operands)
-    return [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
+    if info.regions is not None:
+        notes += [n for region in op.regions for n in info.regions.notes(region)]
+    note = "; ".join(dict.fromkeys(notes))
+    entries = [[scalar_map(info.context, info.result(result_index))]] + [[]] * (own - 1) + [list(m) for m in maps]
+    return [Entry(tuple(maps_of), note=note) for maps_of in entries]
 
 
 def case_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
@@ -350,7 +306,8 @@ def case_input_to_output(info: OpInfo, operand_index: int) -> RuleResult:
     if operand_index == 0:
         return [[_whole(info.context, (), info.result(r))] for r in range(info.num_results)]
     target = info.operand(operand_index)
-    return [
-        [invert_direct(m, target) for m in entry_maps(case_output_to_input(info, r)[operand_index])]
-        for r in range(info.num_results)
-    ]
+    out = []
+    for r in range(info.num_results):
+        entry = _case_entries(info, r)[operand_index]
+        out.append(Entry(tuple(invert_direct(m, target) for m in entry.maps), note=entry.note))
+    return out

@@ -23,6 +23,9 @@ _T = TypeVar("_T")
 #: One set of maps per argument (output->input) or per result (input->output).
 MapSets = tuple[frozenset[IndexingMap], ...]
 
+#: Cap on the notes of one region (:meth:`RegionIndexing.notes`).
+MAX_NOTES = 8
+
 
 class ArgumentReached(Exception):
     """A walk asked to stop at a block argument found a map to it that is not known
@@ -60,6 +63,13 @@ class RegionIndexing(Protocol):
     def values_output_to_input(self, region: ir.Region, result_index: int, values: list) -> MapSets:
         """For the block's result ``result_index``, one map set per value of
         ``values`` (values defined outside the region that it reads)."""
+        ...
+
+    def notes(self, region: ir.Region) -> tuple[str, ...]:
+        """Why maps through the region may over-approximate: the notes of its ops' maps
+        (of ops in the computations they call and the bodies of loops and branches
+        too), each naming its op, de-duplicated and at most :data:`MAX_NOTES` (the
+        last then says how many were left out)."""
         ...
 
     def memo(self, key: Hashable, compute: Callable[[], _T]) -> _T:
