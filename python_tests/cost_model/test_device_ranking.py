@@ -218,52 +218,24 @@ def test_a_computation_the_device_cannot_rank_is_reported_and_the_others_ranked(
         assert entries["@second"]["error"] is None and len(entries["@second"]["tilings"]) == 1
 
 
+def _six_reads(name: str, x: str, suffix: str) -> str:
+    """One body of :data:`SIX_READS_HLO`: parameter ``x``, instruction names ending in
+    ``suffix`` (HLO names are unique in a module)."""
+    lines = [f"  {x} = f32[16] parameter(0)"] + [f"  i{k}{suffix} = s32[] parameter({k + 1})" for k in range(4)]
+    lines += [f"  v{k}{suffix} = f32[1] dynamic-slice({x}, i{k}{suffix}), dynamic_slice_sizes={{1}}" for k in range(4)]
+    lines += [f"  v4{suffix} = f32[1] slice({x}), slice={{[0:1]}}", f"  v5{suffix} = f32[1] slice({x}), slice={{[15:16]}}"]
+    total = f"v0{suffix}"
+    for k, name_k in enumerate("abcde", 1):
+        lines.append(f"  {name_k}{suffix} = f32[1] add({total}, v{k}{suffix})")
+        total = f"{name_k}{suffix}"
+    lines.append(f"  ROOT r{suffix} = f32[64] broadcast({total}), dimensions={{0}}")
+    return f"{name} {{\n" + "\n".join(lines) + "\n}\n\n"
+
+
 #: Two fusions of one body (jnp.interp's shape): one f32[16] read by four one-element
 #: tiles at runtime starts and two fixed ones, broadcast to 64 elements. Tiles of 8 or
 #: fewer have too many footprint rows to count (programs times 16**4 starts).
-SIX_READS_HLO = """HloModule six
-
-fused_a {
-  x = f32[16] parameter(0)
-  i0 = s32[] parameter(1)
-  i1 = s32[] parameter(2)
-  i2 = s32[] parameter(3)
-  i3 = s32[] parameter(4)
-  v0 = f32[1] dynamic-slice(x, i0), dynamic_slice_sizes={1}
-  v1 = f32[1] dynamic-slice(x, i1), dynamic_slice_sizes={1}
-  v2 = f32[1] dynamic-slice(x, i2), dynamic_slice_sizes={1}
-  v3 = f32[1] dynamic-slice(x, i3), dynamic_slice_sizes={1}
-  v4 = f32[1] slice(x), slice={[0:1]}
-  v5 = f32[1] slice(x), slice={[15:16]}
-  a = f32[1] add(v0, v1)
-  b = f32[1] add(a, v2)
-  c = f32[1] add(b, v3)
-  d = f32[1] add(c, v4)
-  e = f32[1] add(d, v5)
-  ROOT r = f32[64] broadcast(e), dimensions={0}
-}
-
-fused_b {
-  y = f32[16] parameter(0)
-  i0_b = s32[] parameter(1)
-  i1_b = s32[] parameter(2)
-  i2_b = s32[] parameter(3)
-  i3_b = s32[] parameter(4)
-  v0_b = f32[1] dynamic-slice(y, i0_b), dynamic_slice_sizes={1}
-  v1_b = f32[1] dynamic-slice(y, i1_b), dynamic_slice_sizes={1}
-  v2_b = f32[1] dynamic-slice(y, i2_b), dynamic_slice_sizes={1}
-  v3_b = f32[1] dynamic-slice(y, i3_b), dynamic_slice_sizes={1}
-  v4_b = f32[1] slice(y), slice={[0:1]}
-  v5_b = f32[1] slice(y), slice={[15:16]}
-  a_b = f32[1] add(v0_b, v1_b)
-  b_b = f32[1] add(a_b, v2_b)
-  c_b = f32[1] add(b_b, v3_b)
-  d_b = f32[1] add(c_b, v4_b)
-  e_b = f32[1] add(d_b, v5_b)
-  ROOT r_b = f32[64] broadcast(e_b), dimensions={0}
-}
-
-ENTRY main {
+SIX_READS_HLO = "HloModule six\n\n" + _six_reads("fused_a", "x", "") + _six_reads("fused_b", "y", "_b") + """ENTRY main {
   p = f32[16] parameter(0)
   j0 = s32[] parameter(1)
   j1 = s32[] parameter(2)
