@@ -11,8 +11,8 @@ Per ranked tiling, text::
 
 the runners-up followed by why they lose to the first (``against #1: +0.000225 us:
 reads ...``; a tiling whose footprint is too large to count says so instead of its
-bytes: ``footprint not counted: param_0: ... too many to count``), then one remark with the rules the other candidates broke, counted per
-rule, with one example each. JSON: each tiling entry gets ``estimate`` (every figure of
+bytes: ``footprint not counted: param_0: ... too many to count``), then one remark
+with the rules the other candidates broke, counted per rule, with one example each. JSON: each tiling entry gets ``estimate`` (every figure of
 :class:`~hlo_indexing.cost_model.estimate.Estimate`, its breakdown included), ``legal``
 (always true: only legal tilings are ranked) and ``loses`` (null for the first); the
 computation gets ``device_ranking`` (candidates considered, legal, rejected per rule,
@@ -195,8 +195,8 @@ def ranked(
 def tiling_text(label: str, ranking: DeviceRanking, index: int, tiling: RankedTiling, printed: PrintedTiling) -> str:
     """One text remark (module docstring)."""
     footprint = printed.footprint
-    counted = (f"{_per_element(footprint.bytes_per_output_element)} B per output element, {footprint.bytes_per_tile} B per tile"
-               if footprint is not None else printed.text)
+    counted = printed.text if footprint is None else (
+        f"{_per_element(footprint.bytes_per_output_element)} B per output element, {footprint.bytes_per_tile} B per tile")
     text = (f"{label} tiling #{tiling.rank} on {ranking.device.name}: tile sizes {list(tiling.tile_sizes)}: "
             f"{estimate_text(tiling.estimate)}, {counted}")
     loses = ranking.loses(index)

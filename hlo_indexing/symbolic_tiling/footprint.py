@@ -535,8 +535,8 @@ def _enumerated_counts(
                         for names, (_, p) in zip(sources, all_offsets))
         intersections = row_count * (2 ** len(insts) - 1)
         if intersections > MAX_ENUMERATED:
-            raise FootprintLimitError(insts[0].name, f"{row_count} rows (programs times runtime values) of {len(insts)} "
-                                      f"tiles are {intersections} box intersections, too many to count")
+            raise FootprintLimitError(insts[0].name, f"{row_count} rows (programs times runtime values) of "
+                                      f"{len(insts)} tiles are {intersections} box intersections, too many to count")
     if any(len(names) != len(order) for names in sources):
         all_offsets = _joint_rows(insts[0].name, sources, order, all_offsets, values)
         sources = [order] * len(insts)

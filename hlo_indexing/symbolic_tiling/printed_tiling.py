@@ -53,7 +53,9 @@ class PrintedTiling:
         return cls(footprint.tile_sizes, footprint, footprint.to_json(), str(footprint))
 
     @classmethod
-    def uncounted(cls, tile_sizes: Sequence[int], exactness: TilingExactness, error: FootprintLimitError) -> "PrintedTiling":
+    def uncounted(
+        cls, tile_sizes: Sequence[int], exactness: TilingExactness, error: FootprintLimitError
+    ) -> "PrintedTiling":
         """A tiling whose footprint ``error`` refused to count, with its ``exactness``."""
         fields: dict[str, object] = {"tile_sizes": list(tile_sizes), **dict.fromkeys(COUNTED_FIELDS), "operands": [],
                                      "exactness": exactness.to_json(), "footprint_error": error.message}

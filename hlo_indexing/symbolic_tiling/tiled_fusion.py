@@ -555,7 +555,9 @@ class _Builder:
             match = re.fullmatch(r"operand (\d+)", variable.origin)
             origin = variable.origin
             if match and int(match.group(1)) < len(op.operands):
-                origin = f"operand {match.group(1)} of node {serial}" + (f", element {j}" if shared[variable.origin] > 1 else "")
+                origin = f"operand {match.group(1)} of node {serial}"
+                if shared[variable.origin] > 1:
+                    origin += f", element {j}"
                 self.runtime_sources[origin] = op.operands[int(match.group(1))]
                 self.runtime_ranges[origin] = variable.bounds
             tagged.append(Variable(variable.bounds, variable.name, origin))

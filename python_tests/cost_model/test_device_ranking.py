@@ -161,7 +161,8 @@ def test_the_device_report_computes_exactness_once_per_body(monkeypatch):
         assert len(ranked_tilings) == 3
         for tiling, printed in ranked_tilings:
             assert printed.footprint is not None
-            assert printed.footprint.exactness == with_exactness(alone, tiling_footprint(alone, tiling.tile_sizes)).exactness
+            expected = with_exactness(alone, tiling_footprint(alone, tiling.tile_sizes))
+            assert printed.footprint.exactness == expected.exactness
 
 
 def test_rejections_are_counted_per_rule_with_an_example():
@@ -223,7 +224,8 @@ def _six_reads(name: str, x: str, suffix: str) -> str:
     ``suffix`` (HLO names are unique in a module)."""
     lines = [f"  {x} = f32[16] parameter(0)"] + [f"  i{k}{suffix} = s32[] parameter({k + 1})" for k in range(4)]
     lines += [f"  v{k}{suffix} = f32[1] dynamic-slice({x}, i{k}{suffix}), dynamic_slice_sizes={{1}}" for k in range(4)]
-    lines += [f"  v4{suffix} = f32[1] slice({x}), slice={{[0:1]}}", f"  v5{suffix} = f32[1] slice({x}), slice={{[15:16]}}"]
+    lines += [f"  v4{suffix} = f32[1] slice({x}), slice={{[0:1]}}",
+              f"  v5{suffix} = f32[1] slice({x}), slice={{[15:16]}}"]
     total = f"v0{suffix}"
     for k, name_k in enumerate("abcde", 1):
         lines.append(f"  {name_k}{suffix} = f32[1] add({total}, v{k}{suffix})")
@@ -235,7 +237,8 @@ def _six_reads(name: str, x: str, suffix: str) -> str:
 #: Two fusions of one body (jnp.interp's shape): one f32[16] read by four one-element
 #: tiles at runtime starts and two fixed ones, broadcast to 64 elements. Tiles of 8 or
 #: fewer have too many footprint rows to count (programs times 16**4 starts).
-SIX_READS_HLO = "HloModule six\n\n" + _six_reads("fused_a", "x", "") + _six_reads("fused_b", "y", "_b") + """ENTRY main {
+SIX_READS_HLO = "HloModule six\n\n" + _six_reads("fused_a", "x", "") + _six_reads("fused_b", "y", "_b") + """\
+ENTRY main {
   p = f32[16] parameter(0)
   j0 = s32[] parameter(1)
   j1 = s32[] parameter(2)
@@ -287,11 +290,13 @@ def test_a_tiling_whose_footprint_is_too_large_to_count_is_ranked_without_it(for
             for tiling, footprint in zip(entry["tilings"], expected.values()):
                 if isinstance(footprint, str):
                     assert tiling["footprint_error"] == footprint
-                    assert tiling["bytes_per_tile"] is None and tiling["bytes_moved"] is None and tiling["operands"] == []
+                    assert tiling["bytes_per_tile"] is None and tiling["bytes_moved"] is None
+                    assert tiling["operands"] == []
                     assert len(tiling["exactness"]) == 5
                 else:
                     assert "footprint_error" not in tiling
-                    assert (tiling["bytes_per_tile"], tiling["bytes_moved"]) == (footprint.bytes_per_tile, footprint.bytes_moved)
+                    counted = (tiling["bytes_per_tile"], tiling["bytes_moved"])
+                    assert counted == (footprint.bytes_per_tile, footprint.bytes_moved)
 
 
 @pytest.mark.parametrize("corpus", CORPORA, ids=[c.name for c in CORPORA])

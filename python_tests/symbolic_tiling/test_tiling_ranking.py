@@ -255,7 +255,8 @@ def test_most_computations_take_the_symbolic_path() -> None:
     # @scan_step: its row is read where the runtime step puts it (a constrained map);
     # @sum_beside_centered: its scalar extra output is written whole by every program;
     # @six_reads: its operand is read at four runtime starts.
-    assert per_tiling == {"@concat", "@window", "@dynamic_and_fixed_reads", "@scan_step", "@sum_beside_centered", "@six_reads"}
+    assert per_tiling == {
+        "@concat", "@window", "@dynamic_and_fixed_reads", "@scan_step", "@sum_beside_centered", "@six_reads"}
     assert sum(method == "symbolic" for method in methods.values()) >= 10
 
 
