@@ -578,8 +578,7 @@ class _Builder:
             ax.used_variables(expr, set(), in_results)
         first = len(m.range_vars)
         for j, source in enumerate(sources):
-            tensor = op.operands[source.operand] if source.operand < len(op.operands) else None
-            if first + j not in in_results or tensor is None or ir.ShapedType(tensor.type).rank == 0:
+            if first + j not in in_results or ir.ShapedType(op.operands[source.operand].type).rank == 0:
                 continue  # only in constraints (a superset tile), or one scalar
             source_dims: set[int] = set()
             source_symbols: set[int] = set()
