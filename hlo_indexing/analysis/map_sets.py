@@ -25,6 +25,7 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import algebra
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.maps.memo import memoized
+from hlo_indexing.maps.range_variables import reduce_range_variables
 
 
 def _too_large(m: IndexingMap, max_expr_nodes: int) -> bool:
@@ -354,4 +355,6 @@ def _chain(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     """Compose, simplify, remove unused symbols (no memo of its own)."""
     simplified = algebra.compose(consumer, producer, remember=False).simplify(remember=False)
     # Without symbols there is nothing to remove (remove_unused_symbols returns the map).
-    return simplified if simplified.num_symbols == 0 else algebra.remove_unused_symbols(simplified, remember=False)
+    if simplified.num_symbols == 0:
+        return simplified
+    return reduce_range_variables(algebra.remove_unused_symbols(simplified, remember=False))
