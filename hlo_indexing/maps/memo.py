@@ -23,10 +23,12 @@ MEMO_SIZE = 8192
 MEMO_TABLE = "indexing-maps"
 #: The tables of :func:`bounded_table`: the outcomes of the simplifier's normalization
 #: of constraints, the variables each expression uses (:func:`~hlo_indexing.maps.
-#: affine_expr.remembered_variables`), and the verdicts on groups
+#: affine_expr.remembered_variables`), the linear form of each expression
+#: (:func:`remembered_linear_form`), and the verdicts on groups
 #: of constraints over variables that no result uses (satisfiable or not).
 NORMALIZED_CONSTRAINTS_TABLE = "normalized-constraints"
 EXPRESSION_VARIABLES_TABLE = "expression-variables"
+LINEAR_FORMS_TABLE = "linear-forms"
 SATISFIABLE_TABLE = "satisfiable-constraints"
 #: Most entries a :func:`bounded_table` keeps (it is emptied when full).
 BOUNDED_TABLE_SIZE = 1 << 16
@@ -66,4 +68,5 @@ def clear_memo() -> None:
     clear_context_memos(MEMO_TABLE)
     clear_context_memos(NORMALIZED_CONSTRAINTS_TABLE)
     clear_context_memos(EXPRESSION_VARIABLES_TABLE)
+    clear_context_memos(LINEAR_FORMS_TABLE)
     clear_context_memos(SATISFIABLE_TABLE)

@@ -56,7 +56,7 @@ from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_sym
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, build, linearize
-from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, bounded_table, memoized
+from hlo_indexing.maps.memo import EXPRESSION_VARIABLES_TABLE, LINEAR_FORMS_TABLE, bounded_table, memoized
 
 #: Most constraints one projected variable may be in (they give ``k (k + 1) / 2`` new ones).
 MAX_CONSTRAINTS_PER_VARIABLE = 6
@@ -141,22 +141,27 @@ def absorb_nested_variable(m: IndexingMap) -> IndexingMap:
         return m
     exprs = list(m.results) + list(m.constraints)
     occurrences: dict[int, dict[int, int]] = {k: {} for k in range(len(m.range_vars))}
-    in_results: dict[int, set[int]] = {k: set() for k in occurrences}
+    constraint_sums: set[int] = set()  # the sums that are whole constraints
+    owners: set[int] = set()
     for index, (owner, form) in enumerate(_sums(exprs)):
+        if owner not in owners:
+            owners.add(owner)
+            if owner >= m.num_results:
+                constraint_sums.add(index)
         for atom, c in form.terms.items():
             node = ax.typed(atom)
             if type(node) is ax.Sym and node.position in occurrences:
                 occurrences[node.position][index] = c
-                if owner < m.num_results:
-                    in_results[node.position].add(index)
     for a, in_a in occurrences.items():
         if not in_a:
             continue
         for b, in_b in occurrences.items():
             if b == a or len(in_b) <= len(in_a) or len(in_b) - len(in_a) >= MAX_CONSTRAINTS_PER_VARIABLE:
                 continue
-            if any(in_b.get(index) != c for index, c in in_a.items()) or not in_results[b] <= in_a.keys():
-                continue  # not always with ``s_a``, or ``s_b`` would stay in a result
+            if any(in_b.get(index) != c for index, c in in_a.items()):
+                continue  # not always with ``s_a``
+            if any(index not in constraint_sums or c not in (1, -1) for index, c in in_b.items() if index not in in_a):
+                continue  # ``s_b`` would stay where it cannot be projected out
             reduced = project_constraint_variables(_absorbed(m, a, b))
             if reduced.num_symbols < m.num_symbols or reduced.is_known_empty():
                 return reduced
@@ -187,7 +192,7 @@ def _without_partner(
     that holds ``symbol_a``."""
     found = memo.get(expr)
     if found is None:
-        form = linearize(expr)
+        form = _linear_form(expr)
         out = Linear(constant=form.constant)
         for atom, c in form.terms.items():
             node: Any = ax.typed(atom)  # typed by the bindings: dispatch on its class
@@ -224,6 +229,16 @@ def _nested(signatures: list[frozenset[int]]) -> bool:
     return any(a < b for i, a in enumerate(ordered) for b in ordered[i + 1 :])
 
 
+def _linear_form(expr: ir.AffineExpr) -> Linear:
+    """:func:`~hlo_indexing.maps.linear_form.linearize` of ``expr``, remembered in its
+    context (composed maps share their expressions). Read only: never modify it."""
+    table = bounded_table(expr.context, LINEAR_FORMS_TABLE)
+    found = table.get(expr)
+    if found is None:
+        found = table[expr] = linearize(expr)
+    return found
+
+
 def _sums(exprs: list[ir.AffineExpr]) -> list[tuple[int, Linear]]:
     """The linear form of each expression and, recursively, of the operands of each of
     their atoms that is not a variable (a ``mod``'s or a division's numerator and
@@ -232,7 +247,7 @@ def _sums(exprs: list[ir.AffineExpr]) -> list[tuple[int, Linear]]:
     pending = [(index, e) for index, e in reversed(list(enumerate(exprs)))]
     while pending:
         owner, expr = pending.pop()
-        form = linearize(expr)
+        form = _linear_form(expr)
         forms.append((owner, form))
         for atom in form.terms:
             node: Any = ax.typed(atom)  # typed by the bindings: dispatch on its class
@@ -314,7 +329,7 @@ def _unit_forms(
     symbol = ax.symbol(position, context)
     forms = []
     for e, interval in involved.items():
-        form = linearize(e)
+        form = _linear_form(e)
         sign = form.terms.get(symbol, 0)
         if sign not in (1, -1):
             return None
