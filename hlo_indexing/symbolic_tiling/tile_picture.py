@@ -161,7 +161,7 @@ def tile_picture(
     )
     written = TensorPanel("output", output, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
     region = computation.regions[0]
-    maps = fusion_indexing(region, output)
+    maps = fusion_indexing(region, fusion.result_number(output))
     by_parameter: dict[int, list[TiledInstruction]] = {}
     for inst in tiled.instructions:
         number = inst.node.parameter_number

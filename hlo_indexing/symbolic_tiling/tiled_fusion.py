@@ -43,6 +43,7 @@ from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.ops.dispatch import elementwise_shape_of, result_indexing
 from hlo_indexing.ops.result import RuntimeSource
+from hlo_indexing.ops.rule import is_token
 from hlo_indexing.symbolic_tiling.constraints import ConstraintExpression
 from hlo_indexing.symbolic_tiling.hlo_source import instruction_name, is_gemm_fusion
 from hlo_indexing.symbolic_tiling.symbolic_tile import NotATile, SymbolicTile, simplify_preserving_points, symbolic_tile
@@ -195,6 +196,13 @@ class TiledFusion:
     #: Runtime-variable origin -> every value it takes (its range in its op's map: a
     #: composed map's may be narrower, where its constraints leave values out).
     runtime_ranges: dict[str, Interval] = field(default_factory=dict)
+    #: Per output, the number of the computation's result it is (tokens, which have no
+    #: index space, are not outputs: ``(1,)`` for ``@main(token, x) -> (token, y)``).
+    result_numbers: tuple[int, ...] = ()
+
+    def result_number(self, output: int) -> int:
+        """The computation's result that output ``output`` is."""
+        return self.result_numbers[output] if self.result_numbers else output
 
     def flat_tile_sizes(self, tiling: Mapping[str, Sequence[int]]) -> list[int]:
         """Tile sizes per parameter from sizes per instruction (``{name: sizes}``: a
@@ -299,6 +307,7 @@ class TiledFusion:
             self.root_rank,
             {origin: values[position] for origin, position in positions.sources.items()},
             self.runtime_ranges,
+            self.result_numbers,
         )
         return fusion, nodes
 
@@ -370,16 +379,21 @@ def analyze_fusion(
     accepted (left padding, a convolution's padded window: :func:`~.symbolic_tile.symbolic_tile`'s
     ``any_constraints``); ``map_results``: shared with other analyses (see
     :class:`MapResults`); ``max_nodes``: more tiled instructions than that is a failure
-    (``limits.MAX_TILED_NODES``)."""
+    (``limits.MAX_TILED_NODES``). Token results (a program's ordered effects) have no
+    index space: the outputs are the other results (:attr:`TiledFusion.result_numbers`)."""
     region = computation if isinstance(computation, ir.Region) else computation.regions[0]
     if not region.blocks:
         return AnalysisFailure("the computation has no body")
     block = region.blocks[0]
-    outputs = _outputs(block)
-    if not outputs:
-        return AnalysisFailure("the computation has no output")
+    results = _outputs(block)
+    numbers = tuple(k for k, value in enumerate(results) if not is_token(value.type))
+    if not numbers:
+        return AnalysisFailure("the computation has only token outputs" if results else "the computation has no output")
     builder = _Builder(pads_allowed(computation, allow_pad), {}, map_results or MapResults(), max_nodes, allow_pad)
-    return builder.build(block, outputs)
+    fusion = builder.build(block, [results[k] for k in numbers])
+    if isinstance(fusion, TiledFusion) and len(numbers) < len(results):
+        fusion.result_numbers = numbers
+    return fusion
 
 
 def pads_allowed(computation: ir.Operation | ir.Region, allow_pad: bool) -> bool:
