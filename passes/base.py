@@ -142,8 +142,22 @@ class ModulePass:
                     f"no such option '{key}' for pass '{cls.name}'"
                     + (f"; options are: {', '.join(sorted(known))}" if known else "")
                 )
+            _check_not_joined(cls.name, key, text, known)
             values[option.name] = _convert(cls.name, key, option, text)
         return cls(**values)
+
+
+def _check_not_joined(pass_name: str, key: str, text: str, known: dict[str, dataclasses.Field]) -> None:
+    """Raise :class:`PassOptionError` when ``text`` holds another option after a comma
+    (``device=h100,top=1``): options are separated by spaces, as MLIR's are."""
+    head, _, rest = text.partition(",")
+    joined = rest.split("=", 1)[0].strip() if "=" in rest else ""
+    if joined in known:
+        together = " ".join(part.strip() for part in [f"{key}={head}", *rest.split(",")])
+        raise PassOptionError(
+            f"option '{key}' of pass '{pass_name}' is given '{text}', which holds option '{joined}' after a comma: "
+            f"options are separated by spaces ('{together}')"
+        )
 
 
 def _convert(pass_name: str, key: str, option: dataclasses.Field, text: str) -> bool | int | str:

@@ -13,6 +13,11 @@
 // RUN: not %hlo-opt %s --hlo-simplify-indexing-maps='report=maybe' 2>&1 | FileCheck %s --check-prefix=VALUE
 // VALUE: <command line>:1:{{[0-9]+}}: error: option 'report' of pass 'hlo-simplify-indexing-maps' expects true or false, got 'maybe'
 
+// Options are separated by spaces, as MLIR's: a comma before another option's name is a
+// mistake, not part of the value (`tile-sizes=f:16,32` keeps its commas).
+// RUN: not %hlo-opt %s --hlo-print-tilings=device=h100,top=1 2>&1 | FileCheck %s --check-prefix=COMMA
+// COMMA: <command line>:1:{{[0-9]+}}: error: option 'device' of pass 'hlo-print-tilings' is given 'h100,top=1', which holds option 'top' after a comma: options are separated by spaces ('device=h100 top=1')
+
 // RUN: not %hlo-opt %s --pass-pipeline='builtin.module(func.func(hlo-simplify-indexing-maps))' 2>&1 | FileCheck %s --check-prefix=NESTED
 // NESTED: MLIR Textual PassPipeline Parser:1:26: error: pass 'hlo-simplify-indexing-maps' is a Python pass of hlo-indexing: it runs on 'builtin.module' and cannot be nested under 'func.func'
 
