@@ -42,7 +42,7 @@ no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar, cast
 
@@ -62,6 +62,7 @@ from hlo_indexing.analysis.fused_maps import (
 from hlo_indexing.analysis.loop_bodies import iteration_maps, outer_value_maps
 from hlo_indexing.analysis.map_sets import NO_CAPS, Entry, Part, SetAlgebra
 from hlo_indexing.analysis.runtime_folding import fold_runtime_variables
+from hlo_indexing.analysis.runtime_identity import TAGGED_OPS, tag_runtime_variables, untag_runtime_variables
 from hlo_indexing.dialect_glue import op_attrs
 from hlo_indexing.dialect_glue.bindings import OpLike, ir
 from hlo_indexing.dialect_glue.call_like import (
@@ -142,6 +143,7 @@ class _Composer(SetAlgebra):
         self.blocks: dict[ir.Block, tuple[list, list[ir.Value], list[ir.Value]]] = {}
         self.plain_maps: dict[int, tuple[InstructionIndexing, tuple[frozenset, ...]]] = {}
         self.plumbing_names: dict[str, bool] = {}
+        self.serials: dict[ir.Value, int] = {}
 
     def table(self, block: ir.Block, direction: str, needed: set[ir.Value] | None = None) -> dict[Node, Entry]:
         """The block's table in ``direction``; with ``needed``, only the ops producing
@@ -301,11 +303,24 @@ class _Composer(SetAlgebra):
             if cached is None or cached[0] is not indexing:
                 cached = self.plain_maps[id(indexing)] = (indexing, tuple(self.intern(frozenset(maps)) for maps in indexing.maps))
             return cached[1], approximated
+        operation = op.operation
+        tagged = op_attrs.op_kind(operation)[1] in TAGGED_OPS
         folded = tuple(
-            self.intern(frozenset(f for m in maps for f in fold_runtime_variables(m, sources, op)))
+            self.intern(
+                frozenset(
+                    tag_runtime_variables(f, lambda k: self.value_serial(operation.operands[k])) if tagged else f
+                    for m in maps
+                    for f in fold_runtime_variables(m, sources, op)
+                )
+            )
             for maps, sources in zip(indexing.maps, indexing.runtime, strict=True)
         )
         return folded, approximated
+
+    def value_serial(self, value: ir.Value) -> int:
+        """A number of ``value``, the same at each ask (the tag of the runtime variables
+        that read it: :mod:`~hlo_indexing.analysis.runtime_identity`)."""
+        return self.serials.setdefault(value, len(self.serials))
 
     def plumbing(self, name: str) -> bool:
         """Whether ops called ``name`` need :meth:`reads`' general path: tuples,
@@ -560,15 +575,20 @@ def _fusion_result(
     for index, found in enumerate(per_value):
         if not found:
             continue
-        whole = frozenset(found.get((), ()))
+        whole = _untagged(found.get((), ()))
         if tuples[index]:
             what = "argument" if direction == Direction.OUTPUT_TO_INPUT else "result"
             marker = IndexingMap.undefined(f"{what} #{index} is a {values[index].type}: see its per-element maps")
             maps[index] = whole | {marker}
-            elements[index] = {path: frozenset(s) for path, s in found.items()}
+            elements[index] = {path: _untagged(s) for path, s in found.items()}
         else:
             maps[index] = whole
     return FusionIndexing(tuple(maps), tuple(sorted(capped)), direction, tuple(elements))
+
+
+def _untagged(maps: Iterable[IndexingMap]) -> frozenset[IndexingMap]:
+    """The maps handed out: runtime variables without the walk's value tags."""
+    return frozenset(untag_runtime_variables(m) for m in maps)
 
 
 def _whole_tuple(what: str, value: ir.Value, element: Path, count: int, direction: str) -> FusionIndexing:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hlo_indexing.analysis.fused_maps import DEFAULT_MAX_EXPR_NODES, Path, element_type, static_shape, whole_value_map
+from hlo_indexing.analysis.runtime_identity import merge_runtime_variables
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps import algebra
@@ -357,4 +358,5 @@ def _chain(consumer: IndexingMap, producer: IndexingMap) -> IndexingMap:
     # Without symbols there is nothing to remove (remove_unused_symbols returns the map).
     if simplified.num_symbols == 0:
         return simplified
-    return reduce_range_variables(algebra.remove_unused_symbols(simplified, remember=False))
+    cleaned = algebra.remove_unused_symbols(simplified, remember=False)
+    return reduce_range_variables(merge_runtime_variables(cleaned) if len(cleaned.runtime_vars) > 1 else cleaned)
