@@ -25,6 +25,7 @@ import tile_soundness  # noqa: E402  (benchmarks/ is on the tests' path: pytest'
 import hlo_indexing.symbolic_tiling.tile_picture as tile_picture_module  # noqa: E402
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo  # noqa: E402
 from hlo_indexing.symbolic_tiling.tile_picture import Box, TensorPanel  # noqa: E402
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion  # noqa: E402
 from hlo_indexing.symbolic_tiling.tilings_report import selected_computations  # noqa: E402
 
 
@@ -204,3 +205,47 @@ def test_budgets_and_enumeration_caps_are_skips_with_their_reasons(monkeypatch) 
     monkeypatch.setattr(tile_picture_module, "MAX_POINTS", 4)
     capped = tile_soundness.check_module_tiles(text)
     assert capped.failed == 0 and any("EnumerationTooLargeError" in r for r in capped.skip_reasons), capped.skip_reasons
+
+
+def _analysed(text: str, opcode: str) -> tuple:
+    """The imported module of ``text`` (it owns the analyses' values: keep it) and the
+    tiled analyses of its fusions holding an ``opcode`` op."""
+    module = import_hlo(text)
+    wanted = _fusions_with(text, opcode)
+    found = [analyze_fusion(op) for label, op in selected_computations(module.operation, "") if label in wanted]
+    assert found and not any(isinstance(f, AnalysisFailure) for f in found), found
+    return module, found
+
+
+def _runtime_columns(m, fusion) -> dict:
+    """Per scalar value read by runtime variables of ``m``: the columns of ``m``'s
+    enumerated points holding them."""
+    columns: dict = {}
+    for j, variable in enumerate(m.runtime_vars):
+        columns.setdefault(fusion.runtime_sources[variable.origin], []).append(m.num_dims + len(m.range_vars) + j)
+    return {value: c for value, c in columns.items() if len(c) >= 2}
+
+
+def test_only_runtime_variables_read_from_one_scalar_are_made_equal() -> None:
+    """The scan step's slice and update starts read one scalar: at every point of its
+    parameter's map made by one_value_maps they are equal (in the analysis's map they
+    differ at some; its column starts, both the constant 0, are equal anyway). A
+    gather's two offsets read one indices tensor at two elements: never made equal."""
+    step_module, steps = _analysed(compiled_text("rows_in_place_scan"), "dynamic_update_slice")
+    for fusion in steps:
+        nodes = [n for n in fusion.nodes if n.parameter_number == 0]
+        maps = tile_soundness.one_value_maps(fusion, 0)
+        assert len(maps) == len(nodes)
+        shared = [(m, n, _runtime_columns(n.indexing_map, fusion)) for m, n in zip(maps, nodes)]
+        shared = [(m, n, columns) for m, n, columns in shared if columns]
+        assert shared, [n.indexing_map for n in nodes]
+        for m, node, columns in shared:
+            before, _ = node.indexing_map.enumerate()
+            after, _ = m.enumerate()
+            assert all((after[:, group] == after[:, group[:1]]).all() for group in columns.values())
+            assert any((before[:, group] != before[:, group[:1]]).any() for group in columns.values())
+    gather_module, gathers = _analysed(compiled_text("cross_entropy_take_along_axis"), "gather")
+    for fusion in gathers:
+        assert any(len(n.indexing_map.runtime_vars) >= 2 for n in fusion.nodes)  # the gather's two offsets
+        numbers = {n.parameter_number for n in fusion.nodes if n.parameter_number is not None}
+        assert all(tile_soundness.one_value_maps(fusion, p) == [] for p in numbers)
