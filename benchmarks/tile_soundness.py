@@ -52,9 +52,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import bench_tiling
+import numpy as np
 
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.dialect_glue.bindings import SsaValue, ir
