@@ -21,12 +21,15 @@ jnp = jax.numpy
 lax = jax.lax
 
 import tile_soundness  # noqa: E402  (benchmarks/ is on the tests' path: pytest's pythonpath)
+from helpers import BENCHMARKS, load_module  # noqa: E402
 
 import hlo_indexing.symbolic_tiling.tile_picture as tile_picture_module  # noqa: E402
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo  # noqa: E402
 from hlo_indexing.symbolic_tiling.tile_picture import Box, TensorPanel  # noqa: E402
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion  # noqa: E402
 from hlo_indexing.symbolic_tiling.tilings_report import selected_computations  # noqa: E402
+
+library_check = load_module(BENCHMARKS / "library_check.py")
 
 
 def _layer_norm_vjp(x, g, b):
@@ -249,3 +252,17 @@ def test_only_runtime_variables_read_from_one_scalar_are_made_equal() -> None:
         assert any(len(n.indexing_map.runtime_vars) >= 2 for n in fusion.nodes)  # the gather's two offsets
         numbers = {n.parameter_number for n in fusion.nodes if n.parameter_number is not None}
         assert all(tile_soundness.one_value_maps(fusion, p) == [] for p in numbers)
+
+
+def test_the_corpus_check_records_the_tiles_part(tmp_path) -> None:
+    """``library_check.py --part tiles`` on one program's folder, and its table columns."""
+    (tmp_path / "compiled_cpu.hlo").write_text(compiled_text("dense_gelu_grad"))
+    assert library_check.main([str(tmp_path), "--part", "tiles"]) == 0
+    tiles = json.loads((tmp_path / "tiles_record.json").read_text())["tiles"]
+    assert tiles["failed"] == 0 and tiles["tiles"] >= PROGRAMS["dense_gelu_grad"][2], tiles
+    record = {"name": "p", "library": "jax", "ops": 1, "hlo_instructions": 1, "analysis_failure": "x",
+              "soundness_failure": "x", "tiles": tiles}
+    header, _, row = library_check.markdown([record]).splitlines()
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))
+    assert cells["tiles checked"].startswith(f"{tiles['tiles']} (") and cells["tile failures"] == "0", cells
