@@ -32,7 +32,9 @@ runtime variables read from one scalar value (:func:`one_value_maps`), and with 
 variables made equal every element the maps need lies in a box (:func:`one_value_explains`).
 
 ``python benchmarks/tile_soundness.py FILE.hlo [...] [--top N] [--samples N] [--json OUT]``
-prints one line per file, its failures and skips, and exits 1 when a file has a failure.
+(``--fusion-seconds``, ``--program-seconds``: the budgets) prints one line per file, its
+failures, the known inexactness and the skips by reason, and exits 1 when a file has a
+failure or cannot be read.
 Example::
 
     report = check_module_tiles(compiled.as_text(), top=3)
