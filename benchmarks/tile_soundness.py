@@ -32,7 +32,8 @@ runtime variables read from one scalar value (:func:`one_value_maps`), and with 
 variables made equal every element the maps need lies in a box (:func:`one_value_explains`).
 
 ``python benchmarks/tile_soundness.py FILE.hlo [...] [--top N] [--samples N] [--json OUT]``
-(``--fusion-seconds``, ``--program-seconds``: the budgets) prints one line per file, its
+(``--fusion-seconds``, ``--program-seconds``: the budgets; ``--allow-pad``: pads tiled
+outside gemm fusions too) prints one line per file, its
 failures, the known inexactness and the skips by reason, and exits 1 when a file has a
 failure or cannot be read.
 Example::
@@ -240,16 +241,17 @@ def one_value_explains(
 
 
 def _check_tiling(
-    op: ir.Operation, fusion: TiledFusion, label: str, sizes: tuple[int, ...], samples: int, report: TileReport
+    op: ir.Operation, fusion: TiledFusion, label: str, sizes: tuple[int, ...], samples: int, allow_pad: bool,
+    report: TileReport,
 ) -> None:
     """Compare the sampled tiles of one tiling at every output of ``op``."""
-    first = tile_picture(op, sizes, 0, label=label)
+    first = tile_picture(op, sizes, 0, label=label, allow_pad=allow_pad)
     report.tilings += 1
     for output in range(len(fusion.root_candidates)):
         for tile_id in sample_tile_ids(first.num_tiles, samples):
             check_time("checking the tiles")
             picture = (first if (tile_id, output) == (0, 0)
-                       else tile_picture(op, sizes, tile_id, output=output, label=label))
+                       else tile_picture(op, sizes, tile_id, output=output, label=label, allow_pad=allow_pad))
             report.tiles += 1
             if label not in report.checked[-1:]:
                 report.checked.append(label)
@@ -269,9 +271,11 @@ def _check_tiling(
                     target.append(entry)
 
 
-def _check_fusion(op: ir.Operation, label: str, memo: TilingMemo, top: int, samples: int, report: TileReport) -> None:
+def _check_fusion(
+    op: ir.Operation, label: str, memo: TilingMemo, top: int, samples: int, allow_pad: bool, report: TileReport
+) -> None:
     """Analyse, rank and check the best ``top`` tilings of one fusion (inside its budget)."""
-    fusion = memo.analyze(op)
+    fusion = memo.analyze(op, allow_pad=allow_pad)
     if isinstance(fusion, AnalysisFailure):
         report.skip(Skip(label, f"not tileable: {fusion.reason}"))
         return
@@ -284,7 +288,7 @@ def _check_fusion(op: ir.Operation, label: str, memo: TilingMemo, top: int, samp
     for footprint in ranking.tilings[:top]:
         sizes = tuple(footprint.tile_sizes)
         try:
-            _check_tiling(op, fusion, label, sizes, samples, report)
+            _check_tiling(op, fusion, label, sizes, samples, allow_pad, report)
         except LimitExceededError as exc:
             if exc.limit == "FUSION_SECONDS":
                 raise
@@ -300,13 +304,16 @@ def check_module_tiles(
     samples: int = SAMPLES,
     fusion_seconds: float = FUSION_SECONDS,
     time_budget_s: float = PROGRAM_SECONDS,
+    allow_pad: bool = False,
     filename: str = "<hlo>",
 ) -> TileReport:
     """Check the tiles of every fusion of compiled HLO text (or its imported module), as
     the module docstring says: the best ``top`` tilings of each, ``samples`` tile ids per
     tiling, ``fusion_seconds`` CPU seconds per fusion and ``time_budget_s`` per program
-    (a budget <= 0: none). Raises :class:`~hlo_indexing.errors.HloIndexingError` when
-    the text cannot be imported; a fusion's own errors are skips."""
+    (a budget <= 0: none); ``allow_pad``: pads are tiled wherever they are, as
+    ``hlo-print-tilings{allow-pad}`` (else only in gemm fusions, XLA's rule). Raises
+    :class:`~hlo_indexing.errors.HloIndexingError` when the text cannot be imported; a
+    fusion's own errors are skips."""
     start = time.process_time()
     module = import_hlo(hlo, filename) if isinstance(hlo, str) else hlo
     report = TileReport()
@@ -327,7 +334,7 @@ def check_module_tiles(
         seen.add(key)
         try:
             with fusion_time_budget(fusion_seconds):
-                _check_fusion(op, label, memo, top, samples, report)
+                _check_fusion(op, label, memo, top, samples, allow_pad, report)
         except LimitExceededError as exc:
             report.skip(Skip(label, f"{type(exc).__name__}: {exc.message}"))
         except HloIndexingError as exc:
@@ -344,6 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=SAMPLES, help="tile ids sampled per tiling (>= 2)")
     parser.add_argument("--fusion-seconds", type=float, default=FUSION_SECONDS, help="CPU seconds per fusion")
     parser.add_argument("--program-seconds", type=float, default=PROGRAM_SECONDS, help="CPU seconds per file")
+    parser.add_argument("--allow-pad", action="store_true", help="tile pads outside gemm fusions too")
     parser.add_argument("--json", type=Path, help="write the reports (one per file) as JSON")
     options = parser.parse_args(argv)
     if options.samples < 2 or options.top < 1:
@@ -354,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             report = check_module_tiles(path.read_text(), top=options.top, samples=options.samples,
                                         fusion_seconds=options.fusion_seconds, time_budget_s=options.program_seconds,
-                                        filename=str(path))
+                                        allow_pad=options.allow_pad, filename=str(path))
         except (OSError, HloIndexingError) as exc:
             print(f"{path}: error: {exc}", flush=True)
             reports[str(path)] = {"error": str(exc)}

@@ -107,11 +107,15 @@ PROGRAMS = {
 }
 
 
+def _compiled(f, specs) -> str:
+    args = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
+    return jax.jit(f).lower(*args).compile().as_text()
+
+
 def compiled_text(name: str) -> str:
     """The XLA:CPU-compiled HLO text of program ``name``."""
     f, specs, _, _ = PROGRAMS[name]
-    args = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
-    return jax.jit(f).lower(*args).compile().as_text()
+    return _compiled(f, specs)
 
 
 def _fusions_with(text: str, opcode: str) -> set[str]:
@@ -266,3 +270,13 @@ def test_the_corpus_check_records_the_tiles_part(tmp_path) -> None:
     columns = [c.strip() for c in header.strip("|").split("|")]
     cells = dict(zip(columns, (c.strip() for c in row.strip("|").split("|")), strict=True))
     assert cells["tiles checked"].startswith(f"{tiles['tiles']} (") and cells["tile failures"] == "0", cells
+
+
+def test_pads_outside_gemm_fusions_are_checked_with_allow_pad() -> None:
+    """XLA:CPU fuses a pad into an elementwise fusion: not tiled by XLA's rule (a skip),
+    tiled and checked with allow_pad (its tiles may lie in the padding)."""
+    text = _compiled(lambda x: jnp.sin(jnp.pad(x, ((1, 2), (3, 0)))) * 2.0, [((12, 16), F32)])
+    plain = tile_soundness.check_module_tiles(text)
+    assert plain.tiles == 0 and any("pad is only supported" in r for r in plain.skip_reasons), plain.summary()
+    padded = tile_soundness.check_module_tiles(text, allow_pad=True)
+    assert padded.failed == 0 and padded.tiles >= 4 and padded.elements >= 400, padded.summary()
