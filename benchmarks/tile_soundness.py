@@ -49,7 +49,6 @@ import argparse
 import json
 import sys
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -136,20 +135,19 @@ class TileReport:
     failures: list[Missing] = field(default_factory=list)
     one_value: list[Missing] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
-    skip_reasons: Counter[str] = field(default_factory=Counter)
+    skip_reasons: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
     def skip(self, entry: Skip) -> None:
         """Count ``entry`` under its reason; keep the first :data:`MAX_LISTED`."""
-        self.skip_reasons[bench_tiling.reason_class(entry.reason)] += 1
+        reason = bench_tiling.reason_class(entry.reason)
+        self.skip_reasons[reason] = self.skip_reasons.get(reason, 0) + 1
         if len(self.skips) < MAX_LISTED:
             self.skips.append(entry)
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
-        data = asdict(self)
-        data["skip_reasons"] = dict(self.skip_reasons.most_common())
-        return data
+        return asdict(self)
 
     def summary(self) -> str:
         """One line: the counts."""
@@ -373,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  FAILURE {entry}")
         for entry in report.one_value:
             print(f"  runtime variables of one value: {entry}")
-        for reason, count in report.skip_reasons.most_common():
+        for reason, count in sorted(report.skip_reasons.items(), key=lambda item: -item[1]):
             print(f"  skipped {count}x: {reason}")
         reports[str(path)] = report.to_json()
         status |= int(report.failed > 0)
