@@ -14,13 +14,19 @@ The corpus is what ``library_programs.py OUT`` writes: one folder per program wi
   (not NaN) entry must be an image of that output element under the maps (no library
   needed);
 
+- tile soundness of the compiled HLO (``compiled_cpu.hlo``): for the best tilings of
+  each fusion at sampled tile ids, every element the fused maps say an output tile needs
+  lies in one of its operand boxes (``tile_soundness.check_module_tiles``, within
+  :data:`TILES_SECONDS` CPU seconds);
+
 and the CLI on the compiled HLO (``--hlo-print-fusion-indexing`` and
 ``--hlo-print-tilings=format=json``): exit status and time. ``python
 benchmarks/library_check.py CORPUS [NAME ...]`` writes ``CORPUS/BASELINE.md`` and
 ``CORPUS/baseline.json`` (``--output`` changes the stem; ``--python`` measures the tree
 installed for another interpreter; ``--timeout`` the wall-clock limit of each subprocess,
-which a loaded machine may need raised for the soundness check of the largest programs); ``--part analysis|soundness FOLDER`` measures one
-part of one program in this process and writes ``FOLDER/<part>_record.json``.
+which a loaded machine may need raised for the soundness check of the largest programs);
+``--part analysis|soundness|tiles FOLDER`` measures one part of one program in this
+process and writes ``FOLDER/<part>_record.json``.
 """
 
 from __future__ import annotations
@@ -45,6 +51,10 @@ POINTS_PER_RESULT = 2
 MAX_RESULTS = 24
 #: Enumeration cap of one map restricted to one output element.
 MAX_POINTS = 4_000_000
+#: CPU seconds of the tile soundness check per program (below :data:`TIMEOUT_S`), and
+#: the failures a record lists.
+TILES_SECONDS = 150.0
+TILE_FAILURES_LISTED = 5
 
 
 def timed_analysis(text: str) -> dict[str, Any]:
@@ -198,7 +208,21 @@ def measure_soundness(folder: Path) -> dict[str, Any]:
     return {"soundness": soundness(folder, main.maps)}
 
 
-PARTS = {"analysis": measure_analysis, "soundness": measure_soundness}
+def measure_tiles(folder: Path) -> dict[str, Any]:
+    """The tile soundness check of one program's compiled HLO (run in a subprocess by
+    :func:`main`): counts, failures (a few listed), skips by reason, CPU seconds."""
+    import tile_soundness
+
+    path = folder / "compiled_cpu.hlo"
+    report = tile_soundness.check_module_tiles(path.read_text(), time_budget_s=TILES_SECONDS, filename=str(path))
+    record = report.to_json()
+    record["failures"] = [str(f) for f in report.failures[:TILE_FAILURES_LISTED]]
+    record["one_value"] = [str(f) for f in report.one_value[:TILE_FAILURES_LISTED]]
+    record["skips"] = sum(report.skip_reasons.values())
+    return {"tiles": record}
+
+
+PARTS = {"analysis": measure_analysis, "soundness": measure_soundness, "tiles": measure_tiles}
 
 
 def limited(command: list[str], timeout: int = TIMEOUT_S) -> tuple[int | str, float, str]:
@@ -241,8 +265,9 @@ def measure(folder: Path, python: str, cli: bool = True, timeout: int = TIMEOUT_
 
 def markdown(records: list[dict[str, Any]]) -> str:
     lines = [
-        "| program | library | ops | HLO instr. | parse+print ms | analysis s | ratio | errors / unknown | soundness | CLI fusion | CLI tilings |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| program | library | ops | HLO instr. | parse+print ms | analysis s | ratio | errors / unknown | soundness "
+        "| tiles checked | tile failures | tiles s | CLI fusion | CLI tilings |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         if "analysis_failure" in r:
@@ -259,13 +284,22 @@ def markdown(records: list[dict[str, Any]]) -> str:
             sound = s["status"] + (f" ({s['checked']} checked, {s['missed']} missed, {s['unchecked']} unchecked)"
                                    if "checked" in s else f" ({s.get('why', '')})")
 
+        if "tiles_failure" in r:
+            tiles = ["-", f"FAILED ({r['tiles_failure'][:60]})", "-"]
+        elif "tiles" in r:
+            t = r["tiles"]
+            tiles = [f"{t['tiles']} ({t['elements']} elements, {t['skips']} skips)",
+                     str(t["failed"]) + (f" ({t['failures'][0][:80]})" if t["failures"] else ""), f"{t['seconds']:.1f}"]
+        else:
+            tiles = ["not run", "-", "-"]
+
         def cli(c: dict | None) -> str:
             if c is None:
                 return "not run"
             return f"{c['status']} {c['s']}s" + (f" ({c['message'][:70]})" if c["message"] else "")
 
         lines.append("| " + " | ".join([r["name"], r["library"], str(r["ops"]), str(r["hlo_instructions"]), *analysis,
-                                         sound, cli(r.get("cli_fusion")), cli(r.get("cli_tilings"))]) + " |")
+                                         sound, *tiles, cli(r.get("cli_fusion")), cli(r.get("cli_tilings"))]) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -174,7 +174,7 @@ def tile_picture(
         insts = by_parameter.get(number, [])
         name = insts[0].name if insts and insts[0].name != label else f"parameter({number})"
         boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
-        needed = _needed(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
+        needed = needed_elements(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
         notes = () if insts or not needed else ("not in the tiled computation",)
         operands.append(TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes))
     return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, written, tuple(operands))
@@ -219,10 +219,13 @@ def _boxes(inst: TiledInstruction, tile_id: int, num_tiles: int) -> tuple[Box, .
     return tuple(dict.fromkeys(boxes))
 
 
-def _needed(maps: frozenset[IndexingMap], output_boxes: Sequence[Box], what: str, at: SourceLocation | None) -> frozenset[tuple[int, ...]]:
+def needed_elements(
+    maps: frozenset[IndexingMap], output_boxes: Sequence[Box], what: str, at: SourceLocation | None
+) -> frozenset[tuple[int, ...]]:
     """The elements the fused ``maps`` read for the output elements of ``output_boxes``:
     the image of each map with its output dimensions restricted to a box (its range, and
-    a stride constraint)."""
+    a stride constraint). Raises, naming ``what`` at ``at``: :class:`UnsupportedError`
+    for an unknown map, :class:`EnumerationTooLargeError` past :data:`MAX_POINTS`."""
     found: set[tuple[int, ...]] = set()
     for m in maps:
         if m.is_undefined:

@@ -27,7 +27,7 @@ from hlo_indexing.errors import IndexOutOfRangeError
 from hlo_indexing.symbolic_tiling import hlo_source
 from hlo_indexing.symbolic_tiling.tiled_computation import tiled_computation
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TilingError, analyze_fusion
-from hlo_indexing.symbolic_tiling.tile_picture import Box, _needed, image
+from hlo_indexing.symbolic_tiling.tile_picture import Box, image, needed_elements
 from hlo_indexing.tools.tile_view import main, render_tile_svg, select_computation, tile_picture
 from helpers import REPO_ROOT, evaluate_affine
 
@@ -238,7 +238,7 @@ def test_scaled_blocks_count_needed_elements():
 
 def test_a_strided_output_box_restricts_the_map_to_its_elements():
     m = IndexingMap.parse("(d0)[s0] -> (d0 * 2 + s0), domain: d0 in [0, 15], s0 in [0, 1]")
-    found = _needed(frozenset([m]), [Box((1,), (4,), (3,))], "test", None)
+    found = needed_elements(frozenset([m]), [Box((1,), (4,), (3,))], "test", None)
     assert found == {(2 * d + s,) for d in (1, 4, 7, 10) for s in (0, 1)}
 
 
