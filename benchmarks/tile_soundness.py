@@ -22,10 +22,13 @@ budget of CPU seconds per fusion (analysis, ranking and pictures:
 :mod:`~hlo_indexing.symbolic_tiling.tile_picture`. What is not checked is a *skip* with
 its reason (not tileable, a limit such as ``EnumerationTooLargeError``, a budget).
 
-One known inexactness of the fused maps is reported in its own category, neither a
-failure nor dropped: in a scan step ``dynamic-update-slice(x, f(dynamic-slice(x, i)), i)``
-the fused map keeps the slice's start and the update's start as two runtime variables,
-so it "needs any row" of ``x`` where the tile reads row ``i``. A panel's missing elements
+One inexactness of fused maps is reported in its own category, neither a failure nor
+dropped: two runtime variables the tiling knows read one scalar, which the fused map
+keeps apart, so it "needs any row" where the tile reads one. The fused walk makes the
+starts of ``dynamic-slice`` and ``dynamic-update-slice`` one variable
+(:mod:`hlo_indexing.analysis.runtime_identity`: a scan step
+``dynamic-update-slice(x, f(dynamic-slice(x, i)), i)`` is exact); a start another op
+reads (a gather at a scalar index) may still show it. A panel's missing elements
 are put in the category *runtime variables of one value* when the parameter's fused maps
 have two or more runtime variables, the tiled analysis's maps of the parameter have two
 runtime variables read from one scalar value (:func:`one_value_maps`), and with those
