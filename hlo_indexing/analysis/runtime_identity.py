@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.algebra import remove_unused_symbols
+from hlo_indexing.maps.algebra import remove_unused_symbols, substitute_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 
 #: Separates a runtime variable's origin from the tag of the value it reads.
@@ -73,14 +72,7 @@ def merge_runtime_variables(m: IndexingMap) -> IndexingMap:
     symbols = [ax.symbol(k, context) for k in range(m.num_symbols)]
     for j, kept in replaced.items():
         symbols[offset + j] = symbols[offset + kept]
-    dims = ax.dim_list(m.num_dims, context)
-    memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
-    results = [ax.substitute(e, dims, symbols, memo) for e in m.results]
-    constraints = [(ax.substitute(e, dims, symbols, memo), interval) for e, interval in m.constraints.items()]
-    rebuilt = m.replace(
-        affine_map=ir.AffineMap.get(m.num_dims, m.num_symbols, results, context), constraints={}
-    ).add_constraints(constraints)
-    return remove_unused_symbols(rebuilt.simplify(remember=False), remember=False)
+    return remove_unused_symbols(substitute_symbols(m, symbols).simplify(remember=False), remember=False)
 
 
 def untag_runtime_variables(m: IndexingMap) -> IndexingMap:

@@ -341,6 +341,24 @@ def _probe_satisfiable(probe: IndexingMap) -> bool:
     return False
 
 
+def substitute_symbols(
+    m: IndexingMap, symbols: list[ir.AffineExpr], ranges: list[Variable] | None = None
+) -> IndexingMap:
+    """``m`` with symbol ``k`` replaced by ``symbols[k]`` in its results and constraints
+    (and its range variables replaced by ``ranges`` when given). The caller keeps the
+    relation: e.g. a symbol replaced by another one equal to it. A constraint that
+    becomes a bare variable narrows the variable's range instead; symbols no longer
+    used stay (:func:`remove_unused_symbols` drops them)."""
+    context = m.context
+    dims = ax.dim_list(m.num_dims, context)
+    memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
+    results = [ax.substitute(e, dims, symbols, memo) for e in m.results]
+    constraints = [(ax.substitute(e, dims, symbols, memo), interval) for e, interval in m.constraints.items()]
+    return m.replace(
+        affine_map=_affine_map(m.num_dims, m.num_symbols, results, context), ranges=ranges, constraints={}
+    ).add_constraints(constraints)
+
+
 def remove_unused_symbols(m: IndexingMap, *, remember: bool = True) -> IndexingMap:
     """Drop every symbol that no result uses and no constraint ties to a used variable.
 

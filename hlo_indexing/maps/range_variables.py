@@ -2,7 +2,7 @@
 through chains of windows and padded convolutions multiplies (one window variable per
 layer and dimension: a fused map through a ResNet's backward pass carried 22 of them).
 
-Three rewrites of range variables (runtime variables and dimensions are never touched),
+Four rewrites of range variables (runtime variables and dimensions are never touched),
 each an identity of the relation ``{(d, f(d, s))}``:
 
 * **Merging summed variables.** Range variables ``s_a``, ``s_b`` that occur only
@@ -33,6 +33,8 @@ each an identity of the relation ``{(d, f(d, s))}``:
   constraint ``t - s_b in [a_lo, a_hi]``, and ``s_b`` stays only where ``s_a`` was
   not. Done when ``s_b`` can then be projected out (one variable fewer); the chain
   above becomes ``d1 + t - 3`` with ``t in [0, 6]``, ``d1 + t in [3, 11]``.
+* **Fixing a variable an equality gives.** ``-d0 + s0 in [0, 0]``: ``s0`` is ``d0``
+  (:func:`~hlo_indexing.maps.algebra.eliminate_equal_symbols`).
 
 :func:`reduce_range_variables` applies them until none changes the map (each step
 removes a variable).
@@ -52,7 +54,7 @@ from typing import Any
 
 from hlo_indexing.dialect_glue.bindings import ir
 from hlo_indexing.maps import affine_expr as ax
-from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_symbols
+from hlo_indexing.maps.algebra import eliminate_equal_symbols, remove_unused_symbols, substitute_symbols
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.linear_form import Linear, build, linearize
@@ -120,14 +122,8 @@ def merge_summed_variables(m: IndexingMap) -> IndexingMap:
         ranges[first] = Variable(Interval(low, high), ranges[first].name, ranges[first].origin)
         for k in rest:
             symbols[k] = zero
-    memo: dict[ir.AffineExpr, ir.AffineExpr] = {}
-    dims = ax.dim_list(m.num_dims, context)
-    results = [ax.substitute(e, dims, symbols, memo) for e in m.results]
-    constraints = [(ax.substitute(e, dims, symbols, memo), interval) for e, interval in m.constraints.items()]
-    rebuilt = m.replace(
-        affine_map=ir.AffineMap.get(m.num_dims, m.num_symbols, results, context), ranges=ranges, constraints={}
-    ).add_constraints(constraints)  # a constraint on a merged variable alone narrows its range
-    return remove_unused_symbols(rebuilt, remember=False)
+    # a constraint on a merged variable alone narrows its range
+    return remove_unused_symbols(substitute_symbols(m, symbols, ranges), remember=False)
 
 
 def absorb_nested_variable(m: IndexingMap) -> IndexingMap:
