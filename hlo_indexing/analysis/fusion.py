@@ -34,7 +34,11 @@ tuple-typed result with ``element=(k, ...)``.
 
 Output -> input, runtime variables whose value the block computes from constants and
 ``iota`` (e.g. a ``dynamic_slice`` start index) are folded where the op's clamp is a
-no-op (see :mod:`hlo_indexing.analysis.runtime_folding`). Example::
+no-op (see :mod:`hlo_indexing.analysis.runtime_folding`); the starts of a
+``dynamic_slice`` and a ``dynamic_update_slice`` that read one value, clamped to one
+range, are one variable (:mod:`hlo_indexing.analysis.runtime_identity`: a scan step
+reads the row it writes); and the range variables composition multiplies are merged or
+projected out where that is exact (:mod:`hlo_indexing.maps.range_variables`). Example::
 
     fused = fusion_indexing(func_op)            # maps of result 0
     fused.argument_maps[0]                       # frozenset of IndexingMap for %arg0
