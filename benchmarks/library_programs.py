@@ -7,7 +7,8 @@ leaves, jitted with ``keep_unused=True`` so that ``@main``'s arguments and resul
 leaves, in order (what the soundness checks index). The libraries are optional (the
 ``programs`` extra); each builder imports its own.
 
-``python benchmarks/library_programs.py OUT [NAME ...]`` writes, per program,
+``python benchmarks/library_programs.py OUT [NAME ...]`` (names of :data:`PROGRAMS` or of
+``library_programs_extra.PROGRAMS``) writes, per program,
 ``OUT/<name>/stablehlo.mlir`` (``jax.jit(f).lower(*args).as_text()``),
 ``compiled_cpu.hlo`` (``.compile().as_text()``), ``exported.bin``
 (``jax.export``, ``serialize(vjp_order=1)``: callable and differentiable without the
@@ -736,8 +737,13 @@ PROGRAMS: dict[str, Callable[[], LibraryProgram]] = {
 
 
 def build(name: str) -> LibraryProgram:
-    """The program ``name`` of :data:`PROGRAMS` (``ImportError`` when its library is missing)."""
-    return PROGRAMS[name]()
+    """The program ``name`` of :data:`PROGRAMS` or of ``library_programs_extra.PROGRAMS``
+    (``ImportError`` when its library is missing, ``KeyError`` when neither has it)."""
+    if name in PROGRAMS:
+        return PROGRAMS[name]()
+    import library_programs_extra  # the programs kept out of the benchmark; it imports this module
+
+    return library_programs_extra.PROGRAMS[name]()
 
 
 def library_versions() -> dict[str, str | None]:
@@ -841,7 +847,8 @@ def write(program: LibraryProgram, folder: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="corpus folder (one sub-folder per program)")
-    parser.add_argument("names", nargs="*", help="programs to write (default: all)")
+    parser.add_argument("names", nargs="*", help="programs to write, of PROGRAMS or of library_programs_extra's "
+                        "(default: every one of PROGRAMS)")
     options = parser.parse_args(argv)
     names = options.names or list(PROGRAMS)
     failed = 0

@@ -3,7 +3,7 @@ unknown map of ``@main``, and every fused map sound against reverse-mode rows of
 jacobian (one-hot VJPs at random output elements: every input element with a non-zero
 entry must be an image of that element under the maps).
 
-The programs come from ``benchmarks/library_programs.py`` at their benchmark sizes; each
+The programs come from ``benchmarks/library_programs.py`` (and ``library_programs_extra.py``) at their sizes; each
 needs its library (the ``programs`` extra: ``pip install -e '.[programs]'``) and is
 skipped, naming it, when it is absent. A few results and points per program keep the
 suite fast; ``benchmarks/library_check.py`` checks the whole corpus.
@@ -26,6 +26,9 @@ PROGRAMS = {
     "diffrax_lotka_volterra_heun": "diffrax",  # while with case inside, captured values, host callbacks
     "keras_lstm_gru_classifier": "keras",  # scans
     "linen_masked_attention": "flax",  # masks
+    # of library_programs_extra (found through library_programs.build):
+    "jax_pad_gather_modes": "jax",  # reflect/wrap/edge pads, take and map_coordinates modes, clamped slices
+    "jax_beam_search": "jax",  # top_k over beams x vocab and beam reordering in a fori_loop
 }
 
 
