@@ -723,17 +723,19 @@ def jax_layernorm_fwd_bwd() -> LibraryProgram:
                         fwd_bwd, _normal(33, (8, 128, 1024)), jnp.ones(1024), jnp.zeros(1024), _normal(34, (8, 128, 1024)))
 
 
-PROGRAMS: dict[str, Callable[[], LibraryProgram]] = {
-    f.__name__: f
-    for f in (
-        nnx_transformer_stack, nnx_lm_adamw_step, linen_resnet_batchnorm_step, linen_bilstm_step, linen_masked_attention,
-        linen_embed_xent_grad, linen_mlp_optax_chain, haiku_transformer_dropout, equinox_mlp_step, equinox_cnn_step,
-        diffrax_lotka_volterra_heun, diffrax_neural_ode_forward, diffrax_neural_ode_step, jaxmd_lj_neighbor_list,
-        jaxmd_nve_loop, keras_cnn_step, keras_lstm_gru_classifier, keras_transformer_step, kerashub_resnet_backbone,
-        kerashub_llama_backbone, kerashub_vit_backbone, kerashub_mixtral_backbone, hf_flax_bert, hf_flax_gpt2,
-        jax_transformer_step, jax_layernorm_fwd_bwd,
-    )
-}
+def by_name(*builders: Callable[[], LibraryProgram]) -> dict[str, Callable[[], LibraryProgram]]:
+    """The builders keyed by their function names (a registry of programs)."""
+    return {f.__name__: f for f in builders}
+
+
+PROGRAMS: dict[str, Callable[[], LibraryProgram]] = by_name(
+    nnx_transformer_stack, nnx_lm_adamw_step, linen_resnet_batchnorm_step, linen_bilstm_step, linen_masked_attention,
+    linen_embed_xent_grad, linen_mlp_optax_chain, haiku_transformer_dropout, equinox_mlp_step, equinox_cnn_step,
+    diffrax_lotka_volterra_heun, diffrax_neural_ode_forward, diffrax_neural_ode_step, jaxmd_lj_neighbor_list,
+    jaxmd_nve_loop, keras_cnn_step, keras_lstm_gru_classifier, keras_transformer_step, kerashub_resnet_backbone,
+    kerashub_llama_backbone, kerashub_vit_backbone, kerashub_mixtral_backbone, hf_flax_bert, hf_flax_gpt2,
+    jax_transformer_step, jax_layernorm_fwd_bwd,
+)
 
 
 def build(name: str) -> LibraryProgram:

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from library_programs import LibraryProgram, _normal, _tokens, flat_program
+from library_programs import LibraryProgram, _normal, _tokens, by_name, flat_program
 
 # --------------------------------------------------------------------------- plain JAX
 
@@ -607,13 +607,10 @@ def kerashub_whisper_backbone() -> LibraryProgram:
                           "frames, forward", model, inputs)
 
 
-PROGRAMS: dict[str, Callable[[], LibraryProgram]] = {
-    f.__name__: f
-    for f in (
-        jax_greedy_decode_kv_cache, jax_beam_search, jax_scans_sorts, jax_fft_spectral, jax_linalg_decompositions,
-        jax_linalg_solves, jax_random_sampling, jax_sparse_bcoo, jax_complex_arithmetic, jax_bit_ops,
-        jax_remat_policies, jax_pad_gather_modes, linen_unet_step, optax_adafactor_lion_lamb,
-        diffrax_sde_brownian_tree, jaxmd_fire_minimise, hf_flax_bigbird, hf_flax_clip,
-        kerashub_bert_classifier_step, kerashub_whisper_backbone,
-    )
-}
+PROGRAMS: dict[str, Callable[[], LibraryProgram]] = by_name(
+    jax_greedy_decode_kv_cache, jax_beam_search, jax_scans_sorts, jax_fft_spectral, jax_linalg_decompositions,
+    jax_linalg_solves, jax_random_sampling, jax_sparse_bcoo, jax_complex_arithmetic, jax_bit_ops,
+    jax_remat_policies, jax_pad_gather_modes, linen_unet_step, optax_adafactor_lion_lamb,
+    diffrax_sde_brownian_tree, jaxmd_fire_minimise, hf_flax_bigbird, hf_flax_clip,
+    kerashub_bert_classifier_step, kerashub_whisper_backbone,
+)
