@@ -14,17 +14,19 @@ each an identity of the relation ``{(d, f(d, s))}``:
   A constraint on the merged variable alone narrows its range.
 * **Projecting out variables only constraints use.** A range variable ``s`` that no
   result uses only says "the point is read if some value of ``s`` meets the
-  constraints": it is existential. When ``s`` is a unit term (``+s`` or ``-s``, not
-  inside a ``mod``, a division or a product) of every constraint that uses it, it is
-  projected out exactly (Fourier-Motzkin elimination, exact over the integers when
-  every coefficient of the eliminated variable is a unit, as in the Omega test):
-  written ``s + r_i in [l_i, h_i]`` and ``s in [a, b]``, some integer ``s`` meets them
-  all exactly when ``r_i in [l_i - b, h_i - a]`` for each ``i`` and
-  ``r_i - r_j in [l_i - h_j, h_i - l_j]`` for each pair ``i < j``. Those replace the
-  constraints on ``s``; a new one that the ranges imply is not added. Variables are
-  projected one at a time, the one in fewest constraints first; one in more than
-  :data:`MAX_CONSTRAINTS_PER_VARIABLE` constraints is kept, and the projection is given
-  up when it would leave more constraints than the map had.
+  constraints": it is existential. When ``s`` is a term ``c * s`` (not inside a ``mod``,
+  a division or a product) of every constraint that uses it, it is projected out by
+  Fourier-Motzkin elimination, which is exact over the integers when every ``c`` is
+  ``+-1`` but in at most one constraint, whose interval is then at least ``|c| - 1``
+  wide (the bounds of ``s`` are integers but for that one, which holds an integer by its
+  width): written ``c_i * s + r_i in [l_i, h_i]`` (``c_i > 0``) and ``s in [a, b]``,
+  some integer ``s`` meets them all exactly when
+  ``r_i in [l_i - c_i * b, h_i - c_i * a]`` for each ``i`` and
+  ``c_j * r_i - c_i * r_j in [c_j * l_i - c_i * h_j, c_j * h_i - c_i * l_j]`` for each
+  pair. Those replace the constraints on ``s``; a new one that the ranges imply is not
+  added. Variables are projected one at a time, the one in fewest constraints first; one
+  in more than :data:`MAX_CONSTRAINTS_PER_VARIABLE` constraints is kept, and the
+  projection is given up when it would leave more constraints than the map had.
 * **Absorbing a nested variable.** A padded chain bounds each partial sum of its
   window variables (every intermediate position must lie inside its tensor):
   ``d1 + s5 in [1, 9]``, ``d1 + s3 + s5 in [2, 10]``, ``d1 + s0 + s3 + s5 in [3, 11]``.
@@ -131,7 +133,7 @@ def absorb_nested_variable(m: IndexingMap) -> IndexingMap:
     hold ``s_b`` with the same coefficient (at any level: a ``mod``'s numerator too):
     with ``t = s_a + s_b`` (a unimodular change of variables), ``s_a``'s range becomes the
     constraint ``t - s_b in [a_lo, a_hi]`` and ``s_b`` is left where ``s_a`` was not; when
-    that is constraints only, as unit terms, ``s_b`` is projected out
+    that is constraints only, ``s_b`` is projected out
     (:func:`project_constraint_variables`). ``m`` itself when no pair allows it."""
     if m.is_undefined or m.is_known_empty() or len(m.range_vars) < 2 or not m.constraints:
         return m
@@ -156,7 +158,8 @@ def absorb_nested_variable(m: IndexingMap) -> IndexingMap:
                 continue
             if any(in_b.get(index) != c for index, c in in_a.items()):
                 continue  # not always with ``s_a``
-            if any(index not in constraint_sums or c not in (1, -1) for index, c in in_b.items() if index not in in_a):
+            left = [(index, c) for index, c in in_b.items() if index not in in_a]
+            if any(index not in constraint_sums for index, _ in left) or sum(c not in (1, -1) for _, c in left) > 1:
                 continue  # ``s_b`` would stay where it cannot be projected out
             reduced = project_constraint_variables(_absorbed(m, a, b))
             if reduced.num_symbols < m.num_symbols or reduced.is_known_empty():
@@ -318,17 +321,20 @@ def _next_variable(
 
 def _unit_forms(
     involved: dict[ir.AffineExpr, Interval], position: int, context: ir.Context
-) -> list[tuple[Linear, Interval]] | None:
-    """Each constraint written ``s + r in [l, h]``: the linear form of ``r`` (no
-    constant: it moves into the interval) and ``[l, h]``; None when ``s`` is not a unit
-    term ``+s`` or ``-s`` of each (or also occurs inside a ``mod``, a division or a product)."""
+) -> list[tuple[int, Linear, Interval]] | None:
+    """Each constraint written ``c * s + r in [l, h]`` with ``c > 0``: ``c``, the linear
+    form of ``r`` (no constant: it moves into the interval) and ``[l, h]``; None when the
+    projection would not be exact: ``s`` inside a ``mod``, a division or a product, or
+    more than one constraint with ``c > 1``, or one whose interval is narrower than
+    ``c - 1`` (then some ``r`` between two multiples of ``c`` has no integer ``s``)."""
     symbol = ax.symbol(position, context)
     forms = []
     for e, interval in involved.items():
         form = _linear_form(e)
-        sign = form.terms.get(symbol, 0)
-        if sign not in (1, -1):
+        coefficient = form.terms.get(symbol, 0)
+        if not coefficient:
             return None
+        sign = 1 if coefficient > 0 else -1
         rest = Linear({atom: sign * c for atom, c in form.terms.items() if atom != symbol})
         for atom in rest.terms:
             symbols: set[int] = set()
@@ -336,18 +342,27 @@ def _unit_forms(
             if position in symbols:
                 return None
         low, high = (interval.lower, interval.upper) if sign == 1 else (-interval.upper, -interval.lower)
-        forms.append((rest, Interval(low - sign * form.constant, high - sign * form.constant)))
+        forms.append((abs(coefficient), rest, Interval(low - sign * form.constant, high - sign * form.constant)))
+    scaled = [(c, i) for c, _, i in forms if c > 1]
+    if len(scaled) > 1 or any(i.upper - i.lower < c - 1 for c, i in scaled):
+        return None
     return forms
 
 
 def _shadow(
-    forms: list[tuple[Linear, Interval]], bounds: Interval, context: ir.Context
+    forms: list[tuple[int, Linear, Interval]], bounds: Interval, context: ir.Context
 ) -> list[tuple[ir.AffineExpr, Interval]]:
-    """The constraints that hold exactly when some ``s`` in ``bounds`` meets every
-    ``s + r_i in [l_i, h_i]`` of ``forms``."""
-    out = [(build(rest, context), Interval(i.lower - bounds.upper, i.upper - bounds.lower)) for rest, i in forms]
-    for (rest_i, i), (rest_j, j) in itertools.combinations(forms, 2):
-        difference = rest_i.copy()
-        difference.add_linear(rest_j, -1)
-        out.append((build(difference, context), Interval(i.lower - j.upper, i.upper - j.lower)))
+    """The constraints that hold exactly when some integer ``s`` in ``bounds`` meets every
+    ``c_i * s + r_i in [l_i, h_i]`` of ``forms`` (at most one ``c_i > 1``: the real shadow
+    is the integer one, :func:`_unit_forms`): per constraint,
+    ``r_i in [l_i - c_i * b, h_i - c_i * a]``; per pair,
+    ``c_j * r_i - c_i * r_j in [c_j * l_i - c_i * h_j, c_j * h_i - c_i * l_j]``."""
+    out = [
+        (build(rest, context), Interval(i.lower - c * bounds.upper, i.upper - c * bounds.lower)) for c, rest, i in forms
+    ]
+    for (c_i, rest_i, i), (c_j, rest_j, j) in itertools.combinations(forms, 2):
+        combination = Linear()
+        combination.add_linear(rest_i, c_j)
+        combination.add_linear(rest_j, -c_i)
+        out.append((build(combination, context), Interval(c_j * i.lower - c_i * j.upper, c_j * i.upper - c_i * j.lower)))
     return out

@@ -68,6 +68,29 @@ def test_a_strided_chain_inside_a_mod_is_absorbed_too():
     same_relation(m, reduced)
 
 
+def test_a_dilated_padded_chain_collapses_too():
+    # Taps two apart: every window variable is a term 2 * s of its sums.
+    m = IndexingMap.parse(
+        "(d0)[s0, s1, s2] -> (d0 + s0 * 2 + s1 * 2 + s2 * 2 - 6), domain: d0 in [0, 7], "
+        "s0 in [0, 2], s1 in [0, 2], s2 in [0, 2], "
+        "d0 + s2 * 2 in [2, 9], d0 + s1 * 2 + s2 * 2 in [4, 11], d0 + s0 * 2 + s1 * 2 + s2 * 2 in [6, 13]"
+    )
+    reduced = reduce_range_variables(m)
+    assert len(reduced.range_vars) == 1
+    same_relation(m, reduced)
+
+
+def test_a_variable_in_two_scaled_constraints_is_kept():
+    # 2 * s1 in two constraints: the real shadow is not the integer one (r = 1 has no s1).
+    m = IndexingMap.parse(
+        "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 3], s1 in [0, 3], "
+        "s0 + s1 * 2 in [1, 2], d0 - s1 * 2 in [-3, -1]"
+    )
+    reduced = project_constraint_variables(m)
+    assert len(reduced.range_vars) == 2
+    same_relation(m, reduced)
+
+
 def test_a_variable_only_constraints_use_is_projected_out():
     m = IndexingMap.parse(
         "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 2], s1 in [0, 1], "
@@ -95,8 +118,8 @@ def test_projection_finds_an_empty_map():
 @pytest.mark.parametrize(
     "text",
     [
-        # s1 is not a unit term: the integer shadow is not the real one
-        "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 4], s1 in [0, 1], s0 + s1 * 2 in [4, 5]",
+        # 3 * s1 in an interval 2 wide: some values of s0 have no integer s1 (the real shadow is wider)
+        "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 4], s1 in [0, 1], s0 + s1 * 3 in [4, 5]",
         # s1 inside a mod
         "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 4], s1 in [0, 3], (s0 + s1) mod 2 in [0, 0]",
         # s0 and s1 summed with different coefficients
@@ -155,7 +178,8 @@ def random_chain(rng: random.Random) -> IndexingMap:
     and each suffix sum of the chain is bounded (a position inside a padded tensor)."""
     symbols = [f"s{i}" for i in range(rng.randint(2, 4))]
     scale = rng.choice([1, 1, 2])
-    terms = [f"d0 * {scale}"] + [s if rng.random() < 0.85 else f"{s} * 2" for s in symbols]
+    dilation = rng.choice([1, 1, 2, 3])  # a dilated window's taps
+    terms = [f"d0 * {scale}"] + [f"{s} * {dilation}" if rng.random() < 0.85 else f"{s} * 2" for s in symbols]
     domain = [f"d0 in [0, {rng.randint(1, 5)}]"] + [f"{s} in [0, {rng.randint(1, 2)}]" for s in symbols]
     for k in range(len(symbols)):
         if rng.random() < 0.8:
