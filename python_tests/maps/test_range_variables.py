@@ -56,48 +56,49 @@ def test_a_padded_chains_nested_bounds_collapse_one_by_one():
     same_relation(m, reduced)
 
 
-def test_a_strided_chain_inside_a_mod_is_absorbed_too():
-    # A weight gradient through a strided padded chain: the chain's positions are
-    # existential, their sum's parity fixed by the stride.
-    m = IndexingMap.parse(
+#: (what the case shows, the rewrite, the map, range variables left).
+REDUCED = [
+    (
+        # a weight gradient through a strided padded chain: the chain's positions are
+        # existential, their sum's parity fixed by the stride
+        "a strided chain inside a mod is absorbed",
+        reduce_range_variables,
         "(d0)[s0, s1, s2, s3] -> (s0), domain: d0 in [0, 2], s0 in [0, 2], s1 in [0, 2], s2 in [0, 2], "
-        "s3 in [0, 7], (s1 + s2 + s3) mod 2 in [0, 0], d0 + s3 in [1, 8], s2 + s3 in [1, 8], s1 + s2 + s3 in [2, 9]"
-    )
-    reduced = reduce_range_variables(m)
-    assert len(reduced.range_vars) < 3
-    same_relation(m, reduced)
-
-
-def test_a_dilated_padded_chain_collapses_too():
-    # Taps two apart: every window variable is a term 2 * s of its sums.
-    m = IndexingMap.parse(
+        "s3 in [0, 7], (s1 + s2 + s3) mod 2 in [0, 0], d0 + s3 in [1, 8], s2 + s3 in [1, 8], s1 + s2 + s3 in [2, 9]",
+        1,
+    ),
+    (
+        # taps two apart: every window variable is a term 2 * s of its sums
+        "a dilated padded chain collapses",
+        reduce_range_variables,
         "(d0)[s0, s1, s2] -> (d0 + s0 * 2 + s1 * 2 + s2 * 2 - 6), domain: d0 in [0, 7], "
         "s0 in [0, 2], s1 in [0, 2], s2 in [0, 2], "
-        "d0 + s2 * 2 in [2, 9], d0 + s1 * 2 + s2 * 2 in [4, 11], d0 + s0 * 2 + s1 * 2 + s2 * 2 in [6, 13]"
-    )
-    reduced = reduce_range_variables(m)
-    assert len(reduced.range_vars) == 1
-    same_relation(m, reduced)
-
-
-def test_a_variable_in_two_scaled_constraints_is_kept():
-    # 2 * s1 in two constraints: the real shadow is not the integer one (r = 1 has no s1).
-    m = IndexingMap.parse(
+        "d0 + s2 * 2 in [2, 9], d0 + s1 * 2 + s2 * 2 in [4, 11], d0 + s0 * 2 + s1 * 2 + s2 * 2 in [6, 13]",
+        1,
+    ),
+    (
+        # 2 * s1 in two constraints: the real shadow is not the integer one (r = 1 has no s1)
+        "a variable in two scaled constraints is kept",
+        project_constraint_variables,
         "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 3], s0 in [0, 3], s1 in [0, 3], "
-        "s0 + s1 * 2 in [1, 2], d0 - s1 * 2 in [-3, -1]"
-    )
-    reduced = project_constraint_variables(m)
-    assert len(reduced.range_vars) == 2
-    same_relation(m, reduced)
-
-
-def test_a_variable_only_constraints_use_is_projected_out():
-    m = IndexingMap.parse(
+        "s0 + s1 * 2 in [1, 2], d0 - s1 * 2 in [-3, -1]",
+        2,
+    ),
+    (
+        "a variable only constraints use is projected out",
+        project_constraint_variables,
         "(d0)[s0, s1] -> (d0 + s0), domain: d0 in [0, 9], s0 in [0, 2], s1 in [0, 1], "
-        "s0 - s1 in [1, 1], d0 + s1 in [0, 5]"
-    )
-    reduced = project_constraint_variables(m)
-    assert len(reduced.range_vars) == 1
+        "s0 - s1 in [1, 1], d0 + s1 in [0, 5]",
+        1,
+    ),
+]
+
+
+@pytest.mark.parametrize("rewrite, text, left", [case[1:] for case in REDUCED], ids=[case[0] for case in REDUCED])
+def test_reductions_keep_the_relation(rewrite, text, left):
+    m = IndexingMap.parse(text)
+    reduced = rewrite(m)
+    assert len(reduced.range_vars) == left
     same_relation(m, reduced)
 
 
