@@ -14,8 +14,10 @@ element outside every box is a soundness failure of the tiling (nothing is clipp
 whose body is the same as one checked before is counted, not checked again), ranks its
 tilings device-blind under ``bench_tiling.BUDGET`` bytes as ``hlo-print-tilings`` does
 (:class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo`, layouts declared on the
-fusion) and checks the best ``top`` tilings at a sample of tile ids (:func:`sample_tile_ids`:
-first, last and evenly between) for each output of the fusion. The work is bounded: a
+fusion), or for a device as ``hlo-print-tilings{device=...}`` does
+(:class:`~hlo_indexing.cost_model.ranking.DeviceRankingMemo`), and checks the best ``top``
+tilings at a sample of tile ids (:func:`sample_tile_ids`: first, last and evenly between)
+for each output of the fusion. The work is bounded: a
 budget of CPU seconds per fusion (analysis, ranking and pictures:
 :func:`~hlo_indexing.symbolic_tiling.time_budget.fusion_time_budget`) and per program
 (fusions after it are not checked), the sample, and the enumeration caps of
@@ -36,7 +38,8 @@ variables made equal every element the maps need lies in a box (:func:`one_value
 
 ``python benchmarks/tile_soundness.py FILE.hlo [...] [--top N] [--samples N] [--json OUT]``
 (``--fusion-seconds``, ``--program-seconds``: the budgets; ``--allow-pad``: pads tiled
-outside gemm fusions too) prints one line per file, its
+outside gemm fusions too; ``--device h100``: the tilings ranked for a device, as
+``hlo-print-tilings{device=h100}`` picks them) prints one line per file, its
 failures, the known inexactness and the skips by reason, and exits 1 when a file has a
 failure or cannot be read.
 Example::
@@ -61,8 +64,11 @@ import bench_tiling
 import numpy as np
 
 from hlo_indexing.analysis.fusion import fusion_indexing
+from hlo_indexing.cost_model.ranking import DeviceRankingMemo
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import SsaValue, ir
-from hlo_indexing.errors import HloIndexingError, LimitExceededError
+from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, LimitExceededError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
@@ -131,6 +137,10 @@ class TileReport:
     repeated: int = 0
     tilings: int = 0
     tiles: int = 0
+    #: The tilings compared (fusion, tile sizes), at most :data:`MAX_LISTED`; ``device``:
+    #: the device whose ranking chose them (None: device-blind).
+    sizes: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    device: str | None = None
     elements: int = 0
     failed: int = 0
     one_value_count: int = 0
@@ -248,6 +258,8 @@ def _check_tiling(
     """Compare the sampled tiles of one tiling at every output of ``op``."""
     first = tile_picture(op, sizes, 0, label=label, allow_pad=allow_pad)
     report.tilings += 1
+    if len(report.sizes) < MAX_LISTED:
+        report.sizes.append((label, sizes))
     for output in range(len(fusion.root_candidates)):
         for tile_id in sample_tile_ids(first.num_tiles, samples):
             check_time("checking the tiles")
@@ -272,22 +284,37 @@ def _check_tiling(
                     target.append(entry)
 
 
+def _best_tilings(
+    op: ir.Operation, fusion: TiledFusion, memo: DeviceRankingMemo, device: Device | None, top: int
+) -> tuple[list[tuple[int, ...]], str]:
+    """The best ``top`` tile sizes of ``fusion`` as ``hlo-print-tilings`` ranks them:
+    device-blind under ``bench_tiling.BUDGET`` bytes, or for ``device``
+    (``hlo-print-tilings{device=...}``); with the reason when there are none."""
+    layouts, output_layouts = declared_parameter_layouts(op)
+    if device is None:
+        ranking = memo.tiling_memo.rank(fusion, bench_tiling.BUDGET, layouts=layouts, output_layouts=output_layouts)
+        sizes = [tuple(footprint.tile_sizes) for footprint in ranking.tilings[:top]]
+        return sizes, f"no tiling within {bench_tiling.BUDGET} bytes ({ranking.valid} valid)"
+    on_device = memo.rank(fusion, device, layouts=layouts, output_layouts=output_layouts)
+    sizes = [tuple(tiling.tile_sizes) for tiling in on_device.tilings[:top]]
+    return sizes, f"no tiling legal on {device.name} ({on_device.considered} considered)"
+
+
 def _check_fusion(
-    op: ir.Operation, label: str, memo: TilingMemo, top: int, samples: int, allow_pad: bool, report: TileReport
+    op: ir.Operation, label: str, memo: DeviceRankingMemo, device: Device | None, top: int, samples: int,
+    allow_pad: bool, report: TileReport,
 ) -> None:
     """Analyse, rank and check the best ``top`` tilings of one fusion (inside its budget)."""
-    fusion = memo.analyze(op, allow_pad=allow_pad)
+    fusion = memo.tiling_memo.analyze(op, allow_pad=allow_pad)
     if isinstance(fusion, AnalysisFailure):
         report.skip(Skip(label, f"not tileable: {fusion.reason}"))
         return
-    layouts, output_layouts = declared_parameter_layouts(op)
-    ranking = memo.rank(fusion, bench_tiling.BUDGET, layouts=layouts, output_layouts=output_layouts)
-    if not ranking.tilings:
-        report.skip(Skip(label, f"no tiling within {bench_tiling.BUDGET} bytes ({ranking.valid} valid)"))
+    best, none_reason = _best_tilings(op, fusion, memo, device, top)
+    if not best:
+        report.skip(Skip(label, none_reason))
         return
     report.tiled += 1
-    for footprint in ranking.tilings[:top]:
-        sizes = tuple(footprint.tile_sizes)
+    for sizes in best:
         try:
             _check_tiling(op, fusion, label, sizes, samples, allow_pad, report)
         except LimitExceededError as exc:
@@ -306,19 +333,27 @@ def check_module_tiles(
     fusion_seconds: float = FUSION_SECONDS,
     time_budget_s: float = PROGRAM_SECONDS,
     allow_pad: bool = False,
+    device: str | Device | None = None,
     filename: str = "<hlo>",
 ) -> TileReport:
     """Check the tiles of every fusion of compiled HLO text (or its imported module), as
     the module docstring says: the best ``top`` tilings of each, ``samples`` tile ids per
     tiling, ``fusion_seconds`` CPU seconds per fusion and ``time_budget_s`` per program
     (a budget <= 0: none); ``allow_pad``: pads are tiled wherever they are, as
-    ``hlo-print-tilings{allow-pad}`` (else only in gemm fusions, XLA's rule). Raises
-    :class:`~hlo_indexing.errors.HloIndexingError` when the text cannot be imported; a
-    fusion's own errors are skips."""
+    ``hlo-print-tilings{allow-pad}`` (else only in gemm fusions, XLA's rule); ``device``
+    (a bundled name such as ``h100`` or ``tpu-v5e``, a JSON description or a device): the
+    best tilings of the ranking for that device, as ``hlo-print-tilings{device=...}``
+    (not with ``allow_pad``, which that pass takes only without a device). Raises
+    :class:`~hlo_indexing.errors.HloIndexingError` when the text cannot be imported or
+    the device is unknown or given with ``allow_pad``; a fusion's own errors are skips."""
     start = time.process_time()
+    target = None if device is None else select_device(device)
+    if target is not None and allow_pad:
+        raise InvalidArgumentError("allow_pad is only for the device-blind ranking (hlo-print-tilings{device=...} "
+                                   "tiles pads only in gemm fusions)")
     module = import_hlo(hlo, filename) if isinstance(hlo, str) else hlo
-    report = TileReport()
-    memo = TilingMemo()
+    report = TileReport(device=None if target is None else target.name)
+    memo = DeviceRankingMemo(TilingMemo())
     seen: set[object] = set()
     fusions = selected_computations(module.operation, "")
     fusions = [(label, op) for label, op in fusions if op.name == "mhlo.fusion"]
@@ -335,7 +370,7 @@ def check_module_tiles(
         seen.add(key)
         try:
             with fusion_time_budget(fusion_seconds):
-                _check_fusion(op, label, memo, top, samples, allow_pad, report)
+                _check_fusion(op, label, memo, target, top, samples, allow_pad, report)
         except LimitExceededError as exc:
             report.skip(Skip(label, f"{type(exc).__name__}: {exc.message}"))
         except HloIndexingError as exc:
@@ -353,17 +388,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fusion-seconds", type=float, default=FUSION_SECONDS, help="CPU seconds per fusion")
     parser.add_argument("--program-seconds", type=float, default=PROGRAM_SECONDS, help="CPU seconds per file")
     parser.add_argument("--allow-pad", action="store_true", help="tile pads outside gemm fusions too")
+    parser.add_argument("--device", help="check the best tilings ranked for this device (h100, tpu-v5e, a JSON file)")
     parser.add_argument("--json", type=Path, help="write the reports (one per file) as JSON")
     options = parser.parse_args(argv)
     if options.samples < 2 or options.top < 1:
         parser.error("--samples must be at least 2 and --top at least 1")
+    if options.device is not None and options.allow_pad:
+        parser.error("--allow-pad is only for the device-blind ranking")
     reports: dict[str, Any] = {}
     status = 0
     for path in options.files:
         try:
             report = check_module_tiles(path.read_text(), top=options.top, samples=options.samples,
                                         fusion_seconds=options.fusion_seconds, time_budget_s=options.program_seconds,
-                                        allow_pad=options.allow_pad, filename=str(path))
+                                        allow_pad=options.allow_pad, device=options.device,
+                                        filename=str(path))
         except (OSError, HloIndexingError) as exc:
             print(f"{path}: error: {exc}", flush=True)
             reports[str(path)] = {"error": str(exc)}
