@@ -62,19 +62,22 @@ from typing import Any
 
 import bench_tiling
 import numpy as np
+from tile_values import evenly_spaced, value_misses
 
 from hlo_indexing.analysis.fusion import fusion_indexing
 from hlo_indexing.cost_model.ranking import DeviceRankingMemo
 from hlo_indexing.devices.registry import device as select_device
 from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import SsaValue, ir
-from hlo_indexing.errors import HloIndexingError, InvalidArgumentError, LimitExceededError
+from hlo_indexing.errors import EnumerationTooLargeError, HloIndexingError, InvalidArgumentError, LimitExceededError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo, body_key
-from hlo_indexing.symbolic_tiling.tile_picture import TensorPanel, TilePicture, needed_elements, tile_picture
+from hlo_indexing.symbolic_tiling.tile_picture import (
+    TensorPanel, TileReads, TilePicture, needed_elements, tile_picture, tile_reads,
+)
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
 from hlo_indexing.symbolic_tiling.tilings_report import selected_computations
 from hlo_indexing.symbolic_tiling.time_budget import check_time, fusion_time_budget
@@ -101,10 +104,13 @@ class Missing:
     parameter: int
     count: int
     examples: tuple[tuple[int, ...], ...]
+    #: The runtime values the map was checked at (:mod:`tile_values`); None: every value.
+    value: tuple[int, ...] | None = None
 
     def __str__(self) -> str:
+        at = "" if self.value is None else f" at runtime values {list(self.value)}"
         return (f"{self.fusion}: tile sizes {list(self.tile_sizes)}, tile {self.tile_id}, output {self.output}: "
-                f"parameter {self.parameter} misses {self.count} needed elements, e.g. {list(self.examples)}")
+                f"parameter {self.parameter}{at} misses {self.count} needed elements, e.g. {list(self.examples)}")
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,7 @@ class TileReport:
     repeated: int = 0
     tilings: int = 0
     tiles: int = 0
+    values: int = 0
     #: The tilings compared (fusion, tile sizes), at most :data:`MAX_LISTED`; ``device``:
     #: the device whose ranking chose them (None: device-blind).
     sizes: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
@@ -165,7 +172,7 @@ class TileReport:
     def summary(self) -> str:
         """One line: the counts."""
         return (f"{self.fusions} fusions ({self.tiled} tiled, {self.repeated} repeated bodies), "
-                f"{self.tilings} tilings, {self.tiles} tiles, {self.elements} elements: {self.failed} failures, "
+                f"{self.tilings} tilings, {self.tiles} tiles ({self.values} runtime values), {self.elements} elements: {self.failed} failures, "
                 f"{self.one_value_count} runtime variables of one value, {sum(self.skip_reasons.values())} skips, "
                 f"{self.seconds:.1f} s")
 
@@ -173,9 +180,7 @@ class TileReport:
 def sample_tile_ids(num_tiles: int, samples: int = SAMPLES) -> list[int]:
     """At most ``samples`` (>= 2) tile ids of ``[0, num_tiles)``: the first, the last and
     evenly spaced between (every ``num_tiles / 4``-th for 5)."""
-    if num_tiles <= samples:
-        return list(range(num_tiles))
-    return sorted({round(k * (num_tiles - 1) / (samples - 1)) for k in range(samples)})
+    return evenly_spaced(num_tiles, samples)
 
 
 def missing_elements(panel: TensorPanel) -> list[tuple[int, ...]]:
@@ -251,37 +256,85 @@ def one_value_explains(
     return not missing_elements(replace(panel, needed=needed))
 
 
+def _picture(op: ir.Operation, sizes: tuple[int, ...], tile_id: int, output: int, label: str,
+             allow_pad: bool) -> TilePicture | None:
+    """:func:`tile_picture` of one tile, or None when an operand has more boxes than a
+    picture shows (``MAX_BOXES``: such a tile is checked one runtime value at a time)."""
+    try:
+        return tile_picture(op, sizes, tile_id, output=output, label=label, allow_pad=allow_pad)
+    except EnumerationTooLargeError as exc:
+        if exc.limit == "MAX_BOXES":
+            return None
+        raise
+
+
+def _record(report: TileReport, entry: Missing, known: bool) -> None:
+    """Count ``entry`` as the known inexactness (``known``) or a failure; keep the first."""
+    if known:
+        report.one_value_count += 1
+        target = report.one_value
+    else:
+        report.failed += 1
+        target = report.failures
+    if len(target) < MAX_LISTED:
+        target.append(entry)
+
+
+def _compare_picture(
+    op: ir.Operation, fusion: TiledFusion, picture: TilePicture, output: int, report: TileReport
+) -> None:
+    """The union check of one tile: every needed element in some box."""
+    for panel in picture.operands:
+        report.elements += len(panel.needed)
+        missing = missing_elements(panel)
+        if missing:
+            entry = Missing(picture.label, picture.tile_sizes, picture.tile_id, output, panel.index, len(missing),
+                            tuple(missing[:EXAMPLES]))
+            _record(report, entry, one_value_explains(fusion, op, picture, output, panel))
+
+
+def _compare_values(
+    fusion: TiledFusion, reads: TileReads, output: int, every_parameter: bool, report: TileReport
+) -> None:
+    """The check one runtime value at a time (:mod:`tile_values`) of the parameters read
+    at runtime offsets, or of ``every_parameter`` (a tile without picture)."""
+    for parameter in reads.operands:
+        runtime = any(b.values.shape[1] for b in parameter.boxes) or any(m.runtime_vars for m in parameter.maps)
+        if not (runtime or every_parameter):
+            continue
+        values, elements, misses = value_misses(reads, parameter)
+        report.values += values
+        report.elements += elements
+        for miss in misses:
+            entry = Missing(reads.label, reads.tile_sizes, reads.tile_id, output, parameter.index, len(miss.missing),
+                            miss.missing[:EXAMPLES], miss.value)
+            _record(report, entry, len(miss.value) >= 2 and bool(one_value_maps(fusion, parameter.index)))
+
+
 def _check_tiling(
     op: ir.Operation, fusion: TiledFusion, label: str, sizes: tuple[int, ...], samples: int, allow_pad: bool,
     report: TileReport,
 ) -> None:
-    """Compare the sampled tiles of one tiling at every output of ``op``."""
-    first = tile_picture(op, sizes, 0, label=label, allow_pad=allow_pad)
+    """Compare the sampled tiles of one tiling at every output of ``op``: the union check
+    of its picture, and one runtime value at a time where offsets are runtime values or
+    the tile has too many boxes for a picture."""
+    first = tile_reads(op, sizes, 0, label=label, allow_pad=allow_pad)
     report.tilings += 1
     if len(report.sizes) < MAX_LISTED:
         report.sizes.append((label, sizes))
     for output in range(len(fusion.root_candidates)):
         for tile_id in sample_tile_ids(first.num_tiles, samples):
             check_time("checking the tiles")
-            picture = (first if (tile_id, output) == (0, 0)
-                       else tile_picture(op, sizes, tile_id, output=output, label=label, allow_pad=allow_pad))
+            picture = _picture(op, sizes, tile_id, output, label, allow_pad)
             report.tiles += 1
             if label not in report.checked[-1:]:
                 report.checked.append(label)
-            for panel in picture.operands:
-                report.elements += len(panel.needed)
-                missing = missing_elements(panel)
-                if not missing:
-                    continue
-                entry = Missing(label, sizes, tile_id, output, panel.index, len(missing), tuple(missing[:EXAMPLES]))
-                if one_value_explains(fusion, op, picture, output, panel):
-                    report.one_value_count += 1
-                    target = report.one_value
-                else:
-                    report.failed += 1
-                    target = report.failures
-                if len(target) < MAX_LISTED:
-                    target.append(entry)
+            if picture is not None:
+                _compare_picture(op, fusion, picture, output, report)
+            if picture is None or fusion.runtime_sources:
+                reads = (first if (tile_id, output) == (0, 0)
+                         else tile_reads(op, sizes, tile_id, output=output, label=label, allow_pad=allow_pad))
+                _compare_values(fusion, reads, output, picture is None, report)
 
 
 def _best_tilings(
