@@ -144,6 +144,7 @@ class TileReport:
     tilings: int = 0
     tiles: int = 0
     values: int = 0
+    paired_values: int = 0
     #: The tilings compared (fusion, tile sizes), at most :data:`MAX_LISTED`; ``device``:
     #: the device whose ranking chose them (None: device-blind).
     sizes: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
@@ -172,7 +173,8 @@ class TileReport:
     def summary(self) -> str:
         """One line: the counts."""
         return (f"{self.fusions} fusions ({self.tiled} tiled, {self.repeated} repeated bodies), "
-                f"{self.tilings} tilings, {self.tiles} tiles ({self.values} runtime values), {self.elements} elements: {self.failed} failures, "
+                f"{self.tilings} tilings, {self.tiles} tiles ({self.values} runtime values, {self.paired_values} paired), "
+                f"{self.elements} elements: {self.failed} failures, "
                 f"{self.one_value_count} runtime variables of one value, {sum(self.skip_reasons.values())} skips, "
                 f"{self.seconds:.1f} s")
 
@@ -302,10 +304,11 @@ def _compare_values(
         runtime = any(b.values.shape[1] for b in parameter.boxes) or any(m.runtime_vars for m in parameter.maps)
         if not (runtime or every_parameter):
             continue
-        values, elements, misses = value_misses(reads, parameter)
-        report.values += values
-        report.elements += elements
-        for miss in misses:
+        check = value_misses(reads, parameter)
+        report.values += check.checked
+        report.paired_values += check.paired
+        report.elements += check.compared
+        for miss in check.misses:
             entry = Missing(reads.label, reads.tile_sizes, reads.tile_id, output, parameter.index, len(miss.missing),
                             miss.missing[:EXAMPLES], miss.value)
             _record(report, entry, len(miss.value) >= 2 and bool(one_value_maps(fusion, parameter.index)))

@@ -10,19 +10,31 @@ runtime values instead: for each fused output -> parameter map and each sampled
 assignment ``w`` of its runtime variables (all of them when at most ``samples``, else
 the first, the last and evenly spaced between, like the tile ids), the elements the map
 needs for the output tile at ``w`` must lie in the boxes read at no runtime value plus
-the boxes of **one** runtime value of **one** tiled instruction (all its contracting
-steps). The program reads one runtime value per tile (the analysis makes a tile size 1
-along any dimension whose offset is read per element), so whatever value it reads at
-``w``, a ``w`` whose needed elements no single value's boxes hold is a tile that misses
-elements: a failure is real whenever the maps are exact and ``w`` can occur. The check
-is stronger than the union one (it implies it at the checked values); it is bounded by
-``samples`` assignments per map, one enumeration of the needed elements at each, and
-for the boxes, only those holding the first element not read at every value.
+the boxes (all contracting steps) of one runtime value of one tiled instruction:
+
+- *paired*: when the map's runtime variables are an instruction's (:func:`paired`: the
+  same operand number of the op that reads them, the same range, one to one), the
+  value ``w`` itself. Both read the same scalar for the tile (the analysis makes a tile size
+  1 along any dimension whose offset is read per element), so a miss is a tile that
+  reads the wrong elements at ``w``: a box at the wrong value is caught even when the
+  union of all boxes holds everything.
+- otherwise, any one value: whatever value the program reads at ``w``, a ``w`` whose
+  needed elements no single value's boxes hold is a tile that misses elements.
+
+A miss is real whenever the maps are exact, ``w`` can occur and a pairing is right (the
+fused maps name an operand number, not the op: two ops reading runtime offsets at the
+same operand number over the same range pair with either; two variables the fused map
+keeps apart that read one scalar are the known inexactness ``tile_soundness`` reports
+apart). The check implies the union one at the values checked; it is bounded by
+``samples`` assignments per map, one numpy enumeration of the needed elements at each,
+and for the boxes, only those of ``w`` (paired) or holding the first element not read
+at every value (unpaired), painted on a grid over the needed elements' bounding box.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,13 +49,15 @@ VALUE_SAMPLES = 16
 
 @dataclass(frozen=True)
 class ValueMiss:
-    """Needed elements of one parameter that the boxes of no single runtime value hold:
+    """Needed elements of one parameter that the boxes of no runtime value compared hold:
     the map's runtime variables at ``value``, ``needed`` elements needed there, the
-    ``missing`` ones (outside the boxes of the value that holds the most)."""
+    ``missing`` ones (outside the boxes of the value compared that holds the most)."""
 
     value: tuple[int, ...]
     needed: int
     missing: tuple[tuple[int, ...], ...]
+    #: Whether the boxes compared were those of ``value`` itself (:func:`paired`).
+    paired: bool = False
 
 
 def evenly_spaced(count: int, samples: int) -> list[int]:
@@ -118,34 +132,66 @@ def _covered(elements: np.ndarray, boxes: ValueBoxes, rows: np.ndarray) -> np.nd
     return grid[tuple((elements - low).T)]
 
 
-def value_misses(reads: TileReads, parameter: ParameterReads, samples: int = VALUE_SAMPLES) -> tuple[int, int, list[ValueMiss]]:
+def paired(variables: Sequence[Variable], boxes: ValueBoxes) -> bool:
+    """Whether a fused map's runtime ``variables`` are those of the instruction of
+    ``boxes``, one to one in order: each reads the same operand (the map's ``operand k``
+    is the instruction's ``operand k of node n``, with ``, element j`` for an index
+    vector) over the same range."""
+    return len(variables) == len(boxes.variables) > 0 and all(
+        tiled.origin.startswith(f"{fused.origin} of node ") and tiled.bounds == fused.bounds
+        for fused, tiled in zip(variables, boxes.variables)
+    )
+
+
+@dataclass
+class ValueCheck:
+    """What :func:`value_misses` compared: runtime-value assignments ``checked`` (of them
+    ``paired``: against the boxes of the same value), needed elements ``compared``, and
+    the ``misses``."""
+
+    checked: int = 0
+    paired: int = 0
+    compared: int = 0
+    misses: list[ValueMiss] = field(default_factory=list)
+
+
+def _candidates(rest: np.ndarray, boxes: ValueBoxes, value: tuple[int, ...] | None) -> list[np.ndarray]:
+    """The box rows of each runtime value of ``boxes`` that may hold ``rest``: those of
+    ``value`` when given (the map's variables are the instruction's), else of each value
+    whose boxes hold ``rest[0]``."""
+    if value is not None:
+        keys = {value}
+    else:
+        keys = {tuple(v) for v in boxes.values[_inside(rest[0] - boxes.offsets, boxes)].tolist()}
+    return [np.flatnonzero((boxes.values == np.array(key)).all(axis=1)) for key in keys]
+
+
+def value_misses(reads: TileReads, parameter: ParameterReads, samples: int = VALUE_SAMPLES) -> ValueCheck:
     """Check ``parameter`` of the tile ``reads`` one runtime value at a time (module
-    docstring). Returns the assignments checked, the needed elements compared and the
-    misses."""
+    docstring)."""
     static = [(b, np.arange(len(b.offsets))) for b in parameter.boxes if b.values.shape[1] == 0]
     keyed = [b for b in parameter.boxes if b.values.shape[1] > 0]
     what = f"{reads.label}: parameter {parameter.index}"
-    checked, compared, misses = 0, 0, []
+    found = ValueCheck()
     for m in sorted(parameter.maps, key=str):
         if m.is_known_empty():
             continue
+        same = [b for b in keyed if paired(m.runtime_vars, b)]
         for value in sample_values(m, samples):
             check_time("checking the tiles one runtime value at a time")
             elements = needed_array(frozenset({pinned(m, value)}), reads.output, what, None)
-            checked += 1
-            compared += len(elements)
+            found.checked += 1
+            found.paired += bool(same)
+            found.compared += len(elements)
             if not len(elements) or not elements.shape[1]:
                 continue  # nothing needed, or a scalar parameter (every box holds its one element)
             rest = elements[~np.any([_covered(elements, b, rows) for b, rows in static], axis=0)] if static else elements
             missing = rest
-            for boxes in keyed:
-                if not len(missing):
-                    break
-                for key in {tuple(v) for v in boxes.values[_inside(rest[0] - boxes.offsets, boxes)].tolist()}:
-                    rows = np.flatnonzero((boxes.values == np.array(key)).all(axis=1))
-                    left = rest[~_covered(rest, boxes, rows)]
+            for boxes in same or keyed:
+                for rows in _candidates(rest, boxes, value if same else None) if len(missing) else []:
+                    left = rest[~_covered(rest, boxes, rows)] if len(rows) else rest
                     if len(left) < len(missing):
                         missing = left
             if len(missing):
-                misses.append(ValueMiss(value, len(elements), tuple(tuple(e) for e in missing.tolist())))
-    return checked, compared, misses
+                found.misses.append(ValueMiss(value, len(elements), tuple(map(tuple, missing.tolist())), bool(same)))
+    return found

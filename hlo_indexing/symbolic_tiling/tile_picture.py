@@ -166,14 +166,15 @@ class ValueBoxes:
     """The boxes one tiled instruction reads a parameter through for one output tile,
     one per program and runtime value: box ``k`` is at ``offsets[k]`` (the
     instruction's ``sizes`` and ``strides``), read at the runtime values ``values[k]``
-    (one column per runtime variable of the instruction; no column: a box read at every
-    runtime value)."""
+    (one column per runtime variable of the instruction, ``variables``: their origins,
+    ``operand k of node n``, and ranges; no column: a box read at every runtime value)."""
 
     name: str
     sizes: tuple[int, ...]
     strides: tuple[int, ...]
     values: np.ndarray
     offsets: np.ndarray
+    variables: tuple[Variable, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,9 +223,9 @@ def tile_reads(
         boxes = []
         for inst in by_parameter.get(number, []):
             points, offsets, _ = _box_points(inst, tile_id, tiled.num_programs, MAX_POINTS)
-            count = len(inst.tile_offsets_indexing.runtime_vars)
-            values = points[:, points.shape[1] - count :]
-            boxes.append(ValueBoxes(inst.name, inst.tile_sizes, inst.tile_strides, values, offsets))
+            variables = tuple(inst.tile_offsets_indexing.runtime_vars)
+            values = points[:, points.shape[1] - len(variables) :]
+            boxes.append(ValueBoxes(inst.name, inst.tile_sizes, inst.tile_strides, values, offsets, variables))
         operands.append(ParameterReads(number, maps.maps[number], tuple(boxes)))
     root_boxes = _boxes(tiled.roots[output], tile_id, tiled.num_programs)
     return TileReads(label, tuple(tile_sizes), tile_id, tiled.num_programs, root_boxes, tuple(operands))
