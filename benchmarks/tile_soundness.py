@@ -24,6 +24,13 @@ budget of CPU seconds per fusion (analysis, ranking and pictures:
 :mod:`~hlo_indexing.symbolic_tiling.tile_picture`. What is not checked is a *skip* with
 its reason (not tileable, a limit such as ``EnumerationTooLargeError``, a budget).
 
+A tile read at runtime offsets (a gather's indices, a dynamic slice's start) is also
+checked one runtime value at a time (:mod:`tile_values`: the elements the maps need at a
+value against the boxes of that value), the only check of a tile with more boxes than
+a picture shows (``MAX_BOXES``: a gather from a large table); ``values`` counts the
+runtime-value assignments compared, ``paired_values`` those compared with the boxes of
+the same value.
+
 One inexactness of fused maps is reported in its own category, neither a failure nor
 dropped: two runtime variables the tiling knows read one scalar, which the fused map
 keeps apart, so it "needs any row" where the tile reads one. The fused walk makes the
@@ -173,7 +180,8 @@ class TileReport:
     def summary(self) -> str:
         """One line: the counts."""
         return (f"{self.fusions} fusions ({self.tiled} tiled, {self.repeated} repeated bodies), "
-                f"{self.tilings} tilings, {self.tiles} tiles ({self.values} runtime values, {self.paired_values} paired), "
+                f"{self.tilings} tilings, {self.tiles} tiles "
+                f"({self.values} runtime values, {self.paired_values} paired), "
                 f"{self.elements} elements: {self.failed} failures, "
                 f"{self.one_value_count} runtime variables of one value, {sum(self.skip_reasons.values())} skips, "
                 f"{self.seconds:.1f} s")

@@ -185,7 +185,9 @@ def value_misses(reads: TileReads, parameter: ParameterReads, samples: int = VAL
             found.compared += len(elements)
             if not len(elements) or not elements.shape[1]:
                 continue  # nothing needed, or a scalar parameter (every box holds its one element)
-            rest = elements[~np.any([_covered(elements, b, rows) for b, rows in static], axis=0)] if static else elements
+            rest = elements
+            if static:
+                rest = elements[~np.any([_covered(elements, b, rows) for b, rows in static], axis=0)]
             missing = rest
             for boxes in same or keyed:
                 for rows in _candidates(rest, boxes, value if same else None) if len(missing) else []:

@@ -142,7 +142,9 @@ def tile_picture(
     root_boxes = _boxes(root, tile_id, tiled.num_programs)
     shape = _shape(root.node.value)
     output_elements = frozenset(
-        index for box in root_boxes for index in itertools.product(*(inside(box.indices(d), n) for d, n in enumerate(shape)))
+        index
+        for box in root_boxes
+        for index in itertools.product(*(inside(box.indices(d), n) for d, n in enumerate(shape)))
     )
     written = TensorPanel("output", output, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
     region = computation.regions[0]
@@ -157,7 +159,9 @@ def tile_picture(
         boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
         needed = needed_elements(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
         notes = () if insts or not needed else ("not in the tiled computation",)
-        operands.append(TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes))
+        operands.append(
+            TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes)
+        )
     return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, written, tuple(operands))
 
 
@@ -256,13 +260,16 @@ def _tiled(
     names = tuple(f"{'K' if p.contracting else 'dim'} {p.dim} of {p.owner}" for p in fusion.parameters)
     if len(tile_sizes) != len(fusion.parameters):
         raise InvalidArgumentError(
-            f"{label}: {len(tile_sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: {', '.join(names)}",
+            f"{label}: {len(tile_sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: "
+            f"{', '.join(names)}",
             at,
         )
     try:
         tiled = tiled_computation(fusion, list(tile_sizes))
     except HloIndexingError as exc:
-        raise InvalidArgumentError(f"{label}: tile sizes {list(tile_sizes)} are not a valid tiling: {exc.message}", at) from None
+        raise InvalidArgumentError(
+            f"{label}: tile sizes {list(tile_sizes)} are not a valid tiling: {exc.message}", at
+        ) from None
     if not 0 <= tile_id < tiled.num_programs:
         raise IndexOutOfRangeError(f"{label}: tile id {tile_id} is outside [0, {tiled.num_programs - 1}]", at)
     if not 0 <= output < len(tiled.roots):
@@ -295,7 +302,9 @@ def _box_points(inst: TiledInstruction, tile_id: int, num_tiles: int, limit: int
     programs = offsets_map.dim_vars[0].bounds.upper + 1 if offsets_map.num_dims else 1
     steps = max(1, programs // max(num_tiles, 1))
     pids = range(tile_id * steps, (tile_id + 1) * steps)
-    pinned = offsets_map.replace(dims=[Variable(Interval(pids.start, pids.stop - 1), "pid_0")]) if offsets_map.num_dims else offsets_map
+    pinned = offsets_map
+    if offsets_map.num_dims:
+        pinned = offsets_map.replace(dims=[Variable(Interval(pids.start, pids.stop - 1), "pid_0")])
     if pinned.domain_size() > limit:
         raise EnumerationTooLargeError(
             f"{inst.name}: {pinned.domain_size()} tile boxes for one output tile, more than {limit}",
@@ -315,7 +324,8 @@ def _boxes(inst: TiledInstruction, tile_id: int, num_tiles: int) -> tuple[Box, .
     boxes = []
     for point, image in zip(points.tolist(), images.tolist()):
         parts = [f"step {point[0] - first} of {steps}"] if steps > 1 else []
-        parts += [f"{v.origin or 'runtime'} = {value}" for v, value in zip(offsets_map.runtime_vars, point[offsets_map.num_dims :])]
+        values = point[offsets_map.num_dims :]
+        parts += [f"{v.origin or 'runtime'} = {value}" for v, value in zip(offsets_map.runtime_vars, values)]
         boxes.append(Box(tuple(image), inst.tile_sizes, inst.tile_strides, ", ".join(parts)))
     return tuple(dict.fromkeys(boxes))
 
@@ -400,7 +410,9 @@ def image_array(m: IndexingMap, what: str = "map", at: SourceLocation | None = N
     for _, values in factors:
         total *= len(values)
     if total > MAX_POINTS:
-        raise EnumerationTooLargeError(f"{what}: {total} elements needed, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=total)
+        raise EnumerationTooLargeError(
+            f"{what}: {total} elements needed, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=total
+        )
     out = np.zeros((total, m.num_results), dtype=np.int64)
     repeat = total  # the cartesian product of the factors, the first varying slowest
     for results, values in factors:
@@ -426,7 +438,9 @@ def _group_image(
     for v in group:
         count *= variables[v].bounds.upper - variables[v].bounds.lower + 1
     if count > MAX_POINTS:
-        raise EnumerationTooLargeError(f"{what}: {count} points to enumerate, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=count)
+        raise EnumerationTooLargeError(
+            f"{what}: {count} points to enumerate, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=count
+        )
     axes = [np.arange(variables[v].bounds.lower, variables[v].bounds.upper + 1, dtype=np.int64) for v in group]
     grids = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if group else []
     arrays = [np.full(count, v.bounds.lower, np.int64) for v in variables]

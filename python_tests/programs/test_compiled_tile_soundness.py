@@ -359,7 +359,8 @@ def test_the_best_tilings_of_a_device_ranking_are_checked(tmp_path) -> None:
     source = tmp_path / "attention.hlo"
     source.write_text(text)
     out = tmp_path / "report.json"
-    assert tile_soundness.main([str(source), "--top", "1", "--samples", "2", "--device", "h100", "--json", str(out)]) == 0
+    options = ["--top", "1", "--samples", "2", "--device", "h100", "--json", str(out)]
+    assert tile_soundness.main([str(source), *options]) == 0
     assert json.loads(out.read_text())[str(source)]["device"] == select_device("h100").name
     with pytest.raises(SystemExit):
         tile_soundness.main([str(source), "--device", "h100", "--allow-pad"])
