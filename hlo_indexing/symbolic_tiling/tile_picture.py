@@ -21,7 +21,7 @@ runtime values than a picture shows (:data:`MAX_BOXES`) one value at a time.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -147,17 +147,11 @@ def tile_picture(
         for index in itertools.product(*(inside(box.indices(d), n) for d, n in enumerate(shape)))
     )
     written = TensorPanel("output", output, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
-    region = computation.regions[0]
-    maps = fusion_indexing(region, fusion.result_number(output))
-    by_parameter = _by_parameter(tiled)
     operands = []
-    for number, argument in enumerate(region.blocks[0].arguments):
-        if not isinstance(argument.type, ir.RankedTensorType):
-            continue
-        insts = by_parameter.get(number, [])
+    for number, argument, maps, insts in _parameters(computation, fusion, tiled, output):
         name = insts[0].name if insts and insts[0].name != label else f"parameter({number})"
         boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
-        needed = needed_elements(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
+        needed = needed_elements(maps, root_boxes, f"{label}: parameter {number}", at)
         notes = () if insts or not needed else ("not in the tiled computation",)
         operands.append(
             TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes)
@@ -217,32 +211,34 @@ def tile_reads(
     output tile: :class:`EnumerationTooLargeError`."""
     label = label or _label(computation)
     fusion, tiled, _ = _tiled(computation, tile_sizes, tile_id, output, label, allow_pad)
-    region = computation.regions[0]
-    maps = fusion_indexing(region, fusion.result_number(output))
-    by_parameter = _by_parameter(tiled)
     operands = []
-    for number, argument in enumerate(region.blocks[0].arguments):
-        if not isinstance(argument.type, ir.RankedTensorType):
-            continue
+    for number, _, maps, insts in _parameters(computation, fusion, tiled, output):
         boxes = []
-        for inst in by_parameter.get(number, []):
+        for inst in insts:
             points, offsets, _ = _box_points(inst, tile_id, tiled.num_programs, MAX_POINTS)
             variables = tuple(inst.tile_offsets_indexing.runtime_vars)
             values = points[:, points.shape[1] - len(variables) :]
             boxes.append(ValueBoxes(inst.name, inst.tile_sizes, inst.tile_strides, values, offsets, variables))
-        operands.append(ParameterReads(number, maps.maps[number], tuple(boxes)))
+        operands.append(ParameterReads(number, maps, tuple(boxes)))
     root_boxes = _boxes(tiled.roots[output], tile_id, tiled.num_programs)
     return TileReads(label, tuple(tile_sizes), tile_id, tiled.num_programs, root_boxes, tuple(operands))
 
 
-def _by_parameter(tiled: TiledComputation) -> dict[int, list[TiledInstruction]]:
-    """The tiled instructions reading each fusion parameter (by its number)."""
-    found: dict[int, list[TiledInstruction]] = {}
+def _parameters(
+    computation: ir.Operation, fusion: TiledFusion, tiled: TiledComputation, output: int
+) -> Iterator[tuple[int, "ir.Value", frozenset[IndexingMap], list[TiledInstruction]]]:
+    """Per ranked-tensor parameter of ``computation``: its number, value, fused maps from
+    output ``output`` and the tiled instructions reading it."""
+    region = computation.regions[0]
+    maps = fusion_indexing(region, fusion.result_number(output))
+    by_parameter: dict[int, list[TiledInstruction]] = {}
     for inst in tiled.instructions:
         number = inst.node.parameter_number
         if number is not None:
-            found.setdefault(number, []).append(inst)
-    return found
+            by_parameter.setdefault(number, []).append(inst)
+    for number, argument in enumerate(region.blocks[0].arguments):
+        if isinstance(argument.type, ir.RankedTensorType):
+            yield number, argument, maps.maps[number], by_parameter.get(number, [])
 
 
 def _tiled(
