@@ -17,8 +17,8 @@ tilings device-blind under ``bench_tiling.BUDGET`` bytes as ``hlo-print-tilings`
 fusion), or for a device as ``hlo-print-tilings{device=...}`` does
 (:class:`~hlo_indexing.cost_model.ranking.DeviceRankingMemo`), and checks the best ``top``
 tilings at a sample of tile ids (:func:`sample_tile_ids`: first, last and evenly between)
-for each output of the fusion. The work is bounded: a
-budget of CPU seconds per fusion (analysis, ranking and pictures:
+for each output of the fusion. The work is bounded: a budget of CPU seconds per fusion
+(analysis, ranking and pictures:
 :func:`~hlo_indexing.symbolic_tiling.time_budget.fusion_time_budget`) and per program
 (fusions after it are not checked), the sample, and the enumeration caps of
 :mod:`~hlo_indexing.symbolic_tiling.tile_picture`. What is not checked is a *skip* with
@@ -139,7 +139,8 @@ class TileReport:
     once; ``tiled`` those the analysis tiles and whose ranking holds a tiling,
     ``repeated`` those skipped as the same body as one checked before; ``tilings``,
     ``tiles`` (one output of one tile id) and ``elements`` (needed elements compared)
-    what was compared, ``checked`` the fusions with a tile compared. ``failures`` and
+    what was compared, ``values`` and ``paired_values`` the runtime-value assignments
+    compared (module docstring), ``checked`` the fusions with a tile compared. ``failures`` and
     ``one_value`` (the known inexactness, see the module docstring) list at most
     :data:`MAX_LISTED` entries, ``failed`` and ``one_value_count`` count them all;
     ``skips`` lists at most as many, ``skip_reasons`` counts every skip by its reason
