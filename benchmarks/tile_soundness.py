@@ -14,13 +14,22 @@ element outside every box is a soundness failure of the tiling (nothing is clipp
 whose body is the same as one checked before is counted, not checked again), ranks its
 tilings device-blind under ``bench_tiling.BUDGET`` bytes as ``hlo-print-tilings`` does
 (:class:`~hlo_indexing.symbolic_tiling.shared_bodies.TilingMemo`, layouts declared on the
-fusion) and checks the best ``top`` tilings at a sample of tile ids (:func:`sample_tile_ids`:
-first, last and evenly between) for each output of the fusion. The work is bounded: a
-budget of CPU seconds per fusion (analysis, ranking and pictures:
+fusion), or for a device as ``hlo-print-tilings{device=...}`` does
+(:class:`~hlo_indexing.cost_model.ranking.DeviceRankingMemo`), and checks the best ``top``
+tilings at a sample of tile ids (:func:`sample_tile_ids`: first, last and evenly between)
+for each output of the fusion. The work is bounded: a budget of CPU seconds per fusion
+(analysis, ranking and pictures:
 :func:`~hlo_indexing.symbolic_tiling.time_budget.fusion_time_budget`) and per program
 (fusions after it are not checked), the sample, and the enumeration caps of
 :mod:`~hlo_indexing.symbolic_tiling.tile_picture`. What is not checked is a *skip* with
 its reason (not tileable, a limit such as ``EnumerationTooLargeError``, a budget).
+
+A tile read at runtime offsets (a gather's indices, a dynamic slice's start) is also
+checked one runtime value at a time (:mod:`tile_values`: the elements the maps need at a
+value against the boxes of that value), the only check of a tile with more boxes than
+a picture shows (``MAX_BOXES``: a gather from a large table); ``values`` counts the
+runtime-value assignments compared, ``paired_values`` those compared with the boxes of
+the same value.
 
 One inexactness of fused maps is reported in its own category, neither a failure nor
 dropped: two runtime variables the tiling knows read one scalar, which the fused map
@@ -36,7 +45,8 @@ variables made equal every element the maps need lies in a box (:func:`one_value
 
 ``python benchmarks/tile_soundness.py FILE.hlo [...] [--top N] [--samples N] [--json OUT]``
 (``--fusion-seconds``, ``--program-seconds``: the budgets; ``--allow-pad``: pads tiled
-outside gemm fusions too) prints one line per file, its
+outside gemm fusions too; ``--device h100``: the tilings ranked for a device, as
+``hlo-print-tilings{device=h100}`` picks them) prints one line per file, its
 failures, the known inexactness and the skips by reason, and exits 1 when a file has a
 failure or cannot be read.
 Example::
@@ -59,16 +69,22 @@ from typing import Any
 
 import bench_tiling
 import numpy as np
+from tile_values import evenly_spaced, value_misses
 
 from hlo_indexing.analysis.fusion import fusion_indexing
+from hlo_indexing.cost_model.ranking import DeviceRankingMemo
+from hlo_indexing.devices.registry import device as select_device
+from hlo_indexing.devices.types import Device
 from hlo_indexing.dialect_glue.bindings import SsaValue, ir
-from hlo_indexing.errors import HloIndexingError, LimitExceededError
+from hlo_indexing.errors import EnumerationTooLargeError, HloIndexingError, InvalidArgumentError, LimitExceededError
 from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap
 from hlo_indexing.symbolic_tiling.footprint import declared_parameter_layouts
 from hlo_indexing.symbolic_tiling.hlo_source import import_hlo
 from hlo_indexing.symbolic_tiling.shared_bodies import TilingMemo, body_key
-from hlo_indexing.symbolic_tiling.tile_picture import TensorPanel, TilePicture, needed_elements, tile_picture
+from hlo_indexing.symbolic_tiling.tile_picture import (
+    TensorPanel, TileReads, TilePicture, needed_elements, tile_picture, tile_reads,
+)
 from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion
 from hlo_indexing.symbolic_tiling.tilings_report import selected_computations
 from hlo_indexing.symbolic_tiling.time_budget import check_time, fusion_time_budget
@@ -95,10 +111,13 @@ class Missing:
     parameter: int
     count: int
     examples: tuple[tuple[int, ...], ...]
+    #: The runtime values the map was checked at (:mod:`tile_values`); None: every value.
+    value: tuple[int, ...] | None = None
 
     def __str__(self) -> str:
+        at = "" if self.value is None else f" at runtime values {list(self.value)}"
         return (f"{self.fusion}: tile sizes {list(self.tile_sizes)}, tile {self.tile_id}, output {self.output}: "
-                f"parameter {self.parameter} misses {self.count} needed elements, e.g. {list(self.examples)}")
+                f"parameter {self.parameter}{at} misses {self.count} needed elements, e.g. {list(self.examples)}")
 
 
 @dataclass(frozen=True)
@@ -120,7 +139,8 @@ class TileReport:
     once; ``tiled`` those the analysis tiles and whose ranking holds a tiling,
     ``repeated`` those skipped as the same body as one checked before; ``tilings``,
     ``tiles`` (one output of one tile id) and ``elements`` (needed elements compared)
-    what was compared, ``checked`` the fusions with a tile compared. ``failures`` and
+    what was compared, ``values`` and ``paired_values`` the runtime-value assignments
+    compared (module docstring), ``checked`` the fusions with a tile compared. ``failures`` and
     ``one_value`` (the known inexactness, see the module docstring) list at most
     :data:`MAX_LISTED` entries, ``failed`` and ``one_value_count`` count them all;
     ``skips`` lists at most as many, ``skip_reasons`` counts every skip by its reason
@@ -131,6 +151,12 @@ class TileReport:
     repeated: int = 0
     tilings: int = 0
     tiles: int = 0
+    values: int = 0
+    paired_values: int = 0
+    #: The tilings compared (fusion, tile sizes), at most :data:`MAX_LISTED`; ``device``:
+    #: the device whose ranking chose them (None: device-blind).
+    sizes: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    device: str | None = None
     elements: int = 0
     failed: int = 0
     one_value_count: int = 0
@@ -155,7 +181,9 @@ class TileReport:
     def summary(self) -> str:
         """One line: the counts."""
         return (f"{self.fusions} fusions ({self.tiled} tiled, {self.repeated} repeated bodies), "
-                f"{self.tilings} tilings, {self.tiles} tiles, {self.elements} elements: {self.failed} failures, "
+                f"{self.tilings} tilings, {self.tiles} tiles "
+                f"({self.values} runtime values, {self.paired_values} paired), "
+                f"{self.elements} elements: {self.failed} failures, "
                 f"{self.one_value_count} runtime variables of one value, {sum(self.skip_reasons.values())} skips, "
                 f"{self.seconds:.1f} s")
 
@@ -163,9 +191,7 @@ class TileReport:
 def sample_tile_ids(num_tiles: int, samples: int = SAMPLES) -> list[int]:
     """At most ``samples`` (>= 2) tile ids of ``[0, num_tiles)``: the first, the last and
     evenly spaced between (every ``num_tiles / 4``-th for 5)."""
-    if num_tiles <= samples:
-        return list(range(num_tiles))
-    return sorted({round(k * (num_tiles - 1) / (samples - 1)) for k in range(samples)})
+    return evenly_spaced(num_tiles, samples)
 
 
 def missing_elements(panel: TensorPanel) -> list[tuple[int, ...]]:
@@ -241,53 +267,119 @@ def one_value_explains(
     return not missing_elements(replace(panel, needed=needed))
 
 
+def _picture(op: ir.Operation, sizes: tuple[int, ...], tile_id: int, output: int, label: str,
+             allow_pad: bool) -> TilePicture | None:
+    """:func:`tile_picture` of one tile, or None when an operand has more boxes than a
+    picture shows (``MAX_BOXES``: such a tile is checked one runtime value at a time)."""
+    try:
+        return tile_picture(op, sizes, tile_id, output=output, label=label, allow_pad=allow_pad)
+    except EnumerationTooLargeError as exc:
+        if exc.limit == "MAX_BOXES":
+            return None
+        raise
+
+
+def _record(report: TileReport, entry: Missing, known: bool) -> None:
+    """Count ``entry`` as the known inexactness (``known``) or a failure; keep the first."""
+    if known:
+        report.one_value_count += 1
+        target = report.one_value
+    else:
+        report.failed += 1
+        target = report.failures
+    if len(target) < MAX_LISTED:
+        target.append(entry)
+
+
+def _compare_picture(
+    op: ir.Operation, fusion: TiledFusion, picture: TilePicture, output: int, report: TileReport
+) -> None:
+    """The union check of one tile: every needed element in some box."""
+    for panel in picture.operands:
+        report.elements += len(panel.needed)
+        missing = missing_elements(panel)
+        if missing:
+            entry = Missing(picture.label, picture.tile_sizes, picture.tile_id, output, panel.index, len(missing),
+                            tuple(missing[:EXAMPLES]))
+            _record(report, entry, one_value_explains(fusion, op, picture, output, panel))
+
+
+def _compare_values(
+    fusion: TiledFusion, reads: TileReads, output: int, every_parameter: bool, report: TileReport
+) -> None:
+    """The check one runtime value at a time (:mod:`tile_values`) of the parameters read
+    at runtime offsets, or of ``every_parameter`` (a tile without picture)."""
+    for parameter in reads.operands:
+        runtime = any(b.values.shape[1] for b in parameter.boxes) or any(m.runtime_vars for m in parameter.maps)
+        if not (runtime or every_parameter):
+            continue
+        check = value_misses(reads, parameter)
+        report.values += check.checked
+        report.paired_values += check.paired
+        report.elements += check.compared
+        for miss in check.misses:
+            entry = Missing(reads.label, reads.tile_sizes, reads.tile_id, output, parameter.index, len(miss.missing),
+                            miss.missing[:EXAMPLES], miss.value)
+            _record(report, entry, len(miss.value) >= 2 and bool(one_value_maps(fusion, parameter.index)))
+
+
 def _check_tiling(
     op: ir.Operation, fusion: TiledFusion, label: str, sizes: tuple[int, ...], samples: int, allow_pad: bool,
     report: TileReport,
 ) -> None:
-    """Compare the sampled tiles of one tiling at every output of ``op``."""
-    first = tile_picture(op, sizes, 0, label=label, allow_pad=allow_pad)
+    """Compare the sampled tiles of one tiling at every output of ``op``: the union check
+    of its picture, and one runtime value at a time where offsets are runtime values or
+    the tile has too many boxes for a picture."""
+    first = tile_reads(op, sizes, 0, label=label, allow_pad=allow_pad)
     report.tilings += 1
+    if len(report.sizes) < MAX_LISTED:
+        report.sizes.append((label, sizes))
     for output in range(len(fusion.root_candidates)):
         for tile_id in sample_tile_ids(first.num_tiles, samples):
             check_time("checking the tiles")
-            picture = (first if (tile_id, output) == (0, 0)
-                       else tile_picture(op, sizes, tile_id, output=output, label=label, allow_pad=allow_pad))
+            picture = _picture(op, sizes, tile_id, output, label, allow_pad)
             report.tiles += 1
             if label not in report.checked[-1:]:
                 report.checked.append(label)
-            for panel in picture.operands:
-                report.elements += len(panel.needed)
-                missing = missing_elements(panel)
-                if not missing:
-                    continue
-                entry = Missing(label, sizes, tile_id, output, panel.index, len(missing), tuple(missing[:EXAMPLES]))
-                if one_value_explains(fusion, op, picture, output, panel):
-                    report.one_value_count += 1
-                    target = report.one_value
-                else:
-                    report.failed += 1
-                    target = report.failures
-                if len(target) < MAX_LISTED:
-                    target.append(entry)
+            if picture is not None:
+                _compare_picture(op, fusion, picture, output, report)
+            if picture is None or fusion.runtime_sources:
+                reads = (first if (tile_id, output) == (0, 0)
+                         else tile_reads(op, sizes, tile_id, output=output, label=label, allow_pad=allow_pad))
+                _compare_values(fusion, reads, output, picture is None, report)
+
+
+def _best_tilings(
+    op: ir.Operation, fusion: TiledFusion, memo: DeviceRankingMemo, device: Device | None, top: int
+) -> tuple[list[tuple[int, ...]], str]:
+    """The best ``top`` tile sizes of ``fusion`` as ``hlo-print-tilings`` ranks them:
+    device-blind under ``bench_tiling.BUDGET`` bytes, or for ``device``
+    (``hlo-print-tilings{device=...}``); with the reason when there are none."""
+    layouts, output_layouts = declared_parameter_layouts(op)
+    if device is None:
+        ranking = memo.tiling_memo.rank(fusion, bench_tiling.BUDGET, layouts=layouts, output_layouts=output_layouts)
+        sizes = [tuple(footprint.tile_sizes) for footprint in ranking.tilings[:top]]
+        return sizes, f"no tiling within {bench_tiling.BUDGET} bytes ({ranking.valid} valid)"
+    on_device = memo.rank(fusion, device, layouts=layouts, output_layouts=output_layouts)
+    sizes = [tuple(tiling.tile_sizes) for tiling in on_device.tilings[:top]]
+    return sizes, f"no tiling legal on {device.name} ({on_device.considered} considered)"
 
 
 def _check_fusion(
-    op: ir.Operation, label: str, memo: TilingMemo, top: int, samples: int, allow_pad: bool, report: TileReport
+    op: ir.Operation, label: str, memo: DeviceRankingMemo, device: Device | None, top: int, samples: int,
+    allow_pad: bool, report: TileReport,
 ) -> None:
     """Analyse, rank and check the best ``top`` tilings of one fusion (inside its budget)."""
-    fusion = memo.analyze(op, allow_pad=allow_pad)
+    fusion = memo.tiling_memo.analyze(op, allow_pad=allow_pad)
     if isinstance(fusion, AnalysisFailure):
         report.skip(Skip(label, f"not tileable: {fusion.reason}"))
         return
-    layouts, output_layouts = declared_parameter_layouts(op)
-    ranking = memo.rank(fusion, bench_tiling.BUDGET, layouts=layouts, output_layouts=output_layouts)
-    if not ranking.tilings:
-        report.skip(Skip(label, f"no tiling within {bench_tiling.BUDGET} bytes ({ranking.valid} valid)"))
+    best, none_reason = _best_tilings(op, fusion, memo, device, top)
+    if not best:
+        report.skip(Skip(label, none_reason))
         return
     report.tiled += 1
-    for footprint in ranking.tilings[:top]:
-        sizes = tuple(footprint.tile_sizes)
+    for sizes in best:
         try:
             _check_tiling(op, fusion, label, sizes, samples, allow_pad, report)
         except LimitExceededError as exc:
@@ -306,19 +398,27 @@ def check_module_tiles(
     fusion_seconds: float = FUSION_SECONDS,
     time_budget_s: float = PROGRAM_SECONDS,
     allow_pad: bool = False,
+    device: str | Device | None = None,
     filename: str = "<hlo>",
 ) -> TileReport:
     """Check the tiles of every fusion of compiled HLO text (or its imported module), as
     the module docstring says: the best ``top`` tilings of each, ``samples`` tile ids per
     tiling, ``fusion_seconds`` CPU seconds per fusion and ``time_budget_s`` per program
     (a budget <= 0: none); ``allow_pad``: pads are tiled wherever they are, as
-    ``hlo-print-tilings{allow-pad}`` (else only in gemm fusions, XLA's rule). Raises
-    :class:`~hlo_indexing.errors.HloIndexingError` when the text cannot be imported; a
-    fusion's own errors are skips."""
+    ``hlo-print-tilings{allow-pad}`` (else only in gemm fusions, XLA's rule); ``device``
+    (a bundled name such as ``h100`` or ``tpu-v5e``, a JSON description or a device): the
+    best tilings of the ranking for that device, as ``hlo-print-tilings{device=...}``
+    (not with ``allow_pad``, which that pass takes only without a device). Raises
+    :class:`~hlo_indexing.errors.HloIndexingError` when the text cannot be imported or
+    the device is unknown or given with ``allow_pad``; a fusion's own errors are skips."""
     start = time.process_time()
+    target = None if device is None else select_device(device)
+    if target is not None and allow_pad:
+        raise InvalidArgumentError("allow_pad is only for the device-blind ranking (hlo-print-tilings{device=...} "
+                                   "tiles pads only in gemm fusions)")
     module = import_hlo(hlo, filename) if isinstance(hlo, str) else hlo
-    report = TileReport()
-    memo = TilingMemo()
+    report = TileReport(device=None if target is None else target.name)
+    memo = DeviceRankingMemo(TilingMemo())
     seen: set[object] = set()
     fusions = selected_computations(module.operation, "")
     fusions = [(label, op) for label, op in fusions if op.name == "mhlo.fusion"]
@@ -335,7 +435,7 @@ def check_module_tiles(
         seen.add(key)
         try:
             with fusion_time_budget(fusion_seconds):
-                _check_fusion(op, label, memo, top, samples, allow_pad, report)
+                _check_fusion(op, label, memo, target, top, samples, allow_pad, report)
         except LimitExceededError as exc:
             report.skip(Skip(label, f"{type(exc).__name__}: {exc.message}"))
         except HloIndexingError as exc:
@@ -353,17 +453,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fusion-seconds", type=float, default=FUSION_SECONDS, help="CPU seconds per fusion")
     parser.add_argument("--program-seconds", type=float, default=PROGRAM_SECONDS, help="CPU seconds per file")
     parser.add_argument("--allow-pad", action="store_true", help="tile pads outside gemm fusions too")
+    parser.add_argument("--device", help="check the best tilings ranked for this device (h100, tpu-v5e, a JSON file)")
     parser.add_argument("--json", type=Path, help="write the reports (one per file) as JSON")
     options = parser.parse_args(argv)
     if options.samples < 2 or options.top < 1:
         parser.error("--samples must be at least 2 and --top at least 1")
+    if options.device is not None and options.allow_pad:
+        parser.error("--allow-pad is only for the device-blind ranking")
     reports: dict[str, Any] = {}
     status = 0
     for path in options.files:
         try:
             report = check_module_tiles(path.read_text(), top=options.top, samples=options.samples,
                                         fusion_seconds=options.fusion_seconds, time_budget_s=options.program_seconds,
-                                        allow_pad=options.allow_pad, filename=str(path))
+                                        allow_pad=options.allow_pad, device=options.device,
+                                        filename=str(path))
         except (OSError, HloIndexingError) as exc:
             print(f"{path}: error: {exc}", flush=True)
             reports[str(path)] = {"error": str(exc)}

@@ -12,12 +12,16 @@ its column from the contracting variable: two small enumerations, not their prod
 the image is the product of the groups' images. A group of more than :data:`MAX_POINTS`
 points, or an image of more than :data:`MAX_POINTS` elements, is refused
 (:class:`~hlo_indexing.errors.EnumerationTooLargeError`).
+
+:func:`tile_reads` gives the same tile's fused maps and operand boxes keyed by runtime
+value, without enumerating the needed elements: for checking a tile read at more
+runtime values than a picture shows (:data:`MAX_BOXES`) one value at a time.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,8 +42,8 @@ from hlo_indexing.maps import affine_expr as ax
 from hlo_indexing.maps.indexing_map import IndexingMap, Variable
 from hlo_indexing.maps.interval import Interval
 from hlo_indexing.maps.points import distinct_rows
-from hlo_indexing.symbolic_tiling.tiled_computation import TiledInstruction, tiled_computation
-from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, analyze_fusion
+from hlo_indexing.symbolic_tiling.tiled_computation import TiledComputation, TiledInstruction, tiled_computation
+from hlo_indexing.symbolic_tiling.tiled_fusion import AnalysisFailure, TiledFusion, analyze_fusion
 
 #: Largest number of points enumerated for one group of variables of a map, and of
 #: elements one operand's needed set may hold; largest number of boxes of one operand.
@@ -131,8 +135,118 @@ def tile_picture(
     :class:`IndexOutOfRangeError` for a tile id outside ``[0, tiles)`` or an output the
     computation does not have,
     :class:`EnumerationTooLargeError` when the needed elements are too many to enumerate."""
-    at = location_of(computation.location, "<string>")
     label = label or _label(computation)
+    at = location_of(computation.location, "<string>")
+    fusion, tiled, names = _tiled(computation, tile_sizes, tile_id, output, label, allow_pad)
+    root = tiled.roots[output]
+    root_boxes = _boxes(root, tile_id, tiled.num_programs)
+    shape = _shape(root.node.value)
+    output_elements = frozenset(
+        index
+        for box in root_boxes
+        for index in itertools.product(*(inside(box.indices(d), n) for d, n in enumerate(shape)))
+    )
+    written = TensorPanel("output", output, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
+    operands = []
+    for number, argument, maps, insts in _parameters(computation, fusion, tiled, output):
+        name = insts[0].name if insts and insts[0].name != label else f"parameter({number})"
+        boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
+        needed = needed_elements(maps, root_boxes, f"{label}: parameter {number}", at)
+        notes = () if insts or not needed else ("not in the tiled computation",)
+        operands.append(
+            TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes)
+        )
+    return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, written, tuple(operands))
+
+
+@dataclass(frozen=True, eq=False)
+class ValueBoxes:
+    """The boxes one tiled instruction reads a parameter through for one output tile,
+    one per program and runtime value: box ``k`` is at ``offsets[k]`` (the
+    instruction's ``sizes`` and ``strides``), read at the runtime values ``values[k]``
+    (one column per runtime variable of the instruction, ``variables``: their origins,
+    ``operand k of node n``, and ranges; no column: a box read at every runtime value)."""
+
+    name: str
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...]
+    values: np.ndarray
+    offsets: np.ndarray
+    variables: tuple[Variable, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class ParameterReads:
+    """What one output tile reads of fusion parameter ``index``: the fused output ->
+    parameter ``maps`` and the boxes of each tiled instruction reading it."""
+
+    index: int
+    maps: frozenset[IndexingMap]
+    boxes: tuple[ValueBoxes, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class TileReads:
+    """One output tile (``tile_id`` of ``num_tiles``, its ``output`` boxes) and what it
+    reads of each ranked-tensor parameter (:func:`tile_reads`)."""
+
+    label: str
+    tile_sizes: tuple[int, ...]
+    tile_id: int
+    num_tiles: int
+    output: tuple[Box, ...]
+    operands: tuple[ParameterReads, ...]
+
+
+def tile_reads(
+    computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int = 0, *, output: int = 0, label: str = "",
+    allow_pad: bool = False,
+) -> TileReads:
+    """The :class:`TileReads` of tile ``tile_id`` of output ``output`` of ``computation``
+    tiled at ``tile_sizes``: the data of :func:`tile_picture` without enumerating the
+    needed elements, and with the operand boxes as arrays keyed by their runtime values,
+    so that a tile read at many runtime values (a gather from a large table) can be
+    checked one value at a time. Raises as :func:`tile_picture`; more than
+    :data:`MAX_POINTS` boxes of one instruction, or more than :data:`MAX_BOXES` of the
+    output tile: :class:`EnumerationTooLargeError`."""
+    label = label or _label(computation)
+    fusion, tiled, _ = _tiled(computation, tile_sizes, tile_id, output, label, allow_pad)
+    operands = []
+    for number, _, maps, insts in _parameters(computation, fusion, tiled, output):
+        boxes = []
+        for inst in insts:
+            points, offsets, _ = _box_points(inst, tile_id, tiled.num_programs, MAX_POINTS)
+            variables = tuple(inst.tile_offsets_indexing.runtime_vars)
+            values = points[:, points.shape[1] - len(variables) :]
+            boxes.append(ValueBoxes(inst.name, inst.tile_sizes, inst.tile_strides, values, offsets, variables))
+        operands.append(ParameterReads(number, maps, tuple(boxes)))
+    root_boxes = _boxes(tiled.roots[output], tile_id, tiled.num_programs)
+    return TileReads(label, tuple(tile_sizes), tile_id, tiled.num_programs, root_boxes, tuple(operands))
+
+
+def _parameters(
+    computation: ir.Operation, fusion: TiledFusion, tiled: TiledComputation, output: int
+) -> Iterator[tuple[int, "ir.Value", frozenset[IndexingMap], list[TiledInstruction]]]:
+    """Per ranked-tensor parameter of ``computation``: its number, value, fused maps from
+    output ``output`` and the tiled instructions reading it."""
+    region = computation.regions[0]
+    maps = fusion_indexing(region, fusion.result_number(output))
+    by_parameter: dict[int, list[TiledInstruction]] = {}
+    for inst in tiled.instructions:
+        number = inst.node.parameter_number
+        if number is not None:
+            by_parameter.setdefault(number, []).append(inst)
+    for number, argument in enumerate(region.blocks[0].arguments):
+        if isinstance(argument.type, ir.RankedTensorType):
+            yield number, argument, maps.maps[number], by_parameter.get(number, [])
+
+
+def _tiled(
+    computation: ir.Operation, tile_sizes: Sequence[int], tile_id: int, output: int, label: str, allow_pad: bool
+) -> tuple[TiledFusion, TiledComputation, tuple[str, ...]]:
+    """The analysis and tiled computation of ``computation`` at ``tile_sizes`` and the
+    tiling parameters' names, raising as :func:`tile_picture` says."""
+    at = location_of(computation.location, "<string>")
     try:
         fusion = analyze_fusion(computation, allow_pad=allow_pad)
     except HloIndexingError as exc:  # e.g. a zero-sized output
@@ -142,42 +256,21 @@ def tile_picture(
     names = tuple(f"{'K' if p.contracting else 'dim'} {p.dim} of {p.owner}" for p in fusion.parameters)
     if len(tile_sizes) != len(fusion.parameters):
         raise InvalidArgumentError(
-            f"{label}: {len(tile_sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: {', '.join(names)}",
+            f"{label}: {len(tile_sizes)} tile sizes given, the tiling has {len(fusion.parameters)} parameters: "
+            f"{', '.join(names)}",
             at,
         )
     try:
         tiled = tiled_computation(fusion, list(tile_sizes))
     except HloIndexingError as exc:
-        raise InvalidArgumentError(f"{label}: tile sizes {list(tile_sizes)} are not a valid tiling: {exc.message}", at) from None
+        raise InvalidArgumentError(
+            f"{label}: tile sizes {list(tile_sizes)} are not a valid tiling: {exc.message}", at
+        ) from None
     if not 0 <= tile_id < tiled.num_programs:
         raise IndexOutOfRangeError(f"{label}: tile id {tile_id} is outside [0, {tiled.num_programs - 1}]", at)
     if not 0 <= output < len(tiled.roots):
         raise IndexOutOfRangeError(f"{label}: output {output} is outside [0, {len(tiled.roots) - 1}]", at)
-    root = tiled.roots[output]
-    root_boxes = _boxes(root, tile_id, tiled.num_programs)
-    shape = _shape(root.node.value)
-    output_elements = frozenset(
-        index for box in root_boxes for index in itertools.product(*(inside(box.indices(d), n) for d, n in enumerate(shape)))
-    )
-    written = TensorPanel("output", output, root.name, str(root.node.value.type), shape, output_elements, root_boxes)
-    region = computation.regions[0]
-    maps = fusion_indexing(region, fusion.result_number(output))
-    by_parameter: dict[int, list[TiledInstruction]] = {}
-    for inst in tiled.instructions:
-        number = inst.node.parameter_number
-        if number is not None:
-            by_parameter.setdefault(number, []).append(inst)
-    operands = []
-    for number, argument in enumerate(region.blocks[0].arguments):
-        if not isinstance(argument.type, ir.RankedTensorType):
-            continue
-        insts = by_parameter.get(number, [])
-        name = insts[0].name if insts and insts[0].name != label else f"parameter({number})"
-        boxes = tuple(b for inst in insts for b in _boxes(inst, tile_id, tiled.num_programs))
-        needed = needed_elements(maps.maps[number], root_boxes, f"{label}: parameter {number}", at)
-        notes = () if insts or not needed else ("not in the tiled computation",)
-        operands.append(TensorPanel("operand", number, name, str(argument.type), _shape(argument), needed, boxes, notes))
-    return TilePicture(label, tuple(tile_sizes), names, tile_id, tiled.num_programs, written, tuple(operands))
+    return fusion, tiled, names
 
 
 def _label(computation: ir.Operation) -> str:
@@ -196,25 +289,39 @@ def inside(indices: range, extent: int) -> list[int]:
     return [i for i in indices if 0 <= i < extent]
 
 
-def _boxes(inst: TiledInstruction, tile_id: int, num_tiles: int) -> tuple[Box, ...]:
-    """The boxes of ``inst`` for output tile ``tile_id``: its programs ``tile_id * steps
-    + k`` (``steps`` contracting steps per output tile, minor-most), every runtime value."""
+def _box_points(inst: TiledInstruction, tile_id: int, num_tiles: int, limit: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The programs of ``inst`` for output tile ``tile_id`` (``tile_id * steps + k``,
+    ``steps`` contracting steps per output tile, minor-most) at every runtime value:
+    the enumerated points (program id, then runtime values) and their box offsets, and
+    ``steps``. More than ``limit`` points: :class:`EnumerationTooLargeError`."""
     offsets_map = inst.tile_offsets_indexing
     programs = offsets_map.dim_vars[0].bounds.upper + 1 if offsets_map.num_dims else 1
     steps = max(1, programs // max(num_tiles, 1))
     pids = range(tile_id * steps, (tile_id + 1) * steps)
-    pinned = offsets_map.replace(dims=[Variable(Interval(pids.start, pids.stop - 1), "pid_0")]) if offsets_map.num_dims else offsets_map
-    if pinned.domain_size() > MAX_BOXES:
+    pinned = offsets_map
+    if offsets_map.num_dims:
+        pinned = offsets_map.replace(dims=[Variable(Interval(pids.start, pids.stop - 1), "pid_0")])
+    if pinned.domain_size() > limit:
         raise EnumerationTooLargeError(
-            f"{inst.name}: {pinned.domain_size()} tile boxes for one output tile, more than {MAX_BOXES}",
-            limit="MAX_BOXES",
+            f"{inst.name}: {pinned.domain_size()} tile boxes for one output tile, more than {limit}",
+            limit="MAX_BOXES" if limit == MAX_BOXES else "MAX_POINTS",
             value=pinned.domain_size(),
         )
-    points, images = pinned.enumerate(max_points=MAX_BOXES)
+    points, images = pinned.enumerate(max_points=limit)
+    return points, images, steps
+
+
+def _boxes(inst: TiledInstruction, tile_id: int, num_tiles: int) -> tuple[Box, ...]:
+    """The boxes of ``inst`` for output tile ``tile_id``: its programs ``tile_id * steps
+    + k`` (``steps`` contracting steps per output tile, minor-most), every runtime value."""
+    offsets_map = inst.tile_offsets_indexing
+    points, images, steps = _box_points(inst, tile_id, num_tiles, MAX_BOXES)
+    first = tile_id * steps
     boxes = []
     for point, image in zip(points.tolist(), images.tolist()):
-        parts = [f"step {point[0] - pids.start} of {steps}"] if steps > 1 else []
-        parts += [f"{v.origin or 'runtime'} = {value}" for v, value in zip(offsets_map.runtime_vars, point[offsets_map.num_dims :])]
+        parts = [f"step {point[0] - first} of {steps}"] if steps > 1 else []
+        values = point[offsets_map.num_dims :]
+        parts += [f"{v.origin or 'runtime'} = {value}" for v, value in zip(offsets_map.runtime_vars, values)]
         boxes.append(Box(tuple(image), inst.tile_sizes, inst.tile_strides, ", ".join(parts)))
     return tuple(dict.fromkeys(boxes))
 
@@ -226,7 +333,15 @@ def needed_elements(
     the image of each map with its output dimensions restricted to a box (its range, and
     a stride constraint). Raises, naming ``what`` at ``at``: :class:`UnsupportedError`
     for an unknown map, :class:`EnumerationTooLargeError` past :data:`MAX_POINTS`."""
-    found: set[tuple[int, ...]] = set()
+    return frozenset(map(tuple, needed_array(maps, output_boxes, what, at).tolist()))
+
+
+def needed_array(
+    maps: frozenset[IndexingMap], output_boxes: Sequence[Box], what: str, at: SourceLocation | None
+) -> np.ndarray:
+    """:func:`needed_elements` as the distinct rows of an int64 array (shape ``(0, 0)``
+    when none), for checks that compare many elements."""
+    found: list[np.ndarray] = []
     for m in maps:
         if m.is_undefined:
             raise UnsupportedError(f"{what}: its fused map is unknown ({m.reason})", at)
@@ -235,16 +350,27 @@ def needed_elements(
         for box in output_boxes:
             restricted = _restrict(m, box)
             if restricted is not None:
-                found |= image(restricted, what, at)
-    return frozenset(found)
+                found.append(image_array(restricted, what, at))
+    found = [rows for rows in found if len(rows)]
+    if not found:
+        return np.zeros((0, 0), dtype=np.int64)
+    if not found[0].shape[1]:  # a scalar parameter: its one element
+        return found[0][:1]
+    return found[0] if len(found) == 1 else distinct_rows(np.concatenate(found))[0]
 
 
 def image(m: IndexingMap, what: str = "map", at: SourceLocation | None = None) -> set[tuple[int, ...]]:
     """The distinct results of ``m`` over its domain, enumerated per group of variables
     the results and constraints tie together (see the module docstring)."""
+    return set(map(tuple, image_array(m, what, at).tolist()))
+
+
+def image_array(m: IndexingMap, what: str = "map", at: SourceLocation | None = None) -> np.ndarray:
+    """:func:`image` as the rows of an int64 array (``num_results`` columns; not
+    deduplicated across groups, which are independent, so its rows are distinct)."""
     variables = list(m.dim_vars) + list(m.symbol_vars)
     if m.is_known_empty() or any(v.bounds.upper < v.bounds.lower for v in variables):
-        return set()
+        return np.zeros((0, m.num_results), dtype=np.int64)
     parent = list(range(len(variables)))
 
     def find(v: int) -> int:
@@ -267,27 +393,27 @@ def image(m: IndexingMap, what: str = "map", at: SourceLocation | None = None) -
     for v in range(len(variables)):
         members.setdefault(find(v), []).append(v)
     key = [find(vs[0]) if vs else -1 for vs in tied]  # -1: a constant result or constraint
-    factors: list[tuple[list[int], list[tuple[int, ...]]]] = []
+    factors: list[tuple[list[int], np.ndarray]] = []
     for root in sorted({k for k in key}):
         results = [r for r in range(m.num_results) if key[r] == root]
         constraints = [c for c, k in zip(m.constraints.items(), key[m.num_results :]) if k == root]
         values = _group_image(m, members.get(root, []), results, constraints, what, at)
-        if not values:
-            return set()
+        if not len(values):
+            return np.zeros((0, m.num_results), dtype=np.int64)
         if results:
             factors.append((results, values))
     total = 1
     for _, values in factors:
         total *= len(values)
     if total > MAX_POINTS:
-        raise EnumerationTooLargeError(f"{what}: {total} elements needed, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=total)
-    out: set[tuple[int, ...]] = set()
-    for combination in itertools.product(*(values for _, values in factors)):
-        element = [0] * m.num_results
-        for (results, _), part in zip(factors, combination):
-            for r, value in zip(results, part):
-                element[r] = value
-        out.add(tuple(element))
+        raise EnumerationTooLargeError(
+            f"{what}: {total} elements needed, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=total
+        )
+    out = np.zeros((total, m.num_results), dtype=np.int64)
+    repeat = total  # the cartesian product of the factors, the first varying slowest
+    for results, values in factors:
+        repeat //= len(values)
+        out[:, results] = np.tile(np.repeat(values, repeat, axis=0), (total // (repeat * len(values)), 1))
     return out
 
 
@@ -298,16 +424,19 @@ def _group_image(
     constraints: list[tuple[ir.AffineExpr, Interval]],
     what: str,
     at: SourceLocation | None,
-) -> list[tuple[int, ...]]:
+) -> np.ndarray:
     """The distinct values of ``results`` over the points of the ``group`` variables that
-    satisfy ``constraints`` (other variables do not occur in them); ``[()]`` when some
-    point satisfies them and there are no results, ``[]`` when none does."""
+    satisfy ``constraints`` (other variables do not occur in them), one row each: one
+    empty row when some point satisfies them and there are no results, none when no
+    point does."""
     variables = list(m.dim_vars) + list(m.symbol_vars)
     count = 1
     for v in group:
         count *= variables[v].bounds.upper - variables[v].bounds.lower + 1
     if count > MAX_POINTS:
-        raise EnumerationTooLargeError(f"{what}: {count} points to enumerate, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=count)
+        raise EnumerationTooLargeError(
+            f"{what}: {count} points to enumerate, more than {MAX_POINTS}", at, limit="MAX_POINTS", value=count
+        )
     axes = [np.arange(variables[v].bounds.lower, variables[v].bounds.upper + 1, dtype=np.int64) for v in group]
     grids = [g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")] if group else []
     arrays = [np.full(count, v.bounds.lower, np.int64) for v in variables]
@@ -320,11 +449,10 @@ def _group_image(
         keep &= (value >= interval.lower) & (value <= interval.upper)
     values = [np.broadcast_to(ax.evaluate_array(m.results[r], dims, symbols, keep), (count,)) for r in results]
     if not keep.any():
-        return []
+        return np.zeros((0, len(results)), dtype=np.int64)
     if not results:
-        return [()]
-    stacked = np.stack(values, axis=1)[keep]
-    return [tuple(row) for row in distinct_rows(stacked)[0].tolist()]
+        return np.zeros((1, 0), dtype=np.int64)
+    return distinct_rows(np.stack(values, axis=1)[keep])[0]
 
 
 def _restrict(m: IndexingMap, box: Box) -> IndexingMap | None:

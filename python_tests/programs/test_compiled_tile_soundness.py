@@ -7,13 +7,17 @@ through. Each program must check a floor of tiles and elements (observed counts,
 margin), so a program whose fusions stop being tiled fails instead of passing vacuously.
 The cross-entropy's ``take_along_axis`` is the gather whose two runtime offsets were
 merged into one value (commit 6858aed): with that fix reverted its tiles miss elements.
-The checker's own comparison is tested on hand-built panels whose box is too small."""
+The checker's own comparison is tested on hand-built panels whose box is too small.
+A gather from a table of more rows than a picture shows boxes (``MAX_BOXES``) is checked
+one runtime value at a time, and that check catches boxes read at the wrong value; the
+best tilings of a device ranking (``device=``) are the ones checked."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
@@ -280,3 +284,84 @@ def test_pads_outside_gemm_fusions_are_checked_with_allow_pad() -> None:
     assert plain.tiles == 0 and any("pad is only supported" in r for r in plain.skip_reasons), plain.summary()
     padded = tile_soundness.check_module_tiles(text, allow_pad=True)
     assert padded.failed == 0 and padded.tiles >= 4 and padded.elements >= 400, padded.summary()
+
+
+def _embedding(table, ids):
+    return jnp.sin(table[ids])
+
+
+def _embedding_text(rows: int = 300) -> str:
+    """An embedding lookup: one output tile reads one table row at a runtime index, one
+    box per row the index may take (more than MAX_BOXES)."""
+    return _compiled(_embedding, [((rows, 32), F32), ((4, 8), I32)])
+
+
+def test_a_tile_read_at_more_runtime_values_than_a_picture_shows_is_checked() -> None:
+    text = _embedding_text()
+    assert 300 > tile_picture_module.MAX_BOXES
+    report = tile_soundness.check_module_tiles(text, samples=3)
+    gathers = _fusions_with(text, "gather")
+    assert gathers and gathers <= set(report.checked), (report.checked, report.skip_reasons)
+    assert not any("boxes" in reason for reason in report.skip_reasons), report.skip_reasons
+    # 3 tilings x 3 tiles, each: 16 sampled values of the table's map, 1 of the indices' map
+    assert report.failed == 0 and report.tiles == 9 and report.values == 9 * 17, report.summary()
+    assert report.elements >= 9 * 16 * 8, report.summary()  # at least 8 columns of one row per value
+
+
+def _rolled(reads):
+    """``reads`` with each runtime value's boxes moved to the next value (the last to the
+    first): the union of the boxes is the same, each value's box is another row's."""
+    operands = []
+    for parameter in reads.operands:
+        boxes = tuple(replace(b, offsets=np.roll(b.offsets, 1, axis=0)) if b.values.shape[1] else b
+                      for b in parameter.boxes)
+        operands.append(replace(parameter, boxes=boxes))
+    return replace(reads, operands=tuple(operands))
+
+
+def test_boxes_read_at_the_wrong_runtime_value_are_failures(monkeypatch) -> None:
+    """A tile whose box for index v is row v - 1's: every needed row is in some box (the
+    union check passes), none in the box of its own value (one value at a time fails)."""
+    real = tile_soundness.tile_reads
+    monkeypatch.setattr(tile_soundness, "tile_reads", lambda *a, **k: _rolled(real(*a, **k)))
+    report = tile_soundness.check_module_tiles(_embedding_text(), top=1, samples=2)
+    assert report.failed == 2 * 16 and report.one_value_count == 0, report.summary()
+    failure = report.failures[0]
+    assert failure.parameter == 0 and failure.value is not None and len(failure.value) == 1
+    assert {row for row, _ in failure.examples} == {failure.value[0]}, failure  # its own row is missing
+    assert f"at runtime values [{failure.value[0]}]" in str(failure)
+    # the same tiles with fewer rows than MAX_BOXES: the picture's union check holds
+    small = tile_soundness.check_module_tiles(_embedding_text(rows=40), top=1, samples=2)
+    monkeypatch.setattr(tile_soundness, "tile_reads", real)
+    assert small.failed == 2 * 16, small.summary()
+
+
+def test_the_best_tilings_of_a_device_ranking_are_checked(tmp_path) -> None:
+    """A dot and softmax: h100's and tpu-v5e's rankings pick other tilings than the
+    device-blind one; the check takes each ranking's best."""
+    from hlo_indexing.cost_model.ranking import rank_tilings
+    from hlo_indexing.devices.registry import device as select_device
+
+    text = _compiled(lambda q, k: jax.nn.softmax(q @ k.T, axis=-1), [((64, 128), F32), ((256, 128), F32)])
+    module = import_hlo(text)
+    fusions = {label: op for label, op in selected_computations(module.operation, "") if op.name == "mhlo.fusion"}
+    blind = tile_soundness.check_module_tiles(text, top=1, samples=2)
+    assert blind.device is None and blind.failed == 0
+    for device in ("h100", "tpu-v5e"):
+        report = tile_soundness.check_module_tiles(text, top=1, samples=2, device=device)
+        assert report.device == select_device(device).name and report.failed == 0 and report.tiles > 0, report.summary()
+        expected = []
+        for label, _ in report.sizes:
+            ranking = rank_tilings(analyze_fusion(fusions[label]), device=device)
+            expected.append((label, tuple(ranking.tilings[0].tile_sizes)))
+        assert report.sizes == expected and set(label for label, _ in expected) == set(fusions)
+        assert report.sizes != blind.sizes, (device, report.sizes)
+    source = tmp_path / "attention.hlo"
+    source.write_text(text)
+    out = tmp_path / "report.json"
+    options = ["--top", "1", "--samples", "2", "--device", "h100", "--json", str(out)]
+    assert tile_soundness.main([str(source), *options]) == 0
+    assert json.loads(out.read_text())[str(source)]["device"] == select_device("h100").name
+    with pytest.raises(SystemExit):
+        tile_soundness.main([str(source), "--device", "h100", "--allow-pad"])
+    assert tile_soundness.main([str(source), "--device", "no-such-device"]) == 1
