@@ -278,7 +278,7 @@ def project_constraint_variables(m: IndexingMap) -> IndexingMap:
             break
         position, involved = choice
         candidates.remove(position)
-        forms = _unit_forms({e: constraints[e] for e in involved}, position, context)
+        forms = _projection_forms({e: constraints[e] for e in involved}, position, context)
         if forms is None:
             continue
         for e in involved:
@@ -319,7 +319,7 @@ def _next_variable(
     return position, by_variable[position]
 
 
-def _unit_forms(
+def _projection_forms(
     involved: dict[ir.AffineExpr, Interval], position: int, context: ir.Context
 ) -> list[tuple[int, Linear, Interval]] | None:
     """Each constraint written ``c * s + r in [l, h]`` with ``c > 0``: ``c``, the linear
@@ -354,7 +354,7 @@ def _shadow(
 ) -> list[tuple[ir.AffineExpr, Interval]]:
     """The constraints that hold exactly when some integer ``s`` in ``bounds`` meets every
     ``c_i * s + r_i in [l_i, h_i]`` of ``forms`` (at most one ``c_i > 1``: the real shadow
-    is the integer one, :func:`_unit_forms`): per constraint,
+    is the integer one, :func:`_projection_forms`): per constraint,
     ``r_i in [l_i - c_i * b, h_i - c_i * a]``; per pair,
     ``c_j * r_i - c_i * r_j in [c_j * l_i - c_i * h_j, c_j * h_i - c_i * l_j]``."""
     out = [
